@@ -1,0 +1,131 @@
+#include "cli/run_flags.h"
+
+#include <exception>
+#include <optional>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "boost/program_options.hpp"
+
+namespace clustersim::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+template <typename T>
+void Opt(po::options_description& d, const char* name, std::optional<T>* slot, const char* help) {
+  d.add_options()(name, po::value<T>()->notifier([slot](const T& v) { *slot = v; }), help);
+}
+
+struct Values {
+  std::optional<std::string> model, gpu, recompute, precision, node, algorithm;
+  std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
+  std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs;
+  std::optional<double> price;
+};
+
+}  // namespace
+
+absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
+  RunFlags f;
+  Values v;
+  po::options_description model("Model (override the scenario; Megatron-LM names)");
+  Opt(model, "model", &v.model, "model preset (clustersim list models)");
+  Opt(model, "num-layers", &v.num_layers, "transformer layers");
+  Opt(model, "hidden-size", &v.hidden, "hidden size");
+  Opt(model, "ffn-hidden-size", &v.ffn, "MLP hidden size");
+  Opt(model, "num-attention-heads", &v.heads, "attention heads");
+  Opt(model, "num-query-groups", &v.groups, "key/value groups (GQA)");
+  Opt(model, "seq-length", &v.seq, "sequence length");
+  Opt(model, "vocab-size", &v.vocab, "(padded) vocabulary size");
+  model.add_options()("swiglu", po::bool_switch(), "SwiGLU MLP");
+  po::options_description cluster("Cluster");
+  Opt(cluster, "gpu", &v.gpu, "GPU name (clustersim list gpus)");
+  Opt(cluster, "num-gpus", &v.num_gpus, "GPUs in the job");
+  Opt(cluster, "gpus-per-node", &v.gpus_per_node, "GPUs per node");
+  Opt(cluster, "node", &v.node, "node preset (clustersim list clusters)");
+  Opt(cluster, "collective-algorithm", &v.algorithm, "auto|ring|tree|nvls|hierarchical");
+  Opt(cluster, "usd-per-gpu-hour", &v.price, "price per GPU-hour");
+  po::options_description strategy("Strategy");
+  Opt(strategy, "tensor-model-parallel-size", &v.tp, "tensor-parallel size");
+  Opt(strategy, "pipeline-model-parallel-size", &v.pp, "pipeline-parallel size");
+  Opt(strategy, "context-parallel-size", &v.cp, "context-parallel size");
+  Opt(strategy, "expert-model-parallel-size", &v.ep, "expert-parallel size");
+  Opt(strategy, "virtual-pipeline-model-parallel-size", &v.vp, "virtual pipeline stages");
+  Opt(strategy, "micro-batch-size", &v.mbs, "micro-batch size");
+  Opt(strategy, "global-batch-size", &v.gbs, "global batch size");
+  Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
+  Opt(strategy, "precision", &v.precision, "bf16|fp16");
+  strategy.add_options()("sequence-parallel", po::bool_switch(), "sequence parallelism")(
+      "use-distributed-optimizer", po::bool_switch(), "shard optimizer states over data parallel")(
+      "overlap-grad-reduce", po::bool_switch(), "overlap gradient reduction with backward");
+  po::options_description output("Output");
+  output.add_options()("format", po::value<std::string>(&f.format)->default_value("text"),
+                       "text|json")("trace", po::value<std::string>(&f.trace_path),
+                                    "write a Chrome trace (open in ui.perfetto.dev)")(
+      "output-dir", po::value<std::string>(&f.output_dir),
+      "write result.json and trace.json into DIR")(
+      "no-fold", po::bool_switch(&f.no_fold),
+      "simulate every data-parallel replica instead of one representative")(
+      "help,h", po::bool_switch(&f.help), "show this help");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::string>(&f.scenario_path), "scenario file");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::options_description all;
+  all.add(model).add(cluster).add(strategy).add(output).add(hidden);
+  po::options_description visible;
+  visible.add(model).add(cluster).add(strategy).add(output);
+  std::ostringstream help;
+  help << "usage: clustersim run [SCENARIO] [flags]\n\n" << visible;
+  f.help_text = help.str();
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(e.what(), "; see clustersim run --help for the flags"));
+  }
+  if (f.format != "text" && f.format != "json") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format=", f.format, " is not known; use text or json"));
+  }
+
+  config::Scenario& o = f.overrides;
+  config::ModelConfig* m = o.mutable_model();
+  if (v.model) m->set_preset(*v.model);
+  if (v.num_layers) m->set_num_layers(*v.num_layers);
+  if (v.hidden) m->set_hidden_size(*v.hidden);
+  if (v.ffn) m->set_ffn_hidden_size(*v.ffn);
+  if (v.heads) m->set_num_attention_heads(*v.heads);
+  if (v.groups) m->set_num_query_groups(*v.groups);
+  if (v.seq) m->set_seq_length(*v.seq);
+  if (v.vocab) m->set_vocab_size(*v.vocab);
+  if (vm["swiglu"].as<bool>()) m->set_swiglu(true);
+  config::ClusterConfig* c = o.mutable_cluster();
+  if (v.gpu) c->set_gpu(*v.gpu);
+  if (v.num_gpus) c->set_num_gpus(*v.num_gpus);
+  if (v.gpus_per_node) c->set_gpus_per_node(*v.gpus_per_node);
+  if (v.node) c->set_node(*v.node);
+  if (v.algorithm) o.mutable_network()->set_collective_algorithm(*v.algorithm);
+  if (v.price) o.mutable_pricing()->set_usd_per_gpu_hour(*v.price);
+  config::ParallelismConfig* p = o.mutable_parallelism();
+  if (v.tp) p->set_tensor_model_parallel_size(*v.tp);
+  if (v.pp) p->set_pipeline_model_parallel_size(*v.pp);
+  if (v.cp) p->set_context_parallel_size(*v.cp);
+  if (v.ep) p->set_expert_model_parallel_size(*v.ep);
+  if (v.vp) p->set_virtual_pipeline_model_parallel_size(*v.vp);
+  if (vm["sequence-parallel"].as<bool>()) p->set_sequence_parallel(true);
+  if (vm["use-distributed-optimizer"].as<bool>()) p->set_use_distributed_optimizer(true);
+  if (vm["overlap-grad-reduce"].as<bool>()) p->set_overlap_grad_reduce(true);
+  config::TrainingConfig* t = o.mutable_training();
+  if (v.mbs) t->set_micro_batch_size(*v.mbs);
+  if (v.gbs) t->set_global_batch_size(*v.gbs);
+  if (v.recompute) t->set_recompute_granularity(*v.recompute);
+  if (v.precision) t->set_precision(*v.precision);
+  return f;
+}
+
+}  // namespace clustersim::cli

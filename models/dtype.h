@@ -1,0 +1,41 @@
+// File: models/dtype.h
+//
+// The numeric formats a training step computes in, with their canonical
+// lower-case names ("bf16", "fp8", ...) as users type them in scenarios.
+//
+// Example:
+//   absl::StatusOr<models::Dtype> d = models::ParseDtype("bf16");
+//   if (!d.ok()) return d.status();
+//   int bytes = models::BytesPerElement(*d);   // 2
+#ifndef CLUSTERSIM_MODELS_DTYPE_H_
+#define CLUSTERSIM_MODELS_DTYPE_H_
+
+#include <array>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace clustersim::models {
+
+enum class Dtype { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 };
+
+// Every dtype, in declaration order (for tables indexed by dtype).
+inline constexpr std::array<Dtype, 6> kAllDtypes = {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16,
+                                                    Dtype::kFp16, Dtype::kFp8,  Dtype::kInt8};
+
+// Parses "fp32", "tf32", "bf16", "fp16", "fp8", "int8" (exact, lower case).
+// An unknown name is InvalidArgument listing the valid ones.
+absl::StatusOr<Dtype> ParseDtype(std::string_view name);
+
+// The canonical name accepted by ParseDtype.
+std::string_view DtypeName(Dtype d);
+
+// Storage bytes per element: tf32 is stored as fp32 (4); fp8 and int8 are 1.
+int BytesPerElement(Dtype d);
+
+// Index of `d` in kAllDtypes.
+constexpr int DtypeIndex(Dtype d) { return static_cast<int>(d); }
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_DTYPE_H_

@@ -1,0 +1,44 @@
+#include "models/flops.h"
+
+namespace clustersim::models {
+namespace {
+
+// Forward FLOPs per sequence, split as Megatron's formula does (2 FLOPs per MAC).
+struct ForwardFlops {
+  double layer_gemms = 0;      // QKV, output projection, MLP: all layers
+  double attention_core = 0;   // QK^T and AV, unmasked: all layers
+  double logits = 0;           // LM head
+};
+
+ForwardFlops Forward(const TransformerConfig& c) {
+  const double s = c.seq_length, h = c.hidden_size, L = c.num_layers, V = c.vocab_size;
+  const double a = c.num_attention_heads, g = c.num_query_groups, f = c.ffn_hidden_size;
+  const double attn_width = a * c.head_dim();  // query projection size
+  const double gate = c.activation == Activation::kSwiglu ? 1.5 : 1.0;
+  const double experts_per_token = c.num_experts > 0 ? c.moe_top_k : 1;
+  ForwardFlops fwd;
+  // QKV: 2·s·h·(a+2g)·d; output projection: 2·s·(a·d)·h; MLP: 2·s·h·f·(2 or 3)·k.
+  fwd.layer_gemms = L * (2.0 * s * h * attn_width * (2.0 + 2.0 * g / a) +
+                         4.0 * s * h * f * gate * experts_per_token);
+  fwd.attention_core = L * 4.0 * s * s * attn_width;
+  fwd.logits = 2.0 * s * h * V;
+  return fwd;
+}
+
+}  // namespace
+
+double MegatronModelFlops(const TransformerConfig& c, int64_t global_batch) {
+  const ForwardFlops fwd = Forward(c);
+  return 3.0 * static_cast<double>(global_batch) *
+         (fwd.layer_gemms + fwd.attention_core + fwd.logits);
+}
+
+double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, Recompute r) {
+  const ForwardFlops fwd = Forward(c);
+  double recomputed = 0;
+  if (r == Recompute::kFull) recomputed = fwd.layer_gemms + fwd.attention_core;
+  if (r == Recompute::kSelective) recomputed = fwd.attention_core;
+  return MegatronModelFlops(c, global_batch) + static_cast<double>(global_batch) * recomputed;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,146 @@
+#include "models/gpu_catalog.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/text_format.h"
+#include "scenarios/catalog.pb.h"
+#include "sim/check.h"
+
+namespace clustersim::embedded {
+std::string_view GpuCatalogData();
+}  // namespace clustersim::embedded
+
+namespace clustersim::models {
+namespace {
+
+absl::Status EntryError(int index, const std::string& name, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("gpu[", index, "] '", name, "': ", what));
+}
+
+absl::StatusOr<GpuSpec> FromProto(const config::GpuCatalogEntry& e, int index) {
+  GpuSpec g;
+  g.name = e.name();
+  if (g.name.empty()) return EntryError(index, g.name, "name must be set");
+  g.display_name = e.display_name().empty() ? e.name() : e.display_name();
+  for (const config::DtypePeak& p : e.peak()) {
+    absl::StatusOr<Dtype> d = ParseDtype(p.dtype());
+    if (!d.ok()) return EntryError(index, g.name, absl::StrCat("peak: ", d.status().message()));
+    if (!(p.dense_tflops() > 0)) {
+      return EntryError(index, g.name,
+                        absl::StrCat("peak ", p.dtype(), ": dense_tflops must be > 0 "
+                                     "(omit the entry for an unsupported dtype)"));
+    }
+    g.dense_peak_flops[DtypeIndex(*d)] = p.dense_tflops() * 1e12;
+  }
+  if (!g.Supports(Dtype::kBf16)) {
+    return EntryError(index, g.name, "needs a bf16 peak (every catalogued GPU has one)");
+  }
+  if (!(e.memory_gib() > 0)) return EntryError(index, g.name, "memory_gib must be > 0");
+  if (!(e.memory_bandwidth_gbs() > 0)) {
+    return EntryError(index, g.name, "memory_bandwidth_gbs must be > 0");
+  }
+  if (e.sm_count() <= 0) return EntryError(index, g.name, "sm_count must be > 0");
+  if (e.l2_cache_mib() < 0 || e.tdp_w() < 0 || e.list_price_usd() < 0 ||
+      e.boost_clock_mhz() < 0) {
+    return EntryError(index, g.name,
+                      "l2_cache_mib, tdp_w, list_price_usd and boost_clock_mhz must be >= 0");
+  }
+  if (e.source().empty()) return EntryError(index, g.name, "source must name where the numbers come from");
+  g.memory = sim::Bytes(std::llround(e.memory_gib() * 1024.0 * 1024.0 * 1024.0));
+  g.memory_bandwidth_gbs = e.memory_bandwidth_gbs();
+  g.sm_count = e.sm_count();
+  g.boost_clock_mhz = e.boost_clock_mhz();
+  g.l2_cache = sim::Bytes(std::llround(e.l2_cache_mib() * 1024.0 * 1024.0));
+  g.tdp_w = e.tdp_w();
+  g.list_price_usd = e.list_price_usd();
+  g.source = e.source();
+  for (const config::GemmCeiling& c : e.gemm_ceiling()) {
+    absl::StatusOr<Dtype> d = ParseDtype(c.dtype());
+    if (!d.ok()) {
+      return EntryError(index, g.name, absl::StrCat("gemm_ceiling: ", d.status().message()));
+    }
+    if (!(c.fraction() > 0 && c.fraction() <= 1)) {
+      return EntryError(index, g.name, "gemm_ceiling.fraction must be in (0, 1]");
+    }
+    if (c.source().empty()) return EntryError(index, g.name, "gemm_ceiling.source must be set");
+    g.gemm_ceiling_by_dtype[DtypeIndex(*d)] = c.fraction();
+    if (*d == Dtype::kBf16) {
+      g.gemm_ceiling_fraction = c.fraction();
+      g.gemm_ceiling_source = c.source();
+    }
+  }
+  if (g.gemm_ceiling_fraction == 0) {
+    return EntryError(index, g.name, "needs a bf16 gemm_ceiling (measured or a documented default)");
+  }
+  return g;
+}
+
+std::string SupportedList(const GpuSpec& gpu) {
+  std::vector<std::string> names;
+  for (Dtype d : kAllDtypes) {
+    if (gpu.Supports(d)) names.emplace_back(DtypeName(d));
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+absl::Status CheckDtypeSupported(const GpuSpec& gpu, Dtype d) {
+  if (gpu.Supports(d)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("dtype ", std::string(DtypeName(d)), " is not supported by ", gpu.name, " (",
+                   gpu.display_name, "); supported: ", SupportedList(gpu)));
+}
+
+absl::StatusOr<GpuCatalog> GpuCatalog::Parse(std::string_view textproto) {
+  config::GpuCatalogFile file;
+  if (!google::protobuf::TextFormat::ParseFromString(std::string(textproto), &file)) {
+    return absl::InvalidArgumentError("GPU catalog: not a valid GpuCatalogFile text proto");
+  }
+  GpuCatalog catalog;
+  for (int i = 0; i < file.gpu_size(); ++i) {
+    absl::StatusOr<GpuSpec> spec = FromProto(file.gpu(i), i);
+    if (!spec.ok()) return spec.status();
+    catalog.gpus_.push_back(*std::move(spec));
+  }
+  std::sort(catalog.gpus_.begin(), catalog.gpus_.end(),
+            [](const GpuSpec& a, const GpuSpec& b) { return a.name < b.name; });
+  for (size_t i = 1; i < catalog.gpus_.size(); ++i) {
+    if (catalog.gpus_[i].name == catalog.gpus_[i - 1].name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GPU catalog: duplicate name '", catalog.gpus_[i].name, "'"));
+    }
+  }
+  return catalog;
+}
+
+const GpuCatalog& GpuCatalog::Default() {
+  static const GpuCatalog* const kCatalog = [] {
+    absl::StatusOr<GpuCatalog> parsed = Parse(embedded::GpuCatalogData());
+    SIM_CHECK(parsed.ok()) << "embedded models/data/gpus.textproto: " << parsed.status();
+    return new GpuCatalog(*std::move(parsed));
+  }();
+  return *kCatalog;
+}
+
+absl::StatusOr<const GpuSpec*> GpuCatalog::Find(std::string_view name) const {
+  auto it = std::lower_bound(gpus_.begin(), gpus_.end(), name,
+                             [](const GpuSpec& g, std::string_view n) { return g.name < n; });
+  if (it != gpus_.end() && it->name == name) return &*it;
+  return absl::NotFoundError(absl::StrCat("unknown GPU '", std::string(name), "'; valid names: ",
+                                          absl::StrJoin(Names(), ", ")));
+}
+
+std::vector<std::string> GpuCatalog::Names() const {
+  std::vector<std::string> names;
+  names.reserve(gpus_.size());
+  for (const GpuSpec& g : gpus_) names.push_back(g.name);
+  return names;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,140 @@
+#include "models/gpu_catalog.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+const GpuSpec& Gpu(std::string_view name) {
+  absl::StatusOr<const GpuSpec*> g = GpuCatalog::Default().Find(name);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return **g;
+}
+
+TEST(GpuCatalogTest, FindsCanonicalNames) {
+  for (const char* name :
+       {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+        "h200-sxm-141gb", "b200-sxm-180gb", "l40s", "a10g", "rtx-3090", "rtx-4090"}) {
+    absl::StatusOr<const GpuSpec*> g = GpuCatalog::Default().Find(name);
+    ASSERT_TRUE(g.ok()) << name << ": " << g.status();
+    EXPECT_EQ((*g)->name, name);
+  }
+  std::vector<std::string> names = GpuCatalog::Default().Names();
+  EXPECT_EQ(names.size(), 11u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+}
+
+TEST(GpuCatalogTest, UnknownNameListsValidNames) {
+  absl::StatusOr<const GpuSpec*> g = GpuCatalog::Default().Find("h100");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(g.status().message(), HasSubstr("h100-sxm5-80gb"));
+  EXPECT_THAT(g.status().message(), HasSubstr("'h100'"));
+}
+
+// hardware-and-prices.md §1: dense BF16 312 (A100), 989.4 (H100 SXM), 2250 (B200);
+// sparse headline numbers must not leak in.
+TEST(GpuCatalogTest, DensePeaksMatchSpecSheets) {
+  EXPECT_DOUBLE_EQ(Gpu("a100-sxm4-80gb").PeakFlops(Dtype::kBf16), 312e12);
+  EXPECT_DOUBLE_EQ(Gpu("a100-sxm4-80gb").PeakFlops(Dtype::kTf32), 156e12);
+  EXPECT_DOUBLE_EQ(Gpu("h100-sxm5-80gb").PeakFlops(Dtype::kBf16), 989.4e12);
+  EXPECT_DOUBLE_EQ(Gpu("h100-sxm5-80gb").PeakFlops(Dtype::kFp8), 1978.9e12);
+  EXPECT_DOUBLE_EQ(Gpu("b200-sxm-180gb").PeakFlops(Dtype::kBf16), 2250e12);
+  EXPECT_DOUBLE_EQ(Gpu("rtx-4090").PeakFlops(Dtype::kBf16), 165.2e12);
+  EXPECT_DOUBLE_EQ(Gpu("h100-sxm5-80gb").memory_bandwidth_gbs, 3350);
+  EXPECT_EQ(Gpu("a100-sxm4-80gb").memory, sim::GiB(80));
+}
+
+// Independent derivation (hardware-and-prices.md §1): SMs x dense FLOP/clk/SM x clock.
+TEST(GpuCatalogTest, PeakAgreesWithSmCountAndClock) {
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  EXPECT_NEAR(h100.sm_count * 4096.0 * h100.boost_clock_mhz * 1e6 / h100.PeakFlops(Dtype::kBf16),
+              1.0, 1e-3);
+  const GpuSpec& a100 = Gpu("a100-sxm4-80gb");  // 4 tensor cores x 256 FMA x 2 per SM
+  EXPECT_NEAR(a100.sm_count * 2048.0 * a100.boost_clock_mhz * 1e6 / a100.PeakFlops(Dtype::kBf16),
+              1.0, 2e-3);
+}
+
+TEST(GpuCatalogTest, Fp8OnlyFromHopperAndAda) {
+  for (const char* name : {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "a10g", "rtx-3090"}) {
+    EXPECT_FALSE(Gpu(name).Supports(Dtype::kFp8)) << name;
+  }
+  for (const char* name : {"h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "l40s", "rtx-4090"}) {
+    EXPECT_TRUE(Gpu(name).Supports(Dtype::kFp8)) << name;
+  }
+}
+
+TEST(GpuCatalogTest, CheckDtypeSupportedNamesGpuAndAlternatives) {
+  absl::Status s = CheckDtypeSupported(Gpu("a100-sxm4-80gb"), Dtype::kFp8);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("fp8"));
+  EXPECT_THAT(s.message(), HasSubstr("a100-sxm4-80gb"));
+  EXPECT_THAT(s.message(), HasSubstr("bf16"));
+  EXPECT_TRUE(CheckDtypeSupported(Gpu("h100-sxm5-80gb"), Dtype::kFp8).ok());
+}
+
+// MAMF (hardware-and-prices.md §2): ceiling x peak reproduces the measured TFLOPS.
+TEST(GpuCatalogTest, GemmCeilingReproducesMeasuredMamf) {
+  EXPECT_NEAR(Gpu("a100-sxm4-80gb").GemmCeiling(Dtype::kBf16) * 312, 271.2, 0.5);
+  EXPECT_NEAR(Gpu("h100-sxm5-80gb").GemmCeiling(Dtype::kBf16) * 989, 794.5, 1.0);
+  EXPECT_NEAR(Gpu("h100-sxm5-80gb").GemmCeiling(Dtype::kFp8) * 1979, 1402.6, 2.0);
+  EXPECT_NEAR(Gpu("b200-sxm-180gb").GemmCeiling(Dtype::kBf16) * 2250, 1745.0, 2.0);
+  // No FP8 measurement for the L40S: falls back to its BF16 ceiling.
+  EXPECT_EQ(Gpu("l40s").GemmCeiling(Dtype::kFp8), Gpu("l40s").gemm_ceiling_fraction);
+}
+
+TEST(GpuCatalogTest, EveryEntryIsSourcedAndSane) {
+  for (const std::string& name : GpuCatalog::Default().Names()) {
+    const GpuSpec& g = Gpu(name);
+    EXPECT_FALSE(g.source.empty()) << name;
+    EXPECT_FALSE(g.gemm_ceiling_source.empty()) << name;
+    EXPECT_GT(g.gemm_ceiling_fraction, 0.5) << name;
+    EXPECT_LE(g.gemm_ceiling_fraction, 1.0) << name;
+    EXPECT_GE(g.PeakFlops(Dtype::kTf32), g.PeakFlops(Dtype::kFp32)) << name;
+    EXPECT_GT(g.PeakFlops(Dtype::kBf16), g.PeakFlops(Dtype::kTf32)) << name;
+  }
+}
+
+TEST(GpuCatalogTest, ParseRejectsBadEntriesNamingTheField) {
+  absl::StatusOr<GpuCatalog> c = GpuCatalog::Parse(R"pb(
+    gpu {
+      name: "x"
+      peak { dtype: "bf16" dense_tflops: 100 }
+      memory_gib: 16
+      sm_count: 10
+      gemm_ceiling { dtype: "bf16" fraction: 0.8 source: "s" }
+      source: "s"
+    })pb");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("memory_bandwidth_gbs"));
+  EXPECT_THAT(c.status().message(), HasSubstr("'x'"));
+
+  c = GpuCatalog::Parse(R"pb(gpu { name: "y" peak { dtype: "fp9" dense_tflops: 1 } })pb");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("fp9"));
+
+  EXPECT_FALSE(GpuCatalog::Parse("gpu { nonsense: 1 }").ok());
+}
+
+TEST(DtypeTest, ParsesCanonicalNames) {
+  for (Dtype d : kAllDtypes) {
+    absl::StatusOr<Dtype> parsed = ParseDtype(DtypeName(d));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, d);
+  }
+  EXPECT_EQ(BytesPerElement(Dtype::kTf32), 4);
+  EXPECT_EQ(BytesPerElement(Dtype::kFp8), 1);
+  EXPECT_EQ(BytesPerElement(Dtype::kBf16), 2);
+  absl::StatusOr<Dtype> bad = ParseDtype("bfloat16");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("bf16"));
+}
+
+}  // namespace
+}  // namespace clustersim::models

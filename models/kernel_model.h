@@ -1,0 +1,103 @@
+// File: models/kernel_model.h
+//
+// How long one op takes on one GPU (first version: spec-sheet fallback, no
+// calibration table yet). Every OpCost says where its number came from.
+//
+//  GEMM       time = max(flops / (peak(dtype) · ceiling · wave_util),
+//                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
+//             ceiling: the GPU's measured max-achievable-matmul fraction (MAMF);
+//             wave_util: tiles over SMs, best of a few cuBLAS-like tile shapes;
+//             the memory roofline is the small-dimension penalty: a GEMM with a
+//             small M, N or K cannot reuse its operands and streams them from HBM
+//             (it reproduces the H100 small-M points of [VLLM-49363]).
+//  Attention  time = max(flops · causal_fraction / (peak · attention_efficiency),
+//                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
+//             FLOPs are counted unmasked; a causal kernel computes about half.
+//  Memory-bound  time = bytes / (bandwidth · bandwidth_fraction) + kernel_overhead
+//
+// OpCost.efficiency is the achieved fraction of the dtype's dense peak for the
+// FLOPs executed (GEMM: the op's flops; causal attention: the unmasked blocks
+// only), or of the spec memory bandwidth (memory-bound ops).
+//
+// Example:
+//   const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
+//   models::KernelModel kernels(*gpu);
+//   models::OpCost c = kernels.Cost(op);   // c.time, c.source, c.detail
+#ifndef CLUSTERSIM_MODELS_KERNEL_MODEL_H_
+#define CLUSTERSIM_MODELS_KERNEL_MODEL_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "models/gpu_catalog.h"
+#include "models/workload.h"
+#include "sim/units.h"
+
+namespace clustersim::models {
+
+enum class CostSource { kMeasured, kFitted, kSpecFallback };
+std::string_view CostSourceName(CostSource s);  // "measured" | "fitted" | "spec_fallback"
+
+struct OpCost {
+  sim::Duration time;
+  double efficiency = 0;
+  CostSource source = CostSource::kSpecFallback;
+  std::string_view detail;  // which formula; static storage
+};
+
+// Every tunable number of the spec-fallback model, with its source.
+struct KernelModelParams {
+  // Achieved fraction of spec HBM/GDDR bandwidth for streaming kernels. Derived
+  // from the H100 M=1 GEMM point (N=12288, K=5376, BF16: 2.87 TFLOPS [VLLM-49363]),
+  // which streams its 132 MB weight in 46.0 µs = 2.87 TB/s = 86% of 3.35 TB/s;
+  // STREAM-style copies typically reach 80-90% (unverified).
+  double memory_bandwidth_fraction = 0.85;
+  // Fixed cost per kernel on the GPU (launch gap and ramp-up). Asynchronous
+  // launches hide the ~5 µs CPU launch latency in steady state; 2 µs is an
+  // assumption (unverified), within the error of the H100 small-M points.
+  sim::Duration kernel_overhead = sim::Nanoseconds(2000);
+  // FlashAttention fraction of dense peak. Literature fallback: the
+  // FlashAttention-2 paper (Dao 2023, arXiv 2307.08691) reports 50-73% of peak
+  // forward on A100; 0.6 is the middle, used for forward and backward alike. On
+  // H100, FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608) reports up to 75%
+  // BF16 forward while FlashAttention-2 reaches ~35%.
+  double attention_efficiency = 0.6;
+  // FlashAttention skips fully masked blocks: a causal square attention of
+  // n_blk = ceil(seq/128) query blocks computes (n_blk + 1) / (2·n_blk) of the
+  // unmasked work; 128 is FlashAttention-2's block size on A100/H100.
+  int attention_block = 128;
+  // Small tiles lose operand reuse; 0.9 for 128x128 against 128x256 is an
+  // assumption (uncalibrated) that only matters when it wins the wave count.
+  double small_tile_efficiency = 0.9;
+};
+
+// Fraction of SM slots that do useful work for a GEMM of batch x (m x n) output
+// tiled `tile_m` x `tile_n`: tiles = ceil(m/tile_m)·ceil(n/tile_n)·batch,
+// waves = ceil(tiles / sm_count), utilisation = tiles / (waves · sm_count).
+double WaveUtilization(int64_t m, int64_t n, int64_t batch, int tile_m, int tile_n, int sm_count);
+
+class KernelModel {
+ public:
+  // `gpu` must outlive the model.
+  explicit KernelModel(const GpuSpec& gpu, KernelModelParams params = {});
+
+  // REQUIRES: op.kind != OpKind::kCollective; for GEMM and attention ops,
+  // CheckDtypeSupported(gpu, op.dtype).ok().
+  OpCost Cost(const Op& op) const;
+
+  const GpuSpec& gpu() const { return gpu_; }
+  const KernelModelParams& params() const { return params_; }
+
+ private:
+  OpCost GemmCost(const Op& op) const;
+  OpCost AttentionCost(const Op& op) const;
+  OpCost MemoryBoundCost(const Op& op) const;
+  double MemorySeconds(sim::Bytes bytes) const;
+
+  const GpuSpec& gpu_;
+  KernelModelParams params_;
+};
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_KERNEL_MODEL_H_

@@ -1,0 +1,136 @@
+#include "models/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "sim/check.h"
+
+namespace clustersim::models {
+namespace {
+
+sim::Bytes RoundBytes(double b) { return sim::Bytes(std::llround(b)); }
+
+int LayersOnStage(int num_layers, int p, int stage) {
+  return num_layers / p + (stage < num_layers % p ? 1 : 0);
+}
+
+// Activation bytes of one layer for one micro-batch (Korthikanti Table 2,
+// generalised to GQA, SwiGLU and context parallelism; see the header).
+double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
+  const double t = s.tensor_parallel;
+  const bool sp = s.sequence_parallel && s.tensor_parallel > 1;
+  const double tokens = static_cast<double>(s.micro_batch_size) * c.seq_length / s.context_parallel;
+  const double h = c.hidden_size, f = c.ffn_hidden_size, a = c.num_attention_heads;
+  const double g = c.num_query_groups;
+  const double sbh = tokens * h;
+  const double replicated_div = sp ? t : 1.0;
+  const double scale = std::max(2, BytesPerElement(s.dtype)) / 2.0;  // 16-bit baseline
+  if (s.recompute == Recompute::kFull) return scale * 2.0 * sbh / replicated_div;
+  const double fc1_width = c.activation == Activation::kSwiglu ? 2.0 * f : f;
+  const double replicated = 10.0;
+  const double sharded = 2.0 + 4.0 * g / a + 2.0 + (2.0 * fc1_width + 2.0 * f) / h;
+  double units = replicated / replicated_div + sharded / t;
+  if (s.recompute == Recompute::kNone) {
+    const double s_local = static_cast<double>(c.seq_length) / s.context_parallel;
+    units += 5.0 * a * s_local / (h * t);
+  }
+  return scale * units * sbh;
+}
+
+}  // namespace
+
+absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
+  if (absl::Status s = ValidateTransformer(in.model); !s.ok()) return s;
+  if (absl::Status s = ValidateShard(in.model, in.shard); !s.ok()) return s;
+  for (auto [field, value] : {std::pair<absl::string_view, int>{"pipeline_model_parallel_size",
+                                                               in.pipeline_parallel},
+                              {"data_parallel_size", in.data_parallel},
+                              {"virtual_pipeline_model_parallel_size", in.virtual_pipeline},
+                              {"num_microbatches", in.num_microbatches}}) {
+    if (value < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(field, " must be >= 1 (got ", value, ")"));
+    }
+  }
+  if (in.pipeline_parallel * in.virtual_pipeline > in.model.num_layers) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pipeline_model_parallel_size=", in.pipeline_parallel,
+        " x virtual_pipeline_model_parallel_size=", in.virtual_pipeline,
+        " exceeds model.num_layers=", in.model.num_layers, "; every model chunk needs a layer"));
+  }
+  if (in.zero_stage < 0 || in.zero_stage > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("zero_stage must be 0, 1, 2 or 3 (got ", in.zero_stage, ")"));
+  }
+  if (in.pipeline_stage < 0 || in.pipeline_stage >= in.pipeline_parallel) {
+    return absl::InvalidArgumentError(absl::StrCat("pipeline_stage=", in.pipeline_stage,
+                                                   " must be in [0, pipeline_model_parallel_size=",
+                                                   in.pipeline_parallel, ")"));
+  }
+  if (in.main_grad_dtype != Dtype::kFp32 && in.main_grad_dtype != Dtype::kBf16 &&
+      in.main_grad_dtype != Dtype::kFp16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "main_grad_dtype ", std::string(DtypeName(in.main_grad_dtype)), " must be fp32, bf16 or fp16"));
+  }
+  return absl::OkStatus();
+}
+
+MemoryBreakdown ModelStateMemory(double params_on_rank, Dtype dtype, Dtype main_grad_dtype,
+                                 int zero_stage, int shard_group) {
+  SIM_CHECK(shard_group >= 1 && zero_stage >= 0 && zero_stage <= 3)
+      << "zero_stage " << zero_stage << " over " << shard_group << " ranks";
+  const bool fp32_training = BytesPerElement(dtype) == 4;
+  const double weight_bytes = fp32_training ? 4 : 2;
+  const double grad_bytes = BytesPerElement(main_grad_dtype);
+  const double optimizer_bytes = fp32_training ? 8 : 12;  // (master +) Adam m + v in fp32
+  const double n = shard_group;
+  MemoryBreakdown m;
+  m.weights = RoundBytes(params_on_rank * weight_bytes / (zero_stage >= 3 ? n : 1));
+  m.gradients = RoundBytes(params_on_rank * grad_bytes / (zero_stage >= 2 ? n : 1));
+  m.optimizer = RoundBytes(params_on_rank * optimizer_bytes / (zero_stage >= 1 ? n : 1));
+  return m;
+}
+
+MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
+  const TransformerConfig& c = in.model;
+  const ShardSpec& s = in.shard;
+  const int p = in.pipeline_parallel, stage = in.pipeline_stage;
+  const bool first = stage == 0, last = stage == p - 1;
+  const double t = s.tensor_parallel;
+  const int layers = LayersOnStage(c.num_layers, p, stage);
+
+  const ParameterCounts counts = CountParameters(c);
+  double params = layers * counts.per_layer;
+  if (first) params += counts.embedding;
+  if (last) {
+    params += counts.final_norm;
+    // An untied head, or Megatron's copy of the tied word embedding on the last stage.
+    params += counts.lm_head > 0 ? counts.lm_head
+                                 : (p > 1 ? static_cast<double>(c.vocab_size) * c.hidden_size : 0);
+  }
+  const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
+  MemoryBreakdown m = ModelStateMemory(params / t, s.dtype, in.main_grad_dtype, zero_stage,
+                                       in.data_parallel * s.context_parallel);
+
+  // In-flight micro-batches on this stage under 1F1B, times the interleaving penalty.
+  double in_flight = std::min(in.num_microbatches, p - stage);
+  if (in.virtual_pipeline > 1) {
+    in_flight *= 1.0 + static_cast<double>(p - 1) / (static_cast<double>(p) * in.virtual_pipeline);
+  }
+  const bool sp = s.sequence_parallel && s.tensor_parallel > 1;
+  const double tokens = static_cast<double>(s.micro_batch_size) * c.seq_length / s.context_parallel;
+  double activations = LayerActivationBytes(c, s) * layers * in_flight;
+  if (first) {
+    // Token ids (int64) and the embedding dropout mask (1 byte) per in-flight micro-batch.
+    activations += (8.0 * tokens + tokens * c.hidden_size / (sp ? t : 1.0)) * in_flight;
+  }
+  if (last) {
+    // Final norm input/output and the fp32 logits of one micro-batch for the loss.
+    activations += 4.0 * tokens * c.hidden_size / (sp ? t : 1.0) + 4.0 * tokens * c.vocab_size / t;
+  }
+  m.activations = RoundBytes(activations);
+  m.other = in.overheads.cuda_context + in.overheads.gemm_workspace;
+  return m;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,99 @@
+// File: models/memory_model.h
+//
+// Bytes on one GPU during training: weights, gradients and optimizer states
+// (mixed-precision Adam, Megatron's distributed optimizer, ZeRO 1/2/3), the
+// activations kept for backward (Korthikanti et al. 2022, Table 2, with
+// Megatron-LM's theoretical_memory_usage.py pipeline accounting), and fixed
+// per-process overheads.
+//
+// Model states (bytes per parameter on the rank, Ψ = parameters of the rank):
+//   weights 2 (16-bit/fp8 training; 4 for fp32/tf32), gradients 4 (Megatron's
+//   fp32 main_grad; 2 with main_grad_dtype = bf16/fp16, the ZeRO paper's
+//   accounting), optimizer 12 (fp32 master + Adam m + v; 8 for fp32 training).
+//   ZeRO stage 1 (= Megatron's distributed optimizer: 6 + 12/d) shards the
+//   optimizer, stage 2 also the gradients, stage 3 also the weights, over the
+//   data-parallel group (data_parallel · context_parallel ranks).
+//   Ψ = (layers of the stage · P_layer + embedding on the first stage + final
+//   norm and untied LM head on the last) / tp, as Megatron's
+//   (P_transformer/p + P_embedding)/t.
+// Activations per layer (16-bit, s' = s/cp tokens, units of s'·b·h bytes):
+//   replicated across TP (sharded with SP): 2 norm inputs 4, QKV input 2,
+//     FC1 input 2, two dropout masks 2                         = 10
+//   sharded across TP: Q 2, K and V 4·g/a, out-proj input 2, FC1 output
+//     2·w/h (w = f, 2f for SwiGLU), FC2 input 2·f/h            = 24 for GPT
+//   attention core (dropped by selective recompute): 5·a·s'/h  (pre-Flash
+//     softmax, its dropout mask and output; Korthikanti's accounting)
+//   full recompute keeps only the layer input: 2 (÷ tp with SP).
+// Pipeline (first stage by default): layers of the stage × in-flight
+//   micro-batches min(m, p − stage), × (1 + (p−1)/(p·v)) when interleaved; plus
+//   the embedding input (8 B/token) and dropout mask per in-flight micro-batch on
+//   the first stage, and the LM-head input and fp32 logits (4·s'·b·(h + V/t)) on
+//   the last.
+//
+// Example:
+//   models::MemoryInputs in{.model = *catalog.Find("gpt3-175b"),
+//                           .shard = {.tensor_parallel = 8, .sequence_parallel = true,
+//                                     .recompute = models::Recompute::kSelective},
+//                           .pipeline_parallel = 8, .virtual_pipeline = 3,
+//                           .num_microbatches = 64};
+//   if (absl::Status s = models::ValidateMemoryInputs(in); !s.ok()) return s;
+//   models::MemoryBreakdown m = models::EstimateMemory(in);   // m.Total()
+#ifndef CLUSTERSIM_MODELS_MEMORY_MODEL_H_
+#define CLUSTERSIM_MODELS_MEMORY_MODEL_H_
+
+#include "absl/status/status.h"
+#include "models/dtype.h"
+#include "models/transformer_config.h"
+#include "models/workload.h"
+#include "sim/units.h"
+
+namespace clustersim::models {
+
+// Fixed per-process memory outside the model.
+struct MemoryOverheads {
+  // CUDA context and kernel images of a PyTorch process: an assumption
+  // (commonly 300-600 MiB as reported by nvidia-smi for an idle process;
+  // unverified here).
+  sim::Bytes cuda_context = sim::MiB(500);
+  // cuBLAS workspace; the cuBLAS documentation recommends at least 32 MiB on
+  // Hopper (CUBLAS_WORKSPACE_CONFIG); smaller parts need less.
+  sim::Bytes gemm_workspace = sim::MiB(32);
+};
+
+struct MemoryInputs {
+  TransformerConfig model;
+  ShardSpec shard;
+  int pipeline_parallel = 1, data_parallel = 1, virtual_pipeline = 1, num_microbatches = 1;
+  bool distributed_optimizer = false;
+  int zero_stage = 0;
+  // Added: which pipeline stage to account (0 = the first, the most loaded
+  // under 1F1B), Megatron's fp32 main gradients vs 16-bit gradients, overheads.
+  int pipeline_stage = 0;
+  Dtype main_grad_dtype = Dtype::kFp32;
+  MemoryOverheads overheads;
+};
+
+struct MemoryBreakdown {
+  sim::Bytes weights, gradients, optimizer, activations, other;
+  sim::Bytes ModelStates() const { return weights + gradients + optimizer; }
+  sim::Bytes Total() const { return ModelStates() + activations + other; }
+};
+
+// InvalidArgument naming the field: the model and shard (ValidateShard),
+// sizes < 1, zero_stage outside 0..3, pipeline_stage outside [0, p), more
+// stages than layers, main_grad_dtype not fp32/bf16/fp16.
+absl::Status ValidateMemoryInputs(const MemoryInputs& in);
+
+// Weights, gradients and optimizer bytes for `params_on_rank` parameters
+// (already divided by tp and pipeline), sharded by ZeRO stage `zero_stage`
+// over `shard_group` ranks. Training dtype `dtype` sets weight and optimizer
+// bytes; `main_grad_dtype` the gradient bytes.
+MemoryBreakdown ModelStateMemory(double params_on_rank, Dtype dtype, Dtype main_grad_dtype,
+                                 int zero_stage, int shard_group);
+
+// REQUIRES: ValidateMemoryInputs(in).ok(). For the stage `in.pipeline_stage`.
+MemoryBreakdown EstimateMemory(const MemoryInputs& in);
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_MEMORY_MODEL_H_

@@ -1,0 +1,353 @@
+#include "models/workload.h"
+
+#include <numeric>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "sim/check.h"
+
+namespace clustersim::models {
+namespace {
+
+// Shapes of one micro-batch on one shard.
+struct Dims {
+  int64_t b, s, s_local, h, a_local, g_local, d, f_local, fc1_n, v_local, t;
+  bool sp;            // sequence parallel in effect (tp > 1)
+  bool swiglu;
+  bool learned_positions;
+  int64_t tokens;     // b·s/cp: rows of every GEMM
+  int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
+  int64_t in_bytes;   // GEMM input element bytes
+  int64_t act;        // activation element bytes (16-bit for fp8)
+  Dtype dtype;
+};
+
+Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
+  Dims d{};
+  d.t = s.tensor_parallel;
+  d.sp = s.sequence_parallel && d.t > 1;
+  d.b = s.micro_batch_size;
+  d.s = c.seq_length;
+  d.s_local = c.seq_length / s.context_parallel;
+  d.h = c.hidden_size;
+  d.a_local = c.num_attention_heads / d.t;
+  d.g_local = c.num_query_groups / d.t;
+  d.d = c.head_dim();
+  d.f_local = c.ffn_hidden_size / d.t;
+  d.swiglu = c.activation == Activation::kSwiglu;
+  d.fc1_n = d.f_local * (d.swiglu ? 2 : 1);
+  d.v_local = c.vocab_size / d.t;
+  d.learned_positions = c.learned_position_embeddings;
+  d.tokens = d.b * d.s_local;
+  d.ln_tokens = d.sp ? d.tokens / d.t : d.tokens;
+  d.in_bytes = BytesPerElement(s.dtype);
+  d.act = d.in_bytes >= 2 ? d.in_bytes : 2;
+  d.dtype = s.dtype;
+  return d;
+}
+
+Op Gemm(const Dims& d, std::string name, int64_t m, int64_t n, int64_t k) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flops = sim::Flops(2.0 * m * n * k);
+  op.bytes = sim::Bytes((m * k + k * n) * d.in_bytes + m * n * d.act);
+  op.dtype = d.dtype;
+  return op;
+}
+
+// dgrad: dX[m x k] = dY[m x n]·W^T; wgrad: dW[k x n] = X^T[k x m]·dY. Same FLOPs.
+Op Dgrad(const Dims& d, const Op& fwd) { return Gemm(d, fwd.name + "_dgrad", fwd.m, fwd.k, fwd.n); }
+Op Wgrad(const Dims& d, const Op& fwd) { return Gemm(d, fwd.name + "_wgrad", fwd.k, fwd.n, fwd.m); }
+
+Op MemoryBound(const Dims& d, std::string name, int64_t bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kMemoryBound;
+  op.bytes = sim::Bytes(bytes);
+  op.dtype = d.dtype;
+  return op;
+}
+
+// Backward of an elementwise/normalisation op: reads the saved input and the
+// incoming gradient, writes the outgoing gradient (~2x the forward traffic).
+Op MemoryBoundBackward(const Dims& d, const Op& fwd) {
+  return MemoryBound(d, fwd.name + "_bwd", fwd.bytes.count() * 2);
+}
+
+Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kCollective;
+  op.comm = kind;
+  op.group = CommGroup::kTensor;
+  op.comm_bytes = sim::Bytes(bytes);
+  op.dtype = d.dtype;
+  return op;
+}
+
+// The b·s·h activation crossing a TP boundary (full, unsharded size).
+int64_t BoundaryBytes(const Dims& d) { return d.tokens * d.h * d.act; }
+
+Op AttentionForward(const Dims& d) {
+  Op op;
+  op.name = "attention_fwd";
+  op.kind = OpKind::kAttention;
+  op.batch = d.b * d.a_local;
+  op.m = d.s_local;
+  op.n = d.s;
+  op.k = d.d;
+  op.causal = true;
+  op.flops = sim::Flops(4.0 * op.batch * op.m * op.n * op.k);
+  const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
+  const int64_t kv = d.b * d.s * d.g_local * d.d;       // K and V each
+  op.bytes = sim::Bytes((2 * q + 2 * kv) * d.act);
+  op.dtype = d.dtype;
+  return op;
+}
+
+// FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x FLOPs);
+// reads Q, K, V, O, dO and writes dQ, dK, dV (~2x the forward traffic).
+Op AttentionBackward(const Op& fwd) {
+  Op op = fwd;
+  op.name = "attention_bwd";
+  op.flops = fwd.flops * 2.5;
+  op.bytes = fwd.bytes * 2;
+  op.recompute = false;
+  return op;
+}
+
+std::vector<Op> LayerForward(const Dims& d) {
+  std::vector<Op> ops;
+  const int64_t ln_bytes = 2 * d.ln_tokens * d.h * d.act;            // read x, write y
+  const int64_t residual_bytes = d.ln_tokens * d.h * (3 * d.act + 1);  // x, residual, out, mask
+  ops.push_back(MemoryBound(d, "layernorm1", ln_bytes));
+  if (d.sp) ops.push_back(Collective(d, "tp_allgather_attn", CommKind::kAllGather, BoundaryBytes(d)));
+  ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
+  ops.push_back(AttentionForward(d));
+  ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.d));
+  if (d.sp) {
+    ops.push_back(Collective(d, "tp_reducescatter_attn", CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    ops.push_back(Collective(d, "tp_allreduce_attn", CommKind::kAllReduce, BoundaryBytes(d)));
+  }
+  ops.push_back(MemoryBound(d, "dropout_residual1", residual_bytes));
+  ops.push_back(MemoryBound(d, "layernorm2", ln_bytes));
+  if (d.sp) ops.push_back(Collective(d, "tp_allgather_mlp", CommKind::kAllGather, BoundaryBytes(d)));
+  ops.push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
+  // GeLU reads and writes f/tp per token; SwiGLU reads gate and up, writes one.
+  ops.push_back(MemoryBound(d, d.swiglu ? "swiglu" : "gelu",
+                            d.tokens * d.f_local * d.act * (d.swiglu ? 3 : 2)));
+  ops.push_back(Gemm(d, "fc2_gemm", d.tokens, d.h, d.f_local));
+  if (d.sp) {
+    ops.push_back(Collective(d, "tp_reducescatter_mlp", CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    ops.push_back(Collective(d, "tp_allreduce_mlp", CommKind::kAllReduce, BoundaryBytes(d)));
+  }
+  ops.push_back(MemoryBound(d, "dropout_residual2", residual_bytes));
+  return ops;
+}
+
+const Op& Find(const std::vector<Op>& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  SIM_CHECK(false) << "forward op " << name << " missing";
+  return ops.front();
+}
+
+// Backward of a column-parallel GEMM (QKV, FC1, LM head): Megatron-LM's
+// LinearWithGradAccumulationAndAsyncCommunication. With sequence parallel it
+// re-gathers the sharded input for wgrad and reduce-scatters dgrad's output;
+// without, it all-reduces dgrad's output. `block` names the collectives.
+void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                            std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_input_bwd"),
+                              CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  out->push_back(Dgrad(d, fwd));
+  if (d.sp) {
+    out->push_back(Collective(d, absl::StrCat("tp_reducescatter_", block, "_bwd"),
+                              CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    out->push_back(Collective(d, absl::StrCat("tp_allreduce_", block, "_bwd"),
+                              CommKind::kAllReduce, BoundaryBytes(d)));
+  }
+  out->push_back(Wgrad(d, fwd));
+}
+
+// Backward of a row-parallel GEMM (output projection, FC2): with sequence
+// parallel the incoming gradient is all-gathered first (backward of the
+// forward reduce-scatter); the forward all-reduce's backward is the identity.
+void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                         std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_bwd"),
+                              CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  out->push_back(Dgrad(d, fwd));
+  out->push_back(Wgrad(d, fwd));
+}
+
+std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute) {
+  std::vector<Op> ops;
+  if (recompute == Recompute::kFull) {
+    for (Op op : fwd) {
+      op.recompute = true;
+      ops.push_back(std::move(op));
+    }
+  }
+  ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual2")));
+  RowParallelBackward(d, Find(fwd, "fc2_gemm"), "mlp", &ops);
+  ops.push_back(MemoryBoundBackward(d, Find(fwd, d.swiglu ? "swiglu" : "gelu")));
+  ColumnParallelBackward(d, Find(fwd, "fc1_gemm"), "mlp", &ops);
+  ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm2")));
+  ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual1")));
+  RowParallelBackward(d, Find(fwd, "out_proj_gemm"), "attn", &ops);
+  const Op& attention = Find(fwd, "attention_fwd");
+  if (recompute == Recompute::kSelective) {
+    Op again = attention;
+    again.recompute = true;
+    ops.push_back(std::move(again));
+  }
+  ops.push_back(AttentionBackward(attention));
+  ColumnParallelBackward(d, Find(fwd, "qkv_gemm"), "attn", &ops);
+  ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm1")));
+  return ops;
+}
+
+void Embedding(const Dims& d, Workload* w) {
+  // Vocab-parallel lookup writes b·s·h (zeros outside the local shard); a
+  // learned position table adds a read and an add.
+  const Op lookup = MemoryBound(d, "embedding_lookup",
+                                d.tokens * d.h * d.act * (d.learned_positions ? 4 : 2));
+  const Op dropout = MemoryBound(d, "embedding_dropout", d.ln_tokens * d.h * (2 * d.act + 1));
+  w->embedding_forward.push_back(lookup);
+  if (d.sp) {
+    w->embedding_forward.push_back(Collective(d, "tp_reducescatter_embedding",
+                                              CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    w->embedding_forward.push_back(
+        Collective(d, "tp_allreduce_embedding", CommKind::kAllReduce, BoundaryBytes(d)));
+  }
+  w->embedding_forward.push_back(dropout);
+
+  w->embedding_backward.push_back(MemoryBoundBackward(d, dropout));
+  if (d.sp) {
+    w->embedding_backward.push_back(
+        Collective(d, "tp_allgather_embedding_bwd", CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  // Scatter-add into the dense (V/tp) x h weight gradient, which is written whole.
+  w->embedding_backward.push_back(MemoryBound(
+      d, "embedding_bwd", 2 * d.tokens * d.h * d.act + d.v_local * d.h * d.act));
+}
+
+void Head(const Dims& d, Workload* w) {
+  const Op norm = MemoryBound(d, "final_norm", 2 * d.ln_tokens * d.h * d.act);
+  const Op lm_head = Gemm(d, "lm_head_gemm", d.tokens, d.v_local, d.h);
+  w->head_forward.push_back(norm);
+  if (d.sp) {
+    w->head_forward.push_back(
+        Collective(d, "tp_allgather_head", CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  w->head_forward.push_back(lm_head);
+  // Megatron's vocab-parallel cross-entropy in fp32: read the 16-bit logits,
+  // write the fp32 exponentials kept for backward, read them for the sum.
+  w->head_forward.push_back(
+      MemoryBound(d, "cross_entropy", d.tokens * d.v_local * (d.act + 4 + 4)));
+  if (d.t > 1) {
+    // max, target logit and sum of exponentials: one fp32 per token each.
+    for (absl::string_view what : {"max", "target", "sumexp"}) {
+      w->head_forward.push_back(Collective(d, absl::StrCat("tp_allreduce_ce_", what),
+                                           CommKind::kAllReduce, d.tokens * 4));
+    }
+  }
+  // Backward: read the fp32 softmax, write the 16-bit logit gradient.
+  w->head_backward.push_back(
+      MemoryBound(d, "cross_entropy_bwd", d.tokens * d.v_local * (4 + d.act)));
+  ColumnParallelBackward(d, lm_head, "head", &w->head_backward);
+  w->head_backward.push_back(MemoryBoundBackward(d, norm));
+}
+
+std::string Divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i <= n && i <= 64; ++i) {
+    if (n % i == 0) out.push_back(i);
+  }
+  return absl::StrJoin(out, ", ");
+}
+
+}  // namespace
+
+absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
+  if (s.tensor_parallel < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor_model_parallel_size must be >= 1 (got ", s.tensor_parallel, ")"));
+  }
+  if (s.context_parallel < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context_parallel_size must be >= 1 (got ", s.context_parallel, ")"));
+  }
+  if (s.micro_batch_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("micro_batch_size must be >= 1 (got ", s.micro_batch_size, ")"));
+  }
+  if (s.dtype == Dtype::kInt8) {
+    return absl::InvalidArgumentError(
+        "precision int8 is not a training precision; use bf16, fp16, fp8, tf32 or fp32");
+  }
+  const int t = s.tensor_parallel;
+  const int64_t common = std::gcd(std::gcd(c.num_attention_heads, c.num_query_groups),
+                                  std::gcd(c.ffn_hidden_size, c.vocab_size));
+  for (auto [field, value] :
+       {std::pair<absl::string_view, int>{"num_attention_heads", c.num_attention_heads},
+        {"num_query_groups", c.num_query_groups},
+        {"ffn_hidden_size", c.ffn_hidden_size},
+        {"vocab_size", c.vocab_size}}) {
+    if (value % t != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor_model_parallel_size=", t, " does not divide model.", field, "=", value,
+          "; try one of ", Divisors(common),
+          field == "vocab_size" ? " (or pad the vocabulary to a multiple of 128·tp as Megatron does)"
+                                : ""));
+    }
+  }
+  const int cp = s.context_parallel;
+  if (cp > 1 && c.seq_length % (2 * cp) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context_parallel_size=", cp, " needs model.seq_length=", c.seq_length,
+        " divisible by 2·context_parallel_size=", 2 * cp, " (load-balanced causal chunks)"));
+  }
+  if (s.sequence_parallel && t > 1 &&
+      (static_cast<int64_t>(s.micro_batch_size) * (c.seq_length / cp)) % t != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sequence_parallel needs micro_batch_size·seq_length/context_parallel_size=",
+        static_cast<int64_t>(s.micro_batch_size) * (c.seq_length / cp),
+        " divisible by tensor_model_parallel_size=", t));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s) {
+  if (absl::Status st = ValidateTransformer(c); !st.ok()) return st;
+  if (absl::Status st = ValidateShard(c, s); !st.ok()) return st;
+  if (c.num_experts > 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "model '", c.name, "' has num_experts=", c.num_experts,
+        ": mixture-of-experts ops (router, expert GEMMs, all-to-all) are not modelled yet"));
+  }
+  const Dims d = MakeDims(c, s);
+  Workload w;
+  Embedding(d, &w);
+  w.layer_forward = LayerForward(d);
+  w.layer_backward = LayerBackward(d, w.layer_forward, s.recompute);
+  Head(d, &w);
+  return w;
+}
+
+}  // namespace clustersim::models

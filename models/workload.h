@@ -1,0 +1,101 @@
+// File: models/workload.h
+//
+// What one training step computes, as ops with shapes, FLOPs and bytes: one
+// transformer layer's forward and backward for one micro-batch on one
+// tensor-parallel shard (Megatron-LM's pre-LN GPT/Llama layer), plus the
+// embedding and the LM head. Tensor-parallel collectives sit where Megatron-LM
+// puts them. The step builder multiplies layers, micro-batches and stages; this
+// file knows nothing about schedules or time.
+//
+// Layer forward, in execution order (no sequence parallelism):
+//   layernorm1, qkv_gemm, attention_fwd, out_proj_gemm, tp_allreduce_attn,
+//   dropout_residual1, layernorm2, fc1_gemm, gelu|swiglu, fc2_gemm,
+//   tp_allreduce_mlp, dropout_residual2
+// With sequence parallelism the norms and dropouts run on s/tp tokens,
+// tp_allgather_attn/_mlp precede the QKV and FC1 GEMMs and
+// tp_reducescatter_attn/_mlp replace the all-reduces. With tp = 1 there are no
+// TP collectives.
+// Backward mirrors it: every GEMM becomes <name>_dgrad and <name>_wgrad (same
+// FLOPs each), memory-bound ops move ~2x the bytes, attention_bwd costs 2.5x the
+// forward FLOPs (FlashAttention-2: five matmuls against two).
+// Context parallelism: each rank holds s/cp tokens of queries and attends to
+// all s keys; the ring exchange of K/V between cp ranks is not modelled yet.
+//
+// FLOP conventions: GEMM flops = 2·batch·m·n·k; attention forward =
+// 4·b·(s/cp)·s·(a·d)/tp, counted unmasked like Megatron (the kernel model
+// knows that a causal kernel skips half). Memory-bound ops carry 0 flops: their
+// arithmetic is not model FLOPs and their time is bandwidth-bound.
+//
+// Example:
+//   models::ShardSpec shard{.tensor_parallel = 8, .sequence_parallel = true,
+//                           .micro_batch_size = 1};
+//   absl::StatusOr<models::Workload> w = models::BuildWorkload(config, shard);
+//   if (!w.ok()) return w.status();   // e.g. tp does not divide the heads
+//   for (const models::Op& op : w->layer_forward) { ... }
+#ifndef CLUSTERSIM_MODELS_WORKLOAD_H_
+#define CLUSTERSIM_MODELS_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "models/dtype.h"
+#include "models/transformer_config.h"
+#include "sim/units.h"
+
+namespace clustersim::models {
+
+enum class Recompute { kNone, kSelective, kFull };
+enum class OpKind { kGemm, kAttention, kMemoryBound, kCollective };
+enum class CommGroup { kTensor, kContext, kExpert, kData, kPipeline };
+enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kSendRecv };
+
+struct Op {
+  std::string name;  // "qkv_gemm", "fc1_gemm_dgrad", "attention_fwd", "layernorm1", ...
+  OpKind kind = OpKind::kMemoryBound;
+  int64_t m = 0, n = 0, k = 0, batch = 1;  // GEMM: batch x (m x k)·(k x n)
+  // attention: batch = micro_batch * local heads, m = seq_q, n = seq_kv, k = head_dim
+  bool causal = false;
+  sim::Flops flops;  // arithmetic of this op (0 for collectives and memory-bound ops)
+  sim::Bytes bytes;  // memory traffic (reads + writes) of this op
+  Dtype dtype = Dtype::kBf16;
+  bool recompute = false;  // re-executed forward work: hardware FLOPs, not model FLOPs
+  CommGroup group = CommGroup::kTensor;  // collectives only
+  CommKind comm = CommKind::kAllReduce;  // collectives only
+  sim::Bytes comm_bytes;  // collectives: nccl-tests "size" (all-reduce: bytes per rank
+                          // buffer; all-gather/reduce-scatter: the full gathered size)
+};
+
+struct ShardSpec {
+  int tensor_parallel = 1;
+  bool sequence_parallel = false;  // no effect when tensor_parallel == 1
+  int context_parallel = 1;
+  int micro_batch_size = 1;
+  Dtype dtype = Dtype::kBf16;  // GEMM inputs; activations are 16-bit for fp8/int8
+  Recompute recompute = Recompute::kNone;
+};
+
+struct Workload {
+  std::vector<Op> embedding_forward, embedding_backward;  // word (+position) embedding, vocab-parallel
+  std::vector<Op> layer_forward;   // ONE transformer layer, one micro-batch, one TP shard
+  std::vector<Op> layer_backward;  // with kFull it starts with the recomputed forward (ops
+                                   // marked recompute=true, TP collectives included);
+                                   // kSelective recomputes attention_fwd just before attention_bwd
+  std::vector<Op> head_forward, head_backward;  // final norm, LM head GEMM, vocab-parallel CE
+};
+
+// InvalidArgument naming the field when the shard does not fit the model:
+// sizes < 1, tensor_parallel not dividing heads / query groups / ffn / vocab,
+// context_parallel not dividing the sequence into 2·cp chunks, sequence
+// parallel with micro_batch·s/cp not divisible by tp.
+absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s);
+
+// REQUIRES nothing: validates `c` and `s` first. MoE models (num_experts > 0)
+// are Unimplemented for now.
+absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s);
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_WORKLOAD_H_

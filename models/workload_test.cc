@@ -1,0 +1,225 @@
+#include "models/workload.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/flops.h"
+
+namespace clustersim::models {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TransformerConfig Preset(std::string_view name) {
+  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+Workload Build(const TransformerConfig& c, const ShardSpec& s) {
+  absl::StatusOr<Workload> w = BuildWorkload(c, s);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *w;
+}
+
+std::vector<std::string> Names(const std::vector<Op>& ops) {
+  std::vector<std::string> names;
+  for (const Op& op : ops) names.push_back(op.name);
+  return names;
+}
+
+const Op& Get(const std::vector<Op>& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return ops.front();
+}
+
+double SumFlops(const std::vector<Op>& ops, bool include_recompute = true) {
+  double f = 0;
+  for (const Op& op : ops) {
+    if (include_recompute || !op.recompute) f += op.flops.count();
+  }
+  return f;
+}
+
+TEST(WorkloadTest, LayerForwardFollowsMegatronOrder) {
+  Workload w = Build(Preset("gpt3-175b"), {.tensor_parallel = 8});
+  EXPECT_THAT(Names(w.layer_forward),
+              ElementsAre("layernorm1", "qkv_gemm", "attention_fwd", "out_proj_gemm",
+                          "tp_allreduce_attn", "dropout_residual1", "layernorm2", "fc1_gemm",
+                          "gelu", "fc2_gemm", "tp_allreduce_mlp", "dropout_residual2"));
+  const Op& ar = Get(w.layer_forward, "tp_allreduce_attn");
+  EXPECT_EQ(ar.kind, OpKind::kCollective);
+  EXPECT_EQ(ar.comm, CommKind::kAllReduce);
+  EXPECT_EQ(ar.comm_bytes.count(), 1LL * 2048 * 12288 * 2);  // b·s·h bf16
+}
+
+TEST(WorkloadTest, SequenceParallelSwapsAllReduceForGatherAndScatter) {
+  Workload w = Build(Preset("gpt3-175b"), {.tensor_parallel = 8, .sequence_parallel = true});
+  EXPECT_THAT(Names(w.layer_forward),
+              ElementsAre("layernorm1", "tp_allgather_attn", "qkv_gemm", "attention_fwd",
+                          "out_proj_gemm", "tp_reducescatter_attn", "dropout_residual1",
+                          "layernorm2", "tp_allgather_mlp", "fc1_gemm", "gelu", "fc2_gemm",
+                          "tp_reducescatter_mlp", "dropout_residual2"));
+  Workload plain = Build(Preset("gpt3-175b"), {.tensor_parallel = 8});
+  // Norms and dropouts run on s/tp tokens; the gathered size is b·s·h.
+  EXPECT_EQ(Get(w.layer_forward, "layernorm1").bytes.count() * 8,
+            Get(plain.layer_forward, "layernorm1").bytes.count());
+  EXPECT_EQ(Get(w.layer_forward, "tp_allgather_mlp").comm_bytes,
+            Get(plain.layer_forward, "tp_allreduce_mlp").comm_bytes);
+  EXPECT_EQ(SumFlops(w.layer_forward), SumFlops(plain.layer_forward));
+}
+
+TEST(WorkloadTest, NoTensorCollectivesWithoutTensorParallelism) {
+  Workload w = Build(Preset("llama3-8b"), {.tensor_parallel = 1, .sequence_parallel = true});
+  for (const std::vector<Op>* ops : {&w.embedding_forward, &w.embedding_backward, &w.layer_forward,
+                                     &w.layer_backward, &w.head_forward, &w.head_backward}) {
+    for (const Op& op : *ops) EXPECT_NE(op.kind, OpKind::kCollective) << op.name;
+  }
+}
+
+TEST(WorkloadTest, GqaAndSwigluShapes) {
+  TransformerConfig c = Preset("llama3-70b");  // 64 heads, 8 groups, d 128, f 28672
+  Workload w = Build(c, {.tensor_parallel = 8, .micro_batch_size = 2});
+  const Op& qkv = Get(w.layer_forward, "qkv_gemm");
+  EXPECT_EQ(qkv.m, 2 * 8192);
+  EXPECT_EQ(qkv.n, (64 + 2 * 8) * 128 / 8);
+  EXPECT_EQ(qkv.k, 8192);
+  EXPECT_EQ(Get(w.layer_forward, "fc1_gemm").n, 2 * 28672 / 8);
+  EXPECT_EQ(Get(w.layer_forward, "fc2_gemm").k, 28672 / 8);
+  const Op& attn = Get(w.layer_forward, "attention_fwd");
+  EXPECT_EQ(attn.batch, 2 * 64 / 8);
+  EXPECT_EQ(attn.m, 8192);
+  EXPECT_EQ(attn.n, 8192);
+  EXPECT_EQ(attn.k, 128);
+  EXPECT_TRUE(attn.causal);
+  // 4·b·s²·h/tp, unmasked.
+  EXPECT_DOUBLE_EQ(attn.flops.count(), 4.0 * 2 * 8192.0 * 8192 * 8192 / 8);
+  EXPECT_EQ(Get(w.head_forward, "lm_head_gemm").n, 128256 / 8);
+  EXPECT_THAT(Names(w.layer_forward), ::testing::Contains("swiglu"));
+}
+
+// The ops' own shapes, summed over layers, micro-batch, shards and the
+// forward+backward (3x) passes, must equal Megatron's closed-form count.
+TEST(WorkloadTest, ForwardFlopsTimesThreeEqualMegatronModelFlops) {
+  for (const char* name : {"gpt3-175b", "llama3-70b", "llama2-7b"}) {
+    TransformerConfig c = Preset(name);
+    const int tp = 8, mbs = 2;
+    Workload w = Build(c, {.tensor_parallel = tp, .micro_batch_size = mbs});
+    const double forward = SumFlops(w.layer_forward) * c.num_layers + SumFlops(w.head_forward) +
+                           SumFlops(w.embedding_forward);
+    EXPECT_NEAR(3 * forward * tp / MegatronModelFlops(c, mbs), 1.0, 1e-12) << name;
+  }
+}
+
+TEST(WorkloadTest, BackwardDoublesGemmsAndAttentionIsTwoAndAHalf) {
+  Workload w = Build(Preset("gpt3-175b"), {.tensor_parallel = 8});
+  for (const char* gemm : {"qkv_gemm", "out_proj_gemm", "fc1_gemm", "fc2_gemm"}) {
+    const Op& fwd = Get(w.layer_forward, gemm);
+    const Op& dgrad = Get(w.layer_backward, std::string(gemm) + "_dgrad");
+    const Op& wgrad = Get(w.layer_backward, std::string(gemm) + "_wgrad");
+    EXPECT_EQ(dgrad.flops, fwd.flops) << gemm;
+    EXPECT_EQ(wgrad.flops, fwd.flops) << gemm;
+    EXPECT_EQ(dgrad.m, fwd.m) << gemm;   // dX: tokens x k
+    EXPECT_EQ(wgrad.k, fwd.m) << gemm;   // dW reduces over tokens
+  }
+  EXPECT_DOUBLE_EQ(Get(w.layer_backward, "attention_bwd").flops.count(),
+                   2.5 * Get(w.layer_forward, "attention_fwd").flops.count());
+  EXPECT_EQ(Get(w.layer_backward, "layernorm1_bwd").bytes.count(),
+            2 * Get(w.layer_forward, "layernorm1").bytes.count());
+  // Backward of the forward identity before QKV/FC1 is an all-reduce.
+  EXPECT_EQ(Get(w.layer_backward, "tp_allreduce_attn_bwd").comm, CommKind::kAllReduce);
+  EXPECT_EQ(Get(w.layer_backward, "tp_allreduce_mlp_bwd").comm, CommKind::kAllReduce);
+}
+
+TEST(WorkloadTest, FullRecomputeReplaysTheForwardFirst) {
+  TransformerConfig c = Preset("gpt3-175b");
+  Workload none = Build(c, {.tensor_parallel = 8});
+  Workload full = Build(c, {.tensor_parallel = 8, .recompute = Recompute::kFull});
+  const size_t n = full.layer_forward.size();
+  ASSERT_EQ(full.layer_backward.size(), n + none.layer_backward.size());
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(full.layer_backward[i].name, full.layer_forward[i].name);
+    EXPECT_TRUE(full.layer_backward[i].recompute);
+  }
+  EXPECT_EQ(full.layer_backward[4].kind, OpKind::kCollective);  // tp_allreduce_attn again
+  for (size_t i = n; i < full.layer_backward.size(); ++i) {
+    EXPECT_FALSE(full.layer_backward[i].recompute);
+  }
+  EXPECT_DOUBLE_EQ(SumFlops(full.layer_backward, /*include_recompute=*/false),
+                   SumFlops(none.layer_backward));
+}
+
+TEST(WorkloadTest, SelectiveRecomputeReplaysOnlyAttentionBeforeItsBackward) {
+  Workload w = Build(Preset("gpt3-175b"),
+                     {.tensor_parallel = 8, .sequence_parallel = true,
+                      .recompute = Recompute::kSelective});
+  int recomputed = 0;
+  for (size_t i = 0; i < w.layer_backward.size(); ++i) {
+    if (!w.layer_backward[i].recompute) continue;
+    ++recomputed;
+    EXPECT_EQ(w.layer_backward[i].name, "attention_fwd");
+    ASSERT_LT(i + 1, w.layer_backward.size());
+    EXPECT_EQ(w.layer_backward[i + 1].name, "attention_bwd");
+  }
+  EXPECT_EQ(recomputed, 1);
+}
+
+TEST(WorkloadTest, ContextParallelShortensLocalSequence) {
+  TransformerConfig c = Preset("llama3-8b");
+  Workload w = Build(c, {.tensor_parallel = 2, .context_parallel = 4});
+  EXPECT_EQ(Get(w.layer_forward, "qkv_gemm").m, 8192 / 4);
+  const Op& attn = Get(w.layer_forward, "attention_fwd");
+  EXPECT_EQ(attn.m, 8192 / 4);
+  EXPECT_EQ(attn.n, 8192);
+}
+
+TEST(WorkloadTest, HeadHasVocabParallelCrossEntropy) {
+  Workload w = Build(Preset("gpt3-175b"), {.tensor_parallel = 8, .sequence_parallel = true});
+  EXPECT_THAT(Names(w.head_forward),
+              ElementsAre("final_norm", "tp_allgather_head", "lm_head_gemm", "cross_entropy",
+                          "tp_allreduce_ce_max", "tp_allreduce_ce_target",
+                          "tp_allreduce_ce_sumexp"));
+  EXPECT_EQ(Get(w.head_forward, "cross_entropy").kind, OpKind::kMemoryBound);
+  EXPECT_EQ(Get(w.head_backward, "tp_reducescatter_head_bwd").comm, CommKind::kReduceScatter);
+}
+
+TEST(WorkloadTest, RejectsShardsThatDoNotFitNamingTheField) {
+  absl::StatusOr<Workload> w = BuildWorkload(Preset("llama3-8b"), {.tensor_parallel = 3});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("tensor_model_parallel_size=3"));
+  EXPECT_THAT(w.status().message(), HasSubstr("model.num_attention_heads=32"));
+  EXPECT_THAT(w.status().message(), HasSubstr("1, 2, 4, 8"));
+
+  w = BuildWorkload(Preset("llama3-70b"), {.tensor_parallel = 16});  // 8 query groups
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("model.num_query_groups=8"));
+
+  TransformerConfig odd_ffn = Preset("gpt3-175b");
+  odd_ffn.ffn_hidden_size = 49150;
+  w = BuildWorkload(odd_ffn, {.tensor_parallel = 4});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("model.ffn_hidden_size=49150"));
+
+  w = BuildWorkload(Preset("llama3-8b"), {.context_parallel = 3});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("context_parallel_size=3"));
+
+  w = BuildWorkload(Preset("llama3-8b"), {.micro_batch_size = 0});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("micro_batch_size"));
+
+  TransformerConfig moe = Preset("llama3-8b");
+  moe.num_experts = 8;
+  moe.moe_top_k = 2;
+  w = BuildWorkload(moe, {});
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace clustersim::models

@@ -1,0 +1,86 @@
+#include "scenarios/loader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+// Keeps the first parse error (line and column are 0-based in protobuf).
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (!has_error_) {
+      has_error_ = true;
+      text_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+    }
+  }
+  void AddWarning(int, int, const std::string&) override {}
+  bool has_error() const { return has_error_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  bool has_error_ = false;
+  std::string text_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno),
+                                            "; check the path"));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error while reading ", path));
+  return ss.str();
+}
+
+absl::StatusOr<config::Scenario> ParseScenarioText(std::string_view text,
+                                                   std::string_view origin) {
+  config::Scenario scenario;
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  if (!parser.Parse(&input, &scenario)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(origin), ": ", errors.has_error() ? errors.text() : "malformed text format",
+                     " (see scenarios/scenario.proto for the fields)"));
+  }
+  return scenario;
+}
+
+absl::StatusOr<config::Scenario> ParseScenarioJson(std::string_view json,
+                                                   std::string_view origin) {
+  config::Scenario scenario;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  const auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), &scenario, options);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(origin), ": invalid scenario JSON: ",
+                                                   std::string(status.message()),
+                                                   " (see scenarios/scenario.proto for the fields)"));
+  }
+  return scenario;
+}
+
+absl::StatusOr<config::Scenario> LoadScenarioFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  if (absl::EndsWith(path, ".json")) return ParseScenarioJson(*text, path);
+  return ParseScenarioText(*text, path);
+}
+
+}  // namespace clustersim::scenarios

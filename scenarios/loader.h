@@ -1,0 +1,33 @@
+// File: scenarios/loader.h
+//
+// Reads a Scenario from protobuf text format or JSON. Errors are
+// INVALID_ARGUMENT (malformed input, with line and column for text format) or
+// NOT_FOUND (missing file), and name the file. Protobuf's own error output is
+// captured, never printed.
+//
+// Example:
+//   absl::StatusOr<config::Scenario> s = LoadScenarioFile("scenarios/gpt-22b-a100.textproto");
+#ifndef CLUSTERSIM_SCENARIOS_LOADER_H_
+#define CLUSTERSIM_SCENARIOS_LOADER_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "scenarios/scenario.pb.h"
+
+namespace clustersim::scenarios {
+
+// Chooses the format by extension: ".json" is JSON, anything else text format.
+absl::StatusOr<config::Scenario> LoadScenarioFile(const std::string& path);
+
+// `origin` names the input in error messages (a path, or "<flags>").
+absl::StatusOr<config::Scenario> ParseScenarioText(std::string_view text, std::string_view origin);
+absl::StatusOr<config::Scenario> ParseScenarioJson(std::string_view json, std::string_view origin);
+
+// Reads a whole file. NOT_FOUND names the path and the reason.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_LOADER_H_

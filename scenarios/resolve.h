@@ -1,0 +1,52 @@
+// File: scenarios/resolve.h
+//
+// Turns a parsed Scenario into the typed inputs of each module, filling every
+// default and checking every rule, and echoes the fully resolved scenario
+// (every default written out) for the result. Errors are INVALID_ARGUMENT (or
+// UNIMPLEMENTED for features a later release simulates) and name the field
+// path and a fix, e.g.
+//   "cluster.gpu=\"a100\" is not a known GPU; valid: a100-pcie-80gb, ..."
+//
+// Defaults: cluster.num_gpus = one node; cluster.node from the GPU (an A100
+// goes in a DGX A100); parallel sizes 1; micro_batch_size 1; global_batch_size
+// = micro_batch_size x data-parallel size; precision bf16; recompute none;
+// network tier analytic, algorithm auto; price from models/pricing.
+//
+// Example:
+//   absl::StatusOr<ResolvedScenario> r = Resolve(scenario);
+#ifndef CLUSTERSIM_SCENARIOS_RESOLVE_H_
+#define CLUSTERSIM_SCENARIOS_RESOLVE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "models/gpu_catalog.h"
+#include "models/transformer_config.h"
+#include "scenarios/scenario.pb.h"
+#include "strategies/parallel_config.h"
+#include "topology/cluster_spec.h"
+#include "topology/collective.h"
+
+namespace clustersim::scenarios {
+
+struct ResolvedScenario {
+  config::Scenario echo;  // the scenario with every default filled in
+  std::string name;
+  models::TransformerConfig model;
+  const models::GpuSpec* gpu = nullptr;  // points into the GPU catalog
+  topology::ClusterSpec cluster;
+  int num_gpus = 0;
+  strategies::ParallelConfig parallel;
+  topology::Algorithm algorithm = topology::Algorithm::kAuto;
+  double usd_per_gpu_hour = 0;
+  std::string price_source;
+};
+
+absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& scenario);
+
+// The topology node preset a GPU usually ships in ("dgx-a100" for A100 SXM).
+absl::StatusOr<std::string> DefaultNodeFor(const models::GpuSpec& gpu);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_RESOLVE_H_

@@ -1,0 +1,110 @@
+#include "scenarios/resolve.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "scenarios/loader.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+config::Scenario Parse(const char* text) {
+  absl::StatusOr<config::Scenario> s = ParseScenarioText(text, "test");
+  EXPECT_TRUE(s.ok()) << s.status();
+  return *s;
+}
+
+TEST(ResolveTest, FillsDefaultsAndDerivesDataParallel) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" num_gpus: 16 }
+    model { preset: "gpt-22b" }
+    parallelism { tensor_model_parallel_size: 8 }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.data_parallel, 2);
+  EXPECT_EQ(r->parallel.global_batch_size, 2);  // micro-batch 1 x dp 2
+  EXPECT_EQ(r->cluster.node_preset, "dgx-a100");
+  EXPECT_EQ(r->cluster.num_nodes, 2);
+  EXPECT_EQ(r->echo.parallelism().data_parallel_size(), 2);
+  EXPECT_EQ(r->echo.training().precision(), "bf16");
+  EXPECT_EQ(r->echo.model().hidden_size(), 6144);
+  EXPECT_GT(r->usd_per_gpu_hour, 0);
+}
+
+TEST(ResolveTest, FlagsOverridePresetFields) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" num_layers: 2 }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.num_layers, 2);
+  EXPECT_EQ(r->model.hidden_size, 6144);
+}
+
+TEST(ResolveTest, CustomModelNeedsItsShape) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { num_layers: 2 hidden_size: 1024 }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("model.num_attention_heads is required"),
+            std::string::npos)
+      << r.status();
+}
+
+TEST(ResolveTest, UnknownGpuListsValidNames) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100" }
+    model { preset: "gpt-22b" }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cluster.gpu"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("h100-sxm5-80gb"), std::string::npos) << r.status();
+}
+
+TEST(ResolveTest, UnknownModelListsValidNames) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-23b" }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("model.preset"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("gpt-22b"), std::string::npos) << r.status();
+}
+
+TEST(ResolveTest, BadParallelismNamesTheField) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" num_gpus: 8 }
+    model { preset: "gpt-22b" }
+    parallelism { tensor_model_parallel_size: 3 }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("parallelism.tensor_model_parallel_size=3"),
+            std::string::npos)
+      << r.status();
+}
+
+TEST(ResolveTest, BadRecomputeAndPrecision) {
+  EXPECT_FALSE(Resolve(Parse(R"pb(
+                 cluster { gpu: "a100-sxm4-80gb" }
+                 model { preset: "gpt-22b" }
+                 training { recompute_granularity: "most" }
+               )pb"))
+                   .ok());
+  absl::StatusOr<ResolvedScenario> fp8 = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    training { precision: "fp8" }
+  )pb"));
+  ASSERT_FALSE(fp8.ok());
+  EXPECT_NE(fp8.status().message().find("training.precision"), std::string::npos);
+}
+
+TEST(ResolveTest, MissingGpuIsAnError) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(model { preset: "gpt-22b" })pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cluster.gpu is required"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios

@@ -1,0 +1,140 @@
+#include "scenarios/runner.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "models/flops.h"
+#include "models/kernel_model.h"
+#include "models/memory_model.h"
+#include "sim/engine.h"
+#include "sim/simulator.h"
+#include "strategies/placement.h"
+#include "strategies/step_builder.h"
+#include "strategies/step_describer.h"
+#include "strategies/step_stats.h"
+#include "topology/analytic_network.h"
+#include "topology/cluster.h"
+#include "traces/chrome_trace_writer.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+void FillMemory(const ResolvedScenario& s, config::Result* out) {
+  models::MemoryInputs in;
+  in.model = s.model;
+  in.shard.tensor_parallel = s.parallel.tensor_parallel;
+  in.shard.sequence_parallel = s.parallel.sequence_parallel;
+  in.shard.context_parallel = s.parallel.context_parallel;
+  in.shard.micro_batch_size = s.parallel.micro_batch_size;
+  in.shard.dtype = s.parallel.precision;
+  in.shard.recompute = s.parallel.recompute;
+  in.pipeline_parallel = s.parallel.pipeline_parallel;
+  in.data_parallel = s.parallel.data_parallel;
+  in.virtual_pipeline = s.parallel.virtual_pipeline;
+  in.num_microbatches = s.parallel.num_microbatches();
+  in.distributed_optimizer = s.parallel.distributed_optimizer;
+  in.zero_stage = s.parallel.zero_stage;
+  const models::MemoryBreakdown m = models::EstimateMemory(in);
+  config::MemoryBreakdownGib* b = out->mutable_memory_breakdown_gib();
+  b->set_weights(m.weights.count() / kGiB);
+  b->set_gradients(m.gradients.count() / kGiB);
+  b->set_optimizer(m.optimizer.count() / kGiB);
+  b->set_activations(m.activations.count() / kGiB);
+  b->set_other(m.other.count() / kGiB);
+  out->set_peak_memory_gib(m.Total().count() / kGiB);
+  out->set_memory_capacity_gib(s.gpu->memory.count() / kGiB);
+  out->set_fits_in_memory(m.Total() <= s.gpu->memory);
+}
+
+}  // namespace
+
+absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunOptions& options) {
+  absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(s.cluster);
+  if (!cluster.ok()) {
+    return absl::Status(cluster.status().code(),
+                        absl::StrCat("cluster: ", cluster.status().message()));
+  }
+  if (cluster->num_gpus() < s.num_gpus) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.num_gpus=", s.num_gpus, " exceeds the ", cluster->num_gpus(), " GPUs of ",
+        cluster->Describe()));
+  }
+  const topology::AnalyticNetwork network(*cluster);
+  const models::KernelModel kernels(*s.gpu);
+  strategies::StepInputs in;
+  in.model = &s.model;
+  in.parallel = &s.parallel;
+  in.kernels = &kernels;
+  in.network = &network;
+  in.algorithm = s.algorithm;
+  in.fold_data_parallel = options.fold_data_parallel;
+  absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
+  if (!plan.ok()) return plan.status();
+
+  sim::Simulator simulator;
+  sim::Engine engine(plan->graph, simulator);
+  strategies::StepStats stats(*plan);
+  engine.AddObserver(&stats);
+  const strategies::Placement placement(s.parallel);
+  const strategies::StepDescriber describer(*plan, placement, cluster->gpus_per_node());
+  std::unique_ptr<traces::ChromeTraceWriter> trace;
+  if (!options.trace_path.empty()) {
+    traces::ChromeTraceWriter::Options topts;
+    topts.other_data = {{"simulator", "clustersim"},
+                        {"scenario", s.name},
+                        {"cluster", cluster->Describe()},
+                        {"model", s.model.name}};
+    absl::StatusOr<std::unique_ptr<traces::ChromeTraceWriter>> w =
+        traces::ChromeTraceWriter::Open(options.trace_path, describer, topts);
+    if (!w.ok()) return w.status();
+    trace = *std::move(w);
+    engine.AddObserver(trace.get());
+  }
+  if (auto st = engine.Run(); !st.ok()) return st;
+  if (trace) {
+    if (auto st = trace->Finish(); !st.ok()) return st;
+  }
+
+  const strategies::StepStats::Summary sum = stats.Summarize(engine.Makespan());
+  config::Result r;
+  const double step_s = sum.step_time.ToSeconds();
+  const double tokens =
+      static_cast<double>(s.parallel.global_batch_size) * static_cast<double>(s.model.seq_length);
+  const double gpus = s.num_gpus;
+  r.set_step_time_s(step_s);
+  r.set_tokens_per_s(tokens / step_s);
+  r.set_tokens_per_s_per_gpu(tokens / step_s / gpus);
+  const double model_flops = models::MegatronModelFlops(s.model, s.parallel.global_batch_size);
+  const double hw_flops =
+      models::MegatronHardwareFlops(s.model, s.parallel.global_batch_size, s.parallel.recompute);
+  const double peak = s.gpu->PeakFlops(s.parallel.precision);
+  r.set_model_tflops_per_gpu(model_flops / step_s / gpus / 1e12);
+  r.set_hardware_tflops_per_gpu(hw_flops / step_s / gpus / 1e12);
+  r.set_mfu(model_flops / step_s / gpus / peak);
+  r.set_hfu(hw_flops / step_s / gpus / peak);
+  r.set_flops_convention(
+      "Megatron-LM num_floating_point_operations (model FLOPs, attention unmasked, no "
+      "recompute); mfu = model FLOP/s per GPU / dense peak of the training precision");
+  r.set_bubble_ratio(sum.bubble.ToSeconds() / step_s);
+  r.set_exposed_comm_s(sum.exposed_comm.ToSeconds());
+  r.mutable_exposed_comm_breakdown_s()->set_tp_s(sum.exposed_tp.ToSeconds());
+  r.mutable_exposed_comm_breakdown_s()->set_dp_s(sum.exposed_dp.ToSeconds());
+  r.set_compute_s(sum.compute.ToSeconds());
+  FillMemory(s, &r);
+  r.mutable_cost()->set_usd_per_gpu_hour(s.usd_per_gpu_hour);
+  r.mutable_cost()->set_usd_per_step(s.usd_per_gpu_hour * gpus * step_s / 3600.0);
+  r.mutable_cost()->set_price_source(s.price_source);
+  r.set_num_microbatches(s.parallel.num_microbatches());
+  r.set_data_parallel_size(s.parallel.data_parallel);
+  r.set_simulated_events(static_cast<double>(simulator.ExecutedEvents()));
+  r.set_simulated_tasks(static_cast<double>(plan->graph.NumTasks()));
+  r.set_cost_model_source(absl::StrCat(
+      "kernels: models/kernel_model (", s.gpu->name, "); network: topology/analytic_network on ",
+      cluster->Describe()));
+  *r.mutable_scenario() = s.echo;
+  return r;
+}
+
+}  // namespace clustersim::scenarios

@@ -1,0 +1,34 @@
+// File: scenarios/runner.h
+//
+// Runs one resolved scenario end to end: builds the cluster and its network
+// model, the kernel model, the step's task graph; simulates it on the event
+// engine with the step statistics (and, if asked, a Chrome trace) subscribed;
+// and assembles the Result: step time, throughput, MFU, bubble, exposed
+// communication, memory per GPU, cost. Pure wiring of the modules; each
+// number is computed where its module lives.
+//
+// Example:
+//   RunOptions opts{.trace_path = "out/trace.json"};
+//   absl::StatusOr<config::Result> result = RunScenario(resolved, opts);
+#ifndef CLUSTERSIM_SCENARIOS_RUNNER_H_
+#define CLUSTERSIM_SCENARIOS_RUNNER_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "scenarios/resolve.h"
+#include "scenarios/result.pb.h"
+
+namespace clustersim::scenarios {
+
+struct RunOptions {
+  std::string trace_path;           // empty: no trace
+  bool fold_data_parallel = true;   // simulate one data-parallel replica (exact when symmetric)
+};
+
+absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& scenario,
+                                           const RunOptions& options);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_RUNNER_H_

@@ -1,0 +1,109 @@
+#include "sim/engine.h"
+
+#include <sstream>
+
+#include "sim/check.h"
+
+namespace clustersim::sim {
+namespace {
+constexpr uint8_t kWaiting = 0;
+constexpr uint8_t kRunning = 1;
+constexpr uint8_t kDone = 2;
+}  // namespace
+
+Engine::Engine(const TaskGraph& graph, Simulator& sim)
+    : graph_(graph),
+      sim_(sim),
+      succ_begin_(graph.NumTasks() + 1, 0),
+      pending_deps_(graph.NumTasks(), 0),
+      head_(graph.NumResources(), 0),
+      state_(graph.NumTasks(), kWaiting),
+      start_(graph.NumTasks()),
+      end_(graph.NumTasks()) {
+  for (const auto& [before, after] : graph.edges()) {
+    ++succ_begin_[before + 1];
+    ++pending_deps_[after];
+  }
+  for (size_t i = 1; i < succ_begin_.size(); ++i) succ_begin_[i] += succ_begin_[i - 1];
+  succ_.resize(graph.edges().size());
+  std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (const auto& [before, after] : graph.edges()) succ_[fill[before]++] = after;
+}
+
+void Engine::TryStart(TaskId t) {
+  if (state_[t] != kWaiting || pending_deps_[t] != 0) return;
+  for (ResourceId r : graph_.ResourcesOf(t)) {
+    const auto& q = graph_.QueueOf(r);
+    if (head_[r] >= q.size() || q[head_[r]] != t) return;
+  }
+  state_[t] = kRunning;
+  start_[t] = sim_.Now();
+  const TaskGraph::Task& task = graph_.task(t);
+  if (task.external) {
+    SIM_CHECK(executor_ != nullptr) << "external task " << t << " but no TaskExecutor set";
+    executor_->Start(t, *this);
+  } else {
+    Engine* self = this;
+    sim_.ScheduleAfter(task.duration, [self, t] { self->Complete(t); });
+  }
+}
+
+void Engine::Finish(TaskId t) {
+  SIM_CHECK(t < state_.size() && state_[t] == kRunning && graph_.task(t).external)
+      << "Finish(" << t << ") on a task that is not a running external task";
+  Complete(t);
+}
+
+void Engine::Complete(TaskId t) {
+  state_[t] = kDone;
+  end_[t] = sim_.Now();
+  makespan_ = Max(makespan_, end_[t]);
+  ++finished_;
+  const uint32_t tag = graph_.task(t).tag;
+  for (ResourceId r : graph_.ResourcesOf(t)) {
+    const Span span{r, t, tag, start_[t], end_[t]};
+    for (SpanObserver* o : observers_) o->OnSpan(graph_, span);
+  }
+  // Advance the queues first, then offer the new heads and the successors a
+  // start, in a fixed order (resources, then successors) for determinism.
+  for (ResourceId r : graph_.ResourcesOf(t)) ++head_[r];
+  for (ResourceId r : graph_.ResourcesOf(t)) {
+    const auto& q = graph_.QueueOf(r);
+    if (head_[r] < q.size()) TryStart(q[head_[r]]);
+  }
+  for (uint32_t i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
+    const TaskId s = succ_[i];
+    --pending_deps_[s];
+    TryStart(s);
+  }
+}
+
+absl::Status Engine::Run() {
+  for (TaskId t = 0; t < graph_.NumTasks(); ++t) TryStart(t);
+  sim_.Run();
+  if (finished_ == graph_.NumTasks()) return absl::OkStatus();
+  for (TaskId t = 0; t < graph_.NumTasks(); ++t) {
+    if (state_[t] == kDone) continue;
+    std::ostringstream msg;
+    msg << "simulation cannot make progress: " << (graph_.NumTasks() - finished_)
+        << " task(s) never started; task " << t;
+    if (state_[t] == kRunning) {
+      msg << " is external and its executor never finished it";
+    } else if (pending_deps_[t] != 0) {
+      msg << " waits for " << pending_deps_[t] << " unfinished predecessor(s)";
+    } else {
+      for (ResourceId r : graph_.ResourcesOf(t)) {
+        const auto& q = graph_.QueueOf(r);
+        if (q[head_[r]] != t) {
+          msg << " is queued on " << graph_.resource(r).name << " behind task " << q[head_[r]];
+          break;
+        }
+      }
+    }
+    msg << " (a dependency cycle, or tasks ordered differently on two streams)";
+    return absl::FailedPreconditionError(msg.str());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace clustersim::sim

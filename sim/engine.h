@@ -1,0 +1,108 @@
+// File: sim/engine.h
+//
+// Runs a TaskGraph on a Simulator: tasks start when their predecessors are done
+// and they head every resource queue they occupy (see task_graph.h), and end
+// after their duration (or when their TaskExecutor says so). Each finished task
+// is reported to every SpanObserver as one Span per resource it occupied.
+//
+// A graph that cannot make progress (a dependency cycle, or two multi-resource
+// tasks queued in opposite orders on two streams) is detected when the event
+// queue drains with work left, and reported as an error naming a stuck task:
+// never a hang.
+//
+// Example:
+//   Simulator sim;
+//   Engine engine(graph, sim);
+//   engine.AddObserver(&trace_writer);
+//   absl::Status s = engine.Run();
+//   Time end = engine.Makespan();
+//
+// Lifetime: `graph`, `sim`, observers and the executor must outlive the engine.
+#ifndef CLUSTERSIM_SIM_ENGINE_H_
+#define CLUSTERSIM_SIM_ENGINE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "sim/simulator.h"
+#include "sim/task_graph.h"
+#include "sim/units.h"
+
+namespace clustersim::sim {
+
+// One task's occupation of one resource.
+struct Span {
+  ResourceId resource;
+  TaskId task;
+  uint32_t tag;
+  Time start;
+  Time end;
+};
+
+class SpanObserver {
+ public:
+  virtual ~SpanObserver() = default;
+  // Called when a task finishes, once per resource it occupied, in resource order.
+  virtual void OnSpan(const TaskGraph& graph, const Span& span) = 0;
+};
+
+class Engine;
+
+// Decides the duration of external tasks while the simulation runs (e.g. a
+// flow-level network model). Start must eventually lead to engine.Finish(task).
+class TaskExecutor {
+ public:
+  virtual ~TaskExecutor() = default;
+  virtual void Start(TaskId task, Engine& engine) = 0;
+};
+
+class Engine {
+ public:
+  Engine(const TaskGraph& graph, Simulator& sim);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void AddObserver(SpanObserver* observer) { observers_.push_back(observer); }
+  // REQUIRES: set before Run when the graph has external tasks.
+  void SetExecutor(TaskExecutor* executor) { executor_ = executor; }
+
+  // Runs the whole graph. Error (FAILED_PRECONDITION) when tasks remain that
+  // can never start, naming one and what it waits for.
+  absl::Status Run();
+
+  // Ends an external task now. REQUIRES: the task is external and running.
+  void Finish(TaskId task);
+
+  Simulator& simulator() { return sim_; }
+  const TaskGraph& graph() const { return graph_; }
+  Time StartOf(TaskId t) const { return start_[t]; }
+  Time EndOf(TaskId t) const { return end_[t]; }
+  // The end of the last task (zero for an empty graph).
+  Time Makespan() const { return makespan_; }
+  size_t FinishedTasks() const { return finished_; }
+
+ private:
+  void TryStart(TaskId t);
+  void Complete(TaskId t);
+
+  const TaskGraph& graph_;
+  Simulator& sim_;
+  std::vector<SpanObserver*> observers_;
+  TaskExecutor* executor_ = nullptr;
+
+  // Successors in CSR form.
+  std::vector<uint32_t> succ_begin_;
+  std::vector<TaskId> succ_;
+  std::vector<uint32_t> pending_deps_;
+  std::vector<uint32_t> head_;  // per resource: index of its next task in QueueOf(r)
+  std::vector<uint8_t> state_;  // 0 waiting, 1 running, 2 done
+  std::vector<Time> start_;
+  std::vector<Time> end_;
+  Time makespan_;
+  size_t finished_ = 0;
+};
+
+}  // namespace clustersim::sim
+
+#endif  // CLUSTERSIM_SIM_ENGINE_H_

@@ -1,0 +1,46 @@
+#include "sim/task_graph.h"
+
+#include <utility>
+
+#include "sim/check.h"
+
+namespace clustersim::sim {
+
+ResourceId TaskGraph::AddResource(std::string name, uint32_t group, uint32_t lane) {
+  resources_.push_back(Resource{std::move(name), group, lane});
+  queues_.emplace_back();
+  return static_cast<ResourceId>(resources_.size() - 1);
+}
+
+TaskId TaskGraph::AddTask(std::span<const ResourceId> resources, Duration duration,
+                          uint32_t tag) {
+  SIM_CHECK(duration >= Duration::Zero()) << "negative task duration " << duration.picoseconds();
+  const TaskId id = static_cast<TaskId>(tasks_.size());
+  tasks_.push_back(Task{duration, tag, static_cast<uint32_t>(resource_refs_.size()),
+                        static_cast<uint32_t>(resources.size()), false});
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const ResourceId r = resources[i];
+    SIM_CHECK(r < resources_.size()) << "unknown resource " << r;
+    for (size_t j = 0; j < i; ++j) {
+      SIM_CHECK(resources[j] != r) << "resource " << resources_[r].name << " named twice";
+    }
+    resource_refs_.push_back(r);
+    queues_[r].push_back(id);
+  }
+  return id;
+}
+
+TaskId TaskGraph::AddExternalTask(std::span<const ResourceId> resources, uint32_t tag) {
+  const TaskId id = AddTask(resources, Duration::Zero(), tag);
+  tasks_[id].external = true;
+  return id;
+}
+
+void TaskGraph::AddDependency(TaskId before, TaskId after) {
+  SIM_CHECK(before < tasks_.size() && after < tasks_.size())
+      << "dependency between unknown tasks " << before << " -> " << after;
+  SIM_CHECK(before != after) << "task " << before << " cannot depend on itself";
+  edges_.emplace_back(before, after);
+}
+
+}  // namespace clustersim::sim

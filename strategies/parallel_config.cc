@@ -1,0 +1,125 @@
+#include "strategies/parallel_config.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace clustersim::strategies {
+namespace {
+
+std::string Divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n && d.size() < 12; ++i) {
+    if (n % i == 0) d.push_back(i);
+  }
+  return absl::StrJoin(d, ", ");
+}
+
+absl::Status Positive(int value, const char* field) {
+  if (value >= 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, "=", value, " must be at least 1; set it to a positive integer"));
+}
+
+absl::Status MustDivide(int size, const char* size_field, int n, const char* n_field) {
+  if (n % size == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(size_field, "=", size, " does not divide ", n_field,
+                                                 "=", n, "; try ", Divisors(n)));
+}
+
+}  // namespace
+
+absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
+                                    ParallelConfig* p) {
+  constexpr const char* kTp = "parallelism.tensor_model_parallel_size";
+  constexpr const char* kPp = "parallelism.pipeline_model_parallel_size";
+  constexpr const char* kCp = "parallelism.context_parallel_size";
+  constexpr const char* kEp = "parallelism.expert_model_parallel_size";
+  constexpr const char* kVp = "parallelism.virtual_pipeline_model_parallel_size";
+  constexpr const char* kMbs = "training.micro_batch_size";
+  constexpr const char* kGbs = "training.global_batch_size";
+  if (auto s = Positive(world_size, "cluster.num_gpus"); !s.ok()) return s;
+  if (auto s = Positive(p->tensor_parallel, kTp); !s.ok()) return s;
+  if (auto s = Positive(p->pipeline_parallel, kPp); !s.ok()) return s;
+  if (auto s = Positive(p->context_parallel, kCp); !s.ok()) return s;
+  if (auto s = Positive(p->expert_parallel, kEp); !s.ok()) return s;
+  if (auto s = Positive(p->virtual_pipeline, kVp); !s.ok()) return s;
+  if (auto s = Positive(p->micro_batch_size, kMbs); !s.ok()) return s;
+  if (auto s = Positive(p->global_batch_size, kGbs); !s.ok()) return s;
+
+  if (auto s = MustDivide(p->tensor_parallel, kTp, model.num_attention_heads,
+                          "model.num_attention_heads");
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = MustDivide(p->tensor_parallel, kTp, model.num_query_groups,
+                          "model.num_query_groups");
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = MustDivide(p->tensor_parallel, kTp, model.ffn_hidden_size,
+                          "model.ffn_hidden_size");
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = MustDivide(p->pipeline_parallel, kPp, model.num_layers, "model.num_layers");
+      !s.ok()) {
+    return s;
+  }
+  if (p->sequence_parallel && p->tensor_parallel == 1) {
+    return absl::InvalidArgumentError(
+        "parallelism.sequence_parallel=true needs parallelism.tensor_model_parallel_size > 1; "
+        "raise tp or turn sequence parallelism off");
+  }
+  const int mp = p->model_parallel_size();
+  if (world_size % mp != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.num_gpus=", world_size, " is not a multiple of tp x pp x cp = ",
+        p->tensor_parallel, " x ", p->pipeline_parallel, " x ", p->context_parallel, " = ", mp,
+        "; use a multiple of ", mp, " GPUs or change the parallel sizes"));
+  }
+  const int dp = world_size / mp;
+  if (p->data_parallel != 0 && p->data_parallel != 1 && p->data_parallel != dp) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallelism.data_parallel_size=", p->data_parallel, " disagrees with num_gpus / (tp x pp x cp) = ",
+        dp, "; leave it unset (it is derived)"));
+  }
+  p->data_parallel = dp;
+  if (p->global_batch_size % (p->micro_batch_size * dp) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kGbs, "=", p->global_batch_size, " is not divisible by micro_batch_size x data_parallel = ",
+        p->micro_batch_size, " x ", dp, " = ", p->micro_batch_size * dp, "; use a multiple of ",
+        p->micro_batch_size * dp));
+  }
+  if (p->zero_stage < 0 || p->zero_stage > 3) {
+    return absl::InvalidArgumentError(absl::StrCat("parallelism.zero_stage=", p->zero_stage,
+                                                   " is not 0, 1, 2 or 3"));
+  }
+  // Parts of the strategy space that later releases simulate.
+  if (p->pipeline_parallel > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        kPp, "=", p->pipeline_parallel,
+        ": pipeline parallelism is not supported yet in this release; use 1"));
+  }
+  if (p->virtual_pipeline > 1) {
+    return absl::UnimplementedError(
+        absl::StrCat(kVp, ": interleaved pipeline schedules are not supported yet; use 1"));
+  }
+  if (p->context_parallel > 1) {
+    return absl::UnimplementedError(
+        absl::StrCat(kCp, ": context parallelism is not supported yet; use 1"));
+  }
+  if (p->expert_parallel > 1 || model.num_experts > 0) {
+    return absl::UnimplementedError(
+        absl::StrCat(kEp, ": mixture-of-experts models are not supported yet"));
+  }
+  if (p->zero_stage == 3) {
+    return absl::UnimplementedError(
+        "parallelism.zero_stage=3 (parameter sharding) is not supported yet; use 0, 1 or 2");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace clustersim::strategies

@@ -1,0 +1,58 @@
+// File: strategies/parallel_config.h
+//
+// How one training step is split over GPUs, in Megatron-LM's vocabulary:
+// tensor (tp), pipeline (pp), context (cp), expert (ep) and data (dp, derived)
+// parallelism, sequence parallelism, the distributed optimizer / ZeRO stage,
+// micro and global batch, recompute granularity and precision.
+//
+// Example:
+//   ParallelConfig p;
+//   p.tensor_parallel = 8; p.micro_batch_size = 4; p.global_batch_size = 4;
+//   absl::Status s = ValidateParallelConfig(model, /*world_size=*/8, &p);  // fills p.data_parallel
+//   int m = p.num_microbatches();
+#ifndef CLUSTERSIM_STRATEGIES_PARALLEL_CONFIG_H_
+#define CLUSTERSIM_STRATEGIES_PARALLEL_CONFIG_H_
+
+#include "absl/status/status.h"
+#include "models/dtype.h"
+#include "models/transformer_config.h"
+#include "models/workload.h"
+
+namespace clustersim::strategies {
+
+struct ParallelConfig {
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int context_parallel = 1;
+  int expert_parallel = 1;
+  int virtual_pipeline = 1;
+  int data_parallel = 1;  // derived: world / (tp * pp * cp)
+  bool sequence_parallel = false;
+  bool distributed_optimizer = false;
+  int zero_stage = 0;
+  // Overlap the data-parallel gradient reduction with the backward pass
+  // (Megatron-LM --overlap-grad-reduce), bucket by bucket.
+  bool overlap_grad_reduce = false;
+  int micro_batch_size = 1;
+  int global_batch_size = 1;
+  models::Recompute recompute = models::Recompute::kNone;
+  models::Dtype precision = models::Dtype::kBf16;
+
+  int model_parallel_size() const { return tensor_parallel * pipeline_parallel * context_parallel; }
+  // Micro-batches each pipeline runs per step (gradient accumulation steps).
+  int num_microbatches() const { return global_batch_size / (micro_batch_size * data_parallel); }
+};
+
+// Checks every divisibility and range rule and derives `data_parallel` from
+// `world_size`. Errors name the field (scenario path, as Megatron flags are
+// named) and suggest valid values, e.g.
+//   "parallelism.tensor_model_parallel_size=3 does not divide
+//    model.num_attention_heads=32; try 1, 2, 4, 8, 16, 32".
+// Features that a later release simulates (pp > 1, cp > 1, ep > 1, ZeRO-3)
+// are rejected as UNIMPLEMENTED with a "not supported yet" message.
+absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
+                                    ParallelConfig* config);
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_PARALLEL_CONFIG_H_

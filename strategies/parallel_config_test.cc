@@ -1,0 +1,83 @@
+#include "strategies/parallel_config.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace clustersim::strategies {
+namespace {
+
+models::TransformerConfig Model() {
+  models::TransformerConfig m;
+  m.name = "test";
+  m.num_layers = 24;
+  m.hidden_size = 2048;
+  m.ffn_hidden_size = 8192;
+  m.num_attention_heads = 32;
+  m.num_query_groups = 32;
+  m.seq_length = 2048;
+  m.vocab_size = 51200;
+  return m;
+}
+
+TEST(ParallelConfigTest, DerivesDataParallelAndMicrobatches) {
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.micro_batch_size = 2;
+  p.global_batch_size = 32;
+  ASSERT_TRUE(ValidateParallelConfig(Model(), 16, &p).ok());
+  EXPECT_EQ(p.data_parallel, 8);
+  EXPECT_EQ(p.num_microbatches(), 2);
+}
+
+TEST(ParallelConfigTest, TensorParallelMustDivideHeads) {
+  ParallelConfig p;
+  p.tensor_parallel = 3;
+  absl::Status s = ValidateParallelConfig(Model(), 6, &p);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("tensor_model_parallel_size=3 does not divide "
+                             "model.num_attention_heads=32; try 1, 2, 4, 8"),
+            std::string::npos)
+      << s;
+}
+
+TEST(ParallelConfigTest, WorldMustBeMultipleOfModelParallel) {
+  ParallelConfig p;
+  p.tensor_parallel = 4;
+  absl::Status s = ValidateParallelConfig(Model(), 6, &p);
+  EXPECT_NE(s.message().find("cluster.num_gpus=6 is not a multiple of tp x pp x cp"),
+            std::string::npos)
+      << s;
+}
+
+TEST(ParallelConfigTest, GlobalBatchMustDivide) {
+  ParallelConfig p;
+  p.micro_batch_size = 4;
+  p.global_batch_size = 6;
+  absl::Status s = ValidateParallelConfig(Model(), 1, &p);
+  EXPECT_NE(s.message().find("training.global_batch_size=6 is not divisible"), std::string::npos)
+      << s;
+}
+
+TEST(ParallelConfigTest, RejectsNonPositiveSizes) {
+  ParallelConfig p;
+  p.micro_batch_size = 0;
+  absl::Status s = ValidateParallelConfig(Model(), 8, &p);
+  EXPECT_NE(s.message().find("training.micro_batch_size=0 must be at least 1"), std::string::npos);
+}
+
+TEST(ParallelConfigTest, SequenceParallelNeedsTensorParallel) {
+  ParallelConfig p;
+  p.sequence_parallel = true;
+  EXPECT_FALSE(ValidateParallelConfig(Model(), 8, &p).ok());
+}
+
+TEST(ParallelConfigTest, LaterFeaturesAreUnimplemented) {
+  ParallelConfig p;
+  p.pipeline_parallel = 2;
+  p.global_batch_size = 4;
+  EXPECT_EQ(ValidateParallelConfig(Model(), 8, &p).code(), absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace clustersim::strategies

@@ -1,0 +1,41 @@
+#include "strategies/placement.h"
+
+namespace clustersim::strategies {
+
+Placement::Placement(const ParallelConfig& c)
+    : tp_(c.tensor_parallel), cp_(c.context_parallel), dp_(c.data_parallel),
+      pp_(c.pipeline_parallel) {}
+
+RankCoords Placement::CoordsOf(int gpu) const {
+  RankCoords c;
+  c.tp = gpu % tp_;
+  gpu /= tp_;
+  c.cp = gpu % cp_;
+  gpu /= cp_;
+  c.dp = gpu % dp_;
+  c.pp = gpu / dp_;
+  return c;
+}
+
+std::vector<int> Placement::TensorGroup(int gpu) const {
+  RankCoords c = CoordsOf(gpu);
+  std::vector<int> g;
+  for (c.tp = 0; c.tp < tp_; ++c.tp) g.push_back(GpuOf(c));
+  return g;
+}
+
+std::vector<int> Placement::DataGroup(int gpu) const {
+  RankCoords c = CoordsOf(gpu);
+  std::vector<int> g;
+  for (c.dp = 0; c.dp < dp_; ++c.dp) g.push_back(GpuOf(c));
+  return g;
+}
+
+std::vector<int> Placement::PipelineGroup(int gpu) const {
+  RankCoords c = CoordsOf(gpu);
+  std::vector<int> g;
+  for (c.pp = 0; c.pp < pp_; ++c.pp) g.push_back(GpuOf(c));
+  return g;
+}
+
+}  // namespace clustersim::strategies

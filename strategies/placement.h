@@ -1,0 +1,48 @@
+// File: strategies/placement.h
+//
+// Maps ranks to GPUs and forms the communication groups, in Megatron-LM's
+// order: tensor-parallel ranks are innermost (consecutive GPUs, so a TP group
+// stays inside one NVLink node), then context, then data, then pipeline:
+//   gpu = tp + TP * (cp + CP * (dp + DP * pp))
+//
+// Example:
+//   Placement pl(config);                  // tp=8, dp=2 on 16 GPUs
+//   pl.GpuOf({.tp = 3, .dp = 1});          // 11
+//   pl.TensorGroup(11);                    // {8, ..., 15}
+//   pl.DataGroup(11);                      // {3, 11}
+#ifndef CLUSTERSIM_STRATEGIES_PLACEMENT_H_
+#define CLUSTERSIM_STRATEGIES_PLACEMENT_H_
+
+#include <vector>
+
+#include "strategies/parallel_config.h"
+
+namespace clustersim::strategies {
+
+struct RankCoords {
+  int tp = 0;
+  int cp = 0;
+  int dp = 0;
+  int pp = 0;
+};
+
+class Placement {
+ public:
+  // REQUIRES: config validated (data_parallel derived).
+  explicit Placement(const ParallelConfig& config);
+
+  int world_size() const { return tp_ * cp_ * dp_ * pp_; }
+  int GpuOf(const RankCoords& c) const { return c.tp + tp_ * (c.cp + cp_ * (c.dp + dp_ * c.pp)); }
+  RankCoords CoordsOf(int gpu) const;
+
+  std::vector<int> TensorGroup(int gpu) const;
+  std::vector<int> DataGroup(int gpu) const;
+  std::vector<int> PipelineGroup(int gpu) const;
+
+ private:
+  int tp_, cp_, dp_, pp_;
+};
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_PLACEMENT_H_

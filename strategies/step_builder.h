@@ -1,0 +1,49 @@
+// File: strategies/step_builder.h
+//
+// Turns a model, a GPU, a cluster's network model and a parallel strategy into
+// the task graph of one training step: every micro-batch's forward and backward
+// on every simulated GPU, op by op (costed by the kernel model), tensor-parallel
+// collectives where Megatron-LM issues them, the data-parallel gradient
+// reduction in buckets (overlapped with the backward pass when
+// overlap_grad_reduce is set), the distributed-optimizer parameter all-gather,
+// and the optimizer step.
+//
+// Data-parallel folding: when `fold_data_parallel` is set, only data-parallel
+// replica 0 is simulated. Every replica runs the same ops on the same
+// hardware, so on a symmetric cluster the step time is unchanged; the
+// gradient collectives are still costed over the full data-parallel group.
+// tests/fold_test.cc checks folded against unfolded runs.
+//
+// Example:
+//   StepInputs in{.model = &cfg, .parallel = &p, .kernels = &km, .network = &net};
+//   absl::StatusOr<StepPlan> plan = BuildStep(in);
+//
+// Lifetime: the inputs need only live during the call.
+#ifndef CLUSTERSIM_STRATEGIES_STEP_BUILDER_H_
+#define CLUSTERSIM_STRATEGIES_STEP_BUILDER_H_
+
+#include "absl/status/statusor.h"
+#include "models/kernel_model.h"
+#include "models/transformer_config.h"
+#include "strategies/parallel_config.h"
+#include "strategies/step_plan.h"
+#include "topology/network_model.h"
+
+namespace clustersim::strategies {
+
+struct StepInputs {
+  const models::TransformerConfig* model = nullptr;
+  const ParallelConfig* parallel = nullptr;  // validated
+  const models::KernelModel* kernels = nullptr;
+  const topology::NetworkModel* network = nullptr;
+  topology::Algorithm algorithm = topology::Algorithm::kAuto;
+  bool fold_data_parallel = true;
+  // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
+  double bucket_params = 40e6;
+};
+
+absl::StatusOr<StepPlan> BuildStep(const StepInputs& in);
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_STEP_BUILDER_H_

@@ -1,0 +1,175 @@
+#include "strategies/step_builder.h"
+
+#include "gtest/gtest.h"
+#include "models/gpu_catalog.h"
+#include "sim/engine.h"
+#include "strategies/step_stats.h"
+
+namespace clustersim::strategies {
+namespace {
+
+// Every collective costs 10 us plus its bytes at 100 GB/s, whatever the group.
+class FixedNetwork : public topology::NetworkModel {
+ public:
+  absl::StatusOr<topology::CollectiveEstimate> Estimate(
+      const topology::CollectiveRequest& r) const override {
+    ++calls;
+    topology::CollectiveEstimate e;
+    e.time = sim::Microseconds(10) +
+             sim::TransferTime(r.bytes, sim::Bandwidth::GigabytesPerSecond(100));
+    e.algorithm = topology::Algorithm::kRing;
+    return e;
+  }
+  mutable int calls = 0;
+};
+
+models::TransformerConfig SmallGpt() {
+  models::TransformerConfig m;
+  m.name = "small";
+  m.num_layers = 4;
+  m.hidden_size = 1024;
+  m.ffn_hidden_size = 4096;
+  m.num_attention_heads = 16;
+  m.num_query_groups = 16;
+  m.seq_length = 1024;
+  m.vocab_size = 32000;
+  return m;
+}
+
+struct SimRun {
+  StepPlan plan;
+  StepStats::Summary summary;
+};
+
+SimRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int world, bool fold,
+             const FixedNetwork& net) {
+  EXPECT_TRUE(ValidateParallelConfig(model, world, &p).ok());
+  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
+  const models::KernelModel kernels(*gpu);
+  StepInputs in;
+  in.model = &model;
+  in.parallel = &p;
+  in.kernels = &kernels;
+  in.network = &net;
+  in.fold_data_parallel = fold;
+  absl::StatusOr<StepPlan> plan = BuildStep(in);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  SimRun r{*std::move(plan), {}};
+  sim::Simulator sim;
+  sim::Engine engine(r.plan.graph, sim);
+  StepStats stats(r.plan);
+  engine.AddObserver(&stats);
+  EXPECT_TRUE(engine.Run().ok());
+  r.summary = stats.Summarize(engine.Makespan());
+  return r;
+}
+
+sim::Duration SumOfComputeCosts(const models::Workload& w, const models::KernelModel& k,
+                                int layers) {
+  sim::Duration total;
+  auto add = [&](const std::vector<models::Op>& ops, int times) {
+    for (const models::Op& op : ops) {
+      if (op.kind != models::OpKind::kCollective) total += k.Cost(op).time * times;
+    }
+  };
+  add(w.embedding_forward, 1);
+  add(w.embedding_backward, 1);
+  add(w.layer_forward, layers);
+  add(w.layer_backward, layers);
+  add(w.head_forward, 1);
+  add(w.head_backward, 1);
+  return total;
+}
+
+TEST(StepBuilderTest, SingleGpuStepIsTheSumOfItsKernels) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 2;  // two micro-batches of gradient accumulation
+  const models::TransformerConfig model = SmallGpt();
+  SimRun r = Simulate(model, p, 1, true, net);
+  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
+  const models::KernelModel kernels(*gpu);
+  const sim::Duration per_mb = SumOfComputeCosts(r.plan.workload, kernels, model.num_layers);
+  // The optimizer is the one compute task outside the micro-batches.
+  const sim::Duration optimizer = r.summary.step_time - per_mb * 2;
+  EXPECT_GT(optimizer, sim::Duration::Zero());
+  EXPECT_EQ(r.summary.compute, r.summary.step_time);
+  EXPECT_EQ(r.summary.exposed_comm, sim::Duration::Zero());
+  EXPECT_EQ(net.calls, 0);
+}
+
+TEST(StepBuilderTest, TensorParallelCollectivesAreExposed) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  SimRun r = Simulate(SmallGpt(), p, 2, true, net);
+  int layer_collectives = 0;
+  sim::Duration expected;
+  for (const TaskInfo& info : r.plan.infos) {
+    if (info.is_collective) {
+      if (info.layer >= 0 && info.layer < 4) ++layer_collectives;
+      expected += sim::Microseconds(10) +
+                  sim::TransferTime(info.op->comm_bytes, sim::Bandwidth::GigabytesPerSecond(100));
+    }
+  }
+  // Megatron: 2 all-reduces forward and 2 backward per layer (no recompute);
+  // the vocab-parallel embedding and cross-entropy add their own outside layers.
+  EXPECT_EQ(layer_collectives, 4 * 4);
+  EXPECT_EQ(r.summary.exposed_tp, expected);
+  EXPECT_EQ(r.summary.step_time, r.summary.compute + r.summary.exposed_comm);
+}
+
+TEST(StepBuilderTest, FoldedDataParallelMatchesUnfolded) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 8;
+  SimRun folded = Simulate(SmallGpt(), p, 8, true, net);
+  SimRun full = Simulate(SmallGpt(), p, 8, false, net);
+  EXPECT_TRUE(folded.plan.folded_data_parallel);
+  EXPECT_EQ(folded.plan.simulated_gpus.size(), 2u);
+  EXPECT_EQ(full.plan.simulated_gpus.size(), 8u);
+  EXPECT_EQ(folded.summary.step_time, full.summary.step_time);
+  EXPECT_EQ(folded.summary.exposed_dp, full.summary.exposed_dp);
+  EXPECT_LT(folded.plan.graph.NumTasks(), full.plan.graph.NumTasks());
+}
+
+TEST(StepBuilderTest, OverlappedGradientReductionHidesCommunication) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 4;
+  models::TransformerConfig model = SmallGpt();
+  model.num_layers = 16;
+  SimRun plain = Simulate(model, p, 4, true, net);
+  p.overlap_grad_reduce = true;
+  SimRun overlapped = Simulate(model, p, 4, true, net);
+  EXPECT_GT(plain.summary.exposed_dp, sim::Duration::Zero());
+  EXPECT_LT(overlapped.summary.exposed_dp, plain.summary.exposed_dp);
+  EXPECT_LT(overlapped.summary.step_time, plain.summary.step_time);
+}
+
+TEST(StepBuilderTest, FullRecomputeAddsForwardWork) {
+  FixedNetwork net;
+  ParallelConfig p;
+  SimRun none = Simulate(SmallGpt(), p, 1, true, net);
+  p.recompute = models::Recompute::kFull;
+  SimRun full = Simulate(SmallGpt(), p, 1, true, net);
+  EXPECT_GT(full.summary.compute, none.summary.compute);
+}
+
+TEST(StepBuilderTest, IsDeterministic) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.tensor_parallel = 4;
+  p.global_batch_size = 4;
+  SimRun a = Simulate(SmallGpt(), p, 8, false, net);
+  SimRun b = Simulate(SmallGpt(), p, 8, false, net);
+  EXPECT_EQ(a.summary.step_time, b.summary.step_time);
+  EXPECT_EQ(a.plan.graph.NumTasks(), b.plan.graph.NumTasks());
+}
+
+}  // namespace
+}  // namespace clustersim::strategies

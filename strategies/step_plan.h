@@ -1,0 +1,59 @@
+// File: strategies/step_plan.h
+//
+// One training step as a task graph ready to simulate, plus what every task
+// means (TaskInfo, indexed by the task's tag) so that outputs can describe it.
+// Built by BuildStep (step_builder.h); consumed by the engine, StepStats and the
+// trace describer.
+#ifndef CLUSTERSIM_STRATEGIES_STEP_PLAN_H_
+#define CLUSTERSIM_STRATEGIES_STEP_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/kernel_model.h"
+#include "models/workload.h"
+#include "sim/task_graph.h"
+#include "topology/collective.h"
+
+namespace clustersim::strategies {
+
+// Streams of one GPU, as resource lanes.
+enum Lane : uint32_t { kComputeLane = 0, kTensorCommLane = 1, kDataCommLane = 2, kNumLanes = 3 };
+
+enum class Phase : uint8_t { kForward, kBackward, kOptimizer };
+
+// Where a task sits in the step. `layer` is -1 for the embedding, num_layers
+// for the output head, and -1 for step-level work (gradient sync, optimizer).
+struct TaskInfo {
+  const models::Op* op = nullptr;  // owned by StepPlan::workload or StepPlan::step_ops
+  Phase phase = Phase::kForward;
+  int32_t microbatch = -1;
+  int32_t layer = -1;
+  int32_t bucket = -1;  // gradient bucket, for data-parallel collectives
+  // Compute tasks: the kernel model's verdict.
+  double efficiency = 0;
+  models::CostSource source = models::CostSource::kSpecFallback;
+  // Collective tasks.
+  bool is_collective = false;
+  topology::Algorithm algorithm = topology::Algorithm::kAuto;
+  double busbw_gbs = 0;
+  int group_size = 0;
+};
+
+struct StepPlan {
+  sim::TaskGraph graph;
+  std::vector<TaskInfo> infos;     // indexed by task tag
+  models::Workload workload;       // ops of one layer/head/embedding
+  std::vector<models::Op> step_ops;  // per-step ops: gradient collectives, optimizer
+  std::vector<int> simulated_gpus;   // global GPU indices that have resources
+  int world_size = 0;
+  // True when data-parallel replicas were folded into one representative
+  // (exact when the cluster is symmetric); their gradient collectives are
+  // still costed over the full data-parallel group.
+  bool folded_data_parallel = false;
+};
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_STEP_PLAN_H_

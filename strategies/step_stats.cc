@@ -1,0 +1,97 @@
+#include "strategies/step_stats.h"
+
+#include <algorithm>
+
+namespace clustersim::strategies {
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;
+
+// Sorts and merges overlapping intervals.
+std::vector<Interval> Union(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (i.second <= i.first) continue;
+    if (!out.empty() && i.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, i.second);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+int64_t Length(const std::vector<Interval>& u) {
+  int64_t total = 0;
+  for (const Interval& i : u) total += i.second - i.first;
+  return total;
+}
+
+// Length of (a minus b), both unions.
+int64_t Minus(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  int64_t total = 0;
+  size_t j = 0;
+  for (const Interval& i : a) {
+    int64_t cursor = i.first;
+    while (j < b.size() && b[j].second <= cursor) ++j;
+    size_t k = j;
+    while (k < b.size() && b[k].first < i.second) {
+      if (b[k].first > cursor) total += b[k].first - cursor;
+      cursor = std::max(cursor, b[k].second);
+      ++k;
+    }
+    if (cursor < i.second) total += i.second - cursor;
+  }
+  return total;
+}
+
+}  // namespace
+
+StepStats::StepStats(const StepPlan& plan) : plan_(plan) {
+  local_of_.assign(plan.world_size, -1);
+  for (size_t i = 0; i < plan.simulated_gpus.size(); ++i) {
+    local_of_[plan.simulated_gpus[i]] = static_cast<int>(i);
+  }
+  intervals_.assign(plan.simulated_gpus.size(), std::vector<std::vector<Interval>>(kNumLanes));
+}
+
+void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
+  const sim::TaskGraph::Resource& r = g.resource(s.resource);
+  intervals_[local_of_[r.group]][r.lane].emplace_back(s.start.picoseconds(),
+                                                      s.end.picoseconds());
+}
+
+StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
+  Summary best;
+  best.step_time = makespan - sim::Time::Zero();
+  int64_t best_compute = -1;
+  for (size_t i = 0; i < intervals_.size(); ++i) {
+    const std::vector<Interval> compute = Union(intervals_[i][kComputeLane]);
+    const int64_t busy = Length(compute);
+    if (busy <= best_compute) continue;
+    best_compute = busy;
+    const std::vector<Interval> tp = Union(intervals_[i][kTensorCommLane]);
+    const std::vector<Interval> dp = Union(intervals_[i][kDataCommLane]);
+    std::vector<Interval> all = tp;
+    all.insert(all.end(), dp.begin(), dp.end());
+    const std::vector<Interval> comm = Union(all);
+    best.critical_gpu = plan_.simulated_gpus[i];
+    best.compute = sim::Picoseconds(busy);
+    best.exposed_comm = sim::Picoseconds(Minus(comm, compute));
+    best.exposed_tp = sim::Picoseconds(Minus(tp, compute));
+    best.exposed_dp = sim::Picoseconds(Minus(dp, compute));
+    int64_t bubble = 0;
+    if (!compute.empty()) {
+      std::vector<Interval> gaps;
+      for (size_t k = 1; k < compute.size(); ++k) {
+        gaps.emplace_back(compute[k - 1].second, compute[k].first);
+      }
+      bubble = Minus(Union(gaps), comm);
+    }
+    best.bubble = sim::Picoseconds(bubble);
+  }
+  return best;
+}
+
+}  // namespace clustersim::strategies

@@ -1,0 +1,59 @@
+// File: strategies/step_stats.h
+//
+// Measures where the time of a simulated step went, from the spans the engine
+// reports: compute busy time, communication that no compute hid (exposed), per
+// kind, and the pipeline bubble. Nothing here is a formula: every figure is
+// read off the simulated timeline.
+//
+// Definitions (per GPU; the step reports the critical GPU, the one with the
+// most compute-stream busy time, lowest index on ties):
+//   compute      = union of compute-lane spans
+//   exposed comm = union of communication-lane spans minus the compute union
+//   exposed by kind = the same with only that lane's spans
+//   bubble       = compute-lane idle time between the GPU's first and last
+//                  compute span that no communication covers
+//
+// Example:
+//   StepStats stats(plan);
+//   engine.AddObserver(&stats);
+//   engine.Run();
+//   StepStats::Summary s = stats.Summarize(engine.Makespan());
+#ifndef CLUSTERSIM_STRATEGIES_STEP_STATS_H_
+#define CLUSTERSIM_STRATEGIES_STEP_STATS_H_
+
+#include <utility>
+#include <vector>
+
+#include "sim/engine.h"
+#include "strategies/step_plan.h"
+
+namespace clustersim::strategies {
+
+class StepStats : public sim::SpanObserver {
+ public:
+  struct Summary {
+    sim::Duration step_time;
+    sim::Duration compute;
+    sim::Duration exposed_comm;
+    sim::Duration exposed_tp;
+    sim::Duration exposed_dp;
+    sim::Duration bubble;
+    int critical_gpu = 0;
+  };
+
+  // Lifetime: `plan` must outlive this observer.
+  explicit StepStats(const StepPlan& plan);
+  void OnSpan(const sim::TaskGraph& g, const sim::Span& s) override;
+  Summary Summarize(sim::Time makespan) const;
+
+ private:
+  using Interval = std::pair<int64_t, int64_t>;  // [start, end) picoseconds
+  const StepPlan& plan_;
+  std::vector<int> local_of_;  // global GPU -> index into intervals_
+  // intervals_[gpu][lane]
+  std::vector<std::vector<std::vector<Interval>>> intervals_;
+};
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_STEP_STATS_H_

@@ -1,0 +1,62 @@
+#include "strategies/step_stats.h"
+
+#include "gtest/gtest.h"
+
+namespace clustersim::strategies {
+namespace {
+
+struct Fixture {
+  StepPlan plan;
+  sim::ResourceId compute, tp, dp;
+  Fixture() {
+    plan.world_size = 1;
+    plan.simulated_gpus = {0};
+    compute = plan.graph.AddResource("gpu0/compute", 0, kComputeLane);
+    tp = plan.graph.AddResource("gpu0/comm:tp", 0, kTensorCommLane);
+    dp = plan.graph.AddResource("gpu0/comm:dp", 0, kDataCommLane);
+  }
+  void Span(StepStats& stats, sim::ResourceId r, int64_t start_ns, int64_t end_ns) {
+    const sim::TaskId t = plan.graph.AddTask(r, sim::Nanoseconds(end_ns - start_ns), 0);
+    stats.OnSpan(plan.graph, sim::Span{r, t, 0, sim::Time::Zero() + sim::Nanoseconds(start_ns),
+                                       sim::Time::Zero() + sim::Nanoseconds(end_ns)});
+  }
+};
+
+TEST(StepStatsTest, ExposedCommIsCommNotHiddenByCompute) {
+  Fixture f;
+  StepStats stats(f.plan);
+  f.Span(stats, f.compute, 0, 10);
+  f.Span(stats, f.tp, 10, 15);   // fully exposed
+  f.Span(stats, f.compute, 15, 20);
+  f.Span(stats, f.dp, 18, 30);   // 2 ns hidden, 10 exposed
+  const StepStats::Summary s = stats.Summarize(sim::Time::Zero() + sim::Nanoseconds(30));
+  EXPECT_EQ(s.compute, sim::Nanoseconds(15));
+  EXPECT_EQ(s.exposed_tp, sim::Nanoseconds(5));
+  EXPECT_EQ(s.exposed_dp, sim::Nanoseconds(10));
+  EXPECT_EQ(s.exposed_comm, sim::Nanoseconds(15));
+  EXPECT_EQ(s.bubble, sim::Duration::Zero());  // the gap is covered by the TP collective
+  EXPECT_EQ(s.step_time, sim::Nanoseconds(30));
+}
+
+TEST(StepStatsTest, IdleComputeWithoutCommIsBubble) {
+  Fixture f;
+  StepStats stats(f.plan);
+  f.Span(stats, f.compute, 0, 10);
+  f.Span(stats, f.compute, 25, 30);
+  f.Span(stats, f.tp, 12, 15);
+  const StepStats::Summary s = stats.Summarize(sim::Time::Zero() + sim::Nanoseconds(30));
+  EXPECT_EQ(s.bubble, sim::Nanoseconds(12));  // [10,25) minus [12,15)
+}
+
+TEST(StepStatsTest, OverlappingCommLanesCountOnce) {
+  Fixture f;
+  StepStats stats(f.plan);
+  f.Span(stats, f.tp, 0, 10);
+  f.Span(stats, f.dp, 5, 12);
+  const StepStats::Summary s = stats.Summarize(sim::Time::Zero() + sim::Nanoseconds(12));
+  EXPECT_EQ(s.exposed_comm, sim::Nanoseconds(12));
+  EXPECT_EQ(s.exposed_tp + s.exposed_dp, sim::Nanoseconds(17));
+}
+
+}  // namespace
+}  // namespace clustersim::strategies

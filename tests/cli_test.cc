@@ -1,0 +1,137 @@
+// Runs the clustersim binary as a user would: exit codes, stderr, and that a
+// failed run leaves no output file behind.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace clustersim {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_ = std::getenv("CLUSTERSIM_SOURCE_DIR");
+    bin_ = std::string(std::getenv("CLUSTERSIM_BINARY_DIR")) + "/cli/clustersim";
+    dir_ = std::filesystem::temp_directory_path() /
+           ("clustersim_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Outcome Run(const std::string& args) {
+    const std::string out = (dir_ / "stdout").string();
+    const std::string err = (dir_ / "stderr").string();
+    const std::string cmd = bin_ + " " + args + " >" + out + " 2>" + err;
+    const int status = std::system(cmd.c_str());
+    return Outcome{WEXITSTATUS(status), Slurp(out), Slurp(err)};
+  }
+
+  std::string src_, bin_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, RunsDefaultScenarioAsJsonWithContractKeys) {
+  Outcome o = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --format json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const char* key :
+       {"\"step_time_s\"", "\"tokens_per_s\"", "\"tokens_per_s_per_gpu\"",
+        "\"model_tflops_per_gpu\"", "\"hardware_tflops_per_gpu\"", "\"mfu\"", "\"bubble_ratio\"",
+        "\"exposed_comm_s\"", "\"peak_memory_gib\"", "\"fits_in_memory\"",
+        "\"memory_breakdown_gib\"", "\"weights\"", "\"gradients\"", "\"optimizer\"",
+        "\"activations\"", "\"other\"", "\"cost\"", "\"usd_per_gpu_hour\"", "\"usd_per_step\"",
+        "\"scenario\""}) {
+    EXPECT_NE(o.out.find(key), std::string::npos) << key;
+  }
+}
+
+TEST_F(CliTest, OutputDirGetsResultAndTrace) {
+  const std::string out = (dir_ / "out").string();
+  Outcome o = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --output-dir " + out);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(std::filesystem::exists(out + "/result.json"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/trace.json"));
+  EXPECT_NE(o.out.find("step time"), std::string::npos);
+}
+
+TEST_F(CliTest, MegatronFlagsOverrideTheScenario) {
+  Outcome a = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --format json");
+  Outcome b = Run("run " + src_ +
+                  "/scenarios/gpt-22b-a100.textproto --format json --num-layers 24");
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("\"num_layers\": 24"), std::string::npos);
+  EXPECT_NE(a.out, b.out);
+}
+
+TEST_F(CliTest, FlagsAloneDescribeARun) {
+  Outcome o = Run("run --model gpt-22b --gpu h100-sxm5-80gb --num-gpus 8 "
+                  "--tensor-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 8");
+  EXPECT_EQ(o.code, 0) << o.err;
+}
+
+TEST_F(CliTest, BadInputExitsTwoWithOneClearLineAndNoOutput) {
+  const std::string out = (dir_ / "bad").string();
+  const struct {
+    std::string args;
+    std::string expect;
+  } cases[] = {
+      {"run /nonexistent.textproto", "cannot read /nonexistent.textproto"},
+      {"run --gpu a100 --model gpt-22b", "cluster.gpu"},
+      {"run --gpu a100-sxm4-80gb --model gpt-99b", "model.preset"},
+      {"run --gpu a100-sxm4-80gb --model gpt-22b --tensor-model-parallel-size 3 --num-gpus 3",
+       "does not divide model.num_attention_heads"},
+      {"run --gpu a100-sxm4-80gb --model gpt-22b --num-gpus 12 --tensor-model-parallel-size 8",
+       "not a multiple of tp x pp x cp"},
+      {"run --gpu a100-sxm4-80gb --model gpt-22b --micro-batch-size 3 --global-batch-size 8",
+       "global_batch_size=8 is not divisible"},
+      {"run --gpu a100-sxm4-80gb --model gpt-22b --bogus-flag 1", "bogus-flag"},
+      {"run --gpu a100-sxm4-80gb --model gpt-22b --format yaml", "--format=yaml"},
+  };
+  for (const auto& c : cases) {
+    Outcome o = Run(c.args + " --output-dir " + out);
+    EXPECT_EQ(o.code, 2) << c.args << "\n" << o.err;
+    EXPECT_NE(o.err.find(c.expect), std::string::npos) << c.args << "\n" << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_FALSE(std::filesystem::exists(out + "/result.json")) << c.args;
+    EXPECT_FALSE(std::filesystem::exists(out + "/trace.json")) << c.args;
+  }
+}
+
+TEST_F(CliTest, MalformedTextprotoReportsLineAndColumn) {
+  const std::string bad = (dir_ / "bad.textproto").string();
+  std::ofstream(bad) << "cluster {\n  gpu: \"a100-sxm4-80gb\"\n  nodes 4\n}\n";
+  Outcome o = Run("run " + bad);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("line 3, column"), std::string::npos) << o.err;
+}
+
+TEST_F(CliTest, ListsCatalogs) {
+  Outcome gpus = Run("list gpus");
+  EXPECT_EQ(gpus.code, 0);
+  EXPECT_NE(gpus.out.find("a100-sxm4-80gb"), std::string::npos);
+  Outcome models = Run("list models");
+  EXPECT_NE(models.out.find("gpt-22b"), std::string::npos);
+  Outcome clusters = Run("list clusters");
+  EXPECT_NE(clusters.out.find("dgx-a100"), std::string::npos);
+  EXPECT_EQ(Run("list nothing").code, 2);
+}
+
+}  // namespace
+}  // namespace clustersim

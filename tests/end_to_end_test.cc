@@ -1,0 +1,105 @@
+// Scenario file -> resolved inputs -> simulated step -> result and trace, across
+// every module, on the shipped default scenario.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "scenarios/loader.h"
+#include "scenarios/resolve.h"
+#include "scenarios/runner.h"
+#include "traces/trace_checker.h"
+
+namespace clustersim {
+namespace {
+
+std::string SourceDir() {
+  const char* d = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          (name + "." + std::to_string(::getpid()) + ".json"))
+      .string();
+}
+
+scenarios::ResolvedScenario LoadDefault() {
+  absl::StatusOr<config::Scenario> s =
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/gpt-22b-a100.textproto");
+  EXPECT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *r;
+}
+
+TEST(EndToEndTest, DefaultScenarioReproducesKorthikantiGpt22b) {
+  const scenarios::ResolvedScenario r = LoadDefault();
+  absl::StatusOr<config::Result> result = scenarios::RunScenario(r, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  // Korthikanti et al. 2022 Table 5 (KOR22-01): 1.42 s per iteration measured.
+  constexpr double kMeasured = 1.42;
+  const double err = (result->step_time_s() - kMeasured) / kMeasured;
+  std::printf("KOR22-01 GPT 22B tp8 full recompute: measured %.3f s, simulated %.3f s, "
+              "error %+.1f%%\n",
+              kMeasured, result->step_time_s(), 100 * err);
+  EXPECT_LT(std::abs(err), 0.25) << "outside this slice's 25% bound";
+  EXPECT_GT(result->mfu(), 0.0);
+  EXPECT_LT(result->mfu(), result->hfu());
+  EXPECT_GT(result->exposed_comm_s(), 0.0);  // TP all-reduces block compute
+  EXPECT_DOUBLE_EQ(result->bubble_ratio(), 0.0);  // no pipeline
+  EXPECT_TRUE(result->fits_in_memory());
+  EXPECT_EQ(result->scenario().parallelism().data_parallel_size(), 1);
+}
+
+TEST(EndToEndTest, TraceIsValidChromeJsonWithOneProcessPerGpu) {
+  const scenarios::ResolvedScenario r = LoadDefault();
+  const std::string path = TempPath("trace");
+  absl::StatusOr<config::Result> result = scenarios::RunScenario(r, {.trace_path = path});
+  ASSERT_TRUE(result.ok()) << result.status();
+  absl::StatusOr<std::string> json = scenarios::ReadFile(path);
+  ASSERT_TRUE(json.ok());
+  absl::StatusOr<traces::TraceStats> stats = traces::CheckChromeTrace(*json);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->processes, 8);
+  EXPECT_GE(stats->threads, 8 * 2);  // compute + TP communication per GPU
+  EXPECT_GT(stats->complete_events, 8 * 48 * 10);
+  std::filesystem::remove(path);
+}
+
+TEST(EndToEndTest, SameScenarioGivesByteIdenticalTraceAndResult) {
+  const scenarios::ResolvedScenario r = LoadDefault();
+  std::string traces[2], results[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = TempPath("determinism" + std::to_string(i));
+    absl::StatusOr<config::Result> result = scenarios::RunScenario(r, {.trace_path = path});
+    ASSERT_TRUE(result.ok());
+    results[i] = result->SerializeAsString();
+    traces[i] = *scenarios::ReadFile(path);
+    std::filesystem::remove(path);
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(traces[0], traces[1]);
+}
+
+TEST(EndToEndTest, DataParallelFoldingIsExactOnASymmetricCluster) {
+  absl::StatusOr<config::Scenario> s =
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/llama2-7b-h100.json");
+  ASSERT_TRUE(s.ok()) << s.status();
+  s->mutable_training()->set_global_batch_size(16);
+  s->mutable_model()->set_num_layers(4);
+  absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> folded = scenarios::RunScenario(*r, {});
+  absl::StatusOr<config::Result> full =
+      scenarios::RunScenario(*r, {.fold_data_parallel = false});
+  ASSERT_TRUE(folded.ok() && full.ok());
+  EXPECT_EQ(folded->step_time_s(), full->step_time_s());
+  EXPECT_EQ(folded->exposed_comm_s(), full->exposed_comm_s());
+  EXPECT_LT(folded->simulated_tasks(), full->simulated_tasks());
+}
+
+}  // namespace
+}  // namespace clustersim

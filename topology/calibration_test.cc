@@ -1,0 +1,115 @@
+// Reproduces the measured NCCL bus bandwidths of hardware-and-prices.md §3 with
+// the analytic model and prints the comparison table (for the README). Each row
+// says whether it calibrated a constant (collective_calibration.cc) or is a
+// prediction made with constants calibrated elsewhere.
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "topology/analytic_network.h"
+#include "topology/cluster.h"
+
+namespace clustersim::topology {
+namespace {
+
+struct Row {
+  std::string system;
+  std::string preset;
+  int nodes;
+  int nics;          // 0: preset default
+  std::string link;  // "": preset default
+  Algorithm algorithm;
+  sim::Bytes bytes;
+  double measured_lo;  // GB/s busbw (lo == hi for a single figure)
+  double measured_hi;
+  std::string role;    // what the row calibrated, or "prediction"
+  double tolerance;    // allowed relative distance to [lo, hi]
+  std::string source;
+};
+
+// Tolerance is 10% everywhere except the B200 1 MiB and 16 MiB points: with
+// NCCL's own latencies (8.4 us base + 14 x 3.4 us NVLink steps) no constant-alpha
+// model reaches both within 10% - the measured curve's marginal bandwidth
+// between 1 and 16 MiB (~430 GB/s busbw) is below its large-message value, which
+// alpha-beta cannot express (a single fitted alpha gives +-16% on both). These two
+// rows are reported as known deviations (-13%, +19%) and guarded at 15% / 20%.
+std::vector<Row> Rows() {
+  const double k10 = 0.10;
+  return {
+      {"8x A100 SXM all-reduce", "dgx-a100", 1, 0, "", Algorithm::kAuto, sim::GiB(16), 234.89,
+       234.89, "calibrates NVLink efficiency", k10, "[MLE-net]"},
+      {"8x H100 all-reduce ring", "dgx-h100", 1, 0, "", Algorithm::kRing, sim::GiB(4), 365, 370,
+       "calibrates NVLink efficiency", k10, "[NCCL-212] [NCCL-1455]"},
+      {"8x H100 all-reduce NVLS", "dgx-h100", 1, 0, "", Algorithm::kAuto, sim::GiB(4), 480, 480,
+       "calibrates nvls_scale", k10, "[NCCL-212] [NCCL-1455]"},
+      {"8x H200 all-reduce ring", "dgx-h200", 1, 0, "", Algorithm::kRing, sim::GiB(16), 367.61,
+       367.61, "prediction", k10, "[MLE-net]"},
+      {"8x H200 all-reduce NVLS", "dgx-h200", 1, 0, "", Algorithm::kAuto, sim::GiB(16), 482.26,
+       482.26, "prediction", k10, "[MLE-net]"},
+      {"8x B200 all-reduce", "hgx-b200", 1, 0, "", Algorithm::kAuto, sim::GiB(16), 845.67, 845.67,
+       "prediction", k10, "[MLE-net]"},
+      {"3x8 A100, 4x HDR/node", "dgx-a100", 3, 4, "ib-hdr", Algorithm::kAuto, sim::Bytes(128000000),
+       84.8, 96, "prediction", k10, "[NCCL-119]"},
+      {"4x8 B200, 8x 400G/node", "hgx-b200", 4, 8, "roce-400g", Algorithm::kAuto, sim::GiB(4),
+       377.34, 381.80, "prediction", k10, "[MLE-net] (EFA v4)"},
+      {"8x B200 all-reduce 1 MiB", "hgx-b200", 1, 0, "", Algorithm::kAuto, sim::MiB(1), 36, 36,
+       "prediction (NCCL latencies)", 0.15, "[MLE-net]"},
+      {"8x B200 all-reduce 16 MiB", "hgx-b200", 1, 0, "", Algorithm::kAuto, sim::MiB(16), 255,
+       255, "prediction (NCCL latencies)", 0.20, "[MLE-net]"},
+      {"8x B200 all-reduce 128 MiB", "hgx-b200", 1, 0, "", Algorithm::kAuto, sim::MiB(128), 569,
+       569, "calibrates nvls_latency (NVLS line = 569); auto picks the faster ring", k10,
+       "[MLE-net]"},
+  };
+}
+
+// Relative distance of `x` to the interval [lo, hi] (0 inside).
+double Distance(double x, double lo, double hi) {
+  if (x < lo) return (x - lo) / lo;
+  if (x > hi) return (x - hi) / hi;
+  return 0;
+}
+
+TEST(CalibrationTest, ReproducesMeasuredBusBandwidths) {
+  std::string table = absl::StrFormat("| %-28s | %-12s | %10s | %-13s | %9s | %7s | %s |\n",
+                                      "system", "algorithm", "message", "measured", "model",
+                                      "error", "role");
+  table += "|---|---|---|---|---|---|---|\n";
+  for (const Row& row : Rows()) {
+    ClusterSpec spec;
+    spec.node_preset = row.preset;
+    spec.num_nodes = row.nodes;
+    spec.nics_per_node = row.nics;
+    spec.fabric.link = row.link;
+    absl::StatusOr<Cluster> cluster = BuildCluster(spec);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    AnalyticNetwork net(*cluster);
+    std::vector<int> gpus(cluster->num_gpus());
+    std::iota(gpus.begin(), gpus.end(), 0);
+    absl::StatusOr<CollectiveEstimate> e =
+        net.Estimate({Collective::kAllReduce, gpus, row.bytes, row.algorithm});
+    ASSERT_TRUE(e.ok()) << e.status();
+    const double err = Distance(e->busbw_gbs, row.measured_lo, row.measured_hi);
+    EXPECT_LE(std::abs(err), row.tolerance)
+        << row.system << ": model " << e->busbw_gbs << " GB/s vs measured " << row.measured_lo
+        << "-" << row.measured_hi;
+    const std::string measured =
+        row.measured_lo == row.measured_hi
+            ? absl::StrFormat("%.1f", row.measured_lo)
+            : absl::StrFormat("%.1f-%.1f", row.measured_lo, row.measured_hi);
+    const std::string message = row.bytes.count() >= (int64_t{1} << 30)
+                                    ? absl::StrFormat("%d GiB", row.bytes.count() >> 30)
+                                    : row.bytes.count() % (1 << 20) == 0
+                                          ? absl::StrFormat("%d MiB", row.bytes.count() >> 20)
+                                          : absl::StrFormat("%d MB", row.bytes.count() / 1000000);
+    table += absl::StrFormat("| %-28s | %-12s | %10s | %-13s | %9.1f | %+6.1f%% | %s %s |\n",
+                             row.system, std::string(AlgorithmName(e->algorithm)), message,
+                             measured, e->busbw_gbs, 100 * err, row.role, row.source);
+  }
+  std::printf("busbw (GB/s), measured vs analytic model:\n%s", table.c_str());
+}
+
+}  // namespace
+}  // namespace clustersim::topology

@@ -1,0 +1,142 @@
+#include "topology/cluster.h"
+
+#include <cstdint>
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "sim/check.h"
+
+namespace clustersim::topology {
+namespace {
+
+// SplitMix64 finaliser: a fixed, platform-independent hash for ECMP choices.
+uint64_t StableHash(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::string_view VertexKindName(VertexKind kind) {
+  switch (kind) {
+    case VertexKind::kGpu:
+      return "gpu";
+    case VertexKind::kNvSwitch:
+      return "nvswitch";
+    case VertexKind::kPcieSwitch:
+      return "pcie-switch";
+    case VertexKind::kHostBridge:
+      return "host-bridge";
+    case VertexKind::kNic:
+      return "nic";
+    case VertexKind::kLeaf:
+      return "leaf";
+    case VertexKind::kSpine:
+      return "spine";
+    case VertexKind::kCore:
+      return "core";
+  }
+  return "unknown";
+}
+
+int Cluster::NodeOf(int gpu) const {
+  SIM_CHECK(gpu >= 0 && gpu < num_gpus()) << "GPU index " << gpu << " out of range";
+  return gpu_node_[gpu];
+}
+
+std::string Cluster::Describe() const {
+  return absl::StrCat(num_nodes_, "x ", node_preset_, " (", num_gpus(), " GPUs, ",
+                      description_, ")");
+}
+
+const Vertex& Cluster::vertex(int v) const {
+  SIM_CHECK(v >= 0 && v < num_vertices()) << "vertex id " << v << " out of range";
+  return vertices_[v];
+}
+
+const Link& Cluster::link(int e) const {
+  SIM_CHECK(e >= 0 && e < num_links()) << "edge id " << e << " out of range";
+  return links_[e];
+}
+
+int Cluster::GpuVertex(int gpu) const {
+  SIM_CHECK(gpu >= 0 && gpu < num_gpus()) << "GPU index " << gpu << " out of range";
+  return gpu_vertex_[gpu];
+}
+
+std::optional<int> Cluster::NvSwitchEdge(int gpu) const {
+  for (auto e : OutEdges(GpuVertex(gpu))) {
+    const int id = EdgeId(e);
+    if (vertices_[links_[id].dst].kind == VertexKind::kNvSwitch) return id;
+  }
+  return std::nullopt;
+}
+
+int64_t Cluster::LinkCost(int e) const {
+  // Time to move 1 MB over the link, in picoseconds, plus its latency: prefers
+  // NVLink over PCIe between GPUs of one node; equal links give exact ties.
+  const Link& l = links_[e];
+  return 8'000'000'000'000'000'000 / l.bandwidth.bits_per_second() + l.latency.picoseconds();
+}
+
+std::vector<int> Cluster::Route(int src, int dst) const {
+  const int s = GpuVertex(src);
+  const int t = GpuVertex(dst);
+  if (s == t) return {};
+  // Dijkstra from s; GPUs other than s do not forward. Stops once t is settled:
+  // every vertex on a cheapest path to t is then settled too.
+  constexpr int64_t kUnreached = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> dist(vertices_.size(), kUnreached);
+  using Entry = std::pair<int64_t, int>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  dist[s] = 0;
+  heap.push({0, s});
+  while (!heap.empty()) {
+    const auto [d, v] = heap.top();
+    heap.pop();
+    if (d != dist[v]) continue;
+    if (v == t) break;
+    if (v != s && vertices_[v].kind == VertexKind::kGpu) continue;
+    for (auto e : OutEdges(v)) {
+      const int w = static_cast<int>(boost::target(e, graph_));
+      const int64_t nd = d + LinkCost(EdgeId(e));
+      if (nd < dist[w]) {
+        dist[w] = nd;
+        heap.push({nd, w});
+      }
+    }
+  }
+  SIM_CHECK(dist[t] != kUnreached) << "GPU " << dst << " unreachable from GPU " << src
+                                   << " in a validated cluster";
+  // Walk back from t; at each hop choose among equal-cost predecessors by a
+  // stable hash of (src, dst, hop). Candidates are in CSR (sorted) order.
+  std::vector<int> path;
+  int v = t;
+  std::vector<int> candidates;
+  for (int hop = 0; v != s; ++hop) {
+    candidates.clear();
+    for (auto e : OutEdges(v)) {
+      const int u = static_cast<int>(boost::target(e, graph_));
+      if (dist[u] == kUnreached) continue;
+      if (u != s && vertices_[u].kind == VertexKind::kGpu) continue;
+      const int in = links_[EdgeId(e)].reverse;
+      if (dist[u] + LinkCost(in) == dist[v]) candidates.push_back(in);
+    }
+    SIM_CHECK(!candidates.empty()) << "broken shortest-path labels at " << vertices_[v].name;
+    const uint64_t key = (static_cast<uint64_t>(src) << 40) ^
+                         (static_cast<uint64_t>(dst) << 16) ^ static_cast<uint64_t>(hop);
+    const int chosen = candidates[StableHash(key) % candidates.size()];
+    path.push_back(chosen);
+    v = links_[chosen].src;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+}  // namespace clustersim::topology

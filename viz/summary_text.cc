@@ -1,0 +1,64 @@
+#include "viz/summary_text.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace clustersim::viz {
+namespace {
+
+void Line(std::string* out, std::string_view label, std::string_view value) {
+  absl::StrAppendFormat(out, "  %-26s %s\n", label, value);
+}
+
+}  // namespace
+
+std::string FormatSummary(const config::Result& r) {
+  const config::Scenario& s = r.scenario();
+  const config::ParallelismConfig& p = s.parallelism();
+  std::string out;
+  absl::StrAppendFormat(&out, "clustersim: %s\n", s.name());
+  Line(&out, "model",
+       absl::StrFormat("%s (%d layers, hidden %d, %d heads, seq %d)",
+                       s.model().has_preset() ? s.model().preset() : "custom",
+                       s.model().num_layers(), s.model().hidden_size(),
+                       s.model().num_attention_heads(), s.model().seq_length()));
+  Line(&out, "cluster",
+       absl::StrFormat("%d x %s (%s)", s.cluster().num_gpus(), s.cluster().gpu(),
+                       s.cluster().node()));
+  Line(&out, "strategy",
+       absl::StrFormat("tp %d, pp %d, cp %d, dp %d, micro-batch %d, global batch %d, "
+                       "%d micro-batches, recompute %s, %s",
+                       p.tensor_model_parallel_size(), p.pipeline_model_parallel_size(),
+                       p.context_parallel_size(), p.data_parallel_size(),
+                       s.training().micro_batch_size(), s.training().global_batch_size(),
+                       r.num_microbatches(), s.training().recompute_granularity(),
+                       s.training().precision()));
+  out += "\n";
+  Line(&out, "step time", absl::StrFormat("%.4f s", r.step_time_s()));
+  Line(&out, "throughput", absl::StrFormat("%.0f tokens/s (%.1f tokens/s per GPU)",
+                                           r.tokens_per_s(), r.tokens_per_s_per_gpu()));
+  Line(&out, "model TFLOP/s per GPU",
+       absl::StrFormat("%.1f (MFU %.1f%%)", r.model_tflops_per_gpu(), 100 * r.mfu()));
+  Line(&out, "hardware TFLOP/s per GPU",
+       absl::StrFormat("%.1f (HFU %.1f%%)", r.hardware_tflops_per_gpu(), 100 * r.hfu()));
+  Line(&out, "compute (critical GPU)", absl::StrFormat("%.4f s", r.compute_s()));
+  Line(&out, "exposed communication",
+       absl::StrFormat("%.4f s (tp %.4f, dp %.4f)", r.exposed_comm_s(),
+                       r.exposed_comm_breakdown_s().tp_s(), r.exposed_comm_breakdown_s().dp_s()));
+  Line(&out, "pipeline bubble", absl::StrFormat("%.1f%% of the step", 100 * r.bubble_ratio()));
+  const config::MemoryBreakdownGib& m = r.memory_breakdown_gib();
+  Line(&out, "memory per GPU",
+       absl::StrFormat("%.1f GiB of %.1f GiB: %s", r.peak_memory_gib(), r.memory_capacity_gib(),
+                       r.fits_in_memory() ? "fits" : "DOES NOT FIT"));
+  Line(&out, "  breakdown",
+       absl::StrFormat("weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
+                       "other %.1f GiB",
+                       m.weights(), m.gradients(), m.optimizer(), m.activations(), m.other()));
+  Line(&out, "cost", absl::StrFormat("$%.4f per step at $%.2f per GPU-hour",
+                                     r.cost().usd_per_step(), r.cost().usd_per_gpu_hour()));
+  Line(&out, "simulated", absl::StrFormat("%.0f tasks, %.0f events", r.simulated_tasks(),
+                                          r.simulated_events()));
+  return out;
+}
+
+}  // namespace clustersim::viz
