@@ -2,11 +2,11 @@
 
 #include <string_view>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "models/dtype.h"
 #include "models/pricing.h"
+#include "scenarios/resolve_cluster.h"
+#include "scenarios/resolve_model.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -14,71 +14,6 @@ namespace {
 absl::Status WithField(const absl::Status& s, std::string_view field) {
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(std::string(field), ": ", s.message()));
-}
-
-// Prefix -> node preset. First match wins; see topology's preset list.
-struct NodeRule {
-  std::string_view gpu_prefix;
-  std::string_view node;
-};
-constexpr NodeRule kNodeRules[] = {
-    {"a100-sxm4", "dgx-a100"},  {"h100-sxm5", "dgx-h100"}, {"h200-sxm", "dgx-h200"},
-    {"b200", "hgx-b200"},       {"rtx-4090", "pcie-rtx4090-8x"}, {"l40s", "pcie-l40s-8x"},
-    {"a10g", "pcie-a10g-8x"},
-};
-
-absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConfig* out) {
-  if (in.has_preset()) {
-    absl::StatusOr<models::TransformerConfig> preset =
-        models::ModelCatalog::Default().Find(in.preset());
-    if (!preset.ok()) return WithField(preset.status(), "model.preset");
-    *out = *preset;
-  } else {
-    out->name = "custom";
-    for (auto [has, field] : {std::pair{in.has_num_layers(), "num_layers"},
-                              std::pair{in.has_hidden_size(), "hidden_size"},
-                              std::pair{in.has_num_attention_heads(), "num_attention_heads"},
-                              std::pair{in.has_seq_length(), "seq_length"},
-                              std::pair{in.has_vocab_size(), "vocab_size"}}) {
-      if (!has) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("model.", field, " is required when model.preset is not set; set it, or "
-                         "name a preset (`clustersim list models`)"));
-      }
-    }
-  }
-  if (in.has_num_layers()) out->num_layers = in.num_layers();
-  if (in.has_hidden_size()) out->hidden_size = in.hidden_size();
-  if (in.has_num_attention_heads()) out->num_attention_heads = in.num_attention_heads();
-  if (in.has_seq_length()) out->seq_length = in.seq_length();
-  if (in.has_vocab_size()) out->vocab_size = in.vocab_size();
-  if (in.has_swiglu()) {
-    out->activation = in.swiglu() ? models::Activation::kSwiglu : models::Activation::kGelu;
-  }
-  if (in.has_ffn_hidden_size()) {
-    out->ffn_hidden_size = in.ffn_hidden_size();
-  } else if (!in.has_preset() || in.has_hidden_size()) {
-    out->ffn_hidden_size = 4 * out->hidden_size;
-  }
-  if (in.has_num_query_groups()) {
-    out->num_query_groups = in.num_query_groups();
-  } else if (!in.has_preset() || in.has_num_attention_heads()) {
-    out->num_query_groups = out->num_attention_heads;
-  }
-  if (in.has_norm()) {
-    if (in.norm() == "layernorm") {
-      out->norm = models::Norm::kLayerNorm;
-    } else if (in.norm() == "rmsnorm") {
-      out->norm = models::Norm::kRmsNorm;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("model.norm=\"", in.norm(),
-                                                     "\" is not known; use layernorm or rmsnorm"));
-    }
-  }
-  if (in.has_tied_embeddings()) out->tied_embeddings = in.tied_embeddings();
-  if (in.has_num_experts()) out->num_experts = in.num_experts();
-  if (in.has_moe_top_k()) out->moe_top_k = in.moe_top_k();
-  return models::ValidateTransformer(*out);
 }
 
 absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
@@ -89,31 +24,7 @@ absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
       "training.recompute_granularity=\"", std::string(s), "\" is not known; use none, selective or full"));
 }
 
-void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
-  out->set_num_layers(m.num_layers);
-  out->set_hidden_size(m.hidden_size);
-  out->set_ffn_hidden_size(m.ffn_hidden_size);
-  out->set_num_attention_heads(m.num_attention_heads);
-  out->set_num_query_groups(m.num_query_groups);
-  out->set_seq_length(m.seq_length);
-  out->set_vocab_size(m.vocab_size);
-  out->set_swiglu(m.activation == models::Activation::kSwiglu);
-  out->set_norm(m.norm == models::Norm::kRmsNorm ? "rmsnorm" : "layernorm");
-  out->set_tied_embeddings(m.tied_embeddings);
-  out->set_num_experts(m.num_experts);
-  out->set_moe_top_k(m.moe_top_k);
-}
-
 }  // namespace
-
-absl::StatusOr<std::string> DefaultNodeFor(const models::GpuSpec& gpu) {
-  for (const NodeRule& r : kNodeRules) {
-    if (absl::StartsWith(gpu.name, std::string(r.gpu_prefix))) return std::string(r.node);
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "cluster.node is required for GPU ", gpu.name,
-      " (no default server for it); set it to a preset (`clustersim list clusters`)"));
-}
 
 absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ResolvedScenario r;
@@ -121,38 +32,11 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   r.name = in.name().empty() ? "scenario" : in.name();
 
   // Cluster.
-  const config::ClusterConfig& c = in.cluster();
-  if (!c.has_gpu()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cluster.gpu is required; use one of: ",
-        absl::StrJoin(models::GpuCatalog::Default().Names(), ", ")));
-  }
-  absl::StatusOr<const models::GpuSpec*> gpu = models::GpuCatalog::Default().Find(c.gpu());
-  if (!gpu.ok()) return WithField(gpu.status(), "cluster.gpu");
-  r.gpu = *gpu;
-  if (c.has_node()) {
-    r.cluster.node_preset = c.node();
-  } else {
-    absl::StatusOr<std::string> node = DefaultNodeFor(*r.gpu);
-    if (!node.ok()) return node.status();
-    r.cluster.node_preset = *node;
-  }
-  const int gpus_per_node = c.has_gpus_per_node() ? c.gpus_per_node() : 8;
-  if (gpus_per_node < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("cluster.gpus_per_node=", gpus_per_node,
-                                                   " must be at least 1"));
-  }
-  r.num_gpus = c.has_num_gpus() ? c.num_gpus() : gpus_per_node;
-  if (r.num_gpus < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cluster.num_gpus=", r.num_gpus, " must be at least 1"));
-  }
-  r.cluster.num_nodes = (r.num_gpus + gpus_per_node - 1) / gpus_per_node;
-  const config::FabricConfig& f = c.fabric();
-  if (f.has_kind()) r.cluster.fabric.kind = f.kind();
-  if (f.has_tiers()) r.cluster.fabric.tiers = f.tiers();
-  if (f.has_oversubscription()) r.cluster.fabric.oversubscription = f.oversubscription();
-  if (f.has_link()) r.cluster.fabric.link = f.link();
+  absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(in.cluster());
+  if (!cluster.ok()) return cluster.status();
+  r.gpu = cluster->gpu;
+  r.cluster = cluster->spec;
+  r.num_gpus = cluster->num_gpus;
 
   // Model.
   if (auto s = ResolveModel(in.model(), &r.model); !s.ok()) return s;
@@ -227,15 +111,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   // Echo every resolved value.
   config::Scenario& e = r.echo;
   e.set_name(r.name);
-  e.mutable_cluster()->set_gpu(r.gpu->name);
-  e.mutable_cluster()->set_num_gpus(r.num_gpus);
-  e.mutable_cluster()->set_gpus_per_node(gpus_per_node);
-  e.mutable_cluster()->set_node(r.cluster.node_preset);
-  config::FabricConfig* ef = e.mutable_cluster()->mutable_fabric();
-  ef->set_kind(r.cluster.fabric.kind);
-  ef->set_tiers(r.cluster.fabric.tiers);
-  ef->set_oversubscription(r.cluster.fabric.oversubscription);
-  ef->set_link(r.cluster.fabric.link);
+  EchoCluster(*cluster, e.mutable_cluster());
   const std::string preset_name = in.model().has_preset() ? in.model().preset() : "";
   EchoModel(r.model, e.mutable_model());
   if (!preset_name.empty()) e.mutable_model()->set_preset(preset_name);

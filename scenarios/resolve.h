@@ -44,9 +44,6 @@ struct ResolvedScenario {
 
 absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& scenario);
 
-// The topology node preset a GPU usually ships in ("dgx-a100" for A100 SXM).
-absl::StatusOr<std::string> DefaultNodeFor(const models::GpuSpec& gpu);
-
 }  // namespace clustersim::scenarios
 
 #endif  // CLUSTERSIM_SCENARIOS_RESOLVE_H_

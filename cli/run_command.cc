@@ -1,0 +1,84 @@
+// `clustersim run [SCENARIO] [flags]`: load, override, resolve, simulate, and
+// print the summary (text) or the result (JSON); --output-dir/--trace write
+// files atomically.
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/run_flags.h"
+#include "google/protobuf/util/json_util.h"
+#include "scenarios/loader.h"
+#include "scenarios/resolve.h"
+#include "scenarios/runner.h"
+#include "traces/atomic_file.h"
+#include "viz/summary_text.h"
+
+namespace clustersim::cli {
+namespace {
+
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions o;
+  o.add_whitespace = true;
+  o.always_print_primitive_fields = true;
+  o.preserve_proto_field_names = true;
+  const auto st = google::protobuf::util::MessageToJsonString(m, &json, o);
+  if (!st.ok()) return absl::InternalError(std::string(st.message()));
+  return json;
+}
+
+}  // namespace
+
+int RunCommand(const Args& args) {
+  absl::StatusOr<RunFlags> flags = ParseRunFlags(args);
+  if (!flags.ok()) return Fail(flags.status());
+  if (flags->help) {
+    std::cout << flags->help_text;
+    return 0;
+  }
+  config::Scenario scenario;
+  if (!flags->scenario_path.empty()) {
+    absl::StatusOr<config::Scenario> loaded = scenarios::LoadScenarioFile(flags->scenario_path);
+    if (!loaded.ok()) return Fail(loaded.status());
+    scenario = *std::move(loaded);
+  }
+  scenario.MergeFrom(flags->overrides);
+  absl::StatusOr<scenarios::ResolvedScenario> resolved = scenarios::Resolve(scenario);
+  if (!resolved.ok()) return Fail(resolved.status());
+
+  scenarios::RunOptions options;
+  options.trace_path = flags->trace_path;
+  options.fold_data_parallel = !flags->no_fold;
+  if (!flags->output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(flags->output_dir, ec);
+    if (ec) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "--output-dir ", flags->output_dir, ": ", ec.message(), "; choose a writable folder")));
+    }
+    if (options.trace_path.empty()) options.trace_path = flags->output_dir + "/trace.json";
+  }
+  absl::StatusOr<config::Result> result = scenarios::RunScenario(*resolved, options);
+  if (!result.ok()) return Fail(result.status());
+  absl::StatusOr<std::string> json = ToJson(*result);
+  if (!json.ok()) return Fail(json.status());
+  if (!flags->output_dir.empty()) {
+    if (auto s = traces::WriteFileAtomically(flags->output_dir + "/result.json", *json); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  if (flags->format == "json") {
+    std::cout << *json;
+  } else {
+    std::cout << viz::FormatSummary(*result);
+    if (!options.trace_path.empty()) std::cout << "  trace                      " << options.trace_path << "\n";
+    if (!flags->output_dir.empty()) {
+      std::cout << "  result                     " << flags->output_dir << "/result.json\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace clustersim::cli

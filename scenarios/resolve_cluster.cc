@@ -1,0 +1,88 @@
+#include "scenarios/resolve_cluster.h"
+
+#include <string>
+#include <string_view>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+absl::Status WithField(const absl::Status& s, std::string_view field) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(std::string(field), ": ", s.message()));
+}
+
+// Prefix -> node preset. First match wins; see topology's preset list.
+struct NodeRule {
+  std::string_view gpu_prefix;
+  std::string_view node;
+};
+constexpr NodeRule kNodeRules[] = {
+    {"a100-sxm4", "dgx-a100"},  {"h100-sxm5", "dgx-h100"}, {"h200-sxm", "dgx-h200"},
+    {"b200", "hgx-b200"},       {"rtx-4090", "pcie-rtx4090-8x"}, {"l40s", "pcie-l40s-8x"},
+    {"a10g", "pcie-a10g-8x"},
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> DefaultNodeFor(const models::GpuSpec& gpu) {
+  for (const NodeRule& r : kNodeRules) {
+    if (absl::StartsWith(gpu.name, std::string(r.gpu_prefix))) return std::string(r.node);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "cluster.node is required for GPU ", gpu.name,
+      " (no default server for it); set it to a preset (`clustersim list clusters`)"));
+}
+
+absl::StatusOr<ResolvedCluster> ResolveCluster(const config::ClusterConfig& c) {
+  ResolvedCluster out;
+  if (!c.has_gpu()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.gpu is required; use one of: ",
+        absl::StrJoin(models::GpuCatalog::Default().Names(), ", ")));
+  }
+  absl::StatusOr<const models::GpuSpec*> gpu = models::GpuCatalog::Default().Find(c.gpu());
+  if (!gpu.ok()) return WithField(gpu.status(), "cluster.gpu");
+  out.gpu = *gpu;
+  if (c.has_node()) {
+    out.spec.node_preset = c.node();
+  } else {
+    absl::StatusOr<std::string> node = DefaultNodeFor(*out.gpu);
+    if (!node.ok()) return node.status();
+    out.spec.node_preset = *node;
+  }
+  out.gpus_per_node = c.has_gpus_per_node() ? c.gpus_per_node() : 8;
+  if (out.gpus_per_node < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("cluster.gpus_per_node=", out.gpus_per_node,
+                                                   " must be at least 1"));
+  }
+  out.num_gpus = c.has_num_gpus() ? c.num_gpus() : out.gpus_per_node;
+  if (out.num_gpus < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cluster.num_gpus=", out.num_gpus, " must be at least 1"));
+  }
+  out.spec.num_nodes = (out.num_gpus + out.gpus_per_node - 1) / out.gpus_per_node;
+  const config::FabricConfig& f = c.fabric();
+  if (f.has_kind()) out.spec.fabric.kind = f.kind();
+  if (f.has_tiers()) out.spec.fabric.tiers = f.tiers();
+  if (f.has_oversubscription()) out.spec.fabric.oversubscription = f.oversubscription();
+  if (f.has_link()) out.spec.fabric.link = f.link();
+  return out;
+}
+
+void EchoCluster(const ResolvedCluster& c, config::ClusterConfig* out) {
+  out->set_gpu(c.gpu->name);
+  out->set_num_gpus(c.num_gpus);
+  out->set_gpus_per_node(c.gpus_per_node);
+  out->set_node(c.spec.node_preset);
+  config::FabricConfig* ef = out->mutable_fabric();
+  ef->set_kind(c.spec.fabric.kind);
+  ef->set_tiers(c.spec.fabric.tiers);
+  ef->set_oversubscription(c.spec.fabric.oversubscription);
+  ef->set_link(c.spec.fabric.link);
+}
+
+}  // namespace clustersim::scenarios
