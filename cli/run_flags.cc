@@ -18,7 +18,7 @@ void Opt(po::options_description& d, const char* name, std::optional<T>* slot, c
 }
 
 struct Values {
-  std::optional<std::string> model, gpu, recompute, precision, node, algorithm;
+  std::optional<std::string> model, gpu, recompute, precision, node, algorithm, schedule;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs;
   std::optional<double> price;
@@ -52,6 +52,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "context-parallel-size", &v.cp, "context-parallel size");
   Opt(strategy, "expert-model-parallel-size", &v.ep, "expert-parallel size");
   Opt(strategy, "virtual-pipeline-model-parallel-size", &v.vp, "virtual pipeline stages");
+  Opt(strategy, "pipeline-schedule", &v.schedule, "1f1b|gpipe|interleaved-1f1b|zb-h1");
   Opt(strategy, "micro-batch-size", &v.mbs, "micro-batch size");
   Opt(strategy, "global-batch-size", &v.gbs, "global batch size");
   Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
@@ -117,6 +118,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.cp) p->set_context_parallel_size(*v.cp);
   if (v.ep) p->set_expert_model_parallel_size(*v.ep);
   if (v.vp) p->set_virtual_pipeline_model_parallel_size(*v.vp);
+  if (v.schedule) p->set_pipeline_schedule(*v.schedule);
   if (vm["sequence-parallel"].as<bool>()) p->set_sequence_parallel(true);
   if (vm["use-distributed-optimizer"].as<bool>()) p->set_use_distributed_optimizer(true);
   if (vm["overlap-grad-reduce"].as<bool>()) p->set_overlap_grad_reduce(true);

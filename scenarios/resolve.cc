@@ -57,6 +57,11 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.distributed_optimizer = p.use_distributed_optimizer();
   pc.overlap_grad_reduce = p.overlap_grad_reduce();
   pc.zero_stage = p.zero_stage();
+  if (p.has_pipeline_schedule()) {
+    absl::StatusOr<strategies::Schedule> sched = strategies::ParseSchedule(p.pipeline_schedule());
+    if (!sched.ok()) return WithField(sched.status(), "parallelism.pipeline_schedule");
+    pc.schedule = *sched;
+  }
   pc.data_parallel = p.has_data_parallel_size() ? p.data_parallel_size() : 0;
   pc.micro_batch_size = t.has_micro_batch_size() ? t.micro_batch_size() : 1;
   const std::string precision = t.has_precision() ? t.precision() : "bf16";
@@ -125,6 +130,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ep->set_use_distributed_optimizer(pc.distributed_optimizer);
   ep->set_overlap_grad_reduce(pc.overlap_grad_reduce);
   ep->set_zero_stage(pc.zero_stage);
+  ep->set_pipeline_schedule(std::string(strategies::ScheduleName(pc.schedule)));
   ep->set_data_parallel_size(pc.data_parallel);
   config::TrainingConfig* et = e.mutable_training();
   et->set_micro_batch_size(pc.micro_batch_size);

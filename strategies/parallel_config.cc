@@ -97,15 +97,32 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::InvalidArgumentError(absl::StrCat("parallelism.zero_stage=", p->zero_stage,
                                                    " is not 0, 1, 2 or 3"));
   }
-  // Parts of the strategy space that later releases simulate.
-  if (p->pipeline_parallel > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        kPp, "=", p->pipeline_parallel,
-        ": pipeline parallelism is not supported yet in this release; use 1"));
-  }
+  // Pipeline schedules.
   if (p->virtual_pipeline > 1) {
-    return absl::UnimplementedError(
-        absl::StrCat(kVp, ": interleaved pipeline schedules are not supported yet; use 1"));
+    if (p->schedule != Schedule::kInterleaved1F1B && p->schedule != Schedule::k1F1B) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kVp, "=", p->virtual_pipeline, " needs the interleaved-1f1b schedule, not ",
+          std::string(ScheduleName(p->schedule))));
+    }
+    p->schedule = Schedule::kInterleaved1F1B;
+    if (p->pipeline_parallel == 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kVp, "=", p->virtual_pipeline, " needs ", kPp, " > 1"));
+    }
+    if (auto s = MustDivide(p->pipeline_parallel * p->virtual_pipeline, "pp x vp",
+                            model.num_layers, "model.num_layers");
+        !s.ok()) {
+      return s;
+    }
+    if (p->num_microbatches() % p->pipeline_parallel != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the interleaved schedule needs the number of micro-batches (", p->num_microbatches(),
+          " = global_batch_size / (micro_batch_size x dp)) to be a multiple of ", kPp, "=",
+          p->pipeline_parallel, "; change ", kGbs));
+    }
+  } else if (p->schedule == Schedule::kInterleaved1F1B) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallelism.pipeline_schedule=interleaved-1f1b needs ", kVp, " > 1"));
   }
   if (p->context_parallel > 1) {
     return absl::UnimplementedError(

@@ -17,6 +17,7 @@
 #include "models/dtype.h"
 #include "models/transformer_config.h"
 #include "models/workload.h"
+#include "strategies/pipeline_schedule.h"
 
 namespace clustersim::strategies {
 
@@ -37,6 +38,8 @@ struct ParallelConfig {
   int global_batch_size = 1;
   models::Recompute recompute = models::Recompute::kNone;
   models::Dtype precision = models::Dtype::kBf16;
+  // Pipeline schedule; interleaved when virtual_pipeline > 1.
+  Schedule schedule = Schedule::k1F1B;
 
   int model_parallel_size() const { return tensor_parallel * pipeline_parallel * context_parallel; }
   // Micro-batches each pipeline runs per step (gradient accumulation steps).
@@ -48,7 +51,7 @@ struct ParallelConfig {
 // named) and suggest valid values, e.g.
 //   "parallelism.tensor_model_parallel_size=3 does not divide
 //    model.num_attention_heads=32; try 1, 2, 4, 8, 16, 32".
-// Features that a later release simulates (pp > 1, cp > 1, ep > 1, ZeRO-3)
+// Features that a later release simulates (cp > 1, ep > 1, ZeRO-3)
 // are rejected as UNIMPLEMENTED with a "not supported yet" message.
 absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
                                     ParallelConfig* config);

@@ -74,9 +74,32 @@ TEST(ParallelConfigTest, SequenceParallelNeedsTensorParallel) {
 
 TEST(ParallelConfigTest, LaterFeaturesAreUnimplemented) {
   ParallelConfig p;
-  p.pipeline_parallel = 2;
+  p.context_parallel = 2;
   p.global_batch_size = 4;
   EXPECT_EQ(ValidateParallelConfig(Model(), 8, &p).code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(ParallelConfigTest, InterleavingNeedsMicrobatchesMultipleOfStages) {
+  ParallelConfig p;
+  p.pipeline_parallel = 4;
+  p.virtual_pipeline = 2;
+  p.global_batch_size = 6;
+  absl::Status s = ValidateParallelConfig(Model(), 4, &p);
+  EXPECT_NE(s.message().find("multiple of parallelism.pipeline_model_parallel_size=4"),
+            std::string::npos)
+      << s;
+  p.global_batch_size = 8;
+  EXPECT_TRUE(ValidateParallelConfig(Model(), 4, &p).ok());
+  EXPECT_EQ(p.schedule, Schedule::kInterleaved1F1B);
+}
+
+TEST(ParallelConfigTest, LayersMustSplitOverStagesAndChunks) {
+  ParallelConfig p;
+  p.pipeline_parallel = 4;
+  p.virtual_pipeline = 4;  // 16 chunks do not divide 24 layers
+  p.global_batch_size = 4;
+  absl::Status s = ValidateParallelConfig(Model(), 4, &p);
+  EXPECT_NE(s.message().find("model.num_layers=24"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "strategies/step_builder.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "models/transformer_config.h"
 #include "sim/check.h"
@@ -13,9 +16,18 @@
 namespace clustersim::strategies {
 namespace {
 
+// Returns the status of `expr` from the enclosing function when it is an error.
+#define RETURN_IF_ERROR_(expr)                \
+  do {                                        \
+    if (absl::Status _s = (expr); !_s.ok()) { \
+      return _s;                              \
+    }                                         \
+  } while (0)
+
+
 // Bytes per gradient element in the data-parallel reduction: Megatron-LM keeps
 // fp32 main gradients for mixed precision and reduces them in fp32
-// (accumulate_allreduce_grads_in_fp32; see shared formulas §5.3, 18 B/param).
+// (accumulate_allreduce_grads_in_fp32; 18 B/param accounting).
 constexpr int64_t kGradBytes = 4;
 // Parameter all-gather after a distributed-optimizer step moves 16-bit weights.
 constexpr int64_t kParamGatherBytes = 2;
@@ -36,10 +48,12 @@ topology::Collective ToCollective(models::CommKind k) {
   return topology::Collective::kAllReduce;
 }
 
-// One gradient bucket: the parameters of a run of layers, in backward order.
+bool IsWeightGradient(const models::Op& op) { return absl::EndsWith(op.name, "_wgrad"); }
+
+// One gradient bucket: parameters of a run of layers, in backward order.
 struct Bucket {
   double params = 0;
-  int ready_layer = 0;  // the layer whose backward completes the bucket
+  int ready_index = 0;  // grad_done_ index whose completion closes the bucket
 };
 
 class Builder {
@@ -49,6 +63,10 @@ class Builder {
 
   absl::Status Build() {
     const int L = in_.model->num_layers;
+    const int pp = p_.pipeline_parallel;
+    const int v = p_.virtual_pipeline;
+    const int m = p_.num_microbatches();
+    layers_per_chunk_ = L / (pp * v);
     plan_.world_size = placement_.world_size();
     plan_.folded_data_parallel = in_.fold_data_parallel && p_.data_parallel > 1;
     for (int g = 0; g < plan_.world_size; ++g) {
@@ -58,6 +76,7 @@ class Builder {
     }
     const int n = static_cast<int>(plan_.simulated_gpus.size());
     local_of_.assign(plan_.world_size, -1);
+    stage_gpus_.assign(pp, {});
     for (int i = 0; i < n; ++i) {
       const int g = plan_.simulated_gpus[i];
       local_of_[g] = i;
@@ -65,41 +84,58 @@ class Builder {
       compute_.push_back(plan_.graph.AddResource(gpu + "/compute", g, kComputeLane));
       tp_lane_.push_back(plan_.graph.AddResource(gpu + "/comm:tp", g, kTensorCommLane));
       dp_lane_.push_back(plan_.graph.AddResource(gpu + "/comm:dp", g, kDataCommLane));
+      pp_lane_.push_back(pp > 1 ? plan_.graph.AddResource(gpu + "/comm:pp", g, kPipelineCommLane)
+                                : 0);
+      stage_gpus_[placement_.CoordsOf(g).pp].push_back(i);
     }
     last_.assign(n, kNone);
-    for (int i = 0; i < n; ++i) {
-      std::vector<int> group = placement_.TensorGroup(plan_.simulated_gpus[i]);
-      if (group.front() == plan_.simulated_gpus[i]) tp_groups_.push_back(std::move(group));
-    }
+    action_first_.assign(n, kNone);
+    grad_done_.assign(n, std::vector<sim::TaskId>(L + 2, kNone));
+    SplitBackward();
 
-    const models::Workload& w = plan_.workload;
-    const int m = p_.num_microbatches();
-    layer_done_.assign(n, std::vector<sim::TaskId>(L + 2, kNone));
-    for (int mb = 0; mb < m; ++mb) {
-      const bool last_mb = mb == m - 1;
-      if (auto s = AddOps(w.embedding_forward, Phase::kForward, mb, -1); !s.ok()) return s;
-      for (int l = 0; l < L; ++l) {
-        if (auto s = AddOps(w.layer_forward, Phase::kForward, mb, l); !s.ok()) return s;
+    for (int s = 0; s < pp; ++s) {
+      std::vector<std::vector<int>> groups;
+      for (int i : stage_gpus_[s]) {
+        std::vector<int> group = placement_.TensorGroup(plan_.simulated_gpus[i]);
+        if (group.front() == plan_.simulated_gpus[i]) groups.push_back(std::move(group));
       }
-      if (auto s = AddOps(w.head_forward, Phase::kForward, mb, L); !s.ok()) return s;
-      if (auto s = AddOps(w.head_backward, Phase::kBackward, mb, L); !s.ok()) return s;
-      if (last_mb) MarkLayerDone(L + 1);
-      for (int l = L - 1; l >= 0; --l) {
-        if (auto s = AddOps(w.layer_backward, Phase::kBackward, mb, l); !s.ok()) return s;
-        if (last_mb) MarkLayerDone(l + 1);
+      plan_.stage_actions.push_back(ScheduleForStage(p_.schedule, s, pp, m, v));
+      for (const PipelineAction& a : plan_.stage_actions.back()) {
+        if (auto st = AddAction(s, a, groups); !st.ok()) return st;
       }
-      if (auto s = AddOps(w.embedding_backward, Phase::kBackward, mb, -1); !s.ok()) return s;
-      if (last_mb) MarkLayerDone(0);
     }
+    ResolvePendingInputs();
+    if (auto st = AddEmbeddingTie(); !st.ok()) return st;
     return AddGradientSyncAndOptimizer();
   }
 
  private:
   static constexpr sim::TaskId kNone = ~sim::TaskId{0};
 
-  // layer_done_ index: 0 = embedding, 1..L = layers, L+1 = head.
-  void MarkLayerDone(int index) {
-    for (size_t i = 0; i < last_.size(); ++i) layer_done_[i][index] = last_[i];
+  // Position of a model chunk in the pipeline: chunk c of stage s is model
+  // chunk c·p + s; the first holds the embedding, the last the output head.
+  int Position(int stage, int chunk) const { return chunk * p_.pipeline_parallel + stage; }
+  int NumPositions() const { return p_.pipeline_parallel * p_.virtual_pipeline; }
+  std::pair<int, int> StageChunkOf(int position) const {
+    return {position % p_.pipeline_parallel, position / p_.pipeline_parallel};
+  }
+
+  void SplitBackward() {
+    for (const models::Op& op : plan_.workload.layer_backward) {
+      (IsWeightGradient(op) ? layer_weight_grad_ : layer_input_grad_).push_back(&op);
+    }
+    for (const models::Op& op : plan_.workload.head_backward) {
+      (IsWeightGradient(op) ? head_weight_grad_ : head_input_grad_).push_back(&op);
+    }
+  }
+
+  // Keeps a per-step op alive for the plan's lifetime. TaskInfo points into
+  // step_ops, so it must never reallocate (BuildStep reserves enough).
+  const models::Op& AddStepOp(models::Op op) {
+    SIM_CHECK(plan_.step_ops.size() < plan_.step_ops.capacity())
+        << "step_ops would reallocate and invalidate TaskInfo pointers";
+    plan_.step_ops.push_back(std::move(op));
+    return plan_.step_ops.back();
   }
 
   void After(sim::TaskId before, sim::TaskId t) {
@@ -111,90 +147,270 @@ class Builder {
     return static_cast<uint32_t>(plan_.infos.size() - 1);
   }
 
-  absl::Status AddOps(const std::vector<models::Op>& ops, Phase phase, int mb, int layer) {
-    for (const models::Op& op : ops) {
-      if (op.kind == models::OpKind::kCollective) {
-        if (auto s = AddTensorCollective(op, phase, mb, layer); !s.ok()) return s;
-      } else {
-        AddCompute(op, phase, mb, layer);
+  // Emits one pipeline action on every GPU of `stage`.
+  absl::Status AddAction(int stage, const PipelineAction& a,
+                         const std::vector<std::vector<int>>& tp_groups) {
+    const int pos = Position(stage, a.chunk);
+    const bool first_pos = pos == 0;
+    const bool last_pos = pos == NumPositions() - 1;
+    const int first_layer = pos * layers_per_chunk_;
+    const int end_layer = first_layer + layers_per_chunk_;
+    const std::vector<int>& gpus = stage_gpus_[stage];
+    for (int i : gpus) action_first_[i] = kNone;
+    Ctx ctx{stage, a.chunk, a.microbatch, &gpus, &tp_groups};
+    const bool final_mb = a.microbatch == p_.num_microbatches() - 1;
+    const models::Workload& w = plan_.workload;
+    switch (a.pass) {
+      case Pass::kForward:
+        ctx.phase = Phase::kForward;
+        if (first_pos) RETURN_IF_ERROR_(AddOps(w.embedding_forward, ctx, -1));
+        for (int l = first_layer; l < end_layer; ++l) RETURN_IF_ERROR_(AddOps(w.layer_forward, ctx, l));
+        if (last_pos) RETURN_IF_ERROR_(AddOps(w.head_forward, ctx, in_.model->num_layers));
+        break;
+      case Pass::kBackward:
+      case Pass::kBackwardInput: {
+        ctx.phase = Phase::kBackward;
+        const bool whole = a.pass == Pass::kBackward;
+        const int L = in_.model->num_layers;
+        if (last_pos) {
+          RETURN_IF_ERROR_(whole ? AddOps(w.head_backward, ctx, L) : AddOps(head_input_grad_, ctx, L));
+          if (whole && final_mb) MarkGradDone(gpus, L + 1);
+        }
+        for (int l = end_layer - 1; l >= first_layer; --l) {
+          RETURN_IF_ERROR_(whole ? AddOps(w.layer_backward, ctx, l)
+                                 : AddOps(layer_input_grad_, ctx, l));
+          if (whole && final_mb) MarkGradDone(gpus, l + 1);
+        }
+        if (first_pos) {
+          RETURN_IF_ERROR_(AddOps(w.embedding_backward, ctx, -1));
+          if (final_mb) MarkGradDone(gpus, 0);
+        }
+        break;
       }
+      case Pass::kBackwardWeight: {
+        ctx.phase = Phase::kBackwardWeight;
+        const int L = in_.model->num_layers;
+        if (last_pos) {
+          RETURN_IF_ERROR_(AddOps(head_weight_grad_, ctx, L));
+          if (final_mb) MarkGradDone(gpus, L + 1);
+        }
+        for (int l = end_layer - 1; l >= first_layer; --l) {
+          RETURN_IF_ERROR_(AddOps(layer_weight_grad_, ctx, l));
+          if (final_mb) MarkGradDone(gpus, l + 1);
+        }
+        break;
+      }
+    }
+    // The first task of this action on each GPU waits for the activation (or
+    // gradient) from the neighbouring stage; the last one sends its own on.
+    if (a.pass == Pass::kForward) {
+      if (!first_pos) {
+        for (int i : gpus) pending_inputs_.push_back({i, action_first_[i], pos, true, a.microbatch});
+      }
+      if (!last_pos) RETURN_IF_ERROR_(Send(stage, pos + 1, /*forward=*/true, a.microbatch));
+    } else if (a.pass != Pass::kBackwardWeight) {
+      if (!last_pos) {
+        for (int i : gpus) pending_inputs_.push_back({i, action_first_[i], pos, false, a.microbatch});
+      }
+      if (!first_pos) RETURN_IF_ERROR_(Send(stage, pos - 1, /*forward=*/false, a.microbatch));
     }
     return absl::OkStatus();
   }
 
-  const models::OpCost& CostOf(const models::Op& op) {
-    auto it = std::find_if(op_costs_.begin(), op_costs_.end(),
-                           [&](const auto& e) { return e.first == &op; });
-    if (it != op_costs_.end()) return it->second;
-    op_costs_.emplace_back(&op, in_.kernels->Cost(op));
-    return op_costs_.back().second;
+  struct Ctx {
+    int stage;
+    int chunk;
+    int microbatch;
+    const std::vector<int>* gpus;
+    const std::vector<std::vector<int>>* tp_groups;
+    Phase phase = Phase::kForward;
+  };
+
+  // Appends `t` to GPU i's chain of work (program order across its lanes).
+  void Chain(int i, sim::TaskId t) {
+    After(last_[i], t);
+    last_[i] = t;
+    if (action_first_[i] == kNone) action_first_[i] = t;
   }
 
-  void AddCompute(const models::Op& op, Phase phase, int mb, int layer) {
-    const models::OpCost& cost = CostOf(op);
-    TaskInfo info{.op = &op, .phase = phase, .microbatch = mb, .layer = layer,
-                  .efficiency = cost.efficiency, .source = cost.source};
-    for (size_t i = 0; i < compute_.size(); ++i) {
-      const sim::TaskId t = plan_.graph.AddTask(compute_[i], cost.time, NewInfo(info));
-      After(last_[i], t);
-      last_[i] = t;
+  template <typename OpList>
+  absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer) {
+    for (const auto& item : ops) {
+      const models::Op& op = Deref(item);
+      if (op.kind == models::OpKind::kCollective) {
+        RETURN_IF_ERROR_(AddTensorCollective(op, ctx, layer));
+      } else {
+        AddCompute(op, ctx, layer);
+      }
     }
+    return absl::OkStatus();
+  }
+  static const models::Op& Deref(const models::Op& op) { return op; }
+  static const models::Op& Deref(const models::Op* op) { return *op; }
+
+  const models::OpCost& CostOf(const models::Op& op) {
+    auto it = op_costs_.find(&op);
+    if (it != op_costs_.end()) return it->second;
+    return op_costs_.emplace(&op, in_.kernels->Cost(op)).first->second;
+  }
+
+  void AddCompute(const models::Op& op, const Ctx& ctx, int layer) {
+    const models::OpCost& cost = CostOf(op);
+    TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
+                  .stage = ctx.stage, .chunk = ctx.chunk, .efficiency = cost.efficiency,
+                  .source = cost.source};
+    const uint32_t tag = NewInfo(info);
+    for (int i : *ctx.gpus) Chain(i, plan_.graph.AddTask(compute_[i], cost.time, tag));
   }
 
   absl::StatusOr<topology::CollectiveEstimate> Estimate(topology::Collective kind,
                                                         std::vector<int> gpus, sim::Bytes bytes) {
+    std::vector<int> key = gpus;
+    key.push_back(static_cast<int>(kind));
+    auto it = comm_costs_.find({key, bytes.count()});
+    if (it != comm_costs_.end()) return it->second;
     topology::CollectiveRequest req{kind, std::move(gpus), bytes, in_.algorithm};
-    return in_.network->Estimate(req);
+    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+    if (e.ok()) comm_costs_.emplace(std::make_pair(key, bytes.count()), *e);
+    return e;
   }
 
-  absl::Status AddTensorCollective(const models::Op& op, Phase phase, int mb, int layer) {
+  absl::Status AddTensorCollective(const models::Op& op, const Ctx& ctx, int layer) {
     if (op.group != models::CommGroup::kTensor) {
       return absl::UnimplementedError(
           absl::StrCat("collective op ", op.name, " over a non-tensor group is not supported yet"));
     }
-    for (size_t gi = 0; gi < tp_groups_.size(); ++gi) {
-      const std::vector<int>& group = tp_groups_[gi];
-      const topology::CollectiveEstimate* est = nullptr;
-      const auto key = std::make_pair(&op, gi);
-      auto it = std::find_if(comm_costs_.begin(), comm_costs_.end(),
-                             [&](const auto& e) { return e.first == key; });
-      if (it == comm_costs_.end()) {
-        absl::StatusOr<topology::CollectiveEstimate> e =
-            Estimate(ToCollective(op.comm), group, op.comm_bytes);
-        if (!e.ok()) return e.status();
-        comm_costs_.emplace_back(key, *e);
-        est = &comm_costs_.back().second;
-      } else {
-        est = &it->second;
-      }
+    for (const std::vector<int>& group : *ctx.tp_groups) {
+      absl::StatusOr<topology::CollectiveEstimate> est =
+          Estimate(ToCollective(op.comm), group, op.comm_bytes);
+      if (!est.ok()) return est.status();
       std::vector<sim::ResourceId> lanes;
       for (int g : group) lanes.push_back(tp_lane_[local_of_[g]]);
-      TaskInfo info{.op = &op, .phase = phase, .microbatch = mb, .layer = layer,
+      TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch,
+                    .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk,
                     .is_collective = true, .algorithm = est->algorithm,
                     .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
       const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
-      for (int g : group) After(last_[local_of_[g]], t);
-      for (int g : group) last_[local_of_[g]] = t;
+      for (int g : group) Chain(local_of_[g], t);
     }
     return absl::OkStatus();
   }
 
-  // Gradient buckets in backward order (head, last layer ... first layer,
-  // embedding), each closed once it holds `bucket_params` parameters.
-  std::vector<Bucket> MakeBuckets() const {
+  // Activations (forward) or their gradients (backward) crossing a stage
+  // boundary: b·s·h 16-bit values, sharded over tp when sequence parallel
+  // (Megatron sends each rank's sequence shard). One send per GPU to its peer
+  // (same tp/cp/dp coordinates) on the neighbouring stage; Megatron's 1F1B
+  // waits for its p2p ops, so the sender's next compute waits too.
+  absl::Status Send(int stage, int to_pos, bool forward, int mb) {
+    const int to_stage = StageChunkOf(to_pos).first;
+    int64_t bytes = int64_t{p_.micro_batch_size} * in_.model->seq_length /
+                    p_.context_parallel * in_.model->hidden_size *
+                    models::BytesPerElement(p_.precision);
+    if (p_.sequence_parallel) bytes /= p_.tensor_parallel;
+    const models::Op*& slot = forward ? send_activation_ : send_gradient_;
+    if (slot == nullptr) {
+      models::Op op;
+      op.name = forward ? "pp_send_activation" : "pp_send_gradient";
+      op.kind = models::OpKind::kCollective;
+      op.group = models::CommGroup::kPipeline;
+      op.comm = models::CommKind::kSendRecv;
+      op.comm_bytes = sim::Bytes(bytes);
+      slot = &AddStepOp(std::move(op));
+    }
+    const models::Op& op = *slot;
+    for (int i : stage_gpus_[stage]) {
+      RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[i]);
+      const int from_gpu = plan_.simulated_gpus[i];
+      c.pp = to_stage;
+      const int to_gpu = placement_.GpuOf(c);
+      absl::StatusOr<topology::CollectiveEstimate> est =
+          Estimate(topology::Collective::kSendRecv, {from_gpu, to_gpu}, op.comm_bytes);
+      if (!est.ok()) return est.status();
+      TaskInfo info{.op = &op, .phase = forward ? Phase::kForward : Phase::kBackward,
+                    .microbatch = mb, .stage = stage, .is_collective = true,
+                    .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
+      const sim::TaskId t = plan_.graph.AddTask(pp_lane_[i], est->time, NewInfo(info));
+      Chain(i, t);
+      sends_[{local_of_[to_gpu], to_pos, forward, mb}] = t;
+    }
+    return absl::OkStatus();
+  }
+
+  void MarkGradDone(const std::vector<int>& gpus, int index) {
+    for (int i : gpus) grad_done_[i][index] = last_[i];
+  }
+
+  // Tied input/output embeddings on different stages: Megatron all-reduces
+  // their gradients between the first and last stage before the optimizer.
+  absl::Status AddEmbeddingTie() {
+    if (p_.pipeline_parallel == 1 || !in_.model->tied_embeddings) return absl::OkStatus();
+    models::Op op;
+    op.name = "pp_embedding_grad_allreduce";
+    op.kind = models::OpKind::kCollective;
+    op.group = models::CommGroup::kPipeline;
+    op.comm = models::CommKind::kAllReduce;
+    op.comm_bytes = sim::Bytes(static_cast<int64_t>(
+        static_cast<double>(in_.model->vocab_size) * in_.model->hidden_size /
+        p_.tensor_parallel * kGradBytes));
+    const models::Op& tie = AddStepOp(std::move(op));
+    const int last = p_.pipeline_parallel - 1;
+    for (int i : stage_gpus_[0]) {
+      RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[i]);
+      c.pp = last;
+      const int j = local_of_[placement_.GpuOf(c)];
+      std::vector<int> group = {plan_.simulated_gpus[i], plan_.simulated_gpus[j]};
+      absl::StatusOr<topology::CollectiveEstimate> est =
+          Estimate(topology::Collective::kAllReduce, group, tie.comm_bytes);
+      if (!est.ok()) return est.status();
+      TaskInfo info{.op = &tie, .phase = Phase::kOptimizer, .is_collective = true,
+                    .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
+      const sim::TaskId t = plan_.graph.AddTask({pp_lane_[i], pp_lane_[j]}, est->time,
+                                                NewInfo(info));
+      Chain(i, t);
+      Chain(j, t);
+    }
+    return absl::OkStatus();
+  }
+
+  void ResolvePendingInputs() {
+    for (const PendingInput& p : pending_inputs_) {
+      auto it = sends_.find({p.gpu, p.to_pos, p.forward, p.mb});
+      SIM_CHECK(it != sends_.end()) << "no send for pipeline position " << p.to_pos << " mb "
+                                    << p.mb;
+      After(it->second, p.first);
+    }
+  }
+
+  // Gradient buckets of GPU i in backward order, each closed once it holds
+  // `bucket_params` parameters (Megatron: max(40M, 1M x dp)).
+  std::vector<Bucket> MakeBuckets(int i) const {
     const models::ParameterCounts pc = models::CountParameters(*in_.model);
     const double tp = p_.tensor_parallel;
     const int L = in_.model->num_layers;
     const double limit = std::max(in_.bucket_params, 1e6 * p_.data_parallel);
-    std::vector<std::pair<double, int>> pieces;  // (params on this GPU, layer_done index)
-    pieces.emplace_back((pc.final_norm + pc.lm_head) / tp, L + 1);
-    for (int l = L - 1; l >= 0; --l) pieces.emplace_back(pc.per_layer / tp, l + 1);
-    pieces.emplace_back(pc.embedding / tp, 0);
+    const RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[i]);
+    std::vector<std::pair<double, int>> pieces;  // (params on this GPU, grad_done index)
+    if (c.pp == p_.pipeline_parallel - 1) {
+      pieces.emplace_back((pc.final_norm + (pc.lm_head > 0 || p_.pipeline_parallel == 1
+                                                ? pc.lm_head
+                                                : pc.embedding)) / tp,
+                          L + 1);
+    }
+    std::vector<int> layers;
+    for (int chunk = 0; chunk < p_.virtual_pipeline; ++chunk) {
+      const int pos = Position(c.pp, chunk);
+      for (int l = pos * layers_per_chunk_; l < (pos + 1) * layers_per_chunk_; ++l) {
+        layers.push_back(l);
+      }
+    }
+    std::sort(layers.rbegin(), layers.rend());
+    for (int l : layers) pieces.emplace_back(pc.per_layer / tp, l + 1);
+    if (c.pp == 0) pieces.emplace_back(pc.embedding / tp, 0);
     std::vector<Bucket> buckets;
     Bucket cur;
     for (const auto& [params, index] : pieces) {
       cur.params += params;
-      cur.ready_layer = index;
+      cur.ready_index = index;
       if (cur.params >= limit) {
         buckets.push_back(cur);
         cur = Bucket{};
@@ -204,116 +420,131 @@ class Builder {
     return buckets;
   }
 
-  absl::Status AddGradientSyncAndOptimizer() {
-    const int n = static_cast<int>(compute_.size());
-    std::vector<std::vector<sim::TaskId>> synced(n);
-    const std::vector<Bucket> buckets = MakeBuckets();
-    double local_params = 0;
-    for (const Bucket& b : buckets) local_params += b.params;
-    const bool dist_opt = p_.distributed_optimizer || p_.zero_stage >= 1;
-    if (p_.data_parallel > 1) {
-      for (size_t bi = 0; bi < buckets.size(); ++bi) {
-        models::Op op;
-        op.name = dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_allreduce";
-        op.kind = models::OpKind::kCollective;
-        op.group = models::CommGroup::kData;
-        op.comm = dist_opt ? models::CommKind::kReduceScatter : models::CommKind::kAllReduce;
-        op.comm_bytes = sim::Bytes(static_cast<int64_t>(buckets[bi].params) * kGradBytes);
-        plan_.step_ops.push_back(op);
-      }
-    }
-    if (p_.data_parallel > 1) {
-      for (size_t bi = 0; bi < buckets.size(); ++bi) {
-        const models::Op& op = plan_.step_ops[bi];
-        if (auto s = AddDataCollective(op, static_cast<int>(bi), buckets[bi].ready_layer, &synced);
-            !s.ok()) {
-          return s;
-        }
-      }
-    }
-    // Optimizer step on each GPU's compute stream once its gradients are synced.
-    models::Op adam;
-    adam.name = "optimizer_step";
-    adam.kind = models::OpKind::kMemoryBound;
-    adam.dtype = models::Dtype::kFp32;
-    const double opt_params = dist_opt ? local_params / p_.data_parallel : local_params;
-    adam.bytes = sim::Bytes(static_cast<int64_t>(opt_params) * kOptimizerBytesPerParam);
-    plan_.step_ops.push_back(adam);
-    const models::Op& adam_op = plan_.step_ops.back();
-    const models::OpCost cost = in_.kernels->Cost(adam_op);
-    std::vector<sim::TaskId> opt_task(n);
-    for (int i = 0; i < n; ++i) {
-      TaskInfo info{.op = &adam_op, .phase = Phase::kOptimizer, .efficiency = cost.efficiency,
-                    .source = cost.source};
-      const sim::TaskId t = plan_.graph.AddTask(compute_[i], cost.time, NewInfo(info));
-      After(last_[i], t);
-      for (sim::TaskId s : synced[i]) After(s, t);
-      last_[i] = t;
-      opt_task[i] = t;
-    }
-    if (dist_opt && p_.data_parallel > 1) {
-      models::Op gather;
-      gather.name = "dp_param_allgather";
-      gather.kind = models::OpKind::kCollective;
-      gather.group = models::CommGroup::kData;
-      gather.comm = models::CommKind::kAllGather;
-      gather.comm_bytes = sim::Bytes(static_cast<int64_t>(local_params) * kParamGatherBytes);
-      plan_.step_ops.push_back(gather);
-      std::vector<std::vector<sim::TaskId>> unused(n);
-      if (auto s = AddDataCollective(plan_.step_ops.back(), -1, 0, &unused); !s.ok()) return s;
-    }
-    return absl::OkStatus();
+  models::Op GradOp(const Bucket& b, bool dist_opt) {
+    models::Op op;
+    op.name = dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_allreduce";
+    op.kind = models::OpKind::kCollective;
+    op.group = models::CommGroup::kData;
+    op.comm = dist_opt ? models::CommKind::kReduceScatter : models::CommKind::kAllReduce;
+    op.comm_bytes = sim::Bytes(static_cast<int64_t>(b.params) * kGradBytes);
+    return op;
   }
 
-  // One collective per data-parallel group. Folded: each simulated GPU stands
-  // for its group and occupies only its own lane; the cost is the full group's.
-  absl::Status AddDataCollective(const models::Op& op, int bucket, int ready_index,
-                                 std::vector<std::vector<sim::TaskId>>* synced) {
+  absl::Status AddGradientSyncAndOptimizer() {
     const int n = static_cast<int>(compute_.size());
-    std::vector<bool> done(n, false);
+    const bool dist_opt = p_.distributed_optimizer || p_.zero_stage >= 1;
     for (int i = 0; i < n; ++i) {
-      if (done[i]) continue;
+      // In unfolded runs, one collective serves the whole data-parallel group:
+      // the member with dp == 0 creates it.
+      if (!plan_.folded_data_parallel && placement_.CoordsOf(plan_.simulated_gpus[i]).dp != 0) {
+        continue;
+      }
+      const std::vector<Bucket> buckets = MakeBuckets(i);
+      double local_params = 0;
+      for (const Bucket& b : buckets) local_params += b.params;
       const std::vector<int> group = placement_.DataGroup(plan_.simulated_gpus[i]);
-      absl::StatusOr<topology::CollectiveEstimate> est =
-          Estimate(ToCollective(op.comm), group, op.comm_bytes);
-      if (!est.ok()) return est.status();
       std::vector<int> members;
       if (plan_.folded_data_parallel) {
         members.push_back(i);
       } else {
         for (int g : group) members.push_back(local_of_[g]);
       }
-      std::vector<sim::ResourceId> lanes;
-      for (int j : members) lanes.push_back(dp_lane_[j]);
-      TaskInfo info{.op = &op, .phase = Phase::kOptimizer, .bucket = bucket,
-                    .is_collective = true, .algorithm = est->algorithm,
-                    .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-      const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
+      std::vector<sim::TaskId> synced;
+      if (p_.data_parallel > 1) {
+        for (size_t bi = 0; bi < buckets.size(); ++bi) {
+          const models::Op& op = AddStepOp(GradOp(buckets[bi], dist_opt));
+          absl::StatusOr<topology::CollectiveEstimate> est =
+              Estimate(ToCollective(op.comm), group, op.comm_bytes);
+          if (!est.ok()) return est.status();
+          std::vector<sim::ResourceId> lanes;
+          for (int j : members) lanes.push_back(dp_lane_[j]);
+          TaskInfo info{.op = &op, .phase = Phase::kOptimizer,
+                        .bucket = static_cast<int32_t>(bi),
+                        .stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp,
+                        .is_collective = true, .algorithm = est->algorithm,
+                        .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
+          const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
+          for (int j : members) {
+            After(p_.overlap_grad_reduce ? grad_done_[j][buckets[bi].ready_index] : last_[j], t);
+          }
+          synced.push_back(t);
+        }
+      }
+      // Optimizer step on each member's compute stream once its gradients are synced.
+      models::Op adam;
+      adam.name = "optimizer_step";
+      adam.kind = models::OpKind::kMemoryBound;
+      adam.dtype = models::Dtype::kFp32;
+      const double opt_params = dist_opt ? local_params / p_.data_parallel : local_params;
+      adam.bytes = sim::Bytes(static_cast<int64_t>(opt_params) * kOptimizerBytesPerParam);
+      const models::Op& adam_op = AddStepOp(std::move(adam));
+      const models::OpCost cost = in_.kernels->Cost(adam_op);
+      std::vector<sim::TaskId> opt;
       for (int j : members) {
-        const sim::TaskId trigger = p_.overlap_grad_reduce && bucket >= 0
-                                        ? layer_done_[j][ready_index]
-                                        : last_[j];
-        After(trigger, t);
-        (*synced)[j].push_back(t);
-        done[j] = true;
+        TaskInfo info{.op = &adam_op, .phase = Phase::kOptimizer,
+                      .stage = placement_.CoordsOf(plan_.simulated_gpus[j]).pp,
+                      .efficiency = cost.efficiency, .source = cost.source};
+        const sim::TaskId t = plan_.graph.AddTask(compute_[j], cost.time, NewInfo(info));
+        for (sim::TaskId s : synced) After(s, t);
+        Chain(j, t);
+        opt.push_back(t);
+      }
+      if (dist_opt && p_.data_parallel > 1) {
+        models::Op gather;
+        gather.name = "dp_param_allgather";
+        gather.kind = models::OpKind::kCollective;
+        gather.group = models::CommGroup::kData;
+        gather.comm = models::CommKind::kAllGather;
+        gather.comm_bytes = sim::Bytes(static_cast<int64_t>(local_params) * kParamGatherBytes);
+        const models::Op& op = AddStepOp(std::move(gather));
+        absl::StatusOr<topology::CollectiveEstimate> est =
+            Estimate(topology::Collective::kAllGather, group, op.comm_bytes);
+        if (!est.ok()) return est.status();
+        std::vector<sim::ResourceId> lanes;
+        for (int j : members) lanes.push_back(dp_lane_[j]);
+        TaskInfo info{.op = &op, .phase = Phase::kOptimizer,
+                      .stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp,
+                      .is_collective = true, .algorithm = est->algorithm,
+                      .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
+        const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
+        for (sim::TaskId o : opt) After(o, t);
       }
     }
     return absl::OkStatus();
   }
 
+  // The first task of an action on `gpu`, at pipeline position `to_pos`,
+  // needs what the neighbouring position sends it for micro-batch `mb`.
+  struct PendingInput {
+    int gpu;
+    sim::TaskId first;
+    int to_pos;
+    bool forward;
+    int mb;
+  };
+
   const StepInputs& in_;
   const ParallelConfig& p_;
   Placement placement_;
   StepPlan& plan_;
+  int layers_per_chunk_ = 0;
   std::vector<int> local_of_;
-  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_;
+  std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
+  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_;
   std::vector<sim::TaskId> last_;
-  std::vector<std::vector<int>> tp_groups_;
-  std::vector<std::vector<sim::TaskId>> layer_done_;
-  std::vector<std::pair<const models::Op*, models::OpCost>> op_costs_;
-  std::vector<std::pair<std::pair<const models::Op*, size_t>, topology::CollectiveEstimate>>
-      comm_costs_;
+  std::vector<sim::TaskId> action_first_;  // first task of the current action per GPU
+  std::vector<std::vector<sim::TaskId>> grad_done_;
+  std::vector<const models::Op*> layer_input_grad_, layer_weight_grad_;
+  std::vector<const models::Op*> head_input_grad_, head_weight_grad_;
+  const models::Op* send_activation_ = nullptr;
+  const models::Op* send_gradient_ = nullptr;
+  std::map<std::tuple<int, int, bool, int>, sim::TaskId> sends_;
+  std::vector<PendingInput> pending_inputs_;
+  std::map<const models::Op*, models::OpCost> op_costs_;
+  std::map<std::pair<std::vector<int>, int64_t>, topology::CollectiveEstimate> comm_costs_;
 };
+
+#undef RETURN_IF_ERROR_
 
 }  // namespace
 
@@ -330,9 +561,12 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);
   if (!w.ok()) return w.status();
   plan.workload = *std::move(w);
-  // Data-parallel buckets + optimizer + gather; reserved up front so TaskInfo
-  // pointers into step_ops stay valid.
-  plan.step_ops.reserve(in.model->num_layers + 8);
+  // Per-step ops (gradient buckets, optimizer, gathers, embedding tie) for
+  // every simulated GPU; reserved so that TaskInfo pointers stay valid.
+  plan.step_ops.reserve(static_cast<size_t>(in.parallel->model_parallel_size()) *
+                            (in.fold_data_parallel ? 1 : in.parallel->data_parallel) *
+                            (in.model->num_layers + 8) +
+                        16);
   Builder b(in, &plan);
   if (auto s = b.Build(); !s.ok()) return s;
   return plan;

@@ -11,6 +11,7 @@ std::string_view PhaseName(Phase p) {
   switch (p) {
     case Phase::kForward: return "fwd";
     case Phase::kBackward: return "bwd";
+    case Phase::kBackwardWeight: return "wgrad";
     case Phase::kOptimizer: return "step";
   }
   return "?";
@@ -46,12 +47,15 @@ void StepDescriber::Describe(const sim::TaskGraph&, const sim::Span& s,
   std::string where;
   if (info.microbatch >= 0) absl::StrAppend(&where, " mb", info.microbatch);
   if (info.layer >= 0) absl::StrAppend(&where, " L", info.layer);
+  if (info.chunk > 0) absl::StrAppend(&where, " chunk", info.chunk);
   if (info.bucket >= 0) absl::StrAppend(&where, " bucket", info.bucket);
   out->name = absl::StrCat(std::string(PhaseName(info.phase)), where, " ", op.name);
   out->args.clear();
   out->args.emplace_back("op", op.name);
   if (info.microbatch >= 0) out->args.emplace_back("microbatch", int64_t{info.microbatch});
   if (info.layer >= 0) out->args.emplace_back("layer", int64_t{info.layer});
+  if (info.stage >= 0) out->args.emplace_back("stage", int64_t{info.stage});
+  if (info.chunk >= 0) out->args.emplace_back("chunk", int64_t{info.chunk});
   if (info.is_collective) {
     out->category = absl::StrCat("comm,", std::string(GroupName(op.group)));
     out->args.emplace_back("bytes", op.comm_bytes.count());
@@ -87,6 +91,7 @@ std::string StepDescriber::ThreadName(const sim::TaskGraph& g, sim::ResourceId r
     case kComputeLane: return "compute";
     case kTensorCommLane: return "comm: tp";
     case kDataCommLane: return "comm: dp";
+    case kPipelineCommLane: return "comm: pp";
   }
   return g.resource(r).name;
 }

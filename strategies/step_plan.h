@@ -13,15 +13,24 @@
 
 #include "models/kernel_model.h"
 #include "models/workload.h"
+#include "strategies/pipeline_schedule.h"
 #include "sim/task_graph.h"
 #include "topology/collective.h"
 
 namespace clustersim::strategies {
 
 // Streams of one GPU, as resource lanes.
-enum Lane : uint32_t { kComputeLane = 0, kTensorCommLane = 1, kDataCommLane = 2, kNumLanes = 3 };
+enum Lane : uint32_t {
+  kComputeLane = 0,
+  kTensorCommLane = 1,
+  kDataCommLane = 2,
+  kPipelineCommLane = 3,
+  kNumLanes = 4
+};
 
-enum class Phase : uint8_t { kForward, kBackward, kOptimizer };
+// kBackwardWeight is the deferred weight-gradient half of a backward under a
+// zero-bubble schedule; kBackward is a whole backward or its input half.
+enum class Phase : uint8_t { kForward, kBackward, kBackwardWeight, kOptimizer };
 
 // Where a task sits in the step. `layer` is -1 for the embedding, num_layers
 // for the output head, and -1 for step-level work (gradient sync, optimizer).
@@ -31,6 +40,8 @@ struct TaskInfo {
   int32_t microbatch = -1;
   int32_t layer = -1;
   int32_t bucket = -1;  // gradient bucket, for data-parallel collectives
+  int32_t stage = -1;   // pipeline stage
+  int32_t chunk = -1;   // model chunk on the stage (interleaved schedules)
   // Compute tasks: the kernel model's verdict.
   double efficiency = 0;
   models::CostSource source = models::CostSource::kSpecFallback;
@@ -47,6 +58,8 @@ struct StepPlan {
   models::Workload workload;       // ops of one layer/head/embedding
   std::vector<models::Op> step_ops;  // per-step ops: gradient collectives, optimizer
   std::vector<int> simulated_gpus;   // global GPU indices that have resources
+  // Each stage's action list, as simulated (strategies/pipeline_schedule.h).
+  std::vector<std::vector<PipelineAction>> stage_actions;
   int world_size = 0;
   // True when data-parallel replicas were folded into one representative
   // (exact when the cluster is symmetric); their gradient collectives are

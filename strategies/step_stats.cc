@@ -73,23 +73,20 @@ StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
     best_compute = busy;
     const std::vector<Interval> tp = Union(intervals_[i][kTensorCommLane]);
     const std::vector<Interval> dp = Union(intervals_[i][kDataCommLane]);
+    const std::vector<Interval> pp = Union(intervals_[i][kPipelineCommLane]);
     std::vector<Interval> all = tp;
     all.insert(all.end(), dp.begin(), dp.end());
+    all.insert(all.end(), pp.begin(), pp.end());
     const std::vector<Interval> comm = Union(all);
     best.critical_gpu = plan_.simulated_gpus[i];
     best.compute = sim::Picoseconds(busy);
     best.exposed_comm = sim::Picoseconds(Minus(comm, compute));
     best.exposed_tp = sim::Picoseconds(Minus(tp, compute));
     best.exposed_dp = sim::Picoseconds(Minus(dp, compute));
-    int64_t bubble = 0;
-    if (!compute.empty()) {
-      std::vector<Interval> gaps;
-      for (size_t k = 1; k < compute.size(); ++k) {
-        gaps.emplace_back(compute[k - 1].second, compute[k].first);
-      }
-      bubble = Minus(Union(gaps), comm);
-    }
-    best.bubble = sim::Picoseconds(bubble);
+    best.exposed_pp = sim::Picoseconds(Minus(pp, compute));
+    std::vector<Interval> occupied = comm;
+    occupied.insert(occupied.end(), compute.begin(), compute.end());
+    best.bubble = sim::Picoseconds(Minus({{0, makespan.picoseconds()}}, Union(occupied)));
   }
   return best;
 }

@@ -10,8 +10,9 @@
 //   compute      = union of compute-lane spans
 //   exposed comm = union of communication-lane spans minus the compute union
 //   exposed by kind = the same with only that lane's spans
-//   bubble       = compute-lane idle time between the GPU's first and last
-//                  compute span that no communication covers
+//   bubble       = compute-lane idle time within the step [0, step end) that
+//                  no communication covers: the warm-up and cool-down waits
+//                  of a pipeline stage, and any stall in between
 //
 // Example:
 //   StepStats stats(plan);
@@ -37,6 +38,7 @@ class StepStats : public sim::SpanObserver {
     sim::Duration exposed_comm;
     sim::Duration exposed_tp;
     sim::Duration exposed_dp;
+    sim::Duration exposed_pp;
     sim::Duration bubble;
     int critical_gpu = 0;
   };

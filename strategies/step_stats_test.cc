@@ -48,6 +48,16 @@ TEST(StepStatsTest, IdleComputeWithoutCommIsBubble) {
   EXPECT_EQ(s.bubble, sim::Nanoseconds(12));  // [10,25) minus [12,15)
 }
 
+TEST(StepStatsTest, WaitsBeforeFirstAndAfterLastWorkAreBubble) {
+  // A pipeline stage idles in warm-up and cool-down: that is its bubble.
+  Fixture f;
+  StepStats stats(f.plan);
+  f.Span(stats, f.compute, 4, 10);
+  f.Span(stats, f.compute, 10, 16);
+  const StepStats::Summary s = stats.Summarize(sim::Time::Zero() + sim::Nanoseconds(20));
+  EXPECT_EQ(s.bubble, sim::Nanoseconds(8));
+}
+
 TEST(StepStatsTest, OverlappingCommLanesCountOnce) {
   Fixture f;
   StepStats stats(f.plan);

@@ -94,7 +94,7 @@ TEST(EndToEndTest, DataParallelFoldingIsExactOnASymmetricCluster) {
   ASSERT_TRUE(r.ok()) << r.status();
   absl::StatusOr<config::Result> folded = scenarios::RunScenario(*r, {});
   absl::StatusOr<config::Result> full =
-      scenarios::RunScenario(*r, {.fold_data_parallel = false});
+      scenarios::RunScenario(*r, {.trace_path = "", .fold_data_parallel = false});
   ASSERT_TRUE(folded.ok() && full.ok());
   EXPECT_EQ(folded->step_time_s(), full->step_time_s());
   EXPECT_EQ(folded->exposed_comm_s(), full->exposed_comm_s());

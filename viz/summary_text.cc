@@ -27,11 +27,12 @@ std::string FormatSummary(const config::Result& r) {
                        s.cluster().node()));
   Line(&out, "strategy",
        absl::StrFormat("tp %d, pp %d, cp %d, dp %d, micro-batch %d, global batch %d, "
-                       "%d micro-batches, recompute %s, %s",
+                       "%d micro-batches, %s, recompute %s, %s",
                        p.tensor_model_parallel_size(), p.pipeline_model_parallel_size(),
                        p.context_parallel_size(), p.data_parallel_size(),
                        s.training().micro_batch_size(), s.training().global_batch_size(),
-                       r.num_microbatches(), s.training().recompute_granularity(),
+                       r.num_microbatches(), p.pipeline_schedule(),
+                       s.training().recompute_granularity(),
                        s.training().precision()));
   out += "\n";
   Line(&out, "step time", absl::StrFormat("%.4f s", r.step_time_s()));
@@ -43,8 +44,9 @@ std::string FormatSummary(const config::Result& r) {
        absl::StrFormat("%.1f (HFU %.1f%%)", r.hardware_tflops_per_gpu(), 100 * r.hfu()));
   Line(&out, "compute (critical GPU)", absl::StrFormat("%.4f s", r.compute_s()));
   Line(&out, "exposed communication",
-       absl::StrFormat("%.4f s (tp %.4f, dp %.4f)", r.exposed_comm_s(),
-                       r.exposed_comm_breakdown_s().tp_s(), r.exposed_comm_breakdown_s().dp_s()));
+       absl::StrFormat("%.4f s (tp %.4f, pp %.4f, dp %.4f)", r.exposed_comm_s(),
+                       r.exposed_comm_breakdown_s().tp_s(), r.exposed_comm_breakdown_s().pp_s(),
+                       r.exposed_comm_breakdown_s().dp_s()));
   Line(&out, "pipeline bubble", absl::StrFormat("%.1f%% of the step", 100 * r.bubble_ratio()));
   const config::MemoryBreakdownGib& m = r.memory_breakdown_gib();
   Line(&out, "memory per GPU",

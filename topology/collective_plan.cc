@@ -1,0 +1,378 @@
+#include "topology/collective_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "sim/check.h"
+
+namespace clustersim::topology {
+namespace {
+
+absl::Status Unsupported(Collective op, Algorithm a, size_t n, std::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "algorithm=", std::string(AlgorithmName(a)), " cannot run ", std::string(CollectiveName(op)),
+      " on ", n, " GPUs: ", std::string(why)));
+}
+
+// GPUs grouped by node, nodes and GPUs in ascending order.
+std::map<int, std::vector<int>> ByNode(const Cluster& c, const std::vector<int>& gpus) {
+  std::map<int, std::vector<int>> nodes;
+  for (int g : gpus) nodes[c.NodeOf(g)].push_back(g);
+  return nodes;
+}
+
+int KindRank(LinkKind k) { return k == LinkKind::kNvlink ? 0 : k == LinkKind::kPcie ? 1 : 2; }
+
+}  // namespace
+
+double LinkCapacity(const Cluster& cluster, const CollectiveCalibration& cal, int link) {
+  const Link& l = cluster.link(link);
+  return l.bandwidth.BytesPerSecond() * cal.ForLink(l.kind).efficiency;
+}
+
+absl::StatusOr<std::vector<int>> ValidateCollectiveRequest(const Cluster& cluster,
+                                                           const CollectiveRequest& r) {
+  std::vector<int> gpus = r.gpus;
+  std::sort(gpus.begin(), gpus.end());
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (gpus[i] < 0 || gpus[i] >= cluster.num_gpus()) {
+      return absl::InvalidArgumentError(absl::StrCat("gpus: index ", gpus[i], " is outside 0..",
+                                                     cluster.num_gpus() - 1));
+    }
+    if (i > 0 && gpus[i] == gpus[i - 1]) {
+      return absl::InvalidArgumentError(absl::StrCat("gpus: GPU ", gpus[i], " is listed twice"));
+    }
+  }
+  if (r.bytes.count() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("bytes=", r.bytes.count(), " must be >= 0"));
+  }
+  if (r.op == Collective::kSendRecv) {
+    if (r.gpus.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("send_recv takes exactly 2 gpus {src, dst}, got ", r.gpus.size()));
+    }
+    return r.gpus;  // keep the direction
+  }
+  return gpus;
+}
+
+const CollectivePlan& ChoosePlan(const std::vector<CollectivePlan>& candidates, sim::Bytes bytes) {
+  SIM_CHECK(!candidates.empty()) << "ChoosePlan needs at least one candidate";
+  const CollectivePlan* best = &candidates.front();
+  for (const CollectivePlan& p : candidates) {
+    if (p.Seconds(bytes) < best->Seconds(bytes)) best = &p;
+  }
+  return *best;
+}
+
+// Accumulates flows phase by phase: routes hops, merges a flow's crossings per
+// link, and tracks each phase's link loads and hop latencies.
+class CollectivePlanner::Builder {
+ public:
+  Builder(const Cluster& cluster, const CollectiveCalibration& cal, Algorithm algorithm)
+      : cluster_(cluster), cal_(cal), flow_count_(cluster.num_links(), 0.0),
+        phase_load_(cluster.num_links(), 0.0) {
+    plan_.algorithm = algorithm;
+  }
+
+  void BeginFlow(double bytes_per_byte) {
+    SIM_CHECK(flow_touched_.empty()) << "BeginFlow inside a flow";
+    flow_bytes_ = bytes_per_byte;
+  }
+  // Adds the route of the hop src -> dst (GPU indices) to the current flow.
+  void AddHop(int src, int dst) {
+    LinkKind slowest = LinkKind::kNvlink;
+    for (int e : cluster_.Route(src, dst)) {
+      AddLink(e, 1.0);
+      const LinkKind k = cluster_.link(e).kind;
+      if (KindRank(k) > KindRank(slowest)) slowest = k;
+    }
+    const double alpha = cal_.ForLink(slowest).step_latency.ToSeconds();
+    alpha_sum_ += alpha;
+    ++hops_;
+    double& max = cluster_.NodeOf(src) == cluster_.NodeOf(dst) ? intra_alpha_ : inter_alpha_;
+    max = std::max(max, alpha);
+  }
+  void AddLink(int e, double weight) {
+    if (flow_count_[e] == 0.0) flow_touched_.push_back(e);
+    flow_count_[e] += weight;
+  }
+  void EndFlow() {
+    PlanFlow f{static_cast<int>(plan_.uses.size()), static_cast<int>(flow_touched_.size()),
+               flow_bytes_};
+    for (int e : flow_touched_) {
+      plan_.uses.push_back({e, flow_count_[e]});
+      if (phase_load_[e] == 0.0) phase_touched_.push_back(e);
+      phase_load_[e] += flow_count_[e] * flow_bytes_;
+      flow_count_[e] = 0.0;
+    }
+    flow_touched_.clear();
+    if (f.num_uses > 0) plan_.flows.push_back(f);
+  }
+
+  double mean_alpha() const { return hops_ == 0 ? 0.0 : alpha_sum_ / hops_; }
+  double intra_alpha() const { return intra_alpha_; }
+  double inter_alpha() const { return inter_alpha_; }
+
+  // Closes the phase started after the previous EndPhase.
+  void EndPhase(double latency_seconds) {
+    PlanPhase p{phase_first_flow_, static_cast<int>(plan_.flows.size()) - phase_first_flow_,
+                latency_seconds, 0.0};
+    for (int e : phase_touched_) {
+      p.seconds_per_byte =
+          std::max(p.seconds_per_byte, phase_load_[e] / LinkCapacity(cluster_, cal_, e));
+      phase_load_[e] = 0.0;
+    }
+    phase_touched_.clear();
+    plan_.phases.push_back(p);
+    plan_.latency_seconds += p.latency_seconds;
+    plan_.seconds_per_byte += p.seconds_per_byte;
+    phase_first_flow_ = static_cast<int>(plan_.flows.size());
+    alpha_sum_ = intra_alpha_ = inter_alpha_ = 0;
+    hops_ = 0;
+  }
+
+  CollectivePlan Finish() && { return std::move(plan_); }
+
+ private:
+  const Cluster& cluster_;
+  const CollectiveCalibration& cal_;
+  CollectivePlan plan_;
+  std::vector<double> flow_count_;  // per link, the current flow's crossings
+  std::vector<int> flow_touched_;
+  std::vector<double> phase_load_;  // per link, bytes per request byte this phase
+  std::vector<int> phase_touched_;
+  double flow_bytes_ = 0;
+  int phase_first_flow_ = 0;
+  double alpha_sum_ = 0, intra_alpha_ = 0, inter_alpha_ = 0;
+  int hops_ = 0;
+};
+
+CollectivePlanner::CollectivePlanner(const Cluster& cluster,
+                                     const CollectiveCalibration& calibration)
+    : cluster_(cluster), calibration_(calibration), nics_per_node_(cluster.num_nodes(), 0) {
+  for (int v = 0; v < cluster_.num_vertices(); ++v) {
+    const Vertex& vx = cluster_.vertex(v);
+    if (vx.kind == VertexKind::kNic && vx.node >= 0 && vx.node < cluster_.num_nodes()) {
+      ++nics_per_node_[vx.node];
+    }
+  }
+}
+
+std::vector<std::vector<int>> CollectivePlanner::Rings(const std::vector<int>& gpus) const {
+  const std::map<int, std::vector<int>> nodes = ByNode(cluster_, gpus);
+  int channels = 1;
+  if (nodes.size() > 1) channels = std::max(1, nics_per_node_[nodes.begin()->first]);
+  std::vector<std::vector<int>> rings(channels);
+  for (int c = 0; c < channels; ++c) {
+    // Channel c enters the first node at local position o = c*k/C and walks the
+    // node forward (o, o+1, ..., o-1); the next node is walked backward from o-1
+    // to o, and so on, so consecutive nodes meet at the same local position: the
+    // same rail in a rail-optimised fabric.
+    std::vector<int>& ring = rings[c];
+    ring.reserve(gpus.size());
+    int parity = 0;
+    for (const auto& [node, local] : nodes) {
+      const int k = static_cast<int>(local.size());
+      const int offset = (c * k / channels) % k;
+      for (int i = 0; i < k; ++i) {
+        const int pos = parity == 0 ? offset + i : offset - 1 - i + k;
+        ring.push_back(local[pos % k]);
+      }
+      parity ^= 1;
+    }
+  }
+  return rings;
+}
+
+CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gpus) const {
+  Builder b(cluster_, calibration_, Algorithm::kRing);
+  const double n = static_cast<double>(gpus.size());
+  const double base = calibration_.base_latency.ToSeconds();
+  if (op == Collective::kAllToAll || op == Collective::kSendRecv) {
+    const int pairs = op == Collective::kSendRecv ? 1 : static_cast<int>(gpus.size());
+    for (int a = 0; a < pairs; ++a) {
+      for (int bb = 0; bb < static_cast<int>(gpus.size()); ++bb) {
+        if (a == bb) continue;
+        b.BeginFlow(op == Collective::kSendRecv ? 1.0 : 1.0 / n);
+        b.AddHop(gpus[a], gpus[bb]);
+        b.EndFlow();
+      }
+    }
+    b.EndPhase(base + (op == Collective::kSendRecv ? 1 : n - 1) * b.mean_alpha());
+    return std::move(b).Finish();
+  }
+  const std::vector<std::vector<int>> rings = Rings(gpus);
+  const double channels = static_cast<double>(rings.size());
+  double volume = 0;  // per-rank bytes through a ring edge, per request byte
+  double steps = 0;
+  switch (op) {
+    case Collective::kAllReduce:
+      volume = 2 * (n - 1) / n;
+      steps = 2 * (n - 1);
+      break;
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+      volume = (n - 1) / n;
+      steps = n - 1;
+      break;
+    default:  // broadcast: pipelined S
+      volume = 1;
+      steps = n - 1;
+      break;
+  }
+  for (const std::vector<int>& ring : rings) {
+    b.BeginFlow(volume / channels);
+    for (size_t i = 0; i < ring.size(); ++i) b.AddHop(ring[i], ring[(i + 1) % ring.size()]);
+    b.EndFlow();
+  }
+  b.EndPhase(base + steps * b.mean_alpha());
+  return std::move(b).Finish();
+}
+
+CollectivePlan CollectivePlanner::Tree(const std::vector<int>& gpus) const {
+  Builder b(cluster_, calibration_, Algorithm::kTree);
+  const auto nodes = ByNode(cluster_, gpus);
+  int per_node = 0;
+  for (const auto& [node, local] : nodes) {
+    per_node = std::max(per_node, static_cast<int>(local.size()));
+  }
+  const std::vector<std::vector<int>> rings = Rings(gpus);
+  for (const std::vector<int>& ring : rings) {
+    b.BeginFlow(2.0 / calibration_.tree_efficiency / static_cast<double>(rings.size()));
+    for (size_t i = 0; i < ring.size(); ++i) b.AddHop(ring[i], ring[(i + 1) % ring.size()]);
+    b.EndFlow();
+  }
+  const double levels = std::ceil(std::log2(static_cast<double>(nodes.size())));
+  b.EndPhase(calibration_.base_latency.ToSeconds() +
+             2 * ((per_node - 1) * b.intra_alpha() + levels * b.inter_alpha()));
+  return std::move(b).Finish();
+}
+
+absl::StatusOr<CollectivePlan> CollectivePlanner::Nvls(const std::vector<int>& gpus) const {
+  const auto fail = [&](std::string_view why) {
+    return Unsupported(Collective::kAllReduce, Algorithm::kNvls, gpus.size(), why);
+  };
+  if (!cluster_.nvls_capable()) {
+    return fail(absl::StrCat("node preset '", cluster_.node_preset(),
+                             "' has no NVSwitch in-network reduction (NVLS needs "
+                             "NVLink4 or later, H100 and later); use ring or tree"));
+  }
+  if (ByNode(cluster_, gpus).size() != 1) {
+    return fail("NVLS is modelled within one node; use hierarchical or ring");
+  }
+  Builder b(cluster_, calibration_, Algorithm::kNvls);
+  for (int g : gpus) {
+    const std::optional<int> edge = cluster_.NvSwitchEdge(g);
+    if (!edge) return fail(absl::StrCat("GPU ", g, " has no NVSwitch link"));
+    const Link& l = cluster_.link(*edge);
+    const NvlsCalibration* row = calibration_.ForNvlink(l.technology);
+    if (row == nullptr) {
+      return fail(absl::StrCat("no NVLS calibration for ", std::string(l.technology)));
+    }
+    // Alone, the flow runs at capacity / bytes_per_byte = bw x nvls_scale x efficiency(gen).
+    b.BeginFlow(calibration_.ForLink(l.kind).efficiency /
+                (calibration_.nvls_scale * row->efficiency));
+    b.AddLink(*edge, 1.0);
+    b.AddLink(l.reverse, 1.0);
+    b.EndFlow();
+  }
+  b.EndPhase(calibration_.nvls_latency.ToSeconds());
+  return std::move(b).Finish();
+}
+
+absl::StatusOr<CollectivePlan> CollectivePlanner::Hierarchical(
+    const std::vector<int>& gpus) const {
+  const auto fail = [&](std::string_view why) {
+    return Unsupported(Collective::kAllReduce, Algorithm::kHierarchical, gpus.size(), why);
+  };
+  const auto nodes = ByNode(cluster_, gpus);
+  if (nodes.size() < 2) return fail("hierarchical needs GPUs on >= 2 nodes");
+  const int k = static_cast<int>(nodes.begin()->second.size());
+  for (const auto& [node, local] : nodes) {
+    if (static_cast<int>(local.size()) != k) {
+      return fail("hierarchical needs the same number of GPUs on every node");
+    }
+  }
+  Builder b(cluster_, calibration_, Algorithm::kHierarchical);
+  const double kk = k;
+  const double m = static_cast<double>(nodes.size());
+  const double base = calibration_.base_latency.ToSeconds();
+  const auto intra_phase = [&](double latency_base) {
+    for (const auto& [node, local] : nodes) {
+      if (k < 2) break;
+      b.BeginFlow((kk - 1) / kk);
+      for (int i = 0; i < k; ++i) b.AddHop(local[i], local[(i + 1) % k]);
+      b.EndFlow();
+    }
+    b.EndPhase(latency_base + (kk - 1) * b.mean_alpha());
+  };
+  intra_phase(base);  // reduce-scatter
+  for (int j = 0; j < k; ++j) {
+    b.BeginFlow(2 * (m - 1) / m / kk);
+    for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+      auto next = std::next(it) == nodes.end() ? nodes.begin() : std::next(it);
+      b.AddHop(it->second[j], next->second[j]);
+    }
+    b.EndFlow();
+  }
+  b.EndPhase(2 * (m - 1) * b.mean_alpha());
+  intra_phase(0.0);  // all-gather
+  return std::move(b).Finish();
+}
+
+absl::StatusOr<CollectivePlan> CollectivePlanner::Plan(Collective op, Algorithm algorithm,
+                                                       const std::vector<int>& gpus) const {
+  if ((op == Collective::kAllToAll || op == Collective::kSendRecv) &&
+      algorithm != Algorithm::kRing) {
+    return Unsupported(op, algorithm, gpus.size(),
+                       "point-to-point operations use ring (NCCL p2p) or auto");
+  }
+  if (algorithm != Algorithm::kRing && op != Collective::kAllReduce) {
+    return Unsupported(op, algorithm, gpus.size(),
+                       algorithm == Algorithm::kTree
+                           ? "NCCL's tree algorithm implements all_reduce only; use ring"
+                           : absl::StrCat(std::string(AlgorithmName(algorithm)),
+                                          " is modelled for all_reduce only; use ring"));
+  }
+  switch (algorithm) {
+    case Algorithm::kRing:
+      return Ring(op, gpus);
+    case Algorithm::kTree:
+      return Tree(gpus);
+    case Algorithm::kNvls:
+      return Nvls(gpus);
+    case Algorithm::kHierarchical:
+      return Hierarchical(gpus);
+    case Algorithm::kAuto:
+      break;
+  }
+  SIM_CHECK(false) << "Plan needs a concrete algorithm";
+  return absl::InternalError("unreachable");
+}
+
+absl::StatusOr<std::vector<CollectivePlan>> CollectivePlanner::Candidates(
+    Collective op, Algorithm algorithm, const std::vector<int>& gpus) const {
+  SIM_CHECK(gpus.size() >= 2) << "plans need at least 2 GPUs";
+  std::vector<CollectivePlan> out;
+  if (algorithm != Algorithm::kAuto) {
+    absl::StatusOr<CollectivePlan> p = Plan(op, algorithm, gpus);
+    if (!p.ok()) return p.status();
+    out.push_back(*std::move(p));
+    return out;
+  }
+  out.push_back(Ring(op, gpus));
+  if (op == Collective::kAllReduce) {
+    if (ByNode(cluster_, gpus).size() > 1) out.push_back(Tree(gpus));
+    absl::StatusOr<CollectivePlan> nvls = Nvls(gpus);
+    if (nvls.ok()) out.push_back(*std::move(nvls));
+  }
+  return out;
+}
+
+}  // namespace clustersim::topology

@@ -1,0 +1,322 @@
+#include "topology/flow_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "sim/check.h"
+
+namespace clustersim::topology {
+
+FlowNetwork::FlowNetwork(const Cluster& cluster, sim::Simulator& sim,
+                         const CollectiveCalibration& calibration, FlowNetworkOptions options)
+    : cluster_(cluster), sim_(sim), planner_(cluster, calibration), options_(options),
+      links_(cluster.num_links()) {
+  for (int e = 0; e < cluster.num_links(); ++e) {
+    links_[e].capacity = LinkCapacity(cluster, calibration, e);
+    SIM_CHECK(links_[e].capacity > 0) << "link " << e << " has no capacity in a sealed cluster";
+  }
+}
+
+absl::Status FlowNetwork::StartCollective(const CollectiveRequest& r,
+                                          absl::AnyInvocable<void()> on_done) {
+  absl::StatusOr<std::vector<int>> gpus = ValidateCollectiveRequest(cluster_, r);
+  if (!gpus.ok()) return gpus.status();
+  if (gpus->size() < 2) {
+    sim_.ScheduleAfter(sim::Duration::Zero(), std::move(on_done));
+    return absl::OkStatus();
+  }
+  PlanKey key{r.op, r.algorithm, *std::move(gpus)};
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    absl::StatusOr<std::vector<CollectivePlan>> candidates =
+        planner_.Candidates(r.op, r.algorithm, std::get<2>(key));
+    if (!candidates.ok()) return candidates.status();
+    it = plans_.emplace(std::move(key), *std::move(candidates)).first;
+  }
+  int id;
+  if (free_collectives_.empty()) {
+    id = static_cast<int>(collectives_.size());
+    collectives_.emplace_back();
+  } else {
+    id = free_collectives_.back();
+    free_collectives_.pop_back();
+  }
+  CollectiveState& c = collectives_[id];
+  c.plan = &ChoosePlan(it->second, r.bytes);
+  c.bytes = static_cast<double>(r.bytes.count());
+  c.phase = 0;
+  c.flows_left = 0;
+  c.on_done = std::move(on_done);
+  ++active_collectives_;
+  StartPhase(id);
+  return absl::OkStatus();
+}
+
+void FlowNetwork::StartPhase(int collective) {
+  CollectiveState& c = collectives_[collective];
+  const CollectivePlan& plan = *c.plan;
+  const PlanPhase& phase = plan.phases[c.phase];
+  const sim::Time now = sim_.Now();
+  for (int i = phase.first_flow; i < phase.first_flow + phase.num_flows; ++i) {
+    const PlanFlow& pf = plan.flows[i];
+    const double bytes = pf.bytes_per_byte * c.bytes;
+    if (bytes <= 0) continue;
+    int id;
+    if (free_flows_.empty()) {
+      id = static_cast<int>(flows_.size());
+      flows_.emplace_back();
+    } else {
+      id = free_flows_.back();
+      free_flows_.pop_back();
+    }
+    FlowState& f = flows_[id];
+    f.uses.assign(plan.uses.begin() + pf.first_use,
+                  plan.uses.begin() + pf.first_use + pf.num_uses);
+    f.position.resize(pf.num_uses);
+    f.remaining = bytes;
+    f.rate = 0;
+    f.last = now;
+    f.collective = collective;
+    for (int u = 0; u < pf.num_uses; ++u) {
+      LinkState& l = links_[f.uses[u].link];
+      if (l.flows.empty()) l.busy_since = now;
+      f.position[u] = static_cast<int>(l.flows.size());
+      l.flows.push_back({id, u});
+      seeds_.push_back(f.uses[u].link);
+    }
+    ++active_flows_;
+    ++c.flows_left;
+  }
+  if (c.flows_left == 0) {
+    EndPhase(collective);
+    return;
+  }
+  Resolve();
+  Reschedule();
+}
+
+void FlowNetwork::EndPhase(int collective) {
+  const CollectiveState& c = collectives_[collective];
+  const sim::Duration latency =
+      sim::Duration::FromSecondsDouble(c.plan->phases[c.phase].latency_seconds);
+  sim_.ScheduleAfter(latency, [this, collective] {
+    CollectiveState& c = collectives_[collective];
+    if (++c.phase < static_cast<int>(c.plan->phases.size())) {
+      StartPhase(collective);
+      return;
+    }
+    absl::AnyInvocable<void()> done = std::move(c.on_done);
+    c.plan = nullptr;
+    free_collectives_.push_back(collective);
+    --active_collectives_;
+    done();
+  });
+}
+
+void FlowNetwork::OnCompletion() {
+  pending_at_ = sim::Time::Infinite();
+  const sim::Time now = sim_.Now();
+  while (!heap_.empty() && flows_[heap_.front()].finish <= now) {
+    const int id = heap_.front();
+    FlowState& f = flows_[id];
+    for (const LinkUse& u : f.uses) links_[u.link].bytes += u.weight * f.remaining;
+    f.remaining = 0;
+    f.last = now;
+    const int collective = f.collective;
+    Detach(id);
+    if (--collectives_[collective].flows_left == 0) EndPhase(collective);
+  }
+  Resolve();
+  Reschedule();
+}
+
+void FlowNetwork::Detach(int flow) {
+  FlowState& f = flows_[flow];
+  const sim::Time now = sim_.Now();
+  for (size_t u = 0; u < f.uses.size(); ++u) {
+    const int link = f.uses[u].link;
+    LinkState& l = links_[link];
+    const int pos = f.position[u];
+    const Slot moved = l.flows.back();
+    l.flows[pos] = moved;
+    flows_[moved.flow].position[moved.use] = pos;
+    l.flows.pop_back();
+    if (l.flows.empty()) l.busy += now - l.busy_since;
+    seeds_.push_back(link);
+  }
+  HeapRemove(flow);
+  f.collective = -1;
+  free_flows_.push_back(flow);
+  --active_flows_;
+}
+
+void FlowNetwork::Settle(FlowState& f, sim::Time now) {
+  const double moved = std::min(f.rate * (now - f.last).ToSeconds(), f.remaining);
+  if (moved > 0) {
+    f.remaining -= moved;
+    for (const LinkUse& u : f.uses) links_[u.link].bytes += u.weight * moved;
+  }
+  f.last = now;
+}
+
+void FlowNetwork::Resolve() {
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  const auto add_link = [&](int link) {
+    LinkState& l = links_[link];
+    if (l.mark == epoch_ || l.flows.empty()) return;
+    l.mark = epoch_;
+    comp_links_.push_back(link);
+  };
+  if (options_.full_recompute) {
+    for (int e = 0; e < static_cast<int>(links_.size()); ++e) add_link(e);
+  } else {
+    for (int e : seeds_) add_link(e);
+  }
+  seeds_.clear();
+  // The connected component of flows and links around the changed links.
+  for (size_t i = 0; i < comp_links_.size(); ++i) {
+    for (const Slot& s : links_[comp_links_[i]].flows) {
+      FlowState& f = flows_[s.flow];
+      if (f.mark == epoch_) continue;
+      f.mark = epoch_;
+      comp_flows_.push_back(s.flow);
+      for (const LinkUse& u : f.uses) add_link(u.link);
+    }
+  }
+  flows_resolved_ += static_cast<int64_t>(comp_flows_.size());
+  const sim::Time now = sim_.Now();
+  for (int id : comp_flows_) {
+    Settle(flows_[id], now);
+    flows_[id].fixed = false;
+  }
+  // Progressive filling: repeatedly saturate the link with the smallest fair
+  // share and fix the rates of its flows. Shares only grow as flows are fixed,
+  // so stale heap entries are re-pushed with their current share.
+  share_heap_.clear();
+  for (int e : comp_links_) {
+    LinkState& l = links_[e];
+    l.remaining = l.capacity;
+    l.weight_sum = 0;
+    for (const Slot& s : l.flows) l.weight_sum += flows_[s.flow].uses[s.use].weight;
+    share_heap_.push_back({l.remaining / l.weight_sum, e});
+  }
+  const auto greater = std::greater<std::pair<double, int>>();
+  std::make_heap(share_heap_.begin(), share_heap_.end(), greater);
+  double floor = 0;
+  while (!share_heap_.empty()) {
+    std::pop_heap(share_heap_.begin(), share_heap_.end(), greater);
+    const auto [share, e] = share_heap_.back();
+    share_heap_.pop_back();
+    LinkState& l = links_[e];
+    if (l.weight_sum <= 0) continue;
+    const double current = std::max(l.remaining, 0.0) / l.weight_sum;
+    if (current != share) {
+      share_heap_.push_back({current, e});
+      std::push_heap(share_heap_.begin(), share_heap_.end(), greater);
+      continue;
+    }
+    floor = std::max(floor, share);
+    for (const Slot& s : l.flows) {
+      FlowState& f = flows_[s.flow];
+      if (f.fixed) continue;
+      f.fixed = true;
+      f.rate = floor;
+      for (const LinkUse& u : f.uses) {
+        LinkState& other = links_[u.link];
+        other.remaining -= u.weight * floor;
+        other.weight_sum -= u.weight;
+      }
+    }
+  }
+  for (int id : comp_flows_) {
+    FlowState& f = flows_[id];
+    SIM_CHECK(f.fixed && f.rate > 0) << "flow " << id << " got no rate";
+    f.finish = now + sim::Picoseconds(static_cast<int64_t>(std::ceil(f.remaining / f.rate * 1e12)));
+    HeapFix(id);
+  }
+}
+
+void FlowNetwork::Reschedule() {
+  const sim::Time target = heap_.empty() ? sim::Time::Infinite() : flows_[heap_.front()].finish;
+  if (target == pending_at_) return;
+  if (pending_at_ != sim::Time::Infinite()) sim_.Cancel(pending_);
+  pending_at_ = target;
+  if (target != sim::Time::Infinite()) {
+    pending_ = sim_.ScheduleAt(target, [this] { OnCompletion(); });
+  }
+}
+
+LinkUsage FlowNetwork::Usage(int link) const {
+  SIM_CHECK(link >= 0 && link < static_cast<int>(links_.size())) << "link " << link
+                                                                  << " out of range";
+  const LinkState& l = links_[link];
+  const sim::Time now = sim_.Now();
+  LinkUsage u{l.bytes, l.busy};
+  for (const Slot& s : l.flows) {
+    const FlowState& f = flows_[s.flow];
+    u.bytes += f.uses[s.use].weight * std::min(f.rate * (now - f.last).ToSeconds(), f.remaining);
+  }
+  if (!l.flows.empty()) u.busy += now - l.busy_since;
+  return u;
+}
+
+bool FlowNetwork::HeapLess(int a, int b) const {
+  return std::pair(flows_[a].finish, a) < std::pair(flows_[b].finish, b);
+}
+
+void FlowNetwork::HeapSwap(int i, int j) {
+  std::swap(heap_[i], heap_[j]);
+  flows_[heap_[i]].heap_index = i;
+  flows_[heap_[j]].heap_index = j;
+}
+
+void FlowNetwork::SiftUp(int i) {
+  while (i > 0) {
+    const int parent = (i - 1) / 2;
+    if (!HeapLess(heap_[i], heap_[parent])) return;
+    HeapSwap(i, parent);
+    i = parent;
+  }
+}
+
+void FlowNetwork::SiftDown(int i) {
+  const int n = static_cast<int>(heap_.size());
+  while (true) {
+    int best = i;
+    for (int child : {2 * i + 1, 2 * i + 2}) {
+      if (child < n && HeapLess(heap_[child], heap_[best])) best = child;
+    }
+    if (best == i) return;
+    HeapSwap(i, best);
+    i = best;
+  }
+}
+
+void FlowNetwork::HeapFix(int flow) {
+  FlowState& f = flows_[flow];
+  if (f.heap_index < 0) {
+    f.heap_index = static_cast<int>(heap_.size());
+    heap_.push_back(flow);
+  }
+  SiftUp(f.heap_index);
+  SiftDown(f.heap_index);
+}
+
+void FlowNetwork::HeapRemove(int flow) {
+  const int i = flows_[flow].heap_index;
+  if (i < 0) return;
+  const int last = static_cast<int>(heap_.size()) - 1;
+  if (i != last) HeapSwap(i, last);
+  heap_.pop_back();
+  flows_[flow].heap_index = -1;
+  if (i < last) {
+    const int displaced = heap_[i];
+    SiftUp(i);
+    SiftDown(flows_[displaced].heap_index);
+  }
+}
+
+}  // namespace clustersim::topology

@@ -1,0 +1,42 @@
+#include "topology/flow_network_model.h"
+
+#include <vector>
+
+#include "sim/check.h"
+#include "sim/simulator.h"
+#include "topology/flow_network.h"
+
+namespace clustersim::topology {
+
+FlowNetworkModel::FlowNetworkModel(const Cluster& cluster,
+                                   const CollectiveCalibration& calibration)
+    : cluster_(cluster), calibration_(calibration), planner_(cluster, calibration) {}
+
+absl::StatusOr<CollectiveEstimate> FlowNetworkModel::Estimate(const CollectiveRequest& r) const {
+  absl::StatusOr<std::vector<int>> gpus = ValidateCollectiveRequest(cluster_, r);
+  if (!gpus.ok()) return gpus.status();
+  CollectiveEstimate est{sim::Duration::Zero(), r.algorithm, 0, 0};
+  if (est.algorithm == Algorithm::kAuto) est.algorithm = Algorithm::kRing;
+  if (gpus->size() < 2) return est;
+  // The algorithm FlowNetwork will pick (the same choice on the same plans).
+  absl::StatusOr<std::vector<CollectivePlan>> candidates =
+      planner_.Candidates(r.op, r.algorithm, *gpus);
+  if (!candidates.ok()) return candidates.status();
+  est.algorithm = ChoosePlan(*candidates, r.bytes).algorithm;
+
+  sim::Simulator sim;
+  FlowNetwork net(cluster_, sim, calibration_);
+  sim::Time done = sim::Time::Infinite();
+  absl::Status s = net.StartCollective(r, [&sim, &done] { done = sim.Now(); });
+  if (!s.ok()) return s;
+  sim.Run();
+  SIM_CHECK(done != sim::Time::Infinite() && done > sim::Time::Zero())
+      << "flow-level collective did not finish";
+  est.time = done.SinceStart();
+  const double seconds = est.time.ToSeconds();
+  est.algbw_gbs = static_cast<double>(r.bytes.count()) / seconds * 1e-9;
+  est.busbw_gbs = est.algbw_gbs * BusBandwidthFactor(r.op, static_cast<int>(gpus->size()));
+  return est;
+}
+
+}  // namespace clustersim::topology
