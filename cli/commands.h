@@ -22,6 +22,7 @@ using Args = std::vector<std::string>;
 int RunCommand(const Args& args);         // run [SCENARIO] [flags]
 int ListCommand(const Args& args);        // list gpus|models|clusters
 int CollectiveCommand(const Args& args);  // collective [flags]
+int ValidateCommand(const Args& args);    // validate FILE.csv... [flags]
 
 // Prints "clustersim: error: <message>" and returns the exit code for `s`.
 int Fail(const absl::Status& s);

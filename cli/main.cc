@@ -19,6 +19,8 @@ constexpr Command kCommands[] = {
     {"list", ListCommand, "list gpus|models|clusters   print the catalogs"},
     {"collective", CollectiveCommand,
      "collective [flags]          nccl-tests-style table for a cluster (collective --help)"},
+    {"validate", ValidateCommand,
+     "validate FILE.csv...        simulate published runs, print errors and MAPE"},
 };
 
 void Usage(std::ostream& out) {

@@ -3,6 +3,7 @@
 // files atomically.
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -51,6 +52,7 @@ int RunCommand(const Args& args) {
   scenarios::RunOptions options;
   options.trace_path = flags->trace_path;
   options.fold_data_parallel = !flags->no_fold;
+  if (flags->no_fold) options.fold_tensor_parallel_above_gpus = std::numeric_limits<int>::max();
   if (!flags->output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(flags->output_dir, ec);

@@ -24,6 +24,9 @@ namespace clustersim::scenarios {
 struct RunOptions {
   std::string trace_path;           // empty: no trace
   bool fold_data_parallel = true;   // simulate one data-parallel replica (exact when symmetric)
+  // Above this many GPUs, simulate one tensor-parallel rank per group too
+  // (exact; smaller runs keep every GPU so that traces show them all).
+  int fold_tensor_parallel_above_gpus = 64;
 };
 
 absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& scenario,

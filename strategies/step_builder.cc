@@ -69,8 +69,11 @@ class Builder {
     layers_per_chunk_ = L / (pp * v);
     plan_.world_size = placement_.world_size();
     plan_.folded_data_parallel = in_.fold_data_parallel && p_.data_parallel > 1;
+    plan_.folded_tensor_parallel = in_.fold_tensor_parallel && p_.tensor_parallel > 1;
     for (int g = 0; g < plan_.world_size; ++g) {
-      if (!plan_.folded_data_parallel || placement_.CoordsOf(g).dp == 0) {
+      const RankCoords c = placement_.CoordsOf(g);
+      if ((!plan_.folded_data_parallel || c.dp == 0) &&
+          (!plan_.folded_tensor_parallel || c.tp == 0)) {
         plan_.simulated_gpus.push_back(g);
       }
     }
@@ -263,15 +266,17 @@ class Builder {
     for (int i : *ctx.gpus) Chain(i, plan_.graph.AddTask(compute_[i], cost.time, tag));
   }
 
-  absl::StatusOr<topology::CollectiveEstimate> Estimate(topology::Collective kind,
-                                                        std::vector<int> gpus, sim::Bytes bytes) {
-    std::vector<int> key = gpus;
-    key.push_back(static_cast<int>(kind));
-    auto it = comm_costs_.find({key, bytes.count()});
+  // Costs a collective over `gpus`, once per (op, group): every micro-batch
+  // and layer repeats the same few collectives.
+  absl::StatusOr<topology::CollectiveEstimate> Estimate(const models::Op& op,
+                                                        topology::Collective kind,
+                                                        std::vector<int> gpus) {
+    const auto key = std::make_tuple(&op, gpus.front(), gpus.back());
+    auto it = comm_costs_.find(key);
     if (it != comm_costs_.end()) return it->second;
-    topology::CollectiveRequest req{kind, std::move(gpus), bytes, in_.algorithm};
+    topology::CollectiveRequest req{kind, std::move(gpus), op.comm_bytes, in_.algorithm};
     absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
-    if (e.ok()) comm_costs_.emplace(std::make_pair(key, bytes.count()), *e);
+    if (e.ok()) comm_costs_.emplace(key, *e);
     return e;
   }
 
@@ -282,16 +287,20 @@ class Builder {
     }
     for (const std::vector<int>& group : *ctx.tp_groups) {
       absl::StatusOr<topology::CollectiveEstimate> est =
-          Estimate(ToCollective(op.comm), group, op.comm_bytes);
+          Estimate(op, ToCollective(op.comm), group);
       if (!est.ok()) return est.status();
+      std::vector<int> members;  // the simulated ranks of the group
+      for (int g : group) {
+        if (local_of_[g] >= 0) members.push_back(local_of_[g]);
+      }
       std::vector<sim::ResourceId> lanes;
-      for (int g : group) lanes.push_back(tp_lane_[local_of_[g]]);
+      for (int j : members) lanes.push_back(tp_lane_[j]);
       TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch,
                     .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk,
                     .is_collective = true, .algorithm = est->algorithm,
                     .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
       const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
-      for (int g : group) Chain(local_of_[g], t);
+      for (int j : members) Chain(j, t);
     }
     return absl::OkStatus();
   }
@@ -324,7 +333,7 @@ class Builder {
       c.pp = to_stage;
       const int to_gpu = placement_.GpuOf(c);
       absl::StatusOr<topology::CollectiveEstimate> est =
-          Estimate(topology::Collective::kSendRecv, {from_gpu, to_gpu}, op.comm_bytes);
+          Estimate(op, topology::Collective::kSendRecv, {from_gpu, to_gpu});
       if (!est.ok()) return est.status();
       TaskInfo info{.op = &op, .phase = forward ? Phase::kForward : Phase::kBackward,
                     .microbatch = mb, .stage = stage, .is_collective = true,
@@ -360,7 +369,7 @@ class Builder {
       const int j = local_of_[placement_.GpuOf(c)];
       std::vector<int> group = {plan_.simulated_gpus[i], plan_.simulated_gpus[j]};
       absl::StatusOr<topology::CollectiveEstimate> est =
-          Estimate(topology::Collective::kAllReduce, group, tie.comm_bytes);
+          Estimate(tie, topology::Collective::kAllReduce, group);
       if (!est.ok()) return est.status();
       TaskInfo info{.op = &tie, .phase = Phase::kOptimizer, .is_collective = true,
                     .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
@@ -443,18 +452,16 @@ class Builder {
       double local_params = 0;
       for (const Bucket& b : buckets) local_params += b.params;
       const std::vector<int> group = placement_.DataGroup(plan_.simulated_gpus[i]);
-      std::vector<int> members;
-      if (plan_.folded_data_parallel) {
-        members.push_back(i);
-      } else {
-        for (int g : group) members.push_back(local_of_[g]);
+      std::vector<int> members;  // the simulated ranks of the group
+      for (int g : group) {
+        if (local_of_[g] >= 0) members.push_back(local_of_[g]);
       }
       std::vector<sim::TaskId> synced;
       if (p_.data_parallel > 1) {
         for (size_t bi = 0; bi < buckets.size(); ++bi) {
           const models::Op& op = AddStepOp(GradOp(buckets[bi], dist_opt));
           absl::StatusOr<topology::CollectiveEstimate> est =
-              Estimate(ToCollective(op.comm), group, op.comm_bytes);
+              Estimate(op, ToCollective(op.comm), group);
           if (!est.ok()) return est.status();
           std::vector<sim::ResourceId> lanes;
           for (int j : members) lanes.push_back(dp_lane_[j]);
@@ -498,7 +505,7 @@ class Builder {
         gather.comm_bytes = sim::Bytes(static_cast<int64_t>(local_params) * kParamGatherBytes);
         const models::Op& op = AddStepOp(std::move(gather));
         absl::StatusOr<topology::CollectiveEstimate> est =
-            Estimate(topology::Collective::kAllGather, group, op.comm_bytes);
+            Estimate(op, topology::Collective::kAllGather, group);
         if (!est.ok()) return est.status();
         std::vector<sim::ResourceId> lanes;
         for (int j : members) lanes.push_back(dp_lane_[j]);
@@ -541,7 +548,7 @@ class Builder {
   std::map<std::tuple<int, int, bool, int>, sim::TaskId> sends_;
   std::vector<PendingInput> pending_inputs_;
   std::map<const models::Op*, models::OpCost> op_costs_;
-  std::map<std::pair<std::vector<int>, int64_t>, topology::CollectiveEstimate> comm_costs_;
+  std::map<std::tuple<const models::Op*, int, int>, topology::CollectiveEstimate> comm_costs_;
 };
 
 #undef RETURN_IF_ERROR_

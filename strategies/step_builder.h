@@ -12,7 +12,9 @@
 // replica 0 is simulated. Every replica runs the same ops on the same
 // hardware, so on a symmetric cluster the step time is unchanged; the
 // gradient collectives are still costed over the full data-parallel group.
-// tests/fold_test.cc checks folded against unfolded runs.
+// Tensor-parallel folding does the same for the ranks of a TP group. The
+// tests check folded against unfolded runs (strategies/step_builder_test.cc,
+// tests/end_to_end_test.cc).
 //
 // Example:
 //   StepInputs in{.model = &cfg, .parallel = &p, .kernels = &km, .network = &net};
@@ -38,6 +40,9 @@ struct StepInputs {
   const topology::NetworkModel* network = nullptr;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   bool fold_data_parallel = true;
+  // Simulate only tensor-parallel rank 0 of each group; its collectives are
+  // still costed over the full group. Exact: TP ranks run identical ops.
+  bool fold_tensor_parallel = false;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
 };

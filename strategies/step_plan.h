@@ -65,6 +65,7 @@ struct StepPlan {
   // (exact when the cluster is symmetric); their gradient collectives are
   // still costed over the full data-parallel group.
   bool folded_data_parallel = false;
+  bool folded_tensor_parallel = false;
 };
 
 }  // namespace clustersim::strategies

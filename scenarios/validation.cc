@@ -1,0 +1,322 @@
+#include "scenarios/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "scenarios/resolve.h"
+#include "scenarios/runner.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+// Parses an integer cell; false when empty or malformed.
+bool Int(const std::string& cell, int* out) {
+  return !cell.empty() && absl::SimpleAtoi(cell, out);
+}
+
+std::string GpuName(const std::string& cell) {
+  const std::string g = absl::AsciiStrToLower(cell);
+  if (absl::StartsWith(g, "a100-sxm4-80gb")) return "a100-sxm4-80gb";
+  if (absl::StartsWith(g, "a100-sxm4-40gb")) return "a100-sxm4-40gb";
+  if (absl::StartsWith(g, "h100-sxm")) return "h100-sxm5-80gb";
+  return "";
+}
+
+// Megatron-LM pads the vocabulary to a multiple of 128 x tp.
+int PaddedVocab(int vocab, int tp) {
+  const int m = 128 * tp;
+  return (vocab + m - 1) / m * m;
+}
+
+void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Scenario* s) {
+  config::ModelConfig* m = s->mutable_model();
+  m->set_num_layers(layers);
+  m->set_hidden_size(hidden);
+  m->set_num_attention_heads(heads);
+  m->set_seq_length(seq);
+  m->set_vocab_size(vocab);
+  m->set_ffn_hidden_size(4 * hidden);
+}
+
+// Runs `s` and returns the result, or the reason it cannot run.
+absl::StatusOr<config::Result> Simulate(const config::Scenario& s) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  if (!r.ok()) return r.status();
+  return RunScenario(*r, {});
+}
+
+struct PublishedAssumptions {
+  int micro_batch;
+  const char* recompute;
+  bool sequence_parallel;
+  bool distributed_optimizer;
+  bool overlap_grad_reduce;
+  const char* precision;
+  const char* text;
+};
+
+// What each source leaves unstated, and what we run with (documented in
+// README's accuracy section).
+PublishedAssumptions AssumptionsFor(const std::string& source) {
+  if (source == "NAR21") {
+    // The paper's FLOP formula counts the recompute pass: full recompute.
+    return {1, "full", false, false, false, "fp16",
+            "micro-batch 1, full recompute, fp16, no interleaving, vocab 51200"};
+  }
+  if (source == "MCORE24") {
+    return {1, "selective", true, true, true, "bf16",
+            "micro-batch 1, selective recompute + sequence parallel, distributed optimizer, "
+            "overlapped grad reduce, bf16"};
+  }
+  return {1, "full", false, false, false, "fp16", "vocab 51200"};
+}
+
+// Korthikanti et al.'s memory rows state no batch: they describe the runs of
+// the iteration-time rows of the same model and GPU count ("companion").
+const CsvTable::Row* Companion(const CsvTable& t, const CsvTable::Row& row) {
+  for (const CsvTable::Row& other : t.rows) {
+    if (t.Get(other, "metric") == "iteration_time_s" &&
+        t.Get(other, "model") == t.Get(row, "model") &&
+        t.Get(other, "num_gpus") == t.Get(row, "num_gpus")) {
+      return &other;
+    }
+  }
+  return nullptr;
+}
+
+ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row) {
+  ValidationRow v;
+  v.id = t.Get(row, "id");
+  v.source = v.id.substr(0, v.id.find('-'));
+  v.metric = t.Get(row, "metric");
+  if (!absl::SimpleAtod(t.Get(row, "value"), &v.measured) || v.measured <= 0) {
+    v.reason = "no measured value";
+    return v;
+  }
+  const std::string notes = t.Get(row, "notes");
+  const std::string gpu = GpuName(t.Get(row, "gpu"));
+  int layers, hidden, heads, seq, num_gpus, tp, pp;
+  if (gpu.empty()) {
+    v.reason = absl::StrCat("GPU ", t.Get(row, "gpu"), " is not in the catalog");
+  } else if (absl::StrContains(notes, "FP8")) {
+    v.reason = "FP8 training (Transformer Engine) is not supported yet";
+  } else if (!Int(t.Get(row, "layers"), &layers) || !Int(t.Get(row, "hidden"), &hidden) ||
+             !Int(t.Get(row, "heads"), &heads) || !Int(t.Get(row, "seq_len"), &seq) ||
+             !Int(t.Get(row, "num_gpus"), &num_gpus)) {
+    v.reason = "model shape or GPU count not stated";
+  } else if (!Int(t.Get(row, "tp"), &tp) || !Int(t.Get(row, "pp"), &pp)) {
+    v.reason = "the source does not state the tensor/pipeline split";
+  }
+  if (!v.reason.empty()) return v;
+
+  const PublishedAssumptions a = AssumptionsFor(v.source);
+  config::Scenario s;
+  s.set_name(v.id);
+  s.mutable_cluster()->set_gpu(gpu);
+  s.mutable_cluster()->set_num_gpus(num_gpus);
+  int vocab = 51200;
+  Int(t.Get(row, "vocab"), &vocab);
+  GptModel(layers, hidden, heads, seq, vocab, &s);
+  config::ParallelismConfig* p = s.mutable_parallelism();
+  p->set_tensor_model_parallel_size(tp);
+  p->set_pipeline_model_parallel_size(pp);
+  int cp = 1, vp = 1, mb = 0, gb = 0;
+  std::string assumptions;
+  const CsvTable::Row* batch_row = &row;
+  if (v.metric == "memory_gb" && t.Get(row, "micro_batch").empty()) {
+    if (const CsvTable::Row* c = Companion(t, row)) {
+      batch_row = c;
+      absl::StrAppend(&assumptions, "batch and vp of ", t.Get(*c, "id"), "; ");
+    }
+  }
+  if (Int(t.Get(row, "cp"), &cp)) p->set_context_parallel_size(cp);
+  if (Int(t.Get(*batch_row, "vp"), &vp) && vp > 1) {
+    p->set_virtual_pipeline_model_parallel_size(vp);
+  }
+  if (!Int(t.Get(*batch_row, "micro_batch"), &mb)) {
+    mb = a.micro_batch;
+    absl::StrAppend(&assumptions, "micro-batch ", mb, "; ");
+  }
+  if (!Int(t.Get(*batch_row, "global_batch"), &gb)) {
+    if (v.metric != "memory_gb") {
+      v.reason = "global batch not stated";
+      return v;
+    }
+    gb = mb * (num_gpus / (tp * pp * cp));
+  }
+  std::string recompute = t.Get(row, "recompute");
+  if (recompute.empty()) recompute = a.recompute;
+  const std::string sp = t.Get(row, "seq_parallel");
+  const bool sequence_parallel = sp.empty() ? (a.sequence_parallel && tp > 1) : sp == "yes";
+  p->set_sequence_parallel(sequence_parallel);
+  p->set_use_distributed_optimizer(a.distributed_optimizer);
+  p->set_overlap_grad_reduce(a.overlap_grad_reduce);
+  config::TrainingConfig* tr = s.mutable_training();
+  tr->set_micro_batch_size(mb);
+  tr->set_global_batch_size(gb);
+  tr->set_recompute_granularity(recompute);
+  tr->set_precision(absl::StrContains(notes, "fp16") ? "fp16" : a.precision);
+  v.assumptions = absl::StrCat(assumptions, a.text);
+
+  absl::StatusOr<config::Result> r = Simulate(s);
+  if (!r.ok()) {
+    v.reason = std::string(r.status().message());
+    return v;
+  }
+  if (v.metric == "iteration_time_s") {
+    v.predicted = r->step_time_s();
+  } else if (v.metric == "tflops_per_gpu") {
+    // Narayanan et al. count the recomputed forward pass (hardware FLOPs).
+    v.predicted = v.source == "NAR21" ? r->hardware_tflops_per_gpu() : r->model_tflops_per_gpu();
+  } else if (v.metric == "mfu_pct") {
+    v.predicted = 100 * r->mfu();
+  } else if (v.metric == "tokens_per_s_per_gpu") {
+    v.predicted = r->tokens_per_s_per_gpu();
+  } else if (v.metric == "memory_gb") {
+    // Korthikanti et al. Figure 1: per-GPU model states of the transformer
+    // layers (a middle stage, no embedding) and activations of the first stage.
+    if (absl::StrContains(notes, "parameters+gradients+optimizer")) {
+      v.reason = "model-state memory of a middle stage is checked in models/memory_model_test";
+    } else {
+      v.predicted = r->memory_breakdown_gib().activations();
+    }
+  } else {
+    v.reason = absl::StrCat("metric ", v.metric, " is not supported");
+  }
+  if (!v.reason.empty()) return v;
+  v.supported = true;
+  v.error = (v.predicted - v.measured) / v.measured;
+  return v;
+}
+
+ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::string& source,
+                        int index) {
+  ValidationRow v;
+  v.id = absl::StrCat(source, "-", index + 1);
+  v.source = source;
+  v.metric = "iteration_time_s";
+  int gpus, gb, mb, hidden, heads, layers, seq, tp, dp, pp;
+  double ms = 0;
+  if (!Int(t.Get(row, "# GPUs"), &gpus) || !Int(t.Get(row, "global batch"), &gb) ||
+      !Int(t.Get(row, "micro batch"), &mb) || !Int(t.Get(row, "hidden size"), &hidden) ||
+      !Int(t.Get(row, "attention heads"), &heads) || !Int(t.Get(row, "# layers"), &layers) ||
+      !Int(t.Get(row, "sequence length"), &seq) ||
+      !Int(t.Get(row, "tensor parallelism"), &tp) ||
+      !Int(t.Get(row, "data parallelism"), &dp) ||
+      !Int(t.Get(row, "pipeline parallelism"), &pp) ||
+      !absl::SimpleAtod(t.Get(row, "iteration time (ms)"), &ms)) {
+    v.reason = "malformed row";
+    return v;
+  }
+  v.measured = ms / 1000.0;
+  config::Scenario s;
+  s.set_name(v.id);
+  s.mutable_cluster()->set_gpu("a100-sxm4-80gb");
+  s.mutable_cluster()->set_num_gpus(gpus);
+  GptModel(layers, hidden, heads, seq, PaddedVocab(50257, tp), &s);
+  s.mutable_parallelism()->set_tensor_model_parallel_size(tp);
+  s.mutable_parallelism()->set_pipeline_model_parallel_size(pp);
+  s.mutable_training()->set_micro_batch_size(mb);
+  s.mutable_training()->set_global_batch_size(gb);
+  s.mutable_training()->set_recompute_granularity("full");
+  s.mutable_training()->set_precision("fp16");
+  v.assumptions =
+      "A100 SXM4 80GB in DGX A100 nodes, fp16, full recompute (vTrain use_checkpoint), 1F1B, "
+      "GPT-2 vocabulary 50257 padded";
+  if (tp * dp * pp != gpus) {
+    v.reason = "tp x dp x pp does not equal the GPU count";
+    return v;
+  }
+  absl::StatusOr<config::Result> r = Simulate(s);
+  if (!r.ok()) {
+    v.reason = std::string(r.status().message());
+    return v;
+  }
+  v.predicted = r->step_time_s();
+  v.supported = true;
+  v.error = (v.predicted - v.measured) / v.measured;
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<ValidationReport> ValidateTable(const CsvTable& table, std::string_view origin,
+                                               const ValidationOptions& options) {
+  ValidationReport report;
+  report.origin = std::string(origin);
+  const bool published = table.Column("id") >= 0 && table.Column("metric") >= 0;
+  const bool vtrain = table.Column("iteration time (ms)") >= 0;
+  if (!published && !vtrain) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(origin), ": not a validation table (expected published-runs.csv columns "
+        "id,...,metric,value or vTrain's '# GPUs,...,iteration time (ms)')"));
+  }
+  const std::string vtrain_source =
+      table.Column("Parameters (billion)") >= 0 ? "vTrain-multi" : "vTrain-single";
+  const int stride = std::max(1, options.stride);
+  for (size_t i = 0; i < table.rows.size(); i += stride) {
+    report.rows.push_back(published ? PublishedRow(table, table.rows[i])
+                                    : VtrainRow(table, table.rows[i], vtrain_source,
+                                                static_cast<int>(i)));
+  }
+  std::map<std::string, std::pair<int, double>> sums;
+  double total = 0;
+  for (const ValidationRow& r : report.rows) {
+    if (!r.supported || r.metric == "memory_gb") continue;
+    auto& [n, sum] = sums[r.source];
+    ++n;
+    sum += std::abs(r.error);
+    total += std::abs(r.error);
+    ++report.supported;
+  }
+  for (const auto& [source, ns] : sums) {
+    report.by_source.push_back({source, ns.first, 100 * ns.second / ns.first});
+  }
+  report.overall_mape = report.supported > 0 ? 100 * total / report.supported : 0;
+  return report;
+}
+
+std::string FormatValidationReport(const ValidationReport& report, double target_mape) {
+  std::string out = absl::StrFormat("validation: %s\n%-16s %-14s %-21s %12s %12s %8s\n",
+                                    report.origin, "id", "source", "metric", "measured",
+                                    "predicted", "error");
+  for (const ValidationRow& r : report.rows) {
+    if (!r.supported) continue;
+    absl::StrAppendFormat(&out, "%-16s %-14s %-21s %12.4g %12.4g %+7.1f%%\n", r.id, r.source,
+                          r.metric, r.measured, r.predicted, 100 * r.error);
+  }
+  int unsupported = 0;
+  for (const ValidationRow& r : report.rows) unsupported += r.supported ? 0 : 1;
+  if (unsupported > 0) {
+    absl::StrAppendFormat(&out, "\nnot run (%d rows):\n", unsupported);
+    for (const ValidationRow& r : report.rows) {
+      if (!r.supported) absl::StrAppendFormat(&out, "  %-16s %s\n", r.id, r.reason);
+    }
+  }
+  std::map<std::string, std::string> assumed;
+  for (const ValidationRow& r : report.rows) {
+    if (r.supported && !r.assumptions.empty()) assumed.emplace(r.source, r.assumptions);
+  }
+  if (!assumed.empty()) {
+    out += "\nassumed where the source is silent:\n";
+    for (const auto& [source, text] : assumed) {
+      absl::StrAppendFormat(&out, "  %-14s %s\n", source, text);
+    }
+  }
+  out += "\nMAPE by source (time and throughput rows):\n";
+  for (const SourceSummary& s : report.by_source) {
+    absl::StrAppendFormat(&out, "  %-14s %6.1f%%  (%d rows)\n", s.source, s.mape, s.rows);
+  }
+  absl::StrAppendFormat(&out, "overall MAPE %.1f%% over %d rows; target %.0f%%: %s\n",
+                        report.overall_mape, report.supported, target_mape,
+                        report.overall_mape <= target_mape ? "met" : "MISSED");
+  return out;
+}
+
+}  // namespace clustersim::scenarios
