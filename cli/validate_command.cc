@@ -19,13 +19,17 @@ namespace po = boost::program_options;
 int ValidateCommand(const Args& args) {
   std::vector<std::string> files;
   double target = 10, max_mape = -1;
-  int stride = 1;
+  int stride = 1, offset = 0;
+  double host_overhead = -1;
   bool help = false;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
   d.add_options()("target", po::value(&target)->default_value(10),
                   "MAPE target to report against (percent)")(
       "max-mape", po::value(&max_mape), "exit 1 when any table's overall MAPE exceeds this")(
       "stride", po::value(&stride)->default_value(1), "run every n-th row of each table")(
+      "offset", po::value(&offset)->default_value(0), "first row to run (0-based)")(
+      "host-overhead-us", po::value(&host_overhead),
+      "override every row's host launch time per op (microseconds)")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -48,7 +52,9 @@ int ValidateCommand(const Args& args) {
     return Fail(absl::InvalidArgumentError(
         "validate needs at least one table, e.g. tests/validation/published-runs.csv"));
   }
-  if (stride < 1) return Fail(absl::InvalidArgumentError("--stride must be at least 1"));
+  if (stride < 1 || offset < 0) {
+    return Fail(absl::InvalidArgumentError("--stride must be at least 1 and --offset at least 0"));
+  }
   bool exceeded = false;
   for (const std::string& f : files) {
     absl::StatusOr<std::string> text = scenarios::ReadFile(f);
@@ -56,7 +62,9 @@ int ValidateCommand(const Args& args) {
     absl::StatusOr<scenarios::CsvTable> table = scenarios::ParseCsv(*text, f);
     if (!table.ok()) return Fail(table.status());
     absl::StatusOr<scenarios::ValidationReport> report =
-        scenarios::ValidateTable(*table, f, {.stride = stride});
+        scenarios::ValidateTable(*table, f,
+                                 {.stride = stride, .offset = offset,
+                                  .host_overhead_us = host_overhead});
     if (!report.ok()) return Fail(report.status());
     std::cout << scenarios::FormatValidationReport(*report, target) << "\n";
     if (max_mape >= 0 && report->overall_mape > max_mape) exceeded = true;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/dtype.h"
 #include "models/pricing.h"
+#include "strategies/host_overhead.h"
 #include "scenarios/resolve_cluster.h"
 #include "scenarios/resolve_model.h"
 
@@ -87,6 +88,15 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   }
   if (auto s = strategies::ValidateParallelConfig(r.model, r.num_gpus, &pc); !s.ok()) return s;
 
+  r.host_overhead_us_per_op = t.has_host_overhead_us_per_op()
+                                  ? t.host_overhead_us_per_op()
+                                  : strategies::kDefaultHostOverheadUsPerOp;
+  if (!(r.host_overhead_us_per_op >= 0 && r.host_overhead_us_per_op < 1e6)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
+        " must be between 0 and 1e6 microseconds"));
+  }
+
   // Network.
   const config::NetworkConfig& n = in.network();
   const std::string tier = n.has_tier() ? n.tier() : "analytic";
@@ -136,6 +146,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_micro_batch_size(pc.micro_batch_size);
   et->set_global_batch_size(pc.global_batch_size);
   et->set_precision(std::string(models::DtypeName(pc.precision)));
+  et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
   e.mutable_pricing()->set_usd_per_gpu_hour(r.usd_per_gpu_hour);

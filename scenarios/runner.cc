@@ -70,6 +70,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.network = &network;
   in.algorithm = s.algorithm;
   in.fold_data_parallel = options.fold_data_parallel;
+  in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);
   in.fold_tensor_parallel = s.num_gpus > options.fold_tensor_parallel_above_gpus;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
   if (!plan.ok()) return plan.status();

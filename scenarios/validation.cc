@@ -45,7 +45,10 @@ void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Sce
 }
 
 // Runs `s` and returns the result, or the reason it cannot run.
-absl::StatusOr<config::Result> Simulate(const config::Scenario& s) {
+absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOptions& options) {
+  if (options.host_overhead_us >= 0) {
+    s.mutable_training()->set_host_overhead_us_per_op(options.host_overhead_us);
+  }
   absl::StatusOr<ResolvedScenario> r = Resolve(s);
   if (!r.ok()) return r.status();
   return RunScenario(*r, {});
@@ -90,7 +93,8 @@ const CsvTable::Row* Companion(const CsvTable& t, const CsvTable::Row& row) {
   return nullptr;
 }
 
-ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row) {
+ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
+                           const ValidationOptions& options) {
   ValidationRow v;
   v.id = t.Get(row, "id");
   v.source = v.id.substr(0, v.id.find('-'));
@@ -164,7 +168,7 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row) {
   tr->set_precision(absl::StrContains(notes, "fp16") ? "fp16" : a.precision);
   v.assumptions = absl::StrCat(assumptions, a.text);
 
-  absl::StatusOr<config::Result> r = Simulate(s);
+  absl::StatusOr<config::Result> r = Simulate(s, options);
   if (!r.ok()) {
     v.reason = std::string(r.status().message());
     return v;
@@ -196,7 +200,7 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row) {
 }
 
 ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::string& source,
-                        int index) {
+                        int index, const ValidationOptions& options) {
   ValidationRow v;
   v.id = absl::StrCat(source, "-", index + 1);
   v.source = source;
@@ -233,7 +237,7 @@ ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::
     v.reason = "tp x dp x pp does not equal the GPU count";
     return v;
   }
-  absl::StatusOr<config::Result> r = Simulate(s);
+  absl::StatusOr<config::Result> r = Simulate(s, options);
   if (!r.ok()) {
     v.reason = std::string(r.status().message());
     return v;
@@ -260,10 +264,10 @@ absl::StatusOr<ValidationReport> ValidateTable(const CsvTable& table, std::strin
   const std::string vtrain_source =
       table.Column("Parameters (billion)") >= 0 ? "vTrain-multi" : "vTrain-single";
   const int stride = std::max(1, options.stride);
-  for (size_t i = 0; i < table.rows.size(); i += stride) {
-    report.rows.push_back(published ? PublishedRow(table, table.rows[i])
+  for (size_t i = std::max(0, options.offset); i < table.rows.size(); i += stride) {
+    report.rows.push_back(published ? PublishedRow(table, table.rows[i], options)
                                     : VtrainRow(table, table.rows[i], vtrain_source,
-                                                static_cast<int>(i)));
+                                                static_cast<int>(i), options));
   }
   std::map<std::string, std::pair<int, double>> sums;
   double total = 0;

@@ -57,6 +57,9 @@ struct ValidationOptions {
   // Run every n-th row of large tables (1 = all); skipped rows are counted,
   // not listed.
   int stride = 1;
+  int offset = 0;  // first row run (0-based); with stride 2: 0 = even rows, 1 = odd
+  // Overrides every row's training.host_overhead_us_per_op (< 0: default).
+  double host_overhead_us = -1;
 };
 
 absl::StatusOr<ValidationReport> ValidateTable(const CsvTable& table, std::string_view origin,

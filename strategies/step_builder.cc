@@ -89,10 +89,14 @@ class Builder {
       dp_lane_.push_back(plan_.graph.AddResource(gpu + "/comm:dp", g, kDataCommLane));
       pp_lane_.push_back(pp > 1 ? plan_.graph.AddResource(gpu + "/comm:pp", g, kPipelineCommLane)
                                 : 0);
+      host_lane_.push_back(in_.host_overhead_per_op > sim::Duration::Zero()
+                               ? plan_.graph.AddResource(gpu + "/host", g, kHostLane)
+                               : 0);
       stage_gpus_[placement_.CoordsOf(g).pp].push_back(i);
     }
     last_.assign(n, kNone);
     action_first_.assign(n, kNone);
+    launched_.assign(n, kNone);
     grad_done_.assign(n, std::vector<sim::TaskId>(L + 2, kNone));
     SplitBackward();
 
@@ -234,10 +238,32 @@ class Builder {
     After(last_[i], t);
     last_[i] = t;
     if (action_first_[i] == kNone) action_first_[i] = t;
+    if (launched_[i] != kNone) {
+      After(launched_[i], t);
+      launched_[i] = kNone;
+    }
+  }
+
+  // The host launches a layer's ops (one pass, one micro-batch) as one task;
+  // the first of those ops on the GPU waits for it.
+  void Launch(size_t num_ops, const Ctx& ctx, int layer) {
+    if (in_.host_overhead_per_op <= sim::Duration::Zero() || num_ops == 0) return;
+    if (launch_op_ == nullptr) {
+      models::Op op;
+      op.name = "host_launch";
+      op.kind = models::OpKind::kMemoryBound;
+      launch_op_ = &AddStepOp(std::move(op));
+    }
+    TaskInfo info{.op = launch_op_, .phase = ctx.phase, .microbatch = ctx.microbatch,
+                  .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk};
+    const uint32_t tag = NewInfo(info);
+    const sim::Duration d = in_.host_overhead_per_op * static_cast<int64_t>(num_ops);
+    for (int i : *ctx.gpus) launched_[i] = plan_.graph.AddTask(host_lane_[i], d, tag);
   }
 
   template <typename OpList>
   absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer) {
+    Launch(ops.size(), ctx, layer);
     for (const auto& item : ops) {
       const models::Op& op = Deref(item);
       if (op.kind == models::OpKind::kCollective) {
@@ -537,7 +563,9 @@ class Builder {
   int layers_per_chunk_ = 0;
   std::vector<int> local_of_;
   std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
-  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_;
+  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_;
+  std::vector<sim::TaskId> launched_;  // per GPU: host launch its next op waits for
+  const models::Op* launch_op_ = nullptr;
   std::vector<sim::TaskId> last_;
   std::vector<sim::TaskId> action_first_;  // first task of the current action per GPU
   std::vector<std::vector<sim::TaskId>> grad_done_;

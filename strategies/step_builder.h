@@ -43,6 +43,12 @@ struct StepInputs {
   // Simulate only tensor-parallel rank 0 of each group; its collectives are
   // still costed over the full group. Exact: TP ranks run identical ops.
   bool fold_tensor_parallel = false;
+  // Host (CPU) time to launch one modelled op from the framework (PyTorch
+  // eager + Megatron): the GPU cannot run an op before it is launched, so
+  // steps of small ops become launch-bound. Launches run ahead on a host lane,
+  // one task per layer and pass. Zero turns the host lane off. Default and
+  // source: strategies/host_overhead.h.
+  sim::Duration host_overhead_per_op;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
 };

@@ -92,6 +92,7 @@ std::string StepDescriber::ThreadName(const sim::TaskGraph& g, sim::ResourceId r
     case kTensorCommLane: return "comm: tp";
     case kDataCommLane: return "comm: dp";
     case kPipelineCommLane: return "comm: pp";
+    case kHostLane: return "host: launch";
   }
   return g.resource(r).name;
 }

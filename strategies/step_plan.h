@@ -25,7 +25,8 @@ enum Lane : uint32_t {
   kTensorCommLane = 1,
   kDataCommLane = 2,
   kPipelineCommLane = 3,
-  kNumLanes = 4
+  kHostLane = 4,  // the CPU thread that launches the GPU's work
+  kNumLanes = 5
 };
 
 // kBackwardWeight is the deferred weight-gradient half of a backward under a

@@ -58,6 +58,7 @@ StepStats::StepStats(const StepPlan& plan) : plan_(plan) {
 
 void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   const sim::TaskGraph::Resource& r = g.resource(s.resource);
+  if (r.lane == kHostLane) return;  // host launches are neither compute nor communication
   intervals_[local_of_[r.group]][r.lane].emplace_back(s.start.picoseconds(),
                                                       s.end.picoseconds());
 }

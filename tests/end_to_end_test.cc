@@ -49,7 +49,8 @@ TEST(EndToEndTest, DefaultScenarioReproducesKorthikantiGpt22b) {
   EXPECT_GT(result->mfu(), 0.0);
   EXPECT_LT(result->mfu(), result->hfu());
   EXPECT_GT(result->exposed_comm_s(), 0.0);  // TP all-reduces block compute
-  EXPECT_DOUBLE_EQ(result->bubble_ratio(), 0.0);  // no pipeline
+  // No pipeline: the only idle compute is the host launching the first layer.
+  EXPECT_LT(result->bubble_ratio(), 1e-3);
   EXPECT_TRUE(result->fits_in_memory());
   EXPECT_EQ(result->scenario().parallelism().data_parallel_size(), 1);
 }

@@ -1,0 +1,271 @@
+#include "topology/flow_network.h"
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/check.h"
+#include "sim/simulator.h"
+#include "topology/analytic_network.h"
+#include "topology/cluster.h"
+#include "topology/collective_plan.h"
+
+namespace clustersim::topology {
+namespace {
+
+using ::testing::HasSubstr;
+
+Cluster Build(ClusterSpec spec) {
+  absl::StatusOr<Cluster> c = BuildCluster(spec);
+  SIM_CHECK(c.ok()) << c.status();
+  return *std::move(c);
+}
+
+ClusterSpec Spec(std::string preset, int nodes, int nics = 0) {
+  ClusterSpec spec;
+  spec.node_preset = std::move(preset);
+  spec.num_nodes = nodes;
+  spec.nics_per_node = nics;
+  return spec;
+}
+
+std::vector<int> Range(int first, int n) {
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+// Starts every request at time `starts[i]` on one FlowNetwork and returns the
+// completion times, in request order.
+std::vector<sim::Time> RunTogether(const Cluster& cluster, const std::vector<CollectiveRequest>& rs,
+                                   const std::vector<sim::Duration>& starts,
+                                   FlowNetworkOptions options = {},
+                                   std::vector<LinkUsage>* usage = nullptr) {
+  sim::Simulator sim;
+  FlowNetwork net(cluster, sim, DefaultCollectiveCalibration(), options);
+  std::vector<sim::Time> done(rs.size(), sim::Time::Infinite());
+  for (size_t i = 0; i < rs.size(); ++i) {
+    sim.ScheduleAfter(starts[i], [&, i] {
+      absl::Status s = net.StartCollective(rs[i], [&, i] { done[i] = sim.Now(); });
+      SIM_CHECK(s.ok()) << s;
+    });
+  }
+  sim.Run();
+  EXPECT_EQ(net.active_flows(), 0);
+  EXPECT_EQ(net.active_collectives(), 0);
+  if (usage != nullptr) {
+    usage->clear();
+    for (int e = 0; e < cluster.num_links(); ++e) usage->push_back(net.Usage(e));
+  }
+  return done;
+}
+
+sim::Duration Alone(const Cluster& cluster, const CollectiveRequest& r) {
+  return RunTogether(cluster, {r}, {sim::Duration::Zero()})[0].SinceStart();
+}
+
+TEST(FlowNetworkTest, AloneItCostsWhatTheAnalyticTierSays) {
+  const Cluster c = Build(Spec("dgx-h100", 4));
+  const AnalyticNetwork analytic(c);
+  for (const CollectiveRequest& r :
+       {CollectiveRequest{Collective::kAllReduce, Range(0, 32), sim::GiB(1)},
+        CollectiveRequest{Collective::kAllReduce, Range(0, 32), sim::KiB(64)},
+        CollectiveRequest{Collective::kAllReduce, Range(0, 8), sim::GiB(1)},
+        CollectiveRequest{Collective::kAllGather, Range(4, 16), sim::MiB(256)},
+        CollectiveRequest{Collective::kAllReduce, Range(0, 32), sim::MiB(64),
+                          Algorithm::kHierarchical}}) {
+    const sim::Duration flow = Alone(c, r);
+    const sim::Duration expected = analytic.Estimate(r)->time;
+    EXPECT_NEAR(flow.ToSeconds(), expected.ToSeconds(), 1e-9 * expected.ToSeconds() + 1e-11)
+        << CollectiveName(r.op) << " " << r.bytes.count();
+  }
+}
+
+// Two 2-GPU all-reduces on two DGX H100 nodes with one NIC each: both rings
+// cross both NICs, so each gets about half of what it gets alone.
+TEST(FlowNetworkTest, TwoAllReducesSharingANicGetHalfEach) {
+  const Cluster c = Build(Spec("dgx-h100", 2, /*nics=*/1));
+  const CollectiveRequest a{Collective::kAllReduce, {0, 8}, sim::GiB(4), Algorithm::kRing};
+  const CollectiveRequest b{Collective::kAllReduce, {1, 9}, sim::GiB(4), Algorithm::kRing};
+  const double alone = Alone(c, a).ToSeconds();
+  // Alone, the ring runs at the NIC's capacity: NDR 50 GB/s x 0.95 efficiency.
+  const double alone_algbw = 4.0 * (1 << 30) / alone * 1e-9;
+  EXPECT_NEAR(alone_algbw, 47.5, 0.5);
+  const std::vector<sim::Time> both =
+      RunTogether(c, {a, b}, {sim::Duration::Zero(), sim::Duration::Zero()});
+  for (sim::Time t : both) EXPECT_NEAR(t.ToSeconds() / alone, 2.0, 0.02);
+}
+
+// A rail with two leaves of two nodes; cross-leaf traffic goes over the spines.
+// Non-blocking: 2 uplinks per leaf; 2:1 oversubscribed: 1.
+Cluster TwoLeaves(double oversubscription) {
+  ClusterSpec spec = Spec("dgx-h100", 4, /*nics=*/1);
+  spec.fabric.leaf_radix = 4;
+  spec.fabric.oversubscription = oversubscription;
+  return Build(spec);
+}
+
+int SpineOf(const Cluster& c, int src, int dst) {
+  for (int e : c.Route(src, dst)) {
+    if (c.vertex(c.link(e).dst).kind == VertexKind::kSpine) return c.link(e).dst;
+  }
+  return -1;
+}
+
+TEST(FlowNetworkTest, TwoToOneOversubscribedSpineHalvesCrossSpineThroughput) {
+  const Cluster full = TwoLeaves(1.0);
+  const Cluster half = TwoLeaves(2.0);
+  // Node 0 -> node 2 and node 1 -> node 3 both leave leaf 0 for leaf 1. Pick GPUs
+  // whose ECMP routes take different spines in the non-blocking fabric.
+  const int a_src = 0, a_dst = 16;
+  int b_src = -1, b_dst = -1;
+  for (int s = 8; s < 16 && b_src < 0; ++s) {
+    for (int d = 24; d < 32 && b_src < 0; ++d) {
+      if (SpineOf(full, s, d) != SpineOf(full, a_src, a_dst)) b_src = s, b_dst = d;
+    }
+  }
+  ASSERT_GE(b_src, 0) << "ECMP put every pair on one spine";
+  ASSERT_NE(SpineOf(half, a_src, a_dst), -1);
+  const std::vector<CollectiveRequest> rs = {
+      {Collective::kSendRecv, {a_src, a_dst}, sim::GiB(4)},
+      {Collective::kSendRecv, {b_src, b_dst}, sim::GiB(4)}};
+  const std::vector<sim::Duration> zero(2, sim::Duration::Zero());
+  const std::vector<sim::Time> fast = RunTogether(full, rs, zero);
+  const std::vector<sim::Time> slow = RunTogether(half, rs, zero);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(slow[i].ToSeconds() / fast[i].ToSeconds(), 2.0, 0.02);
+}
+
+TEST(FlowNetworkTest, ConservesBytesAndNeverExceedsCapacity) {
+  const Cluster c = Build(Spec("dgx-h100", 2));
+  const std::vector<CollectiveRequest> rs = {
+      {Collective::kAllReduce, Range(0, 16), sim::MiB(512)},
+      {Collective::kAllToAll, Range(4, 8), sim::MiB(64)},
+      {Collective::kAllReduce, Range(8, 8), sim::MiB(300)},  // NVLS
+      {Collective::kAllReduce, Range(0, 16), sim::MiB(100), Algorithm::kHierarchical},
+      {Collective::kSendRecv, {3, 12}, sim::MiB(77)}};
+  const std::vector<sim::Duration> starts = {sim::Duration::Zero(), sim::Microseconds(100),
+                                             sim::Microseconds(150), sim::Microseconds(900),
+                                             sim::Microseconds(901)};
+  std::vector<LinkUsage> usage;
+  RunTogether(c, rs, starts, {}, &usage);
+  // Bytes each link must carry: the chosen plans' crossings x bytes.
+  const CollectivePlanner planner(c, DefaultCollectiveCalibration());
+  std::vector<double> expected(c.num_links(), 0.0);
+  for (const CollectiveRequest& r : rs) {
+    const auto gpus = ValidateCollectiveRequest(c, r);
+    ASSERT_TRUE(gpus.ok());
+    const auto candidates = planner.Candidates(r.op, r.algorithm, *gpus);
+    ASSERT_TRUE(candidates.ok());
+    const CollectivePlan& plan = ChoosePlan(*candidates, r.bytes);
+    for (const PlanFlow& f : plan.flows) {
+      for (int u = f.first_use; u < f.first_use + f.num_uses; ++u) {
+        expected[plan.uses[u].link] +=
+            plan.uses[u].weight * f.bytes_per_byte * static_cast<double>(r.bytes.count());
+      }
+    }
+  }
+  double total = 0;
+  sim::Simulator unused;
+  FlowNetwork caps(c, unused);
+  for (int e = 0; e < c.num_links(); ++e) {
+    EXPECT_NEAR(usage[e].bytes, expected[e], 1e-9 * expected[e]) << "link " << e;
+    EXPECT_LE(usage[e].bytes, caps.Capacity(e) * usage[e].busy.ToSeconds() * (1 + 1e-9) + 1)
+        << "link " << e;
+    EXPECT_EQ(usage[e].bytes == 0, usage[e].busy == sim::Duration::Zero()) << "link " << e;
+    total += usage[e].bytes;
+  }
+  EXPECT_GT(total, 0);
+}
+
+TEST(FlowNetworkTest, DeterministicAndIncrementalEqualsFullRecompute) {
+  const Cluster c = Build(Spec("dgx-a100", 2));
+  const std::vector<CollectiveRequest> rs = {
+      {Collective::kAllReduce, Range(0, 16), sim::MiB(256)},
+      {Collective::kReduceScatter, Range(0, 4), sim::MiB(128)},
+      {Collective::kAllReduce, Range(4, 4), sim::MiB(128)},
+      {Collective::kAllGather, Range(8, 8), sim::MiB(200)},
+      {Collective::kSendRecv, {2, 10}, sim::MiB(50)}};
+  const std::vector<sim::Duration> starts = {sim::Duration::Zero(), sim::Microseconds(10),
+                                             sim::Microseconds(10), sim::Microseconds(500),
+                                             sim::Milliseconds(1)};
+  const std::vector<sim::Time> first = RunTogether(c, rs, starts);
+  EXPECT_EQ(first, RunTogether(c, rs, starts));
+  const std::vector<sim::Time> full = RunTogether(c, rs, starts, {.full_recompute = true});
+  for (size_t i = 0; i < rs.size(); ++i) {
+    EXPECT_NEAR(full[i].ToSeconds(), first[i].ToSeconds(), 1e-12 * first[i].ToSeconds() + 1e-11);
+  }
+}
+
+TEST(FlowNetworkTest, ResolvesOnlyTheFlowsWhoseLinksChanged) {
+  // Two single-node collectives on disjoint GPUs share no link.
+  const Cluster c = Build(Spec("dgx-a100", 1));
+  for (bool full : {false, true}) {
+    sim::Simulator sim;
+    FlowNetwork net(c, sim, DefaultCollectiveCalibration(), {.full_recompute = full});
+    ASSERT_TRUE(net.StartCollective({Collective::kAllReduce, {0, 1, 2, 3}, sim::GiB(1)}, [] {}).ok());
+    const int64_t before = net.flows_resolved();
+    ASSERT_TRUE(net.StartCollective({Collective::kSendRecv, {4, 5}, sim::MiB(1)}, [] {}).ok());
+    EXPECT_EQ(net.flows_resolved() - before, full ? 2 : 1);
+    sim.Run();
+  }
+}
+
+TEST(FlowNetworkTest, RecordsPerLinkBytesAndBusyTime) {
+  const Cluster c = Build(Spec("dgx-h100", 2));
+  const CollectiveRequest r{Collective::kSendRecv, {0, 8}, sim::GiB(1)};
+  sim::Simulator sim;
+  FlowNetwork net(c, sim);
+  sim::Time done;
+  ASSERT_TRUE(net.StartCollective(r, [&] { done = sim.Now(); }).ok());
+  const std::vector<int> route = c.Route(0, 8);
+  // Mid-flight, the NIC uplink has carried 1 ms at its capacity.
+  LinkUsage mid;
+  sim.ScheduleAfter(sim::Microseconds(1000), [&] { mid = net.Usage(route[2]); });
+  sim.Run();
+  EXPECT_EQ(mid.busy, sim::Microseconds(1000));
+  EXPECT_NEAR(mid.bytes, 1e-3 * 47.5e9, 0.01 * 47.5e6);
+  const double latency = AnalyticNetwork(c).Estimate(r)->time.ToSeconds() -
+                         static_cast<double>(r.bytes.count()) / 47.5e9;
+  for (int e : route) {
+    EXPECT_NEAR(net.Usage(e).bytes, static_cast<double>(r.bytes.count()), 1.0);
+    EXPECT_NEAR(net.Usage(e).busy.ToSeconds(), done.ToSeconds() - latency, 1e-9);
+  }
+  EXPECT_EQ(net.Usage(c.link(route[0]).reverse).bytes, 0.0);
+}
+
+TEST(FlowNetworkTest, CallbacksMayStartTheNextCollective) {
+  const Cluster c = Build(Spec("dgx-h100", 1));
+  const CollectiveRequest r{Collective::kAllReduce, Range(0, 8), sim::MiB(64)};
+  const sim::Duration one = Alone(c, r);
+  sim::Simulator sim;
+  FlowNetwork net(c, sim);
+  sim::Time done;
+  ASSERT_TRUE(net.StartCollective(r, [&] {
+                   ASSERT_TRUE(net.StartCollective(r, [&] { done = sim.Now(); }).ok());
+                 }).ok());
+  sim.Run();
+  EXPECT_EQ(done.SinceStart(), one * 2);
+}
+
+TEST(FlowNetworkTest, TrivialAndBadRequests) {
+  const Cluster c = Build(Spec("dgx-a100", 1));
+  sim::Simulator sim;
+  FlowNetwork net(c, sim);
+  int calls = 0;
+  EXPECT_TRUE(net.StartCollective({Collective::kAllReduce, {3}, sim::MiB(8)}, [&] { ++calls; }).ok());
+  EXPECT_TRUE(
+      net.StartCollective({Collective::kAllReduce, {0, 1}, sim::Bytes(0)}, [&] { ++calls; }).ok());
+  const absl::Status nvls = net.StartCollective(
+      {Collective::kAllReduce, Range(0, 8), sim::MiB(1), Algorithm::kNvls}, [&] { ++calls; });
+  EXPECT_THAT(nvls.message(), HasSubstr("no NVSwitch in-network reduction"));
+  EXPECT_THAT(net.StartCollective({Collective::kAllReduce, {0, 9}, sim::MiB(1)}, [] {}).message(),
+              HasSubstr("outside"));
+  sim.Run();
+  EXPECT_EQ(calls, 2);
+  EXPECT_GT(sim.Now(), sim::Time::Zero());  // the zero-byte all-reduce still pays latency
+}
+
+}  // namespace
+}  // namespace clustersim::topology
