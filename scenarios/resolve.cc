@@ -100,10 +100,12 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   // Network.
   const config::NetworkConfig& n = in.network();
   const std::string tier = n.has_tier() ? n.tier() : "analytic";
-  if (tier != "analytic") {
-    return absl::UnimplementedError(absl::StrCat(
-        "network.tier=\"", tier, "\" is not supported yet; use analytic (alpha-beta)"));
+  if (tier != "analytic" && tier != "flow") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "network.tier=\"", tier, "\" is not known; use analytic (alpha-beta, no contention) or "
+        "flow (max-min fair sharing of links)"));
   }
+  r.flow_network = tier == "flow";
   const std::string algo = n.has_collective_algorithm() ? n.collective_algorithm() : "auto";
   absl::StatusOr<topology::Algorithm> a = topology::ParseAlgorithm(algo);
   if (!a.ok()) return WithField(a.status(), "network.collective_algorithm");

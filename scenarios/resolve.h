@@ -38,6 +38,7 @@ struct ResolvedScenario {
   int num_gpus = 0;
   strategies::ParallelConfig parallel;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
+  bool flow_network = false;  // network.tier is "flow"
   double host_overhead_us_per_op = 0;
   double usd_per_gpu_hour = 0;
   std::string price_source;

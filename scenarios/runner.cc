@@ -8,12 +8,14 @@
 #include "models/memory_model.h"
 #include "sim/engine.h"
 #include "sim/simulator.h"
+#include "strategies/flow_executor.h"
 #include "strategies/placement.h"
 #include "strategies/step_builder.h"
 #include "strategies/step_describer.h"
 #include "strategies/step_stats.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
+#include "topology/flow_network.h"
 #include "traces/chrome_trace_writer.h"
 
 namespace clustersim::scenarios {
@@ -70,6 +72,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.network = &network;
   in.algorithm = s.algorithm;
   in.fold_data_parallel = options.fold_data_parallel;
+  in.external_collectives = s.flow_network;
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);
   in.fold_tensor_parallel = s.num_gpus > options.fold_tensor_parallel_above_gpus;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
@@ -77,6 +80,13 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
 
   sim::Simulator simulator;
   sim::Engine engine(plan->graph, simulator);
+  std::unique_ptr<topology::FlowNetwork> flow;
+  std::unique_ptr<strategies::FlowCollectiveExecutor> executor;
+  if (s.flow_network) {
+    flow = std::make_unique<topology::FlowNetwork>(*cluster, simulator);
+    executor = std::make_unique<strategies::FlowCollectiveExecutor>(*plan, *flow);
+    engine.SetExecutor(executor.get());
+  }
   strategies::StepStats stats(*plan);
   engine.AddObserver(&stats);
   const strategies::Placement placement(s.parallel);
@@ -95,6 +105,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
     engine.AddObserver(trace.get());
   }
   if (auto st = engine.Run(); !st.ok()) return st;
+  if (executor && !executor->status().ok()) return executor->status();
   if (trace) {
     if (auto st = trace->Finish(); !st.ok()) return st;
   }
@@ -134,8 +145,10 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.set_simulated_events(static_cast<double>(simulator.ExecutedEvents()));
   r.set_simulated_tasks(static_cast<double>(plan->graph.NumTasks()));
   r.set_cost_model_source(absl::StrCat(
-      "kernels: models/kernel_model (", s.gpu->name, "); network: topology/analytic_network on ",
-      cluster->Describe()));
+      "kernels: models/kernel_model (", s.gpu->name, "); network: ",
+      s.flow_network ? "topology/flow_network (max-min fair flows)"
+                     : "topology/analytic_network (alpha-beta)",
+      " on ", cluster->Describe()));
   *r.mutable_scenario() = s.echo;
   return r;
 }

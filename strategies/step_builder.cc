@@ -306,6 +306,20 @@ class Builder {
     return e;
   }
 
+  // Adds a collective task over `lanes`: fixed-duration from the estimate, or
+  // external (StepInputs::external_collectives) with its request recorded.
+  sim::TaskId AddCollectiveTask(const std::vector<sim::ResourceId>& lanes,
+                                const topology::CollectiveEstimate& est, TaskInfo info,
+                                topology::Collective kind, const std::vector<int>& gpus,
+                                sim::Bytes bytes) {
+    if (!in_.external_collectives) {
+      return plan_.graph.AddTask(lanes, est.time, NewInfo(info));
+    }
+    info.request = static_cast<int32_t>(plan_.requests.size());
+    plan_.requests.push_back({kind, gpus, bytes, est.algorithm});
+    return plan_.graph.AddExternalTask(lanes, NewInfo(info));
+  }
+
   absl::Status AddTensorCollective(const models::Op& op, const Ctx& ctx, int layer) {
     if (op.group != models::CommGroup::kTensor) {
       return absl::UnimplementedError(
@@ -325,7 +339,8 @@ class Builder {
                     .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk,
                     .is_collective = true, .algorithm = est->algorithm,
                     .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-      const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
+      const sim::TaskId t =
+          AddCollectiveTask(lanes, *est, info, ToCollective(op.comm), group, op.comm_bytes);
       for (int j : members) Chain(j, t);
     }
     return absl::OkStatus();
@@ -364,7 +379,9 @@ class Builder {
       TaskInfo info{.op = &op, .phase = forward ? Phase::kForward : Phase::kBackward,
                     .microbatch = mb, .stage = stage, .is_collective = true,
                     .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
-      const sim::TaskId t = plan_.graph.AddTask(pp_lane_[i], est->time, NewInfo(info));
+      const sim::TaskId t = AddCollectiveTask({pp_lane_[i]}, *est, info,
+                                              topology::Collective::kSendRecv,
+                                              {from_gpu, to_gpu}, op.comm_bytes);
       Chain(i, t);
       sends_[{local_of_[to_gpu], to_pos, forward, mb}] = t;
     }
@@ -399,8 +416,9 @@ class Builder {
       if (!est.ok()) return est.status();
       TaskInfo info{.op = &tie, .phase = Phase::kOptimizer, .is_collective = true,
                     .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
-      const sim::TaskId t = plan_.graph.AddTask({pp_lane_[i], pp_lane_[j]}, est->time,
-                                                NewInfo(info));
+      const sim::TaskId t = AddCollectiveTask({pp_lane_[i], pp_lane_[j]}, *est, info,
+                                              topology::Collective::kAllReduce, group,
+                                              tie.comm_bytes);
       Chain(i, t);
       Chain(j, t);
     }
@@ -496,7 +514,8 @@ class Builder {
                         .stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp,
                         .is_collective = true, .algorithm = est->algorithm,
                         .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-          const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
+          const sim::TaskId t =
+              AddCollectiveTask(lanes, *est, info, ToCollective(op.comm), group, op.comm_bytes);
           for (int j : members) {
             After(p_.overlap_grad_reduce ? grad_done_[j][buckets[bi].ready_index] : last_[j], t);
           }
@@ -539,7 +558,9 @@ class Builder {
                       .stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp,
                       .is_collective = true, .algorithm = est->algorithm,
                       .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-        const sim::TaskId t = plan_.graph.AddTask(lanes, est->time, NewInfo(info));
+        const sim::TaskId t = AddCollectiveTask(lanes, *est, info,
+                                                topology::Collective::kAllGather, group,
+                                                op.comm_bytes);
         for (sim::TaskId o : opt) After(o, t);
       }
     }

@@ -43,6 +43,9 @@ struct StepInputs {
   // Simulate only tensor-parallel rank 0 of each group; its collectives are
   // still costed over the full group. Exact: TP ranks run identical ops.
   bool fold_tensor_parallel = false;
+  // Make every collective an external task whose end a run-time network model
+  // (the flow tier) decides; `network` still picks the algorithm and labels.
+  bool external_collectives = false;
   // Host (CPU) time to launch one modelled op from the framework (PyTorch
   // eager + Megatron): the GPU cannot run an op before it is launched, so
   // steps of small ops become launch-bound. Launches run ahead on a host lane,

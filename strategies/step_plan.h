@@ -51,6 +51,7 @@ struct TaskInfo {
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   double busbw_gbs = 0;
   int group_size = 0;
+  int32_t request = -1;  // external collectives: index into StepPlan::requests
 };
 
 struct StepPlan {
@@ -67,6 +68,9 @@ struct StepPlan {
   // still costed over the full data-parallel group.
   bool folded_data_parallel = false;
   bool folded_tensor_parallel = false;
+  // With StepInputs::external_collectives, each collective task is external
+  // (a network model decides when it ends) and its request is kept here.
+  std::vector<topology::CollectiveRequest> requests;
 };
 
 }  // namespace clustersim::strategies

@@ -104,3 +104,30 @@ TEST(EndToEndTest, DataParallelFoldingIsExactOnASymmetricCluster) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST(EndToEndTest, FlowTierAgreesWhenUncontendedAndSlowsWhenShared) {
+  absl::StatusOr<config::Scenario> s =
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/llama2-7b-h100.json");
+  ASSERT_TRUE(s.ok()) << s.status();
+  s->mutable_model()->set_num_layers(4);
+  s->mutable_training()->set_global_batch_size(16);
+  double step[2];
+  for (int i = 0; i < 2; ++i) {
+    s->mutable_network()->set_tier(i == 0 ? "analytic" : "flow");
+    absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
+    ASSERT_TRUE(r.ok()) << r.status();
+    absl::StatusOr<config::Result> result = scenarios::RunScenario(*r, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    step[i] = result->step_time_s();
+  }
+  // The tiers share one calibration: alone on a link, a collective costs the
+  // same; sharing (overlapped gradient buckets with TP traffic) only slows.
+  EXPECT_GE(step[1], step[0] * (1 - 1e-6));
+  EXPECT_LT(step[1], step[0] * 1.5);
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,43 @@
+// File: strategies/flow_executor.h
+//
+// Runs a StepPlan's external collective tasks on the flow-level network: when
+// the engine starts such a task, its CollectiveRequest becomes flows over the
+// real routes, sharing links max-min fairly with every other collective in
+// flight (TP, PP, DP traffic on the same NVLink, NICs and spines); the task
+// ends when its last flow does.
+//
+// Example:
+//   topology::FlowNetwork flow(cluster, simulator);
+//   FlowCollectiveExecutor exec(plan, flow);
+//   engine.SetExecutor(&exec);
+//
+// Lifetime: `plan` and `network` must outlive the executor.
+#ifndef CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
+#define CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
+
+#include "absl/status/status.h"
+#include "sim/engine.h"
+#include "strategies/step_plan.h"
+#include "topology/flow_network.h"
+
+namespace clustersim::strategies {
+
+class FlowCollectiveExecutor : public sim::TaskExecutor {
+ public:
+  FlowCollectiveExecutor(const StepPlan& plan, topology::FlowNetwork& network)
+      : plan_(plan), network_(network) {}
+
+  void Start(sim::TaskId task, sim::Engine& engine) override;
+
+  // The first error a collective start reported (the task then ends at once).
+  const absl::Status& status() const { return status_; }
+
+ private:
+  const StepPlan& plan_;
+  topology::FlowNetwork& network_;
+  absl::Status status_;
+};
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
