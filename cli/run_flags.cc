@@ -20,7 +20,8 @@ void Opt(po::options_description& d, const char* name, std::optional<T>* slot, c
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, schedule, tier;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
-  std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs;
+  std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
+      last_layers;
   std::optional<double> price;
 };
 
@@ -54,6 +55,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "expert-model-parallel-size", &v.ep, "expert-parallel size");
   Opt(strategy, "virtual-pipeline-model-parallel-size", &v.vp, "virtual pipeline stages");
   Opt(strategy, "pipeline-schedule", &v.schedule, "1f1b|gpipe|interleaved-1f1b|zb-h1");
+  Opt(strategy, "decoder-first-pipeline-num-layers", &v.first_layers, "layers on the first stage");
+  Opt(strategy, "decoder-last-pipeline-num-layers", &v.last_layers, "layers on the last stage");
   Opt(strategy, "micro-batch-size", &v.mbs, "micro-batch size");
   Opt(strategy, "global-batch-size", &v.gbs, "global batch size");
   Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
@@ -121,6 +124,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.ep) p->set_expert_model_parallel_size(*v.ep);
   if (v.vp) p->set_virtual_pipeline_model_parallel_size(*v.vp);
   if (v.schedule) p->set_pipeline_schedule(*v.schedule);
+  if (v.first_layers) p->set_first_pipeline_num_layers(*v.first_layers);
+  if (v.last_layers) p->set_last_pipeline_num_layers(*v.last_layers);
   if (vm["sequence-parallel"].as<bool>()) p->set_sequence_parallel(true);
   if (vm["use-distributed-optimizer"].as<bool>()) p->set_use_distributed_optimizer(true);
   if (vm["overlap-grad-reduce"].as<bool>()) p->set_overlap_grad_reduce(true);

@@ -58,6 +58,8 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.distributed_optimizer = p.use_distributed_optimizer();
   pc.overlap_grad_reduce = p.overlap_grad_reduce();
   pc.zero_stage = p.zero_stage();
+  pc.first_stage_layers = p.first_pipeline_num_layers();
+  pc.last_stage_layers = p.last_pipeline_num_layers();
   if (p.has_pipeline_schedule()) {
     absl::StatusOr<strategies::Schedule> sched = strategies::ParseSchedule(p.pipeline_schedule());
     if (!sched.ok()) return WithField(sched.status(), "parallelism.pipeline_schedule");
@@ -142,6 +144,8 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ep->set_use_distributed_optimizer(pc.distributed_optimizer);
   ep->set_overlap_grad_reduce(pc.overlap_grad_reduce);
   ep->set_zero_stage(pc.zero_stage);
+  ep->set_first_pipeline_num_layers(pc.first_stage_layers);
+  ep->set_last_pipeline_num_layers(pc.last_stage_layers);
   ep->set_pipeline_schedule(std::string(strategies::ScheduleName(pc.schedule)));
   ep->set_data_parallel_size(pc.data_parallel);
   config::TrainingConfig* et = e.mutable_training();

@@ -64,9 +64,24 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
       !s.ok()) {
     return s;
   }
-  if (auto s = MustDivide(p->pipeline_parallel, kPp, model.num_layers, "model.num_layers");
-      !s.ok()) {
-    return s;
+  const bool uneven = p->first_stage_layers > 0 || p->last_stage_layers > 0;
+  if (uneven) {
+    const int pp = p->pipeline_parallel;
+    const int first = p->first_stage_layers, last = p->last_stage_layers;
+    const int middle_stages = pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+    const int rest = model.num_layers - first - last;
+    if (pp < 2 || p->virtual_pipeline > 1 || first < 0 || last < 0 || rest < 0 ||
+        (middle_stages == 0 ? rest != 0 : rest % middle_stages != 0 || rest == 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parallelism.first_pipeline_num_layers=", first, " and last_pipeline_num_layers=", last,
+          " cannot split model.num_layers=", model.num_layers, " over ", pp,
+          " stages: the other stages must share the rest evenly (and no interleaving)"));
+    }
+  } else if (auto s = MustDivide(p->pipeline_parallel, kPp, model.num_layers,
+                                 "model.num_layers");
+             !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        s.message(), ", or set parallelism.first_pipeline_num_layers / last_pipeline_num_layers"));
   }
   if (p->sequence_parallel && p->tensor_parallel == 1) {
     return absl::InvalidArgumentError(
@@ -137,6 +152,27 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
         "parallelism.zero_stage=3 (parameter sharding) is not supported yet; use 0, 1 or 2");
   }
   return absl::OkStatus();
+}
+
+std::pair<int, int> ParallelConfig::LayersOf(int position, int num_layers) const {
+  const int positions = pipeline_parallel * virtual_pipeline;
+  if (first_stage_layers == 0 && last_stage_layers == 0) {
+    const int per = num_layers / positions;
+    return {position * per, (position + 1) * per};
+  }
+  const int middle_stages = pipeline_parallel - (first_stage_layers > 0 ? 1 : 0) -
+                            (last_stage_layers > 0 ? 1 : 0);
+  const int first = first_stage_layers > 0 ? first_stage_layers
+                                           : (num_layers - last_stage_layers) / (middle_stages);
+  const int middle = middle_stages > 0
+                         ? (num_layers - first_stage_layers - last_stage_layers) / middle_stages
+                         : 0;
+  if (position == 0) return {0, first};
+  if (position == positions - 1 && last_stage_layers > 0) {
+    return {num_layers - last_stage_layers, num_layers};
+  }
+  const int begin = first + (position - 1) * middle;
+  return {begin, begin + middle};
 }
 
 }  // namespace clustersim::strategies

@@ -13,6 +13,8 @@
 #ifndef CLUSTERSIM_STRATEGIES_PARALLEL_CONFIG_H_
 #define CLUSTERSIM_STRATEGIES_PARALLEL_CONFIG_H_
 
+#include <utility>
+
 #include "absl/status/status.h"
 #include "models/dtype.h"
 #include "models/transformer_config.h"
@@ -38,10 +40,18 @@ struct ParallelConfig {
   int global_batch_size = 1;
   models::Recompute recompute = models::Recompute::kNone;
   models::Dtype precision = models::Dtype::kBf16;
+  // Uneven pipeline stages (Megatron-LM --decoder-first/last-pipeline-num-layers):
+  // layers on the first and last stage; 0 = an even share. The middle stages
+  // split the rest evenly. Only without interleaving.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   // Pipeline schedule; interleaved when virtual_pipeline > 1.
   Schedule schedule = Schedule::k1F1B;
 
   int model_parallel_size() const { return tensor_parallel * pipeline_parallel * context_parallel; }
+  // [first, end) layers of model chunk `position` (chunk c of stage s is
+  // position c * pp + s). REQUIRES: validated.
+  std::pair<int, int> LayersOf(int position, int num_layers) const;
   // Micro-batches each pipeline runs per step (gradient accumulation steps).
   int num_microbatches() const { return global_batch_size / (micro_batch_size * data_parallel); }
 };

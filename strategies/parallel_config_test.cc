@@ -104,3 +104,36 @@ TEST(ParallelConfigTest, LayersMustSplitOverStagesAndChunks) {
 
 }  // namespace
 }  // namespace clustersim::strategies
+
+namespace clustersim::strategies {
+namespace {
+
+TEST(ParallelConfigTest, UnevenFirstAndLastStages) {
+  // Llama 3 405B style: 126 layers over 16 stages, one fewer on each end.
+  models::TransformerConfig m = Model();
+  m.num_layers = 126;
+  ParallelConfig p;
+  p.pipeline_parallel = 16;
+  p.first_stage_layers = 7;
+  p.last_stage_layers = 7;
+  p.global_batch_size = 16;
+  ASSERT_TRUE(ValidateParallelConfig(m, 16, &p).ok());
+  EXPECT_EQ(p.LayersOf(0, 126), (std::pair<int, int>{0, 7}));
+  EXPECT_EQ(p.LayersOf(1, 126), (std::pair<int, int>{7, 15}));
+  EXPECT_EQ(p.LayersOf(14, 126), (std::pair<int, int>{111, 119}));
+  EXPECT_EQ(p.LayersOf(15, 126), (std::pair<int, int>{119, 126}));
+  p.last_stage_layers = 8;  // 111 layers cannot split over 14 stages
+  EXPECT_FALSE(ValidateParallelConfig(m, 16, &p).ok());
+}
+
+TEST(ParallelConfigTest, EvenSplitWithChunks) {
+  ParallelConfig p;
+  p.pipeline_parallel = 4;
+  p.virtual_pipeline = 2;
+  p.global_batch_size = 8;
+  ASSERT_TRUE(ValidateParallelConfig(Model(), 4, &p).ok());
+  EXPECT_EQ(p.LayersOf(5, 24), (std::pair<int, int>{15, 18}));
+}
+
+}  // namespace
+}  // namespace clustersim::strategies

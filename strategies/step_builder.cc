@@ -66,7 +66,6 @@ class Builder {
     const int pp = p_.pipeline_parallel;
     const int v = p_.virtual_pipeline;
     const int m = p_.num_microbatches();
-    layers_per_chunk_ = L / (pp * v);
     plan_.world_size = placement_.world_size();
     plan_.folded_data_parallel = in_.fold_data_parallel && p_.data_parallel > 1;
     plan_.folded_tensor_parallel = in_.fold_tensor_parallel && p_.tensor_parallel > 1;
@@ -160,8 +159,7 @@ class Builder {
     const int pos = Position(stage, a.chunk);
     const bool first_pos = pos == 0;
     const bool last_pos = pos == NumPositions() - 1;
-    const int first_layer = pos * layers_per_chunk_;
-    const int end_layer = first_layer + layers_per_chunk_;
+    const auto [first_layer, end_layer] = p_.LayersOf(pos, in_.model->num_layers);
     const std::vector<int>& gpus = stage_gpus_[stage];
     for (int i : gpus) action_first_[i] = kNone;
     Ctx ctx{stage, a.chunk, a.microbatch, &gpus, &tp_groups};
@@ -452,7 +450,8 @@ class Builder {
     std::vector<int> layers;
     for (int chunk = 0; chunk < p_.virtual_pipeline; ++chunk) {
       const int pos = Position(c.pp, chunk);
-      for (int l = pos * layers_per_chunk_; l < (pos + 1) * layers_per_chunk_; ++l) {
+      const auto [begin, end] = p_.LayersOf(pos, L);
+      for (int l = begin; l < end; ++l) {
         layers.push_back(l);
       }
     }
@@ -581,7 +580,6 @@ class Builder {
   const ParallelConfig& p_;
   Placement placement_;
   StepPlan& plan_;
-  int layers_per_chunk_ = 0;
   std::vector<int> local_of_;
   std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
   std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_;

@@ -85,7 +85,14 @@ int64_t Cluster::LinkCost(int e) const {
   return 8'000'000'000'000'000'000 / l.bandwidth.bits_per_second() + l.latency.picoseconds();
 }
 
-std::vector<int> Cluster::Route(int src, int dst) const {
+const std::vector<int>& Cluster::Route(int src, int dst) const {
+  std::lock_guard<std::mutex> lock(route_cache_->mu);
+  auto [it, inserted] = route_cache_->routes.try_emplace({src, dst});
+  if (inserted) it->second = ComputeRoute(src, dst);
+  return it->second;
+}
+
+std::vector<int> Cluster::ComputeRoute(int src, int dst) const {
   const int s = GpuVertex(src);
   const int t = GpuVertex(dst);
   if (s == t) return {};

@@ -23,6 +23,9 @@
 #define CLUSTERSIM_TOPOLOGY_CLUSTER_H_
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,7 +87,10 @@ class Cluster {
 
   // Directed edge ids from GPU `src` to GPU `dst` (empty when src == dst).
   // REQUIRES: both valid GPU indices (the cluster is connected by construction).
-  std::vector<int> Route(int src, int dst) const;
+  // Routes are memoised: collectives ask for the same ring neighbours again
+  // and again, and each fresh route is a Dijkstra over the fabric. The cache
+  // is guarded by a mutex, so concurrent callers are safe.
+  const std::vector<int>& Route(int src, int dst) const;
 
  private:
   friend class ClusterBuilder;
@@ -96,6 +102,11 @@ class Cluster {
         boost::out_edges(static_cast<Graph::vertex_descriptor>(v), graph_));
   }
   int64_t LinkCost(int e) const;
+  std::vector<int> ComputeRoute(int src, int dst) const;
+  struct RouteCache {
+    std::mutex mu;
+    std::map<std::pair<int, int>, std::vector<int>> routes;  // node-stable references
+  };
   int EdgeId(Graph::edge_descriptor e) const {
     return static_cast<int>(boost::get(boost::edge_index, graph_, e));
   }
@@ -110,6 +121,7 @@ class Cluster {
   std::string node_preset_;
   std::string description_;
   bool nvls_capable_ = false;
+  std::unique_ptr<RouteCache> route_cache_ = std::make_unique<RouteCache>();
 };
 
 // Builds, validates and seals the cluster a spec describes. Errors (InvalidArgument
