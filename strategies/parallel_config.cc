@@ -147,9 +147,10 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::UnimplementedError(
         absl::StrCat(kEp, ": mixture-of-experts models are not supported yet"));
   }
-  if (p->zero_stage == 3) {
+  if (p->zero_stage == 3 && p->pipeline_parallel > 1) {
     return absl::UnimplementedError(
-        "parallelism.zero_stage=3 (parameter sharding) is not supported yet; use 0, 1 or 2");
+        "parallelism.zero_stage=3 (FSDP) with pipeline parallelism is not supported yet; use "
+        "pipeline_model_parallel_size=1 or zero_stage <= 2");
   }
   return absl::OkStatus();
 }

@@ -95,7 +95,10 @@ class Builder {
     }
     last_.assign(n, kNone);
     action_first_.assign(n, kNone);
-    launched_.assign(n, kNone);
+    waits_.assign(n, {});
+    layer_started_.assign(n, kNone);
+    pending_layer_start_.assign(n, false);
+    last_reduce_.assign(n, kNone);
     grad_done_.assign(n, std::vector<sim::TaskId>(L + 2, kNone));
     SplitBackward();
 
@@ -180,15 +183,18 @@ class Builder {
         if (last_pos) {
           RETURN_IF_ERROR_(whole ? AddOps(w.head_backward, ctx, L) : AddOps(head_input_grad_, ctx, L));
           if (whole && final_mb) MarkGradDone(gpus, L + 1);
+          if (zero3_) RETURN_IF_ERROR_(ReduceGradients(ctx, L));
         }
         for (int l = end_layer - 1; l >= first_layer; --l) {
           RETURN_IF_ERROR_(whole ? AddOps(w.layer_backward, ctx, l)
                                  : AddOps(layer_input_grad_, ctx, l));
           if (whole && final_mb) MarkGradDone(gpus, l + 1);
+          if (zero3_) RETURN_IF_ERROR_(ReduceGradients(ctx, l));
         }
         if (first_pos) {
           RETURN_IF_ERROR_(AddOps(w.embedding_backward, ctx, -1));
           if (final_mb) MarkGradDone(gpus, 0);
+          if (zero3_) RETURN_IF_ERROR_(ReduceGradients(ctx, -1));
         }
         break;
       }
@@ -236,9 +242,11 @@ class Builder {
     After(last_[i], t);
     last_[i] = t;
     if (action_first_[i] == kNone) action_first_[i] = t;
-    if (launched_[i] != kNone) {
-      After(launched_[i], t);
-      launched_[i] = kNone;
+    for (sim::TaskId w : waits_[i]) After(w, t);
+    waits_[i].clear();
+    if (pending_layer_start_[i]) {
+      layer_started_[i] = t;
+      pending_layer_start_[i] = false;
     }
   }
 
@@ -256,12 +264,15 @@ class Builder {
                   .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk};
     const uint32_t tag = NewInfo(info);
     const sim::Duration d = in_.host_overhead_per_op * static_cast<int64_t>(num_ops);
-    for (int i : *ctx.gpus) launched_[i] = plan_.graph.AddTask(host_lane_[i], d, tag);
+    for (int i : *ctx.gpus) waits_[i].push_back(plan_.graph.AddTask(host_lane_[i], d, tag));
   }
 
   template <typename OpList>
   absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer) {
     Launch(ops.size(), ctx, layer);
+    if (zero3_) {
+      RETURN_IF_ERROR_(GatherParameters(ctx, layer));
+    }
     for (const auto& item : ops) {
       const models::Op& op = Deref(item);
       if (op.kind == models::OpKind::kCollective) {
@@ -274,6 +285,74 @@ class Builder {
   }
   static const models::Op& Deref(const models::Op& op) { return op; }
   static const models::Op& Deref(const models::Op* op) { return *op; }
+
+  // Parameters of `layer` on one GPU (-1 embedding, L head), divided by tp.
+  double LayerParams(int layer) const {
+    const models::ParameterCounts pc = models::CountParameters(*in_.model);
+    const double tp = p_.tensor_parallel;
+    if (layer < 0) return pc.embedding / tp;
+    if (layer >= in_.model->num_layers) return (pc.final_norm + pc.lm_head) / tp;
+    return pc.per_layer / tp;
+  }
+
+  const models::Op& ZeroOp(bool gather, int layer) {
+    const int kind = layer < 0 ? 0 : (layer >= in_.model->num_layers ? 2 : 1);
+    const models::Op*& slot = zero_ops_[gather ? 0 : 1][kind];
+    if (slot == nullptr) {
+      models::Op op;
+      op.name = gather ? "zero3_param_allgather" : "zero3_grad_reduce_scatter";
+      op.kind = models::OpKind::kCollective;
+      op.group = models::CommGroup::kData;
+      op.comm = gather ? models::CommKind::kAllGather : models::CommKind::kReduceScatter;
+      // 16-bit parameters gathered; gradients reduced in the parameter dtype
+      // (FSDP MixedPrecision / DeepSpeed ZeRO-3 defaults).
+      op.comm_bytes = sim::Bytes(static_cast<int64_t>(LayerParams(layer)) * 2);
+      slot = &AddStepOp(std::move(op));
+    }
+    return *slot;
+  }
+
+  // ZeRO-3 / FSDP: before a layer's forward or backward, all-gather its
+  // parameters over the data-parallel group. The gather for a layer is issued
+  // when the previous layer starts (one layer of prefetch, as FSDP's
+  // limit_all_gathers), and the layer's first op waits for it.
+  absl::Status GatherParameters(const Ctx& ctx, int layer) {
+    const models::Op& op = ZeroOp(true, layer);
+    for (int i : *ctx.gpus) {
+      absl::StatusOr<sim::TaskId> t = AddDataCollective(op, i, ctx, layer);
+      if (!t.ok()) return t.status();
+      After(layer_started_[i], *t);
+      waits_[i].push_back(*t);
+      layer_started_[i] = kNone;  // set by the layer's first op below
+      pending_layer_start_[i] = true;
+    }
+    return absl::OkStatus();
+  }
+
+  // After a layer's backward: reduce-scatter its gradients (not blocking compute).
+  absl::Status ReduceGradients(const Ctx& ctx, int layer) {
+    const models::Op& op = ZeroOp(false, layer);
+    for (int i : *ctx.gpus) {
+      absl::StatusOr<sim::TaskId> t = AddDataCollective(op, i, ctx, layer);
+      if (!t.ok()) return t.status();
+      After(last_[i], *t);
+      last_reduce_[i] = *t;
+    }
+    return absl::OkStatus();
+  }
+
+  // A data-parallel collective for simulated GPU i (and, unfolded, its group).
+  absl::StatusOr<sim::TaskId> AddDataCollective(const models::Op& op, int i, const Ctx& ctx,
+                                                int layer) {
+    const std::vector<int> group = placement_.DataGroup(plan_.simulated_gpus[i]);
+    absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
+    if (!est.ok()) return est.status();
+    TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
+                  .stage = ctx.stage, .is_collective = true, .algorithm = est->algorithm,
+                  .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
+    return AddCollectiveTask({dp_lane_[i]}, *est, info, ToCollective(op.comm), group,
+                             op.comm_bytes);
+  }
 
   const models::OpCost& CostOf(const models::Op& op) {
     auto it = op_costs_.find(&op);
@@ -500,7 +579,9 @@ class Builder {
         if (local_of_[g] >= 0) members.push_back(local_of_[g]);
       }
       std::vector<sim::TaskId> synced;
-      if (p_.data_parallel > 1) {
+      if (zero3_) {
+        for (int j : members) synced.push_back(last_reduce_[j]);
+      } else if (p_.data_parallel > 1) {
         for (size_t bi = 0; bi < buckets.size(); ++bi) {
           const models::Op& op = AddStepOp(GradOp(buckets[bi], dist_opt));
           absl::StatusOr<topology::CollectiveEstimate> est =
@@ -540,7 +621,7 @@ class Builder {
         Chain(j, t);
         opt.push_back(t);
       }
-      if (dist_opt && p_.data_parallel > 1) {
+      if (dist_opt && p_.data_parallel > 1 && !zero3_) {
         models::Op gather;
         gather.name = "dp_param_allgather";
         gather.kind = models::OpKind::kCollective;
@@ -578,12 +659,21 @@ class Builder {
 
   const StepInputs& in_;
   const ParallelConfig& p_;
+  // ZeRO-3 / FSDP with data parallelism: parameters gathered per layer,
+  // gradients reduce-scattered per layer and micro-batch.
+  const bool zero3_ = p_.zero_stage == 3 && p_.data_parallel > 1;
   Placement placement_;
   StepPlan& plan_;
   std::vector<int> local_of_;
   std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
   std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_;
-  std::vector<sim::TaskId> launched_;  // per GPU: host launch its next op waits for
+  // Per GPU: tasks the next op on its chain must wait for (host launches,
+  // ZeRO-3 parameter gathers).
+  std::vector<std::vector<sim::TaskId>> waits_;
+  std::vector<sim::TaskId> layer_started_;  // first task of the current layer, per GPU
+  std::vector<sim::TaskId> last_reduce_;    // ZeRO-3: last gradient reduce-scatter, per GPU
+  std::vector<bool> pending_layer_start_;
+  const models::Op* zero_ops_[2][3] = {};  // [gather, reduce][embedding, layer, head]
   const models::Op* launch_op_ = nullptr;
   std::vector<sim::TaskId> last_;
   std::vector<sim::TaskId> action_first_;  // first task of the current action per GPU
