@@ -47,14 +47,37 @@ absl::StatusOr<ResolvedCluster> ResolveCluster(const config::ClusterConfig& c) {
   absl::StatusOr<const models::GpuSpec*> gpu = models::GpuCatalog::Default().Find(c.gpu());
   if (!gpu.ok()) return WithField(gpu.status(), "cluster.gpu");
   out.gpu = *gpu;
-  if (c.has_node()) {
+  if (c.has_custom_node()) {
+    if (c.has_node()) {
+      return absl::InvalidArgumentError(
+          "cluster.node and cluster.custom_node are both set; keep one");
+    }
+    const config::CustomNodeConfig& n = c.custom_node();
+    topology::CustomNodeSpec node;
+    if (n.has_gpus_per_node()) node.gpus_per_node = n.gpus_per_node();
+    if (n.has_gpu_link()) node.gpu_link = n.gpu_link();
+    node.nvls = n.nvls();
+    if (n.has_pcie()) node.pcie = n.pcie();
+    if (n.has_pcie_switches()) node.pcie_switches = n.pcie_switches();
+    if (n.has_nics()) node.nics = n.nics();
+    if (n.has_nic_link()) node.nic_link = n.nic_link();
+    out.spec.custom_node = node;
+    out.spec.node_preset = "custom";
+  } else if (c.has_node()) {
     out.spec.node_preset = c.node();
   } else {
     absl::StatusOr<std::string> node = DefaultNodeFor(*out.gpu);
     if (!node.ok()) return node.status();
     out.spec.node_preset = *node;
   }
-  out.gpus_per_node = c.has_gpus_per_node() ? c.gpus_per_node() : 8;
+  out.gpus_per_node = out.spec.custom_node ? out.spec.custom_node->gpus_per_node
+                                           : (c.has_gpus_per_node() ? c.gpus_per_node() : 8);
+  if (out.spec.custom_node && c.has_gpus_per_node() &&
+      c.gpus_per_node() != out.gpus_per_node) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.gpus_per_node=", c.gpus_per_node(), " disagrees with cluster.custom_node.gpus_per_node=",
+        out.gpus_per_node, "; set only the latter"));
+  }
   if (out.gpus_per_node < 1) {
     return absl::InvalidArgumentError(absl::StrCat("cluster.gpus_per_node=", out.gpus_per_node,
                                                    " must be at least 1"));
@@ -77,7 +100,20 @@ void EchoCluster(const ResolvedCluster& c, config::ClusterConfig* out) {
   out->set_gpu(c.gpu->name);
   out->set_num_gpus(c.num_gpus);
   out->set_gpus_per_node(c.gpus_per_node);
-  out->set_node(c.spec.node_preset);
+  if (c.spec.custom_node) {
+    const topology::CustomNodeSpec& n = *c.spec.custom_node;
+    config::CustomNodeConfig* e = out->mutable_custom_node();
+    e->set_gpus_per_node(n.gpus_per_node);
+    e->set_gpu_link(n.gpu_link);
+    e->set_nvls(n.nvls);
+    e->set_pcie(n.pcie);
+    e->set_pcie_switches(n.pcie_switches);
+    e->set_nics(n.nics);
+    e->set_nic_link(n.nic_link);
+    out->clear_node();
+  } else {
+    out->set_node(c.spec.node_preset);
+  }
   config::FabricConfig* ef = out->mutable_fabric();
   ef->set_kind(c.spec.fabric.kind);
   ef->set_tiers(c.spec.fabric.tiers);

@@ -108,3 +108,30 @@ TEST(ResolveTest, MissingGpuIsAnError) {
 
 }  // namespace
 }  // namespace clustersim::scenarios
+
+namespace clustersim::scenarios {
+namespace {
+
+TEST(ResolveTest, CustomNodeBuildsItsOwnCluster) {
+  absl::StatusOr<config::Scenario> s = LoadScenarioFile(
+      std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) + "/scenarios/custom-cluster.textproto");
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<ResolvedScenario> r = Resolve(*s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->cluster.custom_node.has_value());
+  EXPECT_EQ(r->cluster.num_nodes, 4);
+  EXPECT_EQ(r->cluster.custom_node->nic_link, "roce-100g");
+  EXPECT_TRUE(r->echo.cluster().has_custom_node());
+}
+
+TEST(ResolveTest, CustomNodeErrorsNameTheField) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "l40s" node: "pcie-l40s-8x" custom_node { gpus_per_node: 4 } }
+    model { preset: "gpt-22b" }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cluster.node and cluster.custom_node"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios

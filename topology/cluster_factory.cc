@@ -106,12 +106,52 @@ absl::Status ValidateFabric(const FabricSpec& f) {
   return absl::OkStatus();
 }
 
+// A preset-shaped view of a custom node; string_views point into `c`.
+absl::StatusOr<NodePreset> CustomPreset(const CustomNodeSpec& c) {
+  if (c.gpus_per_node < 1 || c.gpus_per_node > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.custom_node.gpus_per_node=", c.gpus_per_node, " must be between 1 and 1024"));
+  }
+  if (c.pcie_switches < 1 || c.pcie_switches > c.gpus_per_node) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.custom_node.pcie_switches=", c.pcie_switches, " must be between 1 and gpus_per_node=",
+        c.gpus_per_node));
+  }
+  if (c.nics < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cluster.custom_node.nics=", c.nics, " must be at least 1"));
+  }
+  if (c.nvls && c.gpu_link.empty()) {
+    return absl::InvalidArgumentError(
+        "cluster.custom_node.nvls needs an NVSwitch: set gpu_link (e.g. nvlink4)");
+  }
+  for (const std::string* tech : {&c.gpu_link, &c.pcie, &c.nic_link}) {
+    if (tech->empty()) continue;
+    if (absl::StatusOr<const LinkTechnology*> t = FindLinkTechnology(*tech); !t.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cluster.custom_node: ", std::string(t.status().message())));
+    }
+  }
+  return NodePreset{"custom", "", c.gpus_per_node, c.gpu_link, c.nvls, c.pcie, c.pcie_switches,
+                    c.nics, c.nic_link, "custom node", "scenario"};
+}
+
 }  // namespace
 
 absl::StatusOr<Cluster> BuildCluster(const ClusterSpec& spec) {
-  absl::StatusOr<const NodePreset*> preset = FindNodePreset(spec.node_preset);
-  if (!preset.ok()) return preset.status();
-  const NodePreset& p = **preset;
+  NodePreset custom;
+  const NodePreset* preset_ptr = nullptr;
+  if (spec.custom_node) {
+    absl::StatusOr<NodePreset> c = CustomPreset(*spec.custom_node);
+    if (!c.ok()) return c.status();
+    custom = *c;
+    preset_ptr = &custom;
+  } else {
+    absl::StatusOr<const NodePreset*> preset = FindNodePreset(spec.node_preset);
+    if (!preset.ok()) return preset.status();
+    preset_ptr = *preset;
+  }
+  const NodePreset& p = *preset_ptr;
   if (spec.num_nodes <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("num_nodes=", spec.num_nodes, " must be >= 1"));

@@ -23,6 +23,7 @@
 #ifndef CLUSTERSIM_TOPOLOGY_CLUSTER_SPEC_H_
 #define CLUSTERSIM_TOPOLOGY_CLUSTER_SPEC_H_
 
+#include <optional>
 #include <string>
 
 namespace clustersim::topology {
@@ -37,8 +38,22 @@ struct FabricSpec {
   int leaf_radix = 64;  // ports per switch (e.g. 64 on a Quantum-2 NDR switch)
 };
 
+// A node that is not a preset, described field by field (names of link
+// technologies as in link_technology.h).
+struct CustomNodeSpec {
+  int gpus_per_node = 8;
+  std::string gpu_link;        // NVLink through an NVSwitch, e.g. "nvlink4"; "" = none
+  bool nvls = false;           // NVSwitch in-network reduction
+  std::string pcie = "pcie4-x16";
+  int pcie_switches = 1;       // GPUs and NICs spread evenly over them
+  int nics = 1;                // scale-out NICs per node
+  std::string nic_link = "ib-hdr";
+};
+
 struct ClusterSpec {
-  std::string node_preset;  // a name from NodePresetNames()
+  std::string node_preset;  // a name from NodePresetNames(); ignored with custom_node
+  // When set, nodes are built from this description instead of a preset.
+  std::optional<CustomNodeSpec> custom_node;
   int num_nodes = 1;
   FabricSpec fabric;
   // 0: the preset's NIC count. An override that divides the GPU count also

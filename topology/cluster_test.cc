@@ -227,3 +227,29 @@ TEST(ClusterBuilderTest, KeepsPerDirectionBandwidth) {
 
 }  // namespace
 }  // namespace clustersim::topology
+
+namespace clustersim::topology {
+namespace {
+
+TEST(ClusterTest, CustomNodeBuildsAndRejectsBadLinks) {
+  ClusterSpec spec;
+  spec.num_nodes = 2;
+  spec.custom_node = CustomNodeSpec{.gpus_per_node = 4, .gpu_link = "", .nvls = false,
+                                    .pcie = "pcie4-x16", .pcie_switches = 2, .nics = 2,
+                                    .nic_link = "roce-100g"};
+  absl::StatusOr<Cluster> c = BuildCluster(spec);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->num_gpus(), 8);
+  EXPECT_FALSE(c->NvSwitchEdge(0).has_value());
+  EXPECT_FALSE(c->Route(0, 7).empty());
+  spec.custom_node->gpu_link = "nvlink9";
+  absl::StatusOr<Cluster> bad = BuildCluster(spec);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cluster.custom_node"), std::string::npos);
+  spec.custom_node->gpu_link = "";
+  spec.custom_node->nvls = true;
+  EXPECT_FALSE(BuildCluster(spec).ok());
+}
+
+}  // namespace
+}  // namespace clustersim::topology
