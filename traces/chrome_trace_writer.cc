@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <utility>
+#include <variant>
 
+#include "absl/strings/str_cat.h"
 #include "sim/check.h"
 #include "traces/json_format.h"
 
@@ -26,7 +28,25 @@ std::vector<std::pair<K, const std::string*>> SortedByKey(
   return v;
 }
 
+// The numeric value of arg `key` in `args`, or 0.
+double NumericArg(const std::vector<std::pair<std::string, ArgValue>>& args, std::string_view key) {
+  for (const auto& [name, value] : args) {
+    if (name != key) continue;
+    if (const int64_t* i = std::get_if<int64_t>(&value)) return static_cast<double>(*i);
+    if (const double* d = std::get_if<double>(&value)) return *d;
+  }
+  return 0;
+}
+
 }  // namespace
+
+absl::StatusOr<TraceDetail> ParseTraceDetail(std::string_view text, std::string_view flag) {
+  if (text == "op") return TraceDetail::kOp;
+  if (text == "layer") return TraceDetail::kLayer;
+  return absl::InvalidArgumentError(absl::StrCat(std::string(flag), "=\"", std::string(text),
+                                                 "\" is not a detail level; use op (every op) "
+                                                 "or layer (one event per layer per pass)"));
+}
 
 absl::StatusOr<std::unique_ptr<ChromeTraceWriter>> ChromeTraceWriter::Open(
     const std::string& path, const SpanDescriber& describer, Options options) {
@@ -71,6 +91,8 @@ void ChromeTraceWriter::AppendPlace(uint32_t group, uint32_t lane, sim::Time t) 
 void ChromeTraceWriter::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   SIM_CHECK(s.end >= s.start) << "span of task " << s.task << " ends before it starts";
   const sim::TaskGraph::Resource& res = g.resource(s.resource);
+  if (!KeepsGroup(res.group)) return;
+  if (options_.steps.has_value() && !options_.steps->Contains(step_)) return;
   const uint64_t key = ThreadKey(res.group, res.lane);
   if (!thread_names_.contains(key)) {
     thread_names_.emplace(key, describer_.ThreadName(g, s.resource));
@@ -81,21 +103,29 @@ void ChromeTraceWriter::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   description_.category.clear();
   description_.args.clear();
   describer_.Describe(g, s, &description_);
+  if (options_.detail == TraceDetail::kLayer) {
+    Aggregate(res.group, res.lane, s);
+  } else {
+    EmitComplete(res.group, res.lane, s.start, s.end, description_);
+  }
+}
 
+void ChromeTraceWriter::EmitComplete(uint32_t group, uint32_t lane, sim::Time start,
+                                     sim::Time end, const SpanDescription& d) {
   BeginEvent();
   line_.append("{\"ph\":\"X\",\"name\":");
-  AppendJsonString(&line_, description_.name);
-  if (!description_.category.empty()) {
+  AppendJsonString(&line_, d.name);
+  if (!d.category.empty()) {
     line_.append(",\"cat\":");
-    AppendJsonString(&line_, description_.category);
+    AppendJsonString(&line_, d.category);
   }
-  AppendPlace(res.group, res.lane, s.start);
+  AppendPlace(group, lane, start);
   line_.append(",\"dur\":");
-  AppendMicroseconds(&line_, (s.end - s.start).picoseconds());
-  if (!description_.args.empty()) {
+  AppendMicroseconds(&line_, (end - start).picoseconds());
+  if (!d.args.empty()) {
     line_.append(",\"args\":{");
     bool first = true;
-    for (const auto& [key_name, value] : description_.args) {
+    for (const auto& [key_name, value] : d.args) {
       if (!first) line_.push_back(',');
       first = false;
       AppendJsonString(&line_, key_name);
@@ -108,9 +138,70 @@ void ChromeTraceWriter::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   EmitLine();
 }
 
+void ChromeTraceWriter::Aggregate(uint32_t group, uint32_t lane, const sim::Span& s) {
+  const std::string_view full = description_.name;
+  const size_t cut = full.rfind(' ');
+  const std::string_view run_name = cut == std::string_view::npos ? full : full.substr(0, cut);
+  const uint64_t key = ThreadKey(group, lane);
+  auto it = pending_.find(key);
+  if (it != pending_.end() && it->second.description.name == run_name &&
+      it->second.description.category == description_.category) {
+    Pending& p = it->second;
+    p.end = sim::Max(p.end, s.end);
+    ++p.ops;
+    p.flops += NumericArg(description_.args, "flops");
+    p.bytes += NumericArg(description_.args, "bytes");
+    return;
+  }
+  if (it != pending_.end()) {
+    EmitPending(it->second);
+  } else {
+    it = pending_.try_emplace(key).first;
+  }
+  Pending& p = it->second;
+  p.group = group;
+  p.lane = lane;
+  p.start = s.start;
+  p.end = s.end;
+  p.description.name.assign(run_name);
+  p.description.category = description_.category;
+  p.description.args.clear();
+  for (const auto& [name, value] : description_.args) {
+    if (name == "microbatch" || name == "layer" || name == "stage" || name == "chunk") {
+      p.description.args.emplace_back(name, value);
+    }
+  }
+  p.ops = 1;
+  p.flops = NumericArg(description_.args, "flops");
+  p.bytes = NumericArg(description_.args, "bytes");
+}
+
+void ChromeTraceWriter::EmitPending(Pending& p) {
+  p.description.args.emplace_back("ops", p.ops);
+  if (p.flops > 0) p.description.args.emplace_back("flops", p.flops);
+  if (p.bytes > 0) p.description.args.emplace_back("bytes", p.bytes);
+  EmitComplete(p.group, p.lane, p.start, p.end, p.description);
+}
+
+void ChromeTraceWriter::FlushPending() {
+  std::vector<uint64_t> keys;
+  keys.reserve(pending_.size());
+  for (const auto& [key, p] : pending_) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  for (const uint64_t key : keys) EmitPending(pending_.at(key));
+  pending_.clear();
+}
+
+void ChromeTraceWriter::BeginStep(int64_t step) {
+  FlushPending();
+  step_ = step;
+}
+
 void ChromeTraceWriter::AddFlow(std::string_view name, uint32_t from_group, uint32_t from_lane,
                                 sim::Time from_time, uint32_t to_group, uint32_t to_lane,
                                 sim::Time to_time) {
+  if (!KeepsGroup(from_group) || !KeepsGroup(to_group)) return;
+  if (options_.steps.has_value() && !options_.steps->Contains(step_)) return;
   NoteProcess(from_group);
   NoteProcess(to_group);
   const int64_t id = next_flow_id_++;
@@ -133,7 +224,9 @@ void ChromeTraceWriter::AddFlow(std::string_view name, uint32_t from_group, uint
 void ChromeTraceWriter::AddCounter(uint32_t group, std::string_view name, sim::Time t,
                                    const std::vector<std::pair<std::string, double>>& series) {
   SIM_CHECK(!series.empty()) << "counter \"" << name << "\" has no series";
-  NoteProcess(group);
+  if (!KeepsGroup(group) && group != kNetworkPid) return;
+  if (options_.steps.has_value() && !options_.steps->Contains(step_)) return;
+  if (group != kNetworkPid) NoteProcess(group);
   BeginEvent();
   line_.append("{\"ph\":\"C\",\"name\":");
   AppendJsonString(&line_, name);
@@ -152,6 +245,12 @@ void ChromeTraceWriter::AddCounter(uint32_t group, std::string_view name, sim::T
   }
   line_.append("}}");
   EmitLine();
+}
+
+void ChromeTraceWriter::AddNetworkCounter(
+    std::string_view name, sim::Time t, const std::vector<std::pair<std::string, double>>& series) {
+  if (!process_names_.contains(kNetworkPid)) process_names_.emplace(kNetworkPid, "network");
+  AddCounter(kNetworkPid, name, t, series);
 }
 
 void ChromeTraceWriter::AppendMetadata(std::string_view name, uint32_t pid, const int64_t* tid,
@@ -175,9 +274,14 @@ void ChromeTraceWriter::AppendMetadata(std::string_view name, uint32_t pid, cons
 
 absl::Status ChromeTraceWriter::Finish() {
   SIM_CHECK(!finished_) << "ChromeTraceWriter::Finish called twice (" << file_->path() << ")";
+  FlushPending();
   for (const auto& [group, name] : SortedByKey(process_names_)) {
+    const int64_t sort_index =
+        group == kNetworkPid          ? int64_t{kNetworkPid}
+        : options_.process_sort_index ? options_.process_sort_index(group)
+                                      : int64_t{group};
     AppendMetadata("process_name", group, nullptr, "name", *name);
-    AppendMetadata("process_sort_index", group, nullptr, "sort_index", int64_t{group});
+    AppendMetadata("process_sort_index", group, nullptr, "sort_index", sort_index);
   }
   for (const auto& [key, name] : SortedByKey(thread_names_)) {
     const uint32_t group = static_cast<uint32_t>(key >> 32);

@@ -12,8 +12,8 @@
 // Memory is bounded: events are formatted and handed to an AtomicFile (which
 // buffers a fixed amount) as they arrive; spans are not kept. Only one name per
 // process and per thread is remembered. Finish() appends "M" metadata
-// (process_name, process_sort_index = group, thread_name, thread_sort_index =
-// lane) for every process and thread that appeared, sorted by (group, lane), then
+// (process_name, process_sort_index (Options::process_sort_index, by default
+// the group), thread_name, thread_sort_index = lane) for every process and thread that appeared, sorted by (group, lane), then
 // "displayTimeUnit" and "otherData", closes the JSON and commits the file. A
 // writer destroyed without Finish leaves no file (see atomic_file.h).
 //
@@ -26,6 +26,20 @@
 //   (*w)->AddFlow("pp send", 0, 2, send_end, 1, 3, recv_start);
 //   absl::Status s = (*w)->Finish();
 //
+// Filters keep huge runs usable (Options): `ranks` keeps only the listed GPUs
+// (Resource::group; spans, flows with either end outside, counters); `steps`
+// keeps only spans of the listed training steps (BeginStep marks where each
+// step starts; a run that never calls it is all step 0); `detail` kLayer
+// writes one "X" event per run of consecutive spans on a track whose names
+// agree but for their last word ("fwd mb0 L3 qkv_gemm" ... "fwd mb0 L3 fc2"
+// become "fwd mb0 L3"), covering the first start to the last end, with args
+// ops (count), flops and bytes (sums of those args), microbatch and layer; at
+// most one such run per track is pending, so memory stays bounded.
+// Tracks sort top to bottom by Options::process_sort_index (e.g. pipeline
+// stage first, so stages read in order), threads by lane. Link utilisation
+// and other fabric-wide series go to a "network" process placed after every
+// GPU (AddNetworkCounter).
+//
 // Spans arrive as tasks finish, not in start order; Chrome "X" events may appear
 // in any order, so nothing is sorted. Events on one (pid, tid) must nest or be
 // disjoint to render well (one resource = one serial stream guarantees it).
@@ -37,7 +51,9 @@
 #define CLUSTERSIM_TRACES_CHROME_TRACE_WRITER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,9 +66,17 @@
 #include "sim/task_graph.h"
 #include "sim/units.h"
 #include "traces/atomic_file.h"
+#include "traces/id_ranges.h"
 #include "traces/span_describer.h"
 
 namespace clustersim::traces {
+
+// How finely spans are written: every op, or one event per layer per
+// micro-batch per pass (see the file comment). `--trace-detail op|layer`.
+enum class TraceDetail : uint8_t { kOp, kLayer };
+
+// "op" or "layer"; error names `flag` and the choices.
+absl::StatusOr<TraceDetail> ParseTraceDetail(std::string_view text, std::string_view flag);
 
 class ChromeTraceWriter : public sim::SpanObserver {
  public:
@@ -60,7 +84,14 @@ class ChromeTraceWriter : public sim::SpanObserver {
     // Written in this order into the top-level "otherData" object (shown as
     // trace metadata): simulator version, config hash, calibration file, ...
     std::vector<std::pair<std::string, std::string>> other_data;
+    std::optional<IdRanges> ranks;  // GPUs (Resource::group) to keep; unset: all
+    std::optional<IdRanges> steps;  // steps to keep; unset: all
+    TraceDetail detail = TraceDetail::kOp;
+    // The process_sort_index of a GPU; empty: the group itself.
+    std::function<int64_t(uint32_t group)> process_sort_index;
   };
+  // The pid of the "network" process (AddNetworkCounter).
+  static constexpr uint32_t kNetworkPid = 0x7fffffff;
 
   // Creates the output (through a temp file). Error names the path when it
   // cannot be created.
@@ -89,6 +120,16 @@ class ChromeTraceWriter : public sim::SpanObserver {
   void AddCounter(uint32_t group, std::string_view name, sim::Time t,
                   const std::vector<std::pair<std::string, double>>& series);
 
+  // A counter sample on the "network" process (kNetworkPid), e.g. link
+  // utilisation {"leaf0-spine1 up", 0.82}: series the caller computes.
+  // REQUIRES: as AddCounter.
+  void AddNetworkCounter(std::string_view name, sim::Time t,
+                         const std::vector<std::pair<std::string, double>>& series);
+
+  // Spans reported from now on belong to training step `step` (Options::steps).
+  // Pending layer-level events are written first.
+  void BeginStep(int64_t step);
+
   // Appends metadata and otherData, closes the JSON and commits the file.
   // REQUIRES: called once.
   absl::Status Finish();
@@ -111,6 +152,30 @@ class ChromeTraceWriter : public sim::SpanObserver {
   void AppendPlace(uint32_t group, uint32_t lane, sim::Time t);
   void AppendMetadata(std::string_view name, uint32_t pid, const int64_t* tid,
                       std::string_view arg_key, const ArgValue& arg_value);
+  bool KeepsGroup(uint32_t group) const {
+    return !options_.ranks.has_value() || options_.ranks->Contains(group);
+  }
+  // Writes one "X" event.
+  void EmitComplete(uint32_t group, uint32_t lane, sim::Time start, sim::Time end,
+                    const SpanDescription& d);
+  // Layer detail: folds the described span into its track's pending run,
+  // writing the run it ends.
+  void Aggregate(uint32_t group, uint32_t lane, const sim::Span& s);
+  // Writes every pending run, in track order.
+  void FlushPending();
+
+  // A run of spans being folded into one layer-level event.
+  struct Pending {
+    uint32_t group = 0;
+    uint32_t lane = 0;
+    sim::Time start;
+    sim::Time end;
+    SpanDescription description;  // name (last word dropped), category, args
+    int64_t ops = 0;
+    double flops = 0;
+    double bytes = 0;
+  };
+  void EmitPending(Pending& p);
 
   std::unique_ptr<AtomicFile> file_;
   const SpanDescriber& describer_;
@@ -118,6 +183,8 @@ class ChromeTraceWriter : public sim::SpanObserver {
   // Names by group and by (group << 32 | lane); sorted before they are written.
   absl::flat_hash_map<uint32_t, std::string> process_names_;
   absl::flat_hash_map<uint64_t, std::string> thread_names_;
+  absl::flat_hash_map<uint64_t, Pending> pending_;  // by track, layer detail only
+  int64_t step_ = 0;
   SpanDescription description_;  // reused between spans
   std::string line_;             // reused between events
   int64_t events_written_ = 0;

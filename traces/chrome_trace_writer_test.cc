@@ -97,8 +97,10 @@ class ChromeTraceWriterTest : public ::testing::Test {
                           sim::Time* recv_start = nullptr) {
     const std::string path = dir_ + "/" + name;
     written_.push_back(path);
-    absl::StatusOr<std::unique_ptr<ChromeTraceWriter>> w = ChromeTraceWriter::Open(
-        path, describer_, {.other_data = {{"simulator", "clustersim test"}, {"seed", "7"}}});
+    ChromeTraceWriter::Options options;
+    options.other_data = {{"simulator", "clustersim test"}, {"seed", "7"}};
+    absl::StatusOr<std::unique_ptr<ChromeTraceWriter>> w =
+        ChromeTraceWriter::Open(path, describer_, options);
     EXPECT_TRUE(w.ok()) << w.status();
     if (!w.ok()) return path;
     sim::Simulator simulator;
