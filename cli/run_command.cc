@@ -51,6 +51,22 @@ int RunCommand(const Args& args) {
 
   scenarios::RunOptions options;
   options.trace_path = flags->trace_path;
+  options.trace_format = flags->trace_format;
+  options.report_path = flags->report_path;
+  if (!flags->trace_ranks.empty()) {
+    absl::StatusOr<traces::IdRanges> r = traces::IdRanges::Parse(flags->trace_ranks, "--trace-ranks");
+    if (!r.ok()) return Fail(r.status());
+    options.trace_ranks = *r;
+  }
+  if (!flags->trace_steps.empty()) {
+    absl::StatusOr<traces::IdRanges> r = traces::IdRanges::Parse(flags->trace_steps, "--trace-steps");
+    if (!r.ok()) return Fail(r.status());
+    options.trace_steps = *r;
+  }
+  absl::StatusOr<traces::TraceDetail> detail =
+      traces::ParseTraceDetail(flags->trace_detail, "--trace-detail");
+  if (!detail.ok()) return Fail(detail.status());
+  options.trace_detail = *detail;
   options.fold_data_parallel = !flags->no_fold;
   if (flags->no_fold) options.fold_tensor_parallel_above_gpus = std::numeric_limits<int>::max();
   if (!flags->output_dir.empty()) {
@@ -60,7 +76,11 @@ int RunCommand(const Args& args) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
           "--output-dir ", flags->output_dir, ": ", ec.message(), "; choose a writable folder")));
     }
-    if (options.trace_path.empty()) options.trace_path = flags->output_dir + "/trace.json";
+    if (options.trace_path.empty()) {
+      options.trace_path = flags->output_dir +
+                           (options.trace_format == "perfetto" ? "/trace.pftrace" : "/trace.json");
+    }
+    if (options.report_path.empty()) options.report_path = flags->output_dir + "/report.html";
   }
   absl::StatusOr<config::Result> result = scenarios::RunScenario(*resolved, options);
   if (!result.ok()) return Fail(result.status());
@@ -76,6 +96,7 @@ int RunCommand(const Args& args) {
   } else {
     std::cout << viz::FormatSummary(*result);
     if (!options.trace_path.empty()) std::cout << "  trace                      " << options.trace_path << "\n";
+    if (!options.report_path.empty()) std::cout << "  report                     " << options.report_path << "\n";
     if (!flags->output_dir.empty()) {
       std::cout << "  result                     " << flags->output_dir << "/result.json\n";
     }

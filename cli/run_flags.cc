@@ -68,6 +68,14 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   output.add_options()("format", po::value<std::string>(&f.format)->default_value("text"),
                        "text|json")("trace", po::value<std::string>(&f.trace_path),
                                     "write a Chrome trace (open in ui.perfetto.dev)")(
+      "trace-format", po::value<std::string>(&f.trace_format)->default_value("json"),
+      "json (Chrome trace) | perfetto (protobuf, for very large traces)")(
+      "trace-ranks", po::value<std::string>(&f.trace_ranks), "GPUs to keep, e.g. 0-7,64")(
+      "trace-steps", po::value<std::string>(&f.trace_steps), "steps to keep, e.g. 0")(
+      "trace-detail", po::value<std::string>(&f.trace_detail)->default_value("op"),
+      "op (every kernel) | layer (one slice per layer per micro-batch and pass)")(
+      "report", po::value<std::string>(&f.report_path),
+      "write a self-contained HTML report (pipeline, breakdown, memory)")(
       "output-dir", po::value<std::string>(&f.output_dir),
       "write result.json and trace.json into DIR")(
       "no-fold", po::bool_switch(&f.no_fold),
@@ -92,6 +100,10 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(e.what(), "; see clustersim run --help for the flags"));
+  }
+  if (f.trace_format != "json" && f.trace_format != "perfetto") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--trace-format=", f.trace_format, " is not known; use json or perfetto"));
   }
   if (f.format != "text" && f.format != "json") {
     return absl::InvalidArgumentError(

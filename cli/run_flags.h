@@ -23,6 +23,11 @@ struct RunFlags {
   config::Scenario overrides;       // only the fields given as flags are set
   std::string format = "text";      // "text" | "json"
   std::string trace_path;           // --trace FILE
+  std::string trace_format = "json";  // --trace-format json|perfetto
+  std::string trace_ranks;          // --trace-ranks 0-7,64 (parsed by the caller)
+  std::string trace_steps;          // --trace-steps
+  std::string trace_detail = "op";  // --trace-detail op|layer
+  std::string report_path;          // --report FILE.html
   std::string output_dir;           // --output-dir DIR: result.json (+ trace.json)
   bool no_fold = false;             // simulate every data-parallel replica
   bool help = false;

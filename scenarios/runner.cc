@@ -17,6 +17,9 @@
 #include "topology/cluster.h"
 #include "topology/flow_network.h"
 #include "traces/chrome_trace_writer.h"
+#include "traces/perfetto_trace_writer.h"
+#include "viz/html_report.h"
+#include "viz/timeline.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -92,22 +95,48 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   const strategies::Placement placement(s.parallel);
   const strategies::StepDescriber describer(*plan, placement, cluster->gpus_per_node());
   std::unique_ptr<traces::ChromeTraceWriter> trace;
-  if (!options.trace_path.empty()) {
+  std::unique_ptr<traces::PerfettoTraceWriter> perfetto;
+  if (!options.trace_path.empty() && options.trace_format == "perfetto") {
+    traces::PerfettoTraceWriter::Options popts;
+    popts.ranks = options.trace_ranks;
+    absl::StatusOr<std::unique_ptr<traces::PerfettoTraceWriter>> w =
+        traces::PerfettoTraceWriter::Open(options.trace_path, describer, popts);
+    if (!w.ok()) return w.status();
+    perfetto = *std::move(w);
+    engine.AddObserver(perfetto.get());
+  } else if (!options.trace_path.empty()) {
     traces::ChromeTraceWriter::Options topts;
     topts.other_data = {{"simulator", "clustersim"},
                         {"scenario", s.name},
                         {"cluster", cluster->Describe()},
                         {"model", s.model.name}};
+    topts.ranks = options.trace_ranks;
+    topts.steps = options.trace_steps;
+    topts.detail = options.trace_detail;
+    // Stages read top to bottom.
+    topts.process_sort_index = [&placement, &s](uint32_t g) {
+      return int64_t{placement.CoordsOf(static_cast<int>(g)).pp} * s.num_gpus + g;
+    };
     absl::StatusOr<std::unique_ptr<traces::ChromeTraceWriter>> w =
         traces::ChromeTraceWriter::Open(options.trace_path, describer, topts);
     if (!w.ok()) return w.status();
     trace = *std::move(w);
     engine.AddObserver(trace.get());
   }
+  std::unique_ptr<viz::Timeline> timeline;
+  if (!options.report_path.empty()) {
+    viz::Timeline::Options vo;
+    vo.stage_of = [&placement](uint32_t g) { return placement.CoordsOf(static_cast<int>(g)).pp; };
+    timeline = std::make_unique<viz::Timeline>(describer, vo);
+    engine.AddObserver(timeline.get());
+  }
   if (auto st = engine.Run(); !st.ok()) return st;
   if (executor && !executor->status().ok()) return executor->status();
   if (trace) {
     if (auto st = trace->Finish(); !st.ok()) return st;
+  }
+  if (perfetto) {
+    if (auto st = perfetto->Finish(); !st.ok()) return st;
   }
 
   const strategies::StepStats::Summary sum = stats.Summarize(engine.Makespan());
@@ -150,6 +179,9 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
                      : "topology/analytic_network (alpha-beta)",
       " on ", cluster->Describe()));
   *r.mutable_scenario() = s.echo;
+  if (timeline) {
+    if (auto st = viz::WriteHtmlReport(options.report_path, r, *timeline); !st.ok()) return st;
+  }
   return r;
 }
 

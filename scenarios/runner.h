@@ -13,16 +13,24 @@
 #ifndef CLUSTERSIM_SCENARIOS_RUNNER_H_
 #define CLUSTERSIM_SCENARIOS_RUNNER_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "scenarios/resolve.h"
 #include "scenarios/result.pb.h"
+#include "traces/chrome_trace_writer.h"
+#include "traces/id_ranges.h"
 
 namespace clustersim::scenarios {
 
 struct RunOptions {
   std::string trace_path;           // empty: no trace
+  std::string trace_format = "json";                  // "json" (Chrome) | "perfetto"
+  std::optional<traces::IdRanges> trace_ranks;        // GPUs to keep in the trace
+  std::optional<traces::IdRanges> trace_steps;        // steps to keep
+  traces::TraceDetail trace_detail = traces::TraceDetail::kOp;  // op | layer
+  std::string report_path;          // self-contained HTML report; empty: none
   bool fold_data_parallel = true;   // simulate one data-parallel replica (exact when symmetric)
   // Above this many GPUs, simulate one tensor-parallel rank per group too
   // (exact; smaller runs keep every GPU so that traces show them all).
