@@ -23,6 +23,8 @@ int RunCommand(const Args& args);         // run [SCENARIO] [flags]
 int ListCommand(const Args& args);        // list gpus|models|clusters
 int CollectiveCommand(const Args& args);  // collective [flags]
 int ValidateCommand(const Args& args);    // validate FILE.csv... [flags]
+int CalibrateCommand(const Args& args);   // calibrate MEASUREMENTS [--output FILE]
+int ValidateKernelsCommand(const Args& args);  // validate-kernels MEASUREMENTS [--calibration FILE]
 
 // Prints "clustersim: error: <message>" and returns the exit code for `s`.
 int Fail(const absl::Status& s);

@@ -21,6 +21,10 @@ constexpr Command kCommands[] = {
      "collective [flags]          nccl-tests-style table for a cluster (collective --help)"},
     {"validate", ValidateCommand,
      "validate FILE.csv...        simulate published runs, print errors and MAPE"},
+    {"calibrate", CalibrateCommand,
+     "calibrate MEASUREMENTS      fit the kernel model to measurements (calibrate --help)"},
+    {"validate-kernels", ValidateKernelsCommand,
+     "validate-kernels MEASUREMENTS  kernel predictions vs measurements, held-out error"},
 };
 
 void Usage(std::ostream& out) {

@@ -18,7 +18,8 @@ void Opt(po::options_description& d, const char* name, std::optional<T>* slot, c
 }
 
 struct Values {
-  std::optional<std::string> model, gpu, recompute, precision, node, algorithm, schedule, tier;
+  std::optional<std::string> model, gpu, recompute, precision, node, algorithm, schedule, tier,
+      model_config, finetune;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
       last_layers;
@@ -32,6 +33,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Values v;
   po::options_description model("Model (override the scenario; Megatron-LM names)");
   Opt(model, "model", &v.model, "model preset (clustersim list models)");
+  Opt(model, "model-config", &v.model_config, "a Hugging Face config.json");
   Opt(model, "num-layers", &v.num_layers, "transformer layers");
   Opt(model, "hidden-size", &v.hidden, "hidden size");
   Opt(model, "ffn-hidden-size", &v.ffn, "MLP hidden size");
@@ -61,6 +63,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "global-batch-size", &v.gbs, "global batch size");
   Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
   Opt(strategy, "precision", &v.precision, "bf16|fp16");
+  Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
   strategy.add_options()("sequence-parallel", po::bool_switch(), "sequence parallelism")(
       "use-distributed-optimizer", po::bool_switch(), "shard optimizer states over data parallel")(
       "overlap-grad-reduce", po::bool_switch(), "overlap gradient reduction with backward");
@@ -113,6 +116,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   config::Scenario& o = f.overrides;
   config::ModelConfig* m = o.mutable_model();
   if (v.model) m->set_preset(*v.model);
+  if (v.model_config) m->set_model_config_file(*v.model_config);
   if (v.num_layers) m->set_num_layers(*v.num_layers);
   if (v.hidden) m->set_hidden_size(*v.hidden);
   if (v.ffn) m->set_ffn_hidden_size(*v.ffn);
@@ -146,6 +150,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.gbs) t->set_global_batch_size(*v.gbs);
   if (v.recompute) t->set_recompute_granularity(*v.recompute);
   if (v.precision) t->set_precision(*v.precision);
+  if (v.finetune) t->set_finetune(*v.finetune);
   return f;
 }
 

@@ -1,5 +1,7 @@
 #include "models/flops.h"
 
+#include "models/transformer_config.h"
+
 namespace clustersim::models {
 namespace {
 
@@ -39,6 +41,21 @@ double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, R
   if (r == Recompute::kFull) recomputed = fwd.layer_gemms + fwd.attention_core;
   if (r == Recompute::kSelective) recomputed = fwd.attention_core;
   return MegatronModelFlops(c, global_batch) + static_cast<double>(global_batch) * recomputed;
+}
+
+SixNFlops SixNAttentionFlops(const TransformerConfig& c, int64_t global_batch) {
+  const ParameterCounts p = CountParameters(c);
+  const double inactive_experts =
+      c.num_experts > 0 ? p.expert_per_layer * (1.0 - static_cast<double>(c.moe_top_k) /
+                                                          c.num_experts)
+                        : 0.0;
+  const double active = p.Total(c.num_layers) - c.num_layers * inactive_experts;
+  const double tokens = static_cast<double>(global_batch) * c.seq_length;
+  SixNFlops f;
+  f.parameters = 6.0 * active * tokens;
+  f.attention = 12.0 * c.num_layers * c.num_attention_heads * c.head_dim() *
+                static_cast<double>(c.seq_length) * tokens;
+  return f;
 }
 
 }  // namespace clustersim::models

@@ -16,8 +16,20 @@
 // Narayanan et al. 2021's 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)); selective
 // recompute re-runs only the attention core, 4·B·s²·(a·d) per layer.
 //
+// The 6·N·D convention (Kaplan et al. 2020 §2.1, C ≈ 6N per token, forward
+// 2N + backward 4N; PaLM, Chowdhery et al. 2022, App. B, adds attention:
+// 6N + 12·L·H·Q·T per token, H·Q = a·d, T = s): N counts every parameter
+// a token touches: all of them for dense models (embeddings included, as
+// PaLM's 540B MFU does), the non-expert ones plus k/E of the routed experts
+// for MoE. It ignores whether the LM head is tied and treats attention as
+// unmasked, like Megatron. For GPT-3 shapes the two conventions agree to
+// 0.1% (they differ by biases, norms and the position table); for untied
+// models 6N also counts the input embedding lookup as matmul work. `mfu` uses
+// Megatron's.
+//
 // Example:
 //   double f = models::MegatronModelFlops(gpt3_175b, /*global_batch=*/1);   // 2.20e15
+//   double g = models::SixNAttentionFlops(gpt3_175b, 1).Total();           // 2.20e15
 #ifndef CLUSTERSIM_MODELS_FLOPS_H_
 #define CLUSTERSIM_MODELS_FLOPS_H_
 
@@ -33,6 +45,14 @@ double MegatronModelFlops(const TransformerConfig& c, int64_t global_batch);
 
 // Model FLOPs plus the recomputed forward work of `r`.
 double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, Recompute r);
+
+struct SixNFlops {
+  double parameters = 0;  // 6·N·tokens
+  double attention = 0;   // 12·L·(a·d)·s·tokens
+  double Total() const { return parameters + attention; }
+};
+// REQUIRES: ValidateTransformer(c).ok(), global_batch >= 0 (sequences of s tokens).
+SixNFlops SixNAttentionFlops(const TransformerConfig& c, int64_t global_batch);
 
 }  // namespace clustersim::models
 

@@ -66,5 +66,32 @@ TEST(MegatronHardwareFlopsTest, SelectiveAddsTheAttentionCore) {
               8 * core, 8 * core * 1e-9);
 }
 
+// Brown et al. 2020, Table D.1: GPT-3 175B took 3.14e23 training FLOPs for
+// 300B tokens, counted as 6·N·D "ignoring the attention operation".
+TEST(SixNAttentionFlopsTest, ParameterPartMatchesGpt3TrainingCompute) {
+  const int64_t sequences = 300'000'000'000 / 2048;  // 146,484,375 exactly
+  EXPECT_LT(RelativeError(SixNAttentionFlops(Preset("gpt3-175b"), sequences).parameters, 3.14e23),
+            0.005);
+}
+
+// For GPT shapes the 6N + 12·L·h·s convention and Megatron's differ only by
+// biases, norms and the position table (formulas.md §5.1).
+TEST(SixNAttentionFlopsTest, AgreesWithMegatronForGpt) {
+  for (const char* name : {"gpt3-175b", "gpt-22b", "mt-nlg-530b"}) {
+    TransformerConfig c = Preset(name);
+    EXPECT_LT(RelativeError(SixNAttentionFlops(c, 8).Total(), MegatronModelFlops(c, 8)), 0.001)
+        << name;
+  }
+  // Attention: 12·L·(a·d)·s per token, the PaLM App. B term.
+  TransformerConfig c = Preset("gpt3-175b");
+  EXPECT_DOUBLE_EQ(SixNAttentionFlops(c, 1).attention, 12.0 * 96 * 12288 * 2048 * 2048);
+}
+
+// Mixtral 8x7B: 12.88B active parameters per token (models.md §4.2).
+TEST(SixNAttentionFlopsTest, MoeCountsActiveParameters) {
+  TransformerConfig c = Preset("mixtral-8x7b");
+  EXPECT_LT(RelativeError(SixNAttentionFlops(c, 1).parameters, 6 * 12.88e9 * c.seq_length), 0.001);
+}
+
 }  // namespace
 }  // namespace clustersim::models

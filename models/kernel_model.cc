@@ -1,6 +1,7 @@
 #include "models/kernel_model.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/check.h"
 
@@ -17,6 +18,7 @@ constexpr std::string_view kAttentionMemory =
     "attention memory-bound: bytes/(bandwidth*fraction) + kernel_overhead";
 constexpr std::string_view kMemoryBound =
     "memory-bound: bytes/(bandwidth*fraction) + kernel_overhead";
+constexpr std::string_view kMeasuredShape = "measured: exact shape in the calibration table";
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -40,9 +42,42 @@ double WaveUtilization(int64_t m, int64_t n, int64_t batch, int tile_m, int tile
 }
 
 KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params)
-    : gpu_(gpu), params_(params) {}
+    : KernelModel(gpu, params, nullptr) {}
+
+KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
+                         const Calibration* calibration)
+    : gpu_(gpu), params_(params), calibration_(calibration) {
+  SIM_CHECK(calibration == nullptr || calibration->gpu() == gpu.name)
+      << "calibration for " << calibration->gpu() << " given to the kernel model of " << gpu.name;
+  const CalibrationParams fit = calibration ? calibration->params() : CalibrationParams{};
+  gemm_bandwidth_fraction_ =
+      fit.gemm_bandwidth_fraction.value_or(params_.memory_bandwidth_fraction);
+  memory_bandwidth_fraction_ =
+      fit.memory_bandwidth_fraction.value_or(params_.memory_bandwidth_fraction);
+  memory_fitted_ = fit.memory_bandwidth_fraction.has_value();
+  kernel_overhead_ = fit.kernel_overhead.value_or(params_.kernel_overhead);
+  for (Dtype d : kAllDtypes) {
+    const DtypeFit& f = fit.For(d);
+    Resolved& r = resolved_[DtypeIndex(d)];
+    r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d));
+    r.gemm_fitted = f.gemm_ceiling.has_value();
+    r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
+    r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
+    r.attention_fwd_efficiency = f.attention_fwd_efficiency.value_or(params_.attention_efficiency);
+    r.attention_fwd_fitted = f.attention_fwd_efficiency.has_value();
+    r.attention_bwd_efficiency = f.attention_bwd_efficiency.value_or(params_.attention_efficiency);
+    r.attention_bwd_fitted = f.attention_bwd_efficiency.has_value();
+  }
+}
 
 OpCost KernelModel::Cost(const Op& op) const {
+  if (calibration_ != nullptr && op.kind != OpKind::kCollective) {
+    if (std::optional<sim::Duration> t = calibration_->Measured(op)) {
+      const double peak = gpu_.PeakFlops(op.dtype);
+      return OpCost{*t, peak > 0 ? op.flops.count() / (t->ToSeconds() * peak) : 0,
+                    CostSource::kMeasured, kMeasuredShape};
+    }
+  }
   switch (op.kind) {
     case OpKind::kGemm: return GemmCost(op);
     case OpKind::kAttention: return AttentionCost(op);
@@ -54,25 +89,28 @@ OpCost KernelModel::Cost(const Op& op) const {
   return {};
 }
 
-double KernelModel::MemorySeconds(sim::Bytes bytes) const {
-  return static_cast<double>(bytes.count()) /
-         (gpu_.memory_bandwidth_gbs * 1e9 * params_.memory_bandwidth_fraction);
+double KernelModel::MemorySeconds(sim::Bytes bytes, double fraction) const {
+  return static_cast<double>(bytes.count()) / (gpu_.memory_bandwidth_gbs * 1e9 * fraction);
 }
 
 OpCost KernelModel::GemmCost(const Op& op) const {
   const double peak = gpu_.PeakFlops(op.dtype);
   SIM_CHECK(peak > 0) << gpu_.name << " has no " << DtypeName(op.dtype)
                       << " peak; call CheckDtypeSupported before costing " << op.name;
+  const Resolved& r = resolved_[DtypeIndex(op.dtype)];
   // cuBLAS-like choice: the tile shape that fills the SMs best.
   double util = std::max(WaveUtilization(op.m, op.n, op.batch, 128, 256, gpu_.sm_count),
                          WaveUtilization(op.m, op.n, op.batch, 256, 128, gpu_.sm_count));
-  util = std::max(util, params_.small_tile_efficiency *
+  util = std::max(util, r.small_tile_efficiency *
                             WaveUtilization(op.m, op.n, op.batch, 128, 128, gpu_.sm_count));
-  const double compute_s = op.flops.count() / (peak * gpu_.GemmCeiling(op.dtype) * util);
-  const double memory_s = MemorySeconds(op.bytes);
+  const int64_t element = BytesPerElement(op.dtype);
+  if ((op.k * element) % 16 != 0 || (op.n * element) % 16 != 0) util *= r.unaligned_efficiency;
+  const double compute_s = op.flops.count() / (peak * r.gemm_ceiling * util);
+  const double memory_s = MemorySeconds(op.bytes, gemm_bandwidth_fraction_);
   const sim::Duration time =
-      sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + params_.kernel_overhead;
-  return OpCost{time, op.flops.count() / (time.ToSeconds() * peak), CostSource::kSpecFallback,
+      sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + kernel_overhead_;
+  return OpCost{time, op.flops.count() / (time.ToSeconds() * peak),
+                r.gemm_fitted ? CostSource::kFitted : CostSource::kSpecFallback,
                 compute_s >= memory_s ? kGemmCompute : kGemmMemory};
 }
 
@@ -87,22 +125,26 @@ OpCost KernelModel::AttentionCost(const Op& op) const {
     const int64_t blocks = CeilDiv(op.m, params_.attention_block);
     work_fraction = op.m == op.n ? static_cast<double>(blocks + 1) / (2.0 * blocks) : 0.5;
   }
-  const double compute_s =
-      op.flops.count() * work_fraction / (peak * params_.attention_efficiency);
-  const double memory_s = MemorySeconds(op.bytes);
+  const Resolved& r = resolved_[DtypeIndex(op.dtype)];
+  const bool backward = IsAttentionBackward(op);
+  const double efficiency = backward ? r.attention_bwd_efficiency : r.attention_fwd_efficiency;
+  const bool fitted = backward ? r.attention_bwd_fitted : r.attention_fwd_fitted;
+  const double compute_s = op.flops.count() * work_fraction / (peak * efficiency);
+  const double memory_s = MemorySeconds(op.bytes, memory_bandwidth_fraction_);
   const sim::Duration time =
-      sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + params_.kernel_overhead;
+      sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + kernel_overhead_;
   return OpCost{time, op.flops.count() * work_fraction / (time.ToSeconds() * peak),
-                CostSource::kSpecFallback,
+                fitted ? CostSource::kFitted : CostSource::kSpecFallback,
                 compute_s >= memory_s ? kAttentionCompute : kAttentionMemory};
 }
 
 OpCost KernelModel::MemoryBoundCost(const Op& op) const {
   const sim::Duration time =
-      sim::Duration::FromSecondsDouble(MemorySeconds(op.bytes)) + params_.kernel_overhead;
+      sim::Duration::FromSecondsDouble(MemorySeconds(op.bytes, memory_bandwidth_fraction_)) +
+      kernel_overhead_;
   const double achieved = static_cast<double>(op.bytes.count()) / time.ToSeconds();
-  return OpCost{time, achieved / (gpu_.memory_bandwidth_gbs * 1e9), CostSource::kSpecFallback,
-                kMemoryBound};
+  return OpCost{time, achieved / (gpu_.memory_bandwidth_gbs * 1e9),
+                memory_fitted_ ? CostSource::kFitted : CostSource::kSpecFallback, kMemoryBound};
 }
 
 }  // namespace clustersim::models

@@ -1,7 +1,10 @@
 // File: models/kernel_model.h
 //
-// How long one op takes on one GPU (first version: spec-sheet fallback, no
-// calibration table yet). Every OpCost says where its number came from.
+// How long one op takes on one GPU. Every OpCost says where its number came
+// from: "measured" (an exact shape of the calibration's measured table),
+// "fitted" (the formulas below with parameters fitted to measurements by
+// `clustersim calibrate`, see calibration.h) or "spec_fallback" (the formulas
+// with the spec-sheet / literature parameters of KernelModelParams).
 //
 //  GEMM       time = max(flops / (peak(dtype) · ceiling · wave_util),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
@@ -15,6 +18,16 @@
 //             FLOPs are counted unmasked; a causal kernel computes about half.
 //  Memory-bound  time = bytes / (bandwidth · bandwidth_fraction) + kernel_overhead
 //
+// With a calibration, each fitted parameter replaces its fallback: per dtype
+// the GEMM ceiling, small-tile and unaligned efficiency (a GEMM whose k or n is
+// not a multiple of 16 bytes misses cuBLAS's aligned tensor-core kernels;
+// fallback 1.0, no penalty) and the attention forward/backward efficiency
+// (attention_bwd ops are recognised by name, see IsAttentionBackward); per GPU
+// the GEMM small-dimension bandwidth fraction, the memory-bound bandwidth
+// fraction (also the attention roofline) and the kernel overhead. An op is
+// "fitted" when its deciding parameter was fitted: the dtype's GEMM ceiling,
+// the attention efficiency of its direction, or the memory-bound fraction.
+//
 // OpCost.efficiency is the achieved fraction of the dtype's dense peak for the
 // FLOPs executed (GEMM: the op's flops; causal attention: the unmasked blocks
 // only), or of the spec memory bandwidth (memory-bound ops).
@@ -23,12 +36,15 @@
 //   const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
 //   models::KernelModel kernels(*gpu);
 //   models::OpCost c = kernels.Cost(op);   // c.time, c.source, c.detail
+//   models::KernelModel calibrated(*gpu, {}, models::Calibration::Shipped(gpu->name));
 #ifndef CLUSTERSIM_MODELS_KERNEL_MODEL_H_
 #define CLUSTERSIM_MODELS_KERNEL_MODEL_H_
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 
+#include "models/calibration.h"
 #include "models/gpu_catalog.h"
 #include "models/workload.h"
 #include "sim/units.h"
@@ -80,6 +96,9 @@ class KernelModel {
  public:
   // `gpu` must outlive the model.
   explicit KernelModel(const GpuSpec& gpu, KernelModelParams params = {});
+  // `calibration` may be nullptr (same as the constructor above); otherwise it
+  // must outlive the model and be for this GPU (calibration->gpu() == gpu.name).
+  KernelModel(const GpuSpec& gpu, KernelModelParams params, const Calibration* calibration);
 
   // REQUIRES: op.kind != OpKind::kCollective; for GEMM and attention ops,
   // CheckDtypeSupported(gpu, op.dtype).ok().
@@ -87,15 +106,28 @@ class KernelModel {
 
   const GpuSpec& gpu() const { return gpu_; }
   const KernelModelParams& params() const { return params_; }
+  const Calibration* calibration() const { return calibration_; }
 
  private:
+  // The parameter values in force for one dtype, fitted or fallback.
+  struct Resolved {
+    double gemm_ceiling = 0, small_tile_efficiency = 0, unaligned_efficiency = 1;
+    double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
+    bool gemm_fitted = false, attention_fwd_fitted = false, attention_bwd_fitted = false;
+  };
+
   OpCost GemmCost(const Op& op) const;
   OpCost AttentionCost(const Op& op) const;
   OpCost MemoryBoundCost(const Op& op) const;
-  double MemorySeconds(sim::Bytes bytes) const;
+  double MemorySeconds(sim::Bytes bytes, double fraction) const;
 
   const GpuSpec& gpu_;
   KernelModelParams params_;
+  const Calibration* calibration_ = nullptr;
+  std::array<Resolved, kAllDtypes.size()> resolved_{};  // indexed by DtypeIndex
+  double gemm_bandwidth_fraction_ = 0, memory_bandwidth_fraction_ = 0;
+  bool memory_fitted_ = false;
+  sim::Duration kernel_overhead_;
 };
 
 }  // namespace clustersim::models

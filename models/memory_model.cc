@@ -29,8 +29,15 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   if (s.recompute == Recompute::kFull) return scale * 2.0 * sbh / replicated_div;
   const double fc1_width = c.activation == Activation::kSwiglu ? 2.0 * f : f;
   const double replicated = 10.0;
-  const double sharded = 2.0 + 4.0 * g / a + 2.0 + (2.0 * fc1_width + 2.0 * f) / h;
-  double units = replicated / replicated_div + sharded / t;
+  double mlp = (2.0 * fc1_width + 2.0 * f) / h;
+  double moe_full = 0;  // held whole on every TP rank (router output, permuted tokens)
+  if (c.num_experts > 0) {
+    const double routed = c.moe_top_k * c.moe_capacity_factor;
+    mlp *= routed;
+    moe_full = 2.0 * routed + 4.0 * c.num_experts / h;
+  }
+  const double sharded = 2.0 + 4.0 * g / a + 2.0 + mlp;
+  double units = replicated / replicated_div + sharded / t + moe_full;
   if (s.recompute == Recompute::kNone) {
     const double s_local = static_cast<double>(c.seq_length) / s.context_parallel;
     units += 5.0 * a * s_local / (h * t);
@@ -67,6 +74,14 @@ absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
                                                    " must be in [0, pipeline_model_parallel_size=",
                                                    in.pipeline_parallel, ")"));
   }
+  const int dp_cp = in.data_parallel * in.shard.context_parallel;
+  if (dp_cp % in.shard.expert_parallel != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expert_model_parallel_size=", in.shard.expert_parallel,
+        " must divide data_parallel_size x context_parallel_size=", dp_cp,
+        " (experts are split across data-parallel replicas)"));
+  }
+  if (absl::Status s = ValidateFinetune(in.model, in.finetune); !s.ok()) return s;
   if (in.main_grad_dtype != Dtype::kFp32 && in.main_grad_dtype != Dtype::kBf16 &&
       in.main_grad_dtype != Dtype::kFp16) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -100,7 +115,7 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
   const int layers = LayersOnStage(c.num_layers, p, stage);
 
   const ParameterCounts counts = CountParameters(c);
-  double params = layers * counts.per_layer;
+  double params = layers * (counts.per_layer - counts.expert_per_layer);
   if (first) params += counts.embedding;
   if (last) {
     params += counts.final_norm;
@@ -108,9 +123,40 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
     params += counts.lm_head > 0 ? counts.lm_head
                                  : (p > 1 ? static_cast<double>(c.vocab_size) * c.hidden_size : 0);
   }
+  const double ep = s.expert_parallel;
+  const double dense_on_rank = params / t;
+  const double experts_on_rank = layers * counts.expert_per_layer / (t * ep);
   const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
-  MemoryBreakdown m = ModelStateMemory(params / t, s.dtype, in.main_grad_dtype, zero_stage,
-                                       in.data_parallel * s.context_parallel);
+  const int dp_group = in.data_parallel * s.context_parallel;
+  const int expert_dp_group = dp_group / s.expert_parallel;
+  MemoryBreakdown m;
+  if (in.finetune.method == FinetuneMethod::kFull) {
+    const MemoryBreakdown dense =
+        ModelStateMemory(dense_on_rank, s.dtype, in.main_grad_dtype, zero_stage, dp_group);
+    const MemoryBreakdown experts =
+        ModelStateMemory(experts_on_rank, s.dtype, in.main_grad_dtype, zero_stage, expert_dp_group);
+    m.weights = dense.weights + experts.weights;
+    m.gradients = dense.gradients + experts.gradients;
+    m.optimizer = dense.optimizer + experts.optimizer;
+  } else {
+    // Frozen base: 16-bit, or NF4 for the linear layers' weights under QLoRA.
+    const bool q = in.finetune.method == FinetuneMethod::kQlora;
+    const double dense_linear =
+        q ? layers * (counts.linear_per_layer - counts.expert_per_layer) / t : 0.0;
+    const double expert_linear = q ? experts_on_rank : 0.0;
+    auto base = [&](double on_rank, double linear, int group) {
+      const double bytes = linear * kNf4BytesPerParameter + (on_rank - linear) * 2.0;
+      return bytes / (zero_stage >= 3 ? group : 1);
+    };
+    const double adapters = layers * LoraParametersPerLayer(c, in.finetune, s.tensor_parallel,
+                                                            s.expert_parallel);
+    const double n = dp_group;
+    m.weights = RoundBytes(base(dense_on_rank, dense_linear, dp_group) +
+                           base(experts_on_rank, expert_linear, expert_dp_group) +
+                           adapters * kAdapterWeightBytes / (zero_stage >= 3 ? n : 1));
+    m.gradients = RoundBytes(adapters * kAdapterGradientBytes / (zero_stage >= 2 ? n : 1));
+    m.optimizer = RoundBytes(adapters * kAdapterOptimizerBytes / (zero_stage >= 1 ? n : 1));
+  }
 
   // In-flight micro-batches on this stage under 1F1B, times the interleaving penalty.
   double in_flight = std::min(in.num_microbatches, p - stage);

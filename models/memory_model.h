@@ -16,6 +16,18 @@
 //   Ψ = (layers of the stage · P_layer + embedding on the first stage + final
 //   norm and untied LM head on the last) / tp, as Megatron's
 //   (P_transformer/p + P_embedding)/t.
+// MoE: routed-expert parameters are further split over expert_parallel ranks
+//   and their ZeRO / distributed-optimizer shards span the expert-data-parallel
+//   group, dp·cp/ep ranks (Megatron-core); the rest as above.
+// Fine-tuning (finetune.h): LoRA keeps the frozen base in 16 bits (2 B/param),
+//   QLoRA its linear-layer weights in NF4 with double quantisation
+//   (kNf4BytesPerParameter, 0.516 B) and embeddings, LM head, norms, biases and
+//   router in 16 bits; neither has base gradients or optimizer states. Adapter
+//   parameters (r·(in+out) per target) carry 2 + 2 + 8 bytes (16-bit weights
+//   and gradients, fp32 Adam m and v). ZeRO stage 3 shards the base too.
+//   Activations are taken as in full training: an upper bound (the frozen
+//   layers' inputs are still needed for the adapters' and the input
+//   gradients).
 // Activations per layer (16-bit, s' = s/cp tokens, units of s'·b·h bytes):
 //   replicated across TP (sharded with SP): 2 norm inputs 4, QKV input 2,
 //     FC1 input 2, two dropout masks 2                         = 10
@@ -29,6 +41,9 @@
 //   the embedding input (8 B/token) and dropout mask per in-flight micro-batch on
 //   the first stage, and the LM-head input and fp32 logits (4·s'·b·(h + V/t)) on
 //   the last.
+// MoE activations: the MLP's sharded terms (FC1 output, FC2 input) hold
+//   k·capacity_factor routed copies of each token, plus the permuted expert
+//   input 2·k·cf (units of s'·b·h) and the fp32 router probabilities 4·E/h.
 //
 // Example:
 //   models::MemoryInputs in{.model = *catalog.Find("gpt3-175b"),
@@ -43,6 +58,7 @@
 
 #include "absl/status/status.h"
 #include "models/dtype.h"
+#include "models/finetune.h"
 #include "models/transformer_config.h"
 #include "models/workload.h"
 #include "sim/units.h"
@@ -71,6 +87,8 @@ struct MemoryInputs {
   int pipeline_stage = 0;
   Dtype main_grad_dtype = Dtype::kFp32;
   MemoryOverheads overheads;
+  // Added: full training or LoRA / QLoRA fine-tuning (finetune.h).
+  FinetuneSpec finetune;
 };
 
 struct MemoryBreakdown {
@@ -81,7 +99,8 @@ struct MemoryBreakdown {
 
 // InvalidArgument naming the field: the model and shard (ValidateShard),
 // sizes < 1, zero_stage outside 0..3, pipeline_stage outside [0, p), more
-// stages than layers, main_grad_dtype not fp32/bf16/fp16.
+// stages than layers, main_grad_dtype not fp32/bf16/fp16, ep not dividing
+// dp·cp, an invalid finetune spec.
 absl::Status ValidateMemoryInputs(const MemoryInputs& in);
 
 // Weights, gradients and optimizer bytes for `params_on_rank` parameters

@@ -36,9 +36,12 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
     c.activation = Activation::kGelu;
   } else if (p.activation() == "swiglu") {
     c.activation = Activation::kSwiglu;
+  } else if (p.activation() == "squared-relu") {
+    c.activation = Activation::kSquaredRelu;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model '", p.name(), "': activation '", p.activation(), "' is not gelu or swiglu"));
+    return absl::InvalidArgumentError(absl::StrCat("model '", p.name(), "': activation '",
+                                                   p.activation(),
+                                                   "' is not gelu, swiglu or squared-relu"));
   }
   if (p.norm() == "layernorm") {
     c.norm = Norm::kLayerNorm;
@@ -53,6 +56,7 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.add_bias_linear = p.add_bias_linear();
   c.num_experts = p.num_experts();
   c.moe_top_k = p.moe_top_k();
+  if (p.moe_capacity_factor() != 0) c.moe_capacity_factor = p.moe_capacity_factor();
   if (c.name.empty()) return absl::InvalidArgumentError("model preset without a name");
   if (p.source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("model '", c.name, "': source must be set"));
@@ -101,6 +105,11 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("model.moe_top_k=", c.moe_top_k, " must be in [1, model.num_experts=",
                      c.num_experts, "]"));
+  }
+  if (!(c.moe_capacity_factor > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.moe_capacity_factor must be > 0 (got ", c.moe_capacity_factor,
+        "); 1.0 means every expert gets exactly its balanced share of tokens"));
   }
   return absl::OkStatus();
 }
@@ -167,6 +176,8 @@ ParameterCounts CountParameters(const TransformerConfig& c) {
   ParameterCounts p;
   p.per_layer = attention + attention_bias + experts * (mlp_one + mlp_bias) + router +
                 2.0 * h * norm_size;
+  p.expert_per_layer = c.num_experts > 0 ? experts * (mlp_one + mlp_bias) : 0.0;
+  p.linear_per_layer = attention + experts * mlp_one;
   p.embedding = V * h + (c.learned_position_embeddings ? s * h : 0.0);
   p.final_norm = h * norm_size;
   p.lm_head = c.tied_embeddings ? 0.0 : V * h;

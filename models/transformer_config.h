@@ -23,7 +23,10 @@
 
 namespace clustersim::models {
 
-enum class Activation { kGelu, kSwiglu };
+// The MLP nonlinearity. kGelu and kSquaredRelu (Nemotron-4, HF "relu2") are
+// non-gated two-matrix MLPs (h→f→h); kSwiglu is the gated three-matrix MLP
+// (gate and up h→f, down f→h).
+enum class Activation { kGelu, kSwiglu, kSquaredRelu };
 enum class Norm { kLayerNorm, kRmsNorm };
 
 struct TransformerConfig {
@@ -37,6 +40,11 @@ struct TransformerConfig {
   bool learned_position_embeddings = true;  // GPT: an s x h table; false for RoPE/ALiBi
   bool add_bias_linear = true;          // GPT: biases on every linear layer; Llama: none
   int num_experts = 0, moe_top_k = 0;   // 0 = dense
+  // MoE: expert capacity as a multiple of the balanced load, Megatron-LM's
+  // --moe-expert-capacity-factor: each expert processes
+  // ceil(k·tokens/E · moe_capacity_factor) tokens (1.0 = perfectly balanced,
+  // no dropping or padding). Ignored for dense models.
+  double moe_capacity_factor = 1.0;
   int head_dim() const { return hidden_size / num_attention_heads; }
 };
 
@@ -69,6 +77,11 @@ struct ParameterCounts {
   double per_layer = 0;   // one transformer layer
   double final_norm = 0;  // h (RMSNorm) or 2h (LayerNorm)
   double lm_head = 0;     // V·h, 0 if tied
+  // Parts of per_layer: the routed experts' weights and biases (E·MLP; 0 for
+  // dense models), and the weight matrices of the linear layers (attention
+  // QKV/output and the MLP or all experts; no biases, norms or router).
+  double expert_per_layer = 0;
+  double linear_per_layer = 0;
   double Total(int num_layers) const {
     return embedding + per_layer * num_layers + final_norm + lm_head;
   }

@@ -21,7 +21,8 @@ TEST(ModelCatalogTest, ShipsThePresetsUsersAskFor) {
   for (const char* name :
        {"gpt-22b", "gpt3-175b", "mt-nlg-530b", "gpt-1t", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b",
         "gpt3-13b", "megatron-1.7b", "megatron-145.6b", "llama2-7b", "llama2-13b", "llama2-70b",
-        "llama3-8b", "llama3-70b", "llama3-405b"}) {
+        "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "mixtral-8x22b",
+        "nemotron4-15b", "nemotron4-340b", "opt-175b", "bloom-176b"}) {
     absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
     ASSERT_TRUE(c.ok()) << name << ": " << c.status();
     EXPECT_EQ(c->name, name);
@@ -63,6 +64,20 @@ TEST(ParameterCountTest, ReproducesNarayananTable1) {
     TransformerConfig c = Preset(name);
     EXPECT_NEAR(CountParameters(c).Total(c.num_layers) / 1e9, billions, 0.05) << name;
   }
+}
+
+// models.md §4 parameter totals (Megatron formulas, (d) columns): Nemotron-4
+// 15.63B / 341.0B, Mixtral 46.70B / 140.6B, OPT-175B 174.6B, BLOOM 176.2B
+// (less its 2h embedding LayerNorm, not modelled).
+TEST(ParameterCountTest, MatchesModelsReferenceTotals) {
+  const std::pair<const char*, double> rows[] = {
+      {"nemotron4-15b", 15.63}, {"nemotron4-340b", 341.0}, {"mixtral-8x7b", 46.70},
+      {"mixtral-8x22b", 140.6}, {"opt-175b", 174.6},       {"bloom-176b", 176.2}};
+  for (const auto& [name, billions] : rows) {
+    TransformerConfig c = Preset(name);
+    EXPECT_NEAR(CountParameters(c).Total(c.num_layers) / 1e9 / billions, 1.0, 0.001) << name;
+  }
+  EXPECT_EQ(Preset("nemotron4-15b").activation, Activation::kSquaredRelu);
 }
 
 // Exact parameter counts of the released checkpoints (Hugging Face safetensors

@@ -1,5 +1,6 @@
 #include "models/workload.h"
 
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -15,6 +16,10 @@ struct Dims {
   int64_t b, s, s_local, h, a_local, g_local, d, f_local, fc1_n, v_local, t;
   bool sp;            // sequence parallel in effect (tp > 1)
   bool swiglu;
+  const char* act_name;  // "gelu", "swiglu", "squared_relu"
+  bool moe;
+  int64_t ep, experts, experts_local, top_k;
+  int64_t expert_tokens;  // rows of each local expert's GEMMs
   bool learned_positions;
   int64_t tokens;     // b·s/cp: rows of every GEMM
   int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
@@ -37,6 +42,9 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.f_local = c.ffn_hidden_size / d.t;
   d.swiglu = c.activation == Activation::kSwiglu;
   d.fc1_n = d.f_local * (d.swiglu ? 2 : 1);
+  d.act_name = c.activation == Activation::kSwiglu       ? "swiglu"
+               : c.activation == Activation::kSquaredRelu ? "squared_relu"
+                                                          : "gelu";
   d.v_local = c.vocab_size / d.t;
   d.learned_positions = c.learned_position_embeddings;
   d.tokens = d.b * d.s_local;
@@ -44,25 +52,44 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.in_bytes = BytesPerElement(s.dtype);
   d.act = d.in_bytes >= 2 ? d.in_bytes : 2;
   d.dtype = s.dtype;
+  d.moe = c.num_experts > 0;
+  d.ep = s.expert_parallel;
+  d.experts = c.num_experts;
+  d.experts_local = d.moe ? c.num_experts / s.expert_parallel : 0;
+  d.top_k = c.moe_top_k;
+  // Each expert receives the tokens of the whole expert-parallel group
+  // (ep ranks x `tokens`), k per token, spread over E experts, scaled by the
+  // capacity factor: ceil(k·tokens·ep/E · cf).
+  d.expert_tokens =
+      d.moe ? static_cast<int64_t>(std::ceil(static_cast<double>(d.top_k) * d.tokens * d.ep /
+                                             d.experts * c.moe_capacity_factor))
+            : 0;
   return d;
 }
 
-Op Gemm(const Dims& d, std::string name, int64_t m, int64_t n, int64_t k) {
+// `batch` independent GEMMs of the same shape (MoE: one per local expert,
+// each with its own weights), as a grouped GEMM.
+Op Gemm(const Dims& d, std::string name, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::kGemm;
   op.m = m;
   op.n = n;
   op.k = k;
-  op.flops = sim::Flops(2.0 * m * n * k);
-  op.bytes = sim::Bytes((m * k + k * n) * d.in_bytes + m * n * d.act);
+  op.batch = batch;
+  op.flops = sim::Flops(2.0 * batch * m * n * k);
+  op.bytes = sim::Bytes(batch * ((m * k + k * n) * d.in_bytes + m * n * d.act));
   op.dtype = d.dtype;
   return op;
 }
 
 // dgrad: dX[m x k] = dY[m x n]·W^T; wgrad: dW[k x n] = X^T[k x m]·dY. Same FLOPs.
-Op Dgrad(const Dims& d, const Op& fwd) { return Gemm(d, fwd.name + "_dgrad", fwd.m, fwd.k, fwd.n); }
-Op Wgrad(const Dims& d, const Op& fwd) { return Gemm(d, fwd.name + "_wgrad", fwd.k, fwd.n, fwd.m); }
+Op Dgrad(const Dims& d, const Op& fwd) {
+  return Gemm(d, fwd.name + "_dgrad", fwd.m, fwd.k, fwd.n, fwd.batch);
+}
+Op Wgrad(const Dims& d, const Op& fwd) {
+  return Gemm(d, fwd.name + "_wgrad", fwd.k, fwd.n, fwd.m, fwd.batch);
+}
 
 Op MemoryBound(const Dims& d, std::string name, int64_t bytes) {
   Op op;
@@ -79,12 +106,13 @@ Op MemoryBoundBackward(const Dims& d, const Op& fwd) {
   return MemoryBound(d, fwd.name + "_bwd", fwd.bytes.count() * 2);
 }
 
-Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes) {
+Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
+              CommGroup group = CommGroup::kTensor) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::kCollective;
   op.comm = kind;
-  op.group = CommGroup::kTensor;
+  op.group = group;
   op.comm_bytes = sim::Bytes(bytes);
   op.dtype = d.dtype;
   return op;
@@ -121,6 +149,35 @@ Op AttentionBackward(const Op& fwd) {
   return op;
 }
 
+// Megatron-core MoE layer with the all-to-all token dispatcher, experts
+// tensor-parallel like the dense MLP (expert TP = tp): every TP rank routes
+// all `tokens` (gathered first under SP), sends k copies of each token to the
+// owners of its experts over the expert-parallel group, runs its local
+// experts as grouped GEMMs, and sends the results back.
+void MoeForward(const Dims& d, std::vector<Op>* ops) {
+  const int64_t routed = d.experts_local * d.expert_tokens;  // rows on this rank (~k·cf·tokens)
+  ops->push_back(Gemm(d, "router_gemm", d.tokens, d.experts, d.h));
+  // fp32 logits: read for the softmax, write probabilities; top-k writes an
+  // fp32 weight and an int64 index per choice.
+  ops->push_back(MemoryBound(d, "router_softmax_topk",
+                             d.tokens * d.experts * 4 * 2 + d.tokens * d.top_k * (4 + 8)));
+  ops->push_back(MemoryBound(d, "moe_permute", (d.tokens + routed) * d.h * d.act));
+  if (d.ep > 1) {
+    ops->push_back(Collective(d, "ep_alltoall_dispatch", CommKind::kAllToAll,
+                              routed * d.h * d.act, CommGroup::kExpert));
+  }
+  ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fc1_n, d.h, d.experts_local));
+  ops->push_back(MemoryBound(d, d.act_name, routed * d.f_local * d.act * (d.swiglu ? 3 : 2)));
+  ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.f_local, d.experts_local));
+  if (d.ep > 1) {
+    ops->push_back(Collective(d, "ep_alltoall_combine", CommKind::kAllToAll,
+                              routed * d.h * d.act, CommGroup::kExpert));
+  }
+  // Weighted sum of the k expert outputs back into token order.
+  ops->push_back(MemoryBound(d, "moe_unpermute",
+                             (routed + d.tokens) * d.h * d.act + d.tokens * d.top_k * 4));
+}
+
 std::vector<Op> LayerForward(const Dims& d) {
   std::vector<Op> ops;
   const int64_t ln_bytes = 2 * d.ln_tokens * d.h * d.act;            // read x, write y
@@ -138,11 +195,14 @@ std::vector<Op> LayerForward(const Dims& d) {
   ops.push_back(MemoryBound(d, "dropout_residual1", residual_bytes));
   ops.push_back(MemoryBound(d, "layernorm2", ln_bytes));
   if (d.sp) ops.push_back(Collective(d, "tp_allgather_mlp", CommKind::kAllGather, BoundaryBytes(d)));
-  ops.push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
-  // GeLU reads and writes f/tp per token; SwiGLU reads gate and up, writes one.
-  ops.push_back(MemoryBound(d, d.swiglu ? "swiglu" : "gelu",
-                            d.tokens * d.f_local * d.act * (d.swiglu ? 3 : 2)));
-  ops.push_back(Gemm(d, "fc2_gemm", d.tokens, d.h, d.f_local));
+  if (d.moe) {
+    MoeForward(d, &ops);
+  } else {
+    ops.push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
+    // GeLU reads and writes f/tp per token; SwiGLU reads gate and up, writes one.
+    ops.push_back(MemoryBound(d, d.act_name, d.tokens * d.f_local * d.act * (d.swiglu ? 3 : 2)));
+    ops.push_back(Gemm(d, "fc2_gemm", d.tokens, d.h, d.f_local));
+  }
   if (d.sp) {
     ops.push_back(Collective(d, "tp_reducescatter_mlp", CommKind::kReduceScatter, BoundaryBytes(d)));
   } else if (d.t > 1) {
@@ -194,6 +254,46 @@ void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
   out->push_back(Wgrad(d, fwd));
 }
 
+// Backward of MoeForward, in reverse. The expert GEMMs keep their permuted
+// inputs, so nothing is re-gathered; the input gradient (experts + router) is
+// reduced over TP as a column-parallel layer's is.
+void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(
+        Collective(d, "tp_allgather_mlp_bwd", CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  out->push_back(MemoryBoundBackward(d, Find(fwd, "moe_unpermute")));
+  if (d.ep > 1) {
+    Op combine = Find(fwd, "ep_alltoall_combine");
+    combine.name += "_bwd";
+    out->push_back(std::move(combine));
+  }
+  const Op& fc2 = Find(fwd, "expert_fc2_gemm");
+  out->push_back(Dgrad(d, fc2));
+  out->push_back(Wgrad(d, fc2));
+  out->push_back(MemoryBoundBackward(d, Find(fwd, d.act_name)));
+  const Op& fc1 = Find(fwd, "expert_fc1_gemm");
+  out->push_back(Dgrad(d, fc1));
+  out->push_back(Wgrad(d, fc1));
+  if (d.ep > 1) {
+    Op dispatch = Find(fwd, "ep_alltoall_dispatch");
+    dispatch.name += "_bwd";
+    out->push_back(std::move(dispatch));
+  }
+  out->push_back(MemoryBoundBackward(d, Find(fwd, "moe_permute")));
+  out->push_back(MemoryBoundBackward(d, Find(fwd, "router_softmax_topk")));
+  const Op& router = Find(fwd, "router_gemm");
+  out->push_back(Dgrad(d, router));
+  out->push_back(Wgrad(d, router));
+  if (d.sp) {
+    out->push_back(Collective(d, "tp_reducescatter_mlp_bwd", CommKind::kReduceScatter,
+                              BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    out->push_back(
+        Collective(d, "tp_allreduce_mlp_bwd", CommKind::kAllReduce, BoundaryBytes(d)));
+  }
+}
+
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute) {
   std::vector<Op> ops;
   if (recompute == Recompute::kFull) {
@@ -203,9 +303,13 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompu
     }
   }
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual2")));
-  RowParallelBackward(d, Find(fwd, "fc2_gemm"), "mlp", &ops);
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, d.swiglu ? "swiglu" : "gelu")));
-  ColumnParallelBackward(d, Find(fwd, "fc1_gemm"), "mlp", &ops);
+  if (d.moe) {
+    MoeBackward(d, fwd, &ops);
+  } else {
+    RowParallelBackward(d, Find(fwd, "fc2_gemm"), "mlp", &ops);
+    ops.push_back(MemoryBoundBackward(d, Find(fwd, d.act_name)));
+    ColumnParallelBackward(d, Find(fwd, "fc1_gemm"), "mlp", &ops);
+  }
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm2")));
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual1")));
   RowParallelBackward(d, Find(fwd, "out_proj_gemm"), "attn", &ops);
@@ -301,6 +405,20 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
     return absl::InvalidArgumentError(
         "precision int8 is not a training precision; use bf16, fp16, fp8, tf32 or fp32");
   }
+  if (s.expert_parallel < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expert_model_parallel_size must be >= 1 (got ", s.expert_parallel, ")"));
+  }
+  if (s.expert_parallel > 1 && c.num_experts == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expert_model_parallel_size=", s.expert_parallel, " needs a mixture-of-experts model; "
+        "model.num_experts is 0 (set expert_model_parallel_size to 1)"));
+  }
+  if (c.num_experts > 0 && c.num_experts % s.expert_parallel != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expert_model_parallel_size=", s.expert_parallel, " does not divide model.num_experts=",
+        c.num_experts, "; try one of ", Divisors(c.num_experts)));
+  }
   const int t = s.tensor_parallel;
   const int64_t common = std::gcd(std::gcd(c.num_attention_heads, c.num_query_groups),
                                   std::gcd(c.ffn_hidden_size, c.vocab_size));
@@ -336,11 +454,6 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s) {
   if (absl::Status st = ValidateTransformer(c); !st.ok()) return st;
   if (absl::Status st = ValidateShard(c, s); !st.ok()) return st;
-  if (c.num_experts > 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "model '", c.name, "' has num_experts=", c.num_experts,
-        ": mixture-of-experts ops (router, expert GEMMs, all-to-all) are not modelled yet"));
-  }
   const Dims d = MakeDims(c, s);
   Workload w;
   Embedding(d, &w);

@@ -11,6 +11,13 @@
 //   layernorm1, qkv_gemm, attention_fwd, out_proj_gemm, tp_allreduce_attn,
 //   dropout_residual1, layernorm2, fc1_gemm, gelu|swiglu, fc2_gemm,
 //   tp_allreduce_mlp, dropout_residual2
+// MoE models (num_experts > 0) replace fc1_gemm, the activation and fc2_gemm
+// by: router_gemm, router_softmax_topk, moe_permute, ep_alltoall_dispatch
+// (ep > 1), expert_fc1_gemm, activation, expert_fc2_gemm, ep_alltoall_combine
+// (ep > 1), moe_unpermute. Expert GEMMs are grouped: batch = E/ep local
+// experts, m = ceil(k·tokens·ep/E · moe_capacity_factor) rows each (tokens =
+// micro_batch·s/cp per rank; the expert-parallel group pools ep ranks'
+// tokens), n and k as the dense MLP's on one TP shard (expert TP = tp).
 // With sequence parallelism the norms and dropouts run on s/tp tokens,
 // tp_allgather_attn/_mlp precede the QKV and FC1 GEMMs and
 // tp_reducescatter_attn/_mlp replace the all-reduces. With tp = 1 there are no
@@ -65,7 +72,8 @@ struct Op {
   CommGroup group = CommGroup::kTensor;  // collectives only
   CommKind comm = CommKind::kAllReduce;  // collectives only
   sim::Bytes comm_bytes;  // collectives: nccl-tests "size" (all-reduce: bytes per rank
-                          // buffer; all-gather/reduce-scatter: the full gathered size)
+                          // buffer; all-gather/reduce-scatter: the full gathered size;
+                          // all-to-all: the bytes each rank sends, its own share included)
 };
 
 struct ShardSpec {
@@ -75,6 +83,7 @@ struct ShardSpec {
   int micro_batch_size = 1;
   Dtype dtype = Dtype::kBf16;  // GEMM inputs; activations are 16-bit for fp8/int8
   Recompute recompute = Recompute::kNone;
+  int expert_parallel = 1;  // MoE: experts split over this many ranks (must divide num_experts)
 };
 
 struct Workload {
@@ -89,11 +98,11 @@ struct Workload {
 // InvalidArgument naming the field when the shard does not fit the model:
 // sizes < 1, tensor_parallel not dividing heads / query groups / ffn / vocab,
 // context_parallel not dividing the sequence into 2·cp chunks, sequence
-// parallel with micro_batch·s/cp not divisible by tp.
+// parallel with micro_batch·s/cp not divisible by tp, expert_parallel > 1 on
+// a dense model or not dividing num_experts.
 absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s);
 
-// REQUIRES nothing: validates `c` and `s` first. MoE models (num_experts > 0)
-// are Unimplemented for now.
+// REQUIRES nothing: validates `c` and `s` first.
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s);
 
 }  // namespace clustersim::models

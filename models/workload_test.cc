@@ -214,11 +214,13 @@ TEST(WorkloadTest, RejectsShardsThatDoNotFitNamingTheField) {
   ASSERT_FALSE(w.ok());
   EXPECT_THAT(w.status().message(), HasSubstr("micro_batch_size"));
 
-  TransformerConfig moe = Preset("llama3-8b");
-  moe.num_experts = 8;
-  moe.moe_top_k = 2;
-  w = BuildWorkload(moe, {});
-  EXPECT_EQ(w.status().code(), absl::StatusCode::kUnimplemented);
+  w = BuildWorkload(Preset("llama3-8b"), {.expert_parallel = 2});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("model.num_experts is 0"));
+
+  w = BuildWorkload(Preset("mixtral-8x7b"), {.expert_parallel = 3});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("model.num_experts=8"));
 }
 
 }  // namespace

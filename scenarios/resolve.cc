@@ -90,6 +90,13 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   }
   if (auto s = strategies::ValidateParallelConfig(r.model, r.num_gpus, &pc); !s.ok()) return s;
 
+  absl::StatusOr<models::FinetuneSpec> ft = models::ParseFinetune(
+      t.finetune(), t.lora_rank(),
+      {t.lora_target_modules().begin(), t.lora_target_modules().end()});
+  if (!ft.ok()) return ft.status();
+  if (auto st = models::ValidateFinetune(r.model, *ft); !st.ok()) return st;
+  r.finetune = *ft;
+
   r.host_overhead_us_per_op = t.has_host_overhead_us_per_op()
                                   ? t.host_overhead_us_per_op()
                                   : strategies::kDefaultHostOverheadUsPerOp;

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "models/finetune.h"
 #include "models/gpu_catalog.h"
 #include "models/transformer_config.h"
 #include "scenarios/scenario.pb.h"
@@ -40,6 +41,7 @@ struct ResolvedScenario {
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   bool flow_network = false;  // network.tier is "flow"
   double host_overhead_us_per_op = 0;
+  models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   double usd_per_gpu_hour = 0;
   std::string price_source;
 };

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "models/hf_config.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -16,7 +17,17 @@ absl::Status WithField(const absl::Status& s, std::string_view field) {
 }  // namespace
 
 absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConfig* out) {
-  if (in.has_preset()) {
+  if (in.has_preset() && in.has_model_config_file()) {
+    return absl::InvalidArgumentError(
+        "model.preset and model.model_config_file are both set; keep one");
+  }
+  const bool has_base = in.has_preset() || in.has_model_config_file();
+  if (in.has_model_config_file()) {
+    absl::StatusOr<models::TransformerConfig> file =
+        models::LoadHfConfigFile(in.model_config_file());
+    if (!file.ok()) return WithField(file.status(), "model.model_config_file");
+    *out = *file;
+  } else if (in.has_preset()) {
     absl::StatusOr<models::TransformerConfig> preset =
         models::ModelCatalog::Default().Find(in.preset());
     if (!preset.ok()) return WithField(preset.status(), "model.preset");
@@ -30,8 +41,9 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
                               std::pair{in.has_vocab_size(), "vocab_size"}}) {
       if (!has) {
         return absl::InvalidArgumentError(
-            absl::StrCat("model.", field, " is required when model.preset is not set; set it, or "
-                         "name a preset (`clustersim list models`)"));
+            absl::StrCat("model.", field,
+                         " is required without model.preset or model.model_config_file; set it, "
+                         "or name a preset (`clustersim list models`)"));
       }
     }
   }
@@ -45,12 +57,12 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   }
   if (in.has_ffn_hidden_size()) {
     out->ffn_hidden_size = in.ffn_hidden_size();
-  } else if (!in.has_preset() || in.has_hidden_size()) {
+  } else if (!has_base || in.has_hidden_size()) {
     out->ffn_hidden_size = 4 * out->hidden_size;
   }
   if (in.has_num_query_groups()) {
     out->num_query_groups = in.num_query_groups();
-  } else if (!in.has_preset() || in.has_num_attention_heads()) {
+  } else if (!has_base || in.has_num_attention_heads()) {
     out->num_query_groups = out->num_attention_heads;
   }
   if (in.has_norm()) {
@@ -66,6 +78,7 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_tied_embeddings()) out->tied_embeddings = in.tied_embeddings();
   if (in.has_num_experts()) out->num_experts = in.num_experts();
   if (in.has_moe_top_k()) out->moe_top_k = in.moe_top_k();
+  if (in.has_moe_capacity_factor()) out->moe_capacity_factor = in.moe_capacity_factor();
   return models::ValidateTransformer(*out);
 }
 
@@ -82,6 +95,7 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
   out->set_tied_embeddings(m.tied_embeddings);
   out->set_num_experts(m.num_experts);
   out->set_moe_top_k(m.moe_top_k);
+  if (m.num_experts > 0) out->set_moe_capacity_factor(m.moe_capacity_factor);
 }
 
 }  // namespace clustersim::scenarios

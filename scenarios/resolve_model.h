@@ -1,6 +1,8 @@
 // File: scenarios/resolve_model.h
 //
-// The model part of scenario resolution: a preset (model.preset) with field
+// The model part of scenario resolution: a preset (model.preset) or a
+// Hugging Face config.json (model.model_config_file, models/hf_config.h;
+// relative paths resolve against the current working directory) with field
 // overrides, or a model described field by field, validated; and its echo
 // into the resolved scenario.
 //

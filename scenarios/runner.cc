@@ -6,6 +6,7 @@
 #include "models/flops.h"
 #include "models/kernel_model.h"
 #include "models/memory_model.h"
+#include "models/memory_verdict.h"
 #include "sim/engine.h"
 #include "sim/simulator.h"
 #include "strategies/flow_executor.h"
@@ -41,6 +42,7 @@ void FillMemory(const ResolvedScenario& s, config::Result* out) {
   in.num_microbatches = s.parallel.num_microbatches();
   in.distributed_optimizer = s.parallel.distributed_optimizer;
   in.zero_stage = s.parallel.zero_stage;
+  in.finetune = s.finetune;
   const models::MemoryBreakdown m = models::EstimateMemory(in);
   config::MemoryBreakdownGib* b = out->mutable_memory_breakdown_gib();
   b->set_weights(m.weights.count() / kGiB);
@@ -50,7 +52,10 @@ void FillMemory(const ResolvedScenario& s, config::Result* out) {
   b->set_other(m.other.count() / kGiB);
   out->set_peak_memory_gib(m.Total().count() / kGiB);
   out->set_memory_capacity_gib(s.gpu->memory.count() / kGiB);
-  out->set_fits_in_memory(m.Total() <= s.gpu->memory);
+  const models::MemoryVerdict verdict = models::JudgeMemory(in, m, s.gpu->memory);
+  out->set_fits_in_memory(verdict.fits);
+  out->mutable_memory_verdict()->set_biggest_term(verdict.biggest_term);
+  out->mutable_memory_verdict()->set_remedy(verdict.remedy);
 }
 
 }  // namespace
@@ -155,6 +160,10 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.set_model_tflops_per_gpu(model_flops / step_s / gpus / 1e12);
   r.set_hardware_tflops_per_gpu(hw_flops / step_s / gpus / 1e12);
   r.set_mfu(model_flops / step_s / gpus / peak);
+  const double six_n = models::SixNAttentionFlops(s.model, s.parallel.global_batch_size).Total();
+  r.set_model_flops_per_step_megatron(model_flops);
+  r.set_model_flops_per_step_6n_attention(six_n);
+  r.set_mfu_6n_attention(six_n / step_s / gpus / peak);
   r.set_hfu(hw_flops / step_s / gpus / peak);
   r.set_flops_convention(
       "Megatron-LM num_floating_point_operations (model FLOPs, attention unmasked, no "

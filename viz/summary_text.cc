@@ -52,6 +52,11 @@ std::string FormatSummary(const config::Result& r) {
   Line(&out, "memory per GPU",
        absl::StrFormat("%.1f GiB of %.1f GiB: %s", r.peak_memory_gib(), r.memory_capacity_gib(),
                        r.fits_in_memory() ? "fits" : "DOES NOT FIT"));
+  if (!r.memory_verdict().remedy().empty()) {
+    Line(&out, "  remedy", absl::StrFormat("%s is the biggest term; %s",
+                                           r.memory_verdict().biggest_term(),
+                                           r.memory_verdict().remedy()));
+  }
   Line(&out, "  breakdown",
        absl::StrFormat("weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f, "
                        "other %.1f GiB",

@@ -1,0 +1,322 @@
+#include "models/calibration_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "sim/check.h"
+
+namespace clustersim::models {
+namespace {
+
+constexpr double kRidgeWeight = 1e-4;
+constexpr double kInitialStep = 0.22314355131420976;  // ln 1.25
+constexpr double kFinalStep = 1e-5;
+constexpr double kSensitivityFactor = 1.5;
+constexpr double kSensitivityThreshold = 1e-3;
+constexpr int kMaxEvaluations = 200000;
+
+enum class Field {
+  kGemmBandwidth, kMemoryBandwidth, kOverheadUs,
+  kCeiling, kSmallTile, kUnaligned, kAttentionFwd, kAttentionBwd
+};
+
+// One searchable parameter; `dtype` only for the per-dtype fields.
+struct Param {
+  Field field;
+  Dtype dtype = Dtype::kBf16;
+  double initial = 0, lo = 0, hi = 0;
+};
+
+void Apply(const Param& p, double v, CalibrationParams* out) {
+  DtypeFit& f = out->dtype[DtypeIndex(p.dtype)];
+  switch (p.field) {
+    case Field::kGemmBandwidth: out->gemm_bandwidth_fraction = v; break;
+    case Field::kMemoryBandwidth: out->memory_bandwidth_fraction = v; break;
+    case Field::kOverheadUs: out->kernel_overhead = sim::Duration::FromSecondsDouble(v * 1e-6); break;
+    case Field::kCeiling: f.gemm_ceiling = v; break;
+    case Field::kSmallTile: f.small_tile_efficiency = v; break;
+    case Field::kUnaligned: f.unaligned_efficiency = v; break;
+    case Field::kAttentionFwd: f.attention_fwd_efficiency = v; break;
+    case Field::kAttentionBwd: f.attention_bwd_efficiency = v; break;
+  }
+}
+
+std::vector<Param> Candidates(const GpuSpec& gpu, const std::vector<Measurement>& points,
+                              const KernelModelParams& fb) {
+  const double overhead_us = fb.kernel_overhead.ToMicroseconds();
+  std::vector<Param> params = {
+      {Field::kGemmBandwidth, Dtype::kBf16, fb.memory_bandwidth_fraction, 0.02, 1.0},
+      {Field::kMemoryBandwidth, Dtype::kBf16, fb.memory_bandwidth_fraction, 0.02, 1.0},
+      {Field::kOverheadUs, Dtype::kBf16, overhead_us, 0.1, 50.0}};
+  for (Dtype d : kAllDtypes) {
+    const bool used = std::any_of(points.begin(), points.end(), [&](const Measurement& m) {
+      return m.op.dtype == d && m.op.kind != OpKind::kMemoryBound;
+    });
+    if (!used) continue;
+    params.push_back({Field::kCeiling, d, gpu.GemmCeiling(d), 0.02, 1.0});
+    params.push_back({Field::kSmallTile, d, fb.small_tile_efficiency, 0.02, 1.0});
+    params.push_back({Field::kUnaligned, d, 1.0, 0.02, 1.0});
+    params.push_back({Field::kAttentionFwd, d, fb.attention_efficiency, 0.02, 1.0});
+    params.push_back({Field::kAttentionBwd, d, fb.attention_efficiency, 0.02, 1.0});
+  }
+  return params;
+}
+
+// Predicted seconds of every point under `params` (no measured table).
+std::vector<double> PredictSeconds(const GpuSpec& gpu, const std::vector<Measurement>& points,
+                                   const CalibrationParams& params, const KernelModelParams& fb) {
+  const Calibration cal(gpu.name, params, {}, "fit");
+  const KernelModel model(gpu, fb, &cal);
+  std::vector<double> out;
+  out.reserve(points.size());
+  for (const Measurement& m : points) out.push_back(model.Cost(m.op).time.ToSeconds());
+  return out;
+}
+
+double Percentile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+absl::Status CheckPoints(const GpuSpec& gpu, const std::vector<Measurement>& points) {
+  for (const Measurement& m : points) {
+    if (m.op.kind == OpKind::kMemoryBound) continue;
+    if (absl::Status s = CheckDtypeSupported(gpu, m.op.dtype); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("measurement ", m.label, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+FitResult Evaluate(const GpuSpec& gpu, const std::vector<Measurement>& points,
+                   const CalibrationParams& params, const KernelModelParams& fb) {
+  FitResult r;
+  r.params = params;
+  const Calibration cal(gpu.name, params, {}, "evaluation");
+  const KernelModel calibrated(gpu, fb, &cal);
+  const KernelModel fallback(gpu, fb);
+  std::vector<double> train, heldout;
+  std::array<std::vector<double>, kAllDtypes.size()> train_d, heldout_d;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Measurement& m = points[i];
+    const OpCost c = calibrated.Cost(m.op);
+    PointPrediction p{m.label, m.op.dtype, m.op.kind, IsHeldOut(i), m.median.ToMicroseconds(),
+                      c.time.ToMicroseconds(), fallback.Cost(m.op).time.ToMicroseconds(), c.source};
+    (p.heldout ? heldout : train).push_back(p.ApePct());
+    if (m.op.kind != OpKind::kMemoryBound) {
+      (p.heldout ? heldout_d : train_d)[DtypeIndex(p.dtype)].push_back(p.ApePct());
+    }
+    r.predictions.push_back(std::move(p));
+  }
+  r.train = ComputeErrors(train);
+  r.heldout = ComputeErrors(heldout);
+  for (Dtype d : kAllDtypes) {
+    r.train_by_dtype[DtypeIndex(d)] = ComputeErrors(train_d[DtypeIndex(d)]);
+    r.heldout_by_dtype[DtypeIndex(d)] = ComputeErrors(heldout_d[DtypeIndex(d)]);
+  }
+  return r;
+}
+
+config::FitError ToProto(const ErrorStats& e) {
+  config::FitError out;
+  out.set_points(e.points);
+  out.set_median_ape_pct(std::round(e.median_ape_pct * 1000) / 1000);
+  out.set_p90_ape_pct(std::round(e.p90_ape_pct * 1000) / 1000);
+  return out;
+}
+
+// Rounds a fitted value to 6 significant digits so that files diff cleanly.
+double Round6(double v) {
+  if (v == 0) return 0;
+  const double scale = std::pow(10.0, 5 - std::floor(std::log10(std::abs(v))));
+  return std::round(v * scale) / scale;
+}
+
+}  // namespace
+
+ErrorStats ComputeErrors(std::vector<double> ape_pct) {
+  ErrorStats s;
+  s.points = static_cast<int>(ape_pct.size());
+  if (ape_pct.empty()) return s;
+  std::sort(ape_pct.begin(), ape_pct.end());
+  s.median_ape_pct = Percentile(ape_pct, 0.5);
+  s.p90_ape_pct = Percentile(ape_pct, 0.9);
+  return s;
+}
+
+absl::StatusOr<FitResult> FitCalibration(const GpuSpec& gpu, const std::vector<Measurement>& points,
+                                         const KernelModelParams& fallback) {
+  if (absl::Status s = CheckPoints(gpu, points); !s.ok()) return s;
+  std::vector<Measurement> train;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!IsHeldOut(i)) train.push_back(points[i]);
+  }
+  if (train.empty()) {
+    return absl::InvalidArgumentError(
+        "the training split is empty: the measurement file needs at least one measurement");
+  }
+  std::vector<double> measured;
+  for (const Measurement& m : train) measured.push_back(m.median.ToSeconds());
+
+  // Keep only the parameters that move some training prediction.
+  std::vector<Param> params;
+  CalibrationParams base;
+  const std::vector<Param> all = Candidates(gpu, train, fallback);
+  for (const Param& p : all) Apply(p, p.initial, &base);
+  const std::vector<double> reference = PredictSeconds(gpu, train, base, fallback);
+  for (const Param& p : all) {
+    bool informed = false;
+    for (double v : {std::min(p.hi, p.initial * kSensitivityFactor),
+                     std::max(p.lo, p.initial / kSensitivityFactor)}) {
+      CalibrationParams probe = base;
+      Apply(p, v, &probe);
+      const std::vector<double> moved = PredictSeconds(gpu, train, probe, fallback);
+      for (size_t i = 0; i < moved.size(); ++i) {
+        if (std::abs(moved[i] / reference[i] - 1) > kSensitivityThreshold) informed = true;
+      }
+    }
+    if (informed) params.push_back(p);
+  }
+
+  std::vector<double> x, x0;
+  for (const Param& p : params) x.push_back(std::log(p.initial));
+  x0 = x;
+  int evaluations = 0;
+  auto objective = [&](const std::vector<double>& at) {
+    ++evaluations;
+    CalibrationParams c;
+    for (size_t j = 0; j < params.size(); ++j) Apply(params[j], std::exp(at[j]), &c);
+    const std::vector<double> predicted = PredictSeconds(gpu, train, c, fallback);
+    double loss = 0;
+    for (size_t i = 0; i < predicted.size(); ++i) {
+      const double e = std::log(predicted[i] / measured[i]);
+      loss += e * e;
+    }
+    loss /= static_cast<double>(predicted.size());
+    for (size_t j = 0; j < at.size(); ++j) loss += kRidgeWeight * (at[j] - x0[j]) * (at[j] - x0[j]);
+    return loss;
+  };
+  double best = objective(x);
+  for (double step = kInitialStep; step >= kFinalStep && evaluations < kMaxEvaluations;) {
+    bool improved = false;
+    for (size_t j = 0; j < x.size(); ++j) {
+      // Long moves too: a roofline max() leaves flat regions that short steps
+      // cannot leave (a compute ceiling below the memory time changes nothing).
+      std::vector<double> accepted;
+      for (double move : {step, -step, 3 * step, -3 * step, 9 * step, -9 * step}) {
+        std::vector<double> trial = x;
+        trial[j] = std::clamp(x[j] + move, std::log(params[j].lo), std::log(params[j].hi));
+        if (trial[j] == x[j]) continue;
+        const double loss = objective(trial);
+        if (loss < best - 1e-15) {
+          best = loss;
+          accepted = std::move(trial);
+        }
+      }
+      if (!accepted.empty()) {
+        x = std::move(accepted);
+        improved = true;
+      }
+    }
+    if (!improved) step /= 2;
+  }
+
+  CalibrationParams fitted;
+  for (size_t j = 0; j < params.size(); ++j) Apply(params[j], Round6(std::exp(x[j])), &fitted);
+  FitResult r = Evaluate(gpu, points, fitted, fallback);
+  r.evaluations = evaluations;
+  return r;
+}
+
+absl::StatusOr<FitResult> EvaluateCalibration(const GpuSpec& gpu,
+                                              const std::vector<Measurement>& points,
+                                              const CalibrationParams& params,
+                                              const KernelModelParams& fallback) {
+  if (absl::Status s = CheckPoints(gpu, points); !s.ok()) return s;
+  return Evaluate(gpu, points, params, fallback);
+}
+
+config::CalibrationFile ToCalibrationFile(const config::MeasurementFile& source,
+                                          const FitResult& fit) {
+  config::CalibrationFile out;
+  out.set_gpu(source.gpu().name());
+  *out.mutable_measured_on() = source.gpu();
+  out.set_provenance(source.provenance());
+  *out.mutable_sources() = source.sources();
+  out.set_fit_method(
+      "least squares on ln(time) with a 1e-4 ridge toward the spec fallback, coordinate search "
+      "in ln-parameter space (models/calibration_fit.h)");
+  out.set_split(absl::StrCat("one point per distinct shape (cold L2 preferred), file order; every ",
+                             kHoldoutEvery, "th held out (index % ", kHoldoutEvery,
+                             " == ", kHoldoutEvery - 1, ")"));
+  const CalibrationParams& p = fit.params;
+  if (p.gemm_bandwidth_fraction) out.set_gemm_bandwidth_fraction(*p.gemm_bandwidth_fraction);
+  if (p.memory_bandwidth_fraction) out.set_memory_bandwidth_fraction(*p.memory_bandwidth_fraction);
+  if (p.kernel_overhead) out.set_kernel_overhead_us(Round6(p.kernel_overhead->ToMicroseconds()));
+  for (Dtype d : kAllDtypes) {
+    const DtypeFit& f = p.For(d);
+    const ErrorStats& train = fit.train_by_dtype[DtypeIndex(d)];
+    const ErrorStats& heldout = fit.heldout_by_dtype[DtypeIndex(d)];
+    if (train.points + heldout.points == 0) continue;
+    config::DtypeParameters* e = out.add_dtype();
+    e->set_dtype(std::string(DtypeName(d)));
+    if (f.gemm_ceiling) e->set_gemm_ceiling(*f.gemm_ceiling);
+    if (f.small_tile_efficiency) e->set_small_tile_efficiency(*f.small_tile_efficiency);
+    if (f.unaligned_efficiency) e->set_unaligned_efficiency(*f.unaligned_efficiency);
+    if (f.attention_fwd_efficiency) e->set_attention_fwd_efficiency(*f.attention_fwd_efficiency);
+    if (f.attention_bwd_efficiency) e->set_attention_bwd_efficiency(*f.attention_bwd_efficiency);
+    *e->mutable_train() = ToProto(train);
+    if (heldout.points > 0) *e->mutable_heldout() = ToProto(heldout);
+  }
+  *out.mutable_train() = ToProto(fit.train);
+  *out.mutable_heldout() = ToProto(fit.heldout);
+  for (const config::KernelMeasurement& m : source.measurement()) {
+    if (m.kind() == config::KERNEL_GEMM || m.kind() == config::KERNEL_ATTENTION_FWD ||
+        m.kind() == config::KERNEL_ATTENTION_BWD) {
+      *out.add_measured() = m;
+    }
+  }
+  return out;
+}
+
+std::string FormatValidation(std::string_view gpu, std::string_view provenance,
+                             const FitResult& fit) {
+  std::string out = absl::StrCat("kernel validation: ", std::string(gpu), "\nprovenance: ",
+                                 std::string(provenance), "\nsplit: every ", kHoldoutEvery,
+                                 "th distinct shape held out; the fit never saw them\n\n");
+  absl::StrAppendFormat(&out, "%-44s %-8s %12s %12s %8s %12s %8s  %s\n", "kernel", "split",
+                        "measured_us", "predicted_us", "error", "fallback_us", "error", "source");
+  for (const PointPrediction& p : fit.predictions) {
+    const double fallback_err = 100 * (p.fallback_us - p.measured_us) / p.measured_us;
+    absl::StrAppendFormat(&out, "%-44s %-8s %12.2f %12.2f %+7.1f%% %12.2f %+7.1f%%  %s\n", p.label,
+                          p.heldout ? "held-out" : "train", p.measured_us, p.predicted_us,
+                          100 * (p.predicted_us - p.measured_us) / p.measured_us, p.fallback_us,
+                          fallback_err, std::string(CostSourceName(p.source)));
+  }
+  auto line = [&](std::string_view name, const ErrorStats& e) {
+    absl::StrAppendFormat(&out, "%-9s %4d points  median APE %6.2f%%  p90 APE %6.2f%%\n",
+                          std::string(name), e.points, e.median_ape_pct, e.p90_ape_pct);
+  };
+  out += "\n";
+  line("train", fit.train);
+  line("held-out", fit.heldout);
+  if (fit.heldout.points == 0) {
+    out += "verdict: NO HELD-OUT POINTS - the accuracy target cannot be checked\n";
+  } else {
+    absl::StrAppendFormat(&out, "verdict: held-out %s the target (median <= %.0f%%, p90 <= %.0f%%)\n",
+                          fit.heldout.MeetsTarget() ? "MEETS" : "MISSES", kTargetMedianApePct,
+                          kTargetP90ApePct);
+    if (fit.heldout.points < 10) {
+      absl::StrAppendFormat(&out, "caution: only %d held-out points; the estimate is weak\n",
+                            fit.heldout.points);
+    }
+  }
+  return out;
+}
+
+}  // namespace clustersim::models

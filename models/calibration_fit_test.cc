@@ -1,0 +1,176 @@
+#include "models/calibration_fit.h"
+
+#include <cstdlib>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+
+namespace clustersim::models {
+namespace {
+
+const GpuSpec& Gpu(std::string_view name) {
+  absl::StatusOr<const GpuSpec*> g = GpuCatalog::Default().Find(name);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return **g;
+}
+
+Measurement GemmPoint(int64_t m, int64_t n, int64_t k, Dtype d = Dtype::kBf16) {
+  Measurement p;
+  p.op.name = "gemm";
+  p.op.kind = OpKind::kGemm;
+  p.op.dtype = d;
+  p.op.m = m;
+  p.op.n = n;
+  p.op.k = k;
+  const int64_t in = BytesPerElement(d);
+  p.op.flops = sim::Flops(2.0 * m * n * k);
+  p.op.bytes = sim::Bytes((m * k + k * n) * in + m * n * 2);
+  p.label = "gemm";
+  return p;
+}
+
+Measurement MemoryPoint(int64_t bytes) {
+  Measurement p;
+  p.op.name = "copy";
+  p.op.kind = OpKind::kMemoryBound;
+  p.op.bytes = sim::Bytes(bytes);
+  p.label = "copy";
+  return p;
+}
+
+// Synthetic "measurements" produced by the model itself with known parameters:
+// the fit must recover them and predict the held-out shapes almost exactly.
+TEST(CalibrationFitTest, RecoversKnownParametersFromSyntheticMeasurements) {
+  const GpuSpec& gpu = Gpu("h100-sxm5-80gb");
+  CalibrationParams truth;
+  truth.gemm_bandwidth_fraction = 0.72;
+  truth.memory_bandwidth_fraction = 0.91;
+  truth.kernel_overhead = sim::Nanoseconds(4500);
+  truth.dtype[DtypeIndex(Dtype::kBf16)].gemm_ceiling = 0.74;
+  truth.dtype[DtypeIndex(Dtype::kBf16)].unaligned_efficiency = 0.6;
+  const Calibration cal(gpu.name, truth, {}, "truth");
+  const KernelModel model(gpu, {}, &cal);
+  std::vector<Measurement> points;
+  for (int64_t m : {1, 8, 64, 512, 1000, 2048, 4097, 8192}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336},
+                        {1001, 8192}, {8192, 1001}}) {
+      points.push_back(GemmPoint(m, n, k));
+    }
+  }
+  for (int64_t bytes : {1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30}) {
+    points.push_back(MemoryPoint(bytes));
+  }
+  for (Measurement& p : points) p.median = model.Cost(p.op).time;
+
+  absl::StatusOr<FitResult> fit = FitCalibration(gpu, points);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  const CalibrationParams& got = fit->params;
+  ASSERT_TRUE(got.gemm_bandwidth_fraction && got.memory_bandwidth_fraction &&
+              got.kernel_overhead);
+  EXPECT_NEAR(*got.gemm_bandwidth_fraction, 0.72, 0.72 * 0.02);
+  EXPECT_NEAR(*got.memory_bandwidth_fraction, 0.91, 0.91 * 0.02);
+  EXPECT_NEAR(got.kernel_overhead->ToMicroseconds(), 4.5, 4.5 * 0.05);
+  const DtypeFit& bf16 = got.For(Dtype::kBf16);
+  ASSERT_TRUE(bf16.gemm_ceiling.has_value());
+  ASSERT_TRUE(bf16.unaligned_efficiency.has_value());
+  EXPECT_NEAR(*bf16.gemm_ceiling, 0.74, 0.74 * 0.02);
+  EXPECT_NEAR(*bf16.unaligned_efficiency, 0.6, 0.6 * 0.03);
+  // Only GEMM and copy points: attention stays on the fallback.
+  EXPECT_FALSE(bf16.attention_fwd_efficiency.has_value());
+  EXPECT_FALSE(bf16.attention_bwd_efficiency.has_value());
+  EXPECT_EQ(fit->heldout.points, static_cast<int>(points.size() / 4));
+  EXPECT_LT(fit->heldout.median_ape_pct, 0.5);
+  EXPECT_LT(fit->heldout.p90_ape_pct, 2.0);
+  EXPECT_TRUE(fit->heldout.MeetsTarget());
+}
+
+TEST(CalibrationFitTest, HeldOutPointsNeverInfluenceTheFit) {
+  const GpuSpec& gpu = Gpu("h100-sxm5-80gb");
+  std::vector<Measurement> points;
+  for (int64_t m : {16, 256, 1024, 4096, 8192, 16384, 3000, 128}) {
+    points.push_back(GemmPoint(m, 8192, 8192));
+    points.back().median = sim::Duration::FromSecondsDouble(2.0 * m * 8192 * 8192 / 600e12);
+  }
+  ASSERT_TRUE(IsHeldOut(3) && IsHeldOut(7) && !IsHeldOut(0) && !IsHeldOut(4));
+  absl::StatusOr<FitResult> a = FitCalibration(gpu, points);
+  points[3].median = points[3].median * 10;  // a held-out point, badly off
+  absl::StatusOr<FitResult> b = FitCalibration(gpu, points);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->params.For(Dtype::kBf16).gemm_ceiling, b->params.For(Dtype::kBf16).gemm_ceiling);
+  EXPECT_EQ(a->train.median_ape_pct, b->train.median_ape_pct);
+  EXPECT_GT(b->heldout.p90_ape_pct, 80);  // and the miss is reported
+  EXPECT_NE(FormatValidation(gpu.name, "test", *b).find("MISSES the target"), std::string::npos);
+  points[0].median = points[0].median * 10;  // a training point does move it
+  absl::StatusOr<FitResult> c = FitCalibration(gpu, points);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(a->params.For(Dtype::kBf16).gemm_ceiling, c->params.For(Dtype::kBf16).gemm_ceiling);
+}
+
+TEST(CalibrationFitTest, ErrorPercentilesInterpolate) {
+  const ErrorStats s = ComputeErrors({10, 1, 9, 2, 8, 3, 7, 4, 6, 5});
+  EXPECT_EQ(s.points, 10);
+  EXPECT_DOUBLE_EQ(s.median_ape_pct, 5.5);
+  EXPECT_DOUBLE_EQ(s.p90_ape_pct, 9.1);
+  EXPECT_FALSE(ComputeErrors({}).MeetsTarget());
+  EXPECT_TRUE(ComputeErrors({4, 5, 14}).MeetsTarget());
+  EXPECT_FALSE(ComputeErrors({4, 6, 6}).MeetsTarget());
+}
+
+TEST(CalibrationFitTest, UnsupportedDtypeIsAnInputError) {
+  std::vector<Measurement> points = {GemmPoint(1024, 1024, 1024, Dtype::kFp8)};
+  points[0].median = sim::Microseconds(10);
+  absl::StatusOr<FitResult> fit = FitCalibration(Gpu("a100-sxm4-80gb"), points);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(std::string(fit.status().message()).find("fp8"), std::string::npos);
+}
+
+std::string SourceFile(const std::string& relative) {
+  const char* root = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  std::ifstream in(std::string(root ? root : ".") + "/" + relative);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The shipped calibrations are exactly what `clustersim calibrate` produces
+// from the shipped measurement files (regenerate them when this fails: the
+// command is in each measurement file's header). Prints the error table.
+TEST(CalibrationFitTest, ShippedCalibrationsAreTheFitOfThePublishedPoints) {
+  for (const char* gpu : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
+    const std::string path = std::string("models/data/calibration/") + gpu + ".measurements.textproto";
+    absl::StatusOr<config::MeasurementFile> file = ParseMeasurementFile(SourceFile(path), path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    absl::StatusOr<std::vector<Measurement>> points = SelectMeasurements(*file);
+    ASSERT_TRUE(points.ok()) << points.status();
+    absl::StatusOr<FitResult> fit = FitCalibration(Gpu(gpu), *points);
+    ASSERT_TRUE(fit.ok()) << fit.status();
+    std::printf("%s\n", FormatValidation(gpu, file->provenance(), *fit).c_str());
+    const Calibration* shipped = Calibration::Shipped(gpu);
+    ASSERT_NE(shipped, nullptr);
+    const CalibrationParams& want = fit->params;
+    const CalibrationParams& have = shipped->params();
+    EXPECT_EQ(have.gemm_bandwidth_fraction, want.gemm_bandwidth_fraction) << gpu;
+    EXPECT_EQ(have.memory_bandwidth_fraction, want.memory_bandwidth_fraction) << gpu;
+    ASSERT_EQ(have.kernel_overhead.has_value(), want.kernel_overhead.has_value()) << gpu;
+    if (want.kernel_overhead) {
+      EXPECT_NEAR(have.kernel_overhead->ToMicroseconds(), want.kernel_overhead->ToMicroseconds(),
+                  1e-5) << gpu;
+    }
+    for (Dtype d : kAllDtypes) {
+      EXPECT_EQ(have.For(d).gemm_ceiling, want.For(d).gemm_ceiling) << gpu;
+      EXPECT_EQ(have.For(d).small_tile_efficiency, want.For(d).small_tile_efficiency) << gpu;
+      EXPECT_EQ(have.For(d).unaligned_efficiency, want.For(d).unaligned_efficiency) << gpu;
+    }
+    // Every published training point is reproduced within 10% by its fit.
+    for (const PointPrediction& p : fit->predictions) {
+      if (!p.heldout) {
+        EXPECT_LT(p.ApePct(), 10) << gpu << " " << p.label;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::models

@@ -1,0 +1,61 @@
+// File: models/hf_config.h
+//
+// Imports a Hugging Face transformers `config.json` (Llama, Mistral, Mixtral,
+// Qwen2, Nemotron and other decoder-only configs that use the Llama field
+// names) as a TransformerConfig. JSON is parsed with protobuf's JSON → Struct
+// parser; no other JSON library.
+//
+// Field mapping (HF → TransformerConfig):
+//   hidden_size → hidden_size; num_hidden_layers → num_layers;
+//   num_attention_heads → num_attention_heads;
+//   num_key_value_heads → num_query_groups (absent: = heads, i.e. MHA);
+//   intermediate_size → ffn_hidden_size (the per-expert size for MoE);
+//   vocab_size → vocab_size (used as is: pad it to a multiple of 128·tp
+//     yourself if tensor parallelism needs it);
+//   seq_length if present, else max_position_embeddings → seq_length (the
+//     context limit, e.g. 32768 for Mixtral: override model.seq_length for
+//     the training length);
+//   hidden_act: gated families (model_type llama, mistral, mixtral, qwen2,
+//     or an architectures entry Llama*/Mistral*/Mixtral*/Qwen2*) with "silu"
+//     → SwiGLU; "gelu*" / "relu" → non-gated GeLU-shaped MLP; "relu2" →
+//     squared ReLU (Nemotron);
+//   rms_norm_eps present → RMSNorm, else LayerNorm;
+//   tie_word_embeddings (absent: true, the transformers default);
+//   attention_bias || mlp_bias → add_bias_linear (absent: false);
+//   num_local_experts / num_experts_per_tok → num_experts / moe_top_k;
+//   head_dim, if present, must equal hidden_size / num_attention_heads.
+// Positions are rotary (no learned table) except for model_type "gpt2",
+// which is rejected (it uses n_embd/n_layer names; use a preset).
+// The name is `_name_or_path` if present, else "hf:" + origin.
+//
+// Example:
+//   absl::StatusOr<models::TransformerConfig> m =
+//       models::LoadHfConfigFile("models/testdata/Meta-Llama-3-8B.config.json");
+//   if (!m.ok()) return m.status();  // names the field: "…: \"num_attention_heads\"=32 is not
+//                                     // divisible by \"num_key_value_heads\"=5; …"
+#ifndef CLUSTERSIM_MODELS_HF_CONFIG_H_
+#define CLUSTERSIM_MODELS_HF_CONFIG_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "models/transformer_config.h"
+
+namespace clustersim::models {
+
+// Parses the text of a config.json. `origin` (a path or label) prefixes every
+// error message. InvalidArgument names the missing or inconsistent field:
+// not a JSON object, a required field missing, a size that is not a positive
+// integer, heads not divisible by KV heads, hidden size not divisible by
+// heads, an unknown hidden_act, top-k above the expert count. The result
+// passes ValidateTransformer.
+absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::string_view origin);
+
+// Reads `path` (relative paths resolve against the current working directory)
+// and parses it. NotFound if the file cannot be read.
+absl::StatusOr<TransformerConfig> LoadHfConfigFile(const std::string& path);
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_HF_CONFIG_H_

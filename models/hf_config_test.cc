@@ -1,0 +1,138 @@
+#include "models/hf_config.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TestData(const char* file) {
+  const char* root = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  return std::string(root != nullptr ? root : ".") + "/models/testdata/" + file;
+}
+
+TransformerConfig Load(const char* file) {
+  absl::StatusOr<TransformerConfig> c = LoadHfConfigFile(TestData(file));
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.ok() ? *c : TransformerConfig{};
+}
+
+// The released checkpoints' safetensors totals (models/testdata/README.md).
+TEST(HfConfigTest, Llama2And3MatchReleasedParameterCounts) {
+  TransformerConfig l2 = Load("Llama-2-7b-hf.config.json");
+  EXPECT_DOUBLE_EQ(CountParameters(l2).Total(l2.num_layers), 6738415616.0);
+  EXPECT_EQ(l2.num_query_groups, 32);
+  EXPECT_EQ(l2.seq_length, 4096);
+  TransformerConfig l3 = Load("Meta-Llama-3-8B.config.json");
+  EXPECT_DOUBLE_EQ(CountParameters(l3).Total(l3.num_layers), 8030261248.0);
+  EXPECT_EQ(l3.num_query_groups, 8);
+  EXPECT_EQ(l3.activation, Activation::kSwiglu);
+  EXPECT_EQ(l3.norm, Norm::kRmsNorm);
+  EXPECT_FALSE(l3.tied_embeddings);
+  EXPECT_FALSE(l3.learned_position_embeddings);
+  EXPECT_FALSE(l3.add_bias_linear);
+}
+
+// Same architecture as the shipped presets, field by field.
+TEST(HfConfigTest, AgreesWithPresets) {
+  for (auto [file, preset] : {std::pair{"Llama-2-7b-hf.config.json", "llama2-7b"},
+                              std::pair{"Meta-Llama-3-8B.config.json", "llama3-8b"}}) {
+    TransformerConfig hf = Load(file);
+    absl::StatusOr<TransformerConfig> p = ModelCatalog::Default().Find(preset);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(CountParameters(hf).Total(hf.num_layers), CountParameters(*p).Total(p->num_layers))
+        << file;
+    EXPECT_EQ(hf.seq_length, p->seq_length) << file;
+    EXPECT_EQ(hf.vocab_size, p->vocab_size) << file;
+  }
+}
+
+// models.md §4.2: Mixtral 8x7B 46.70B total, 12.88B active (Megatron formulas).
+TEST(HfConfigTest, MixtralIsMoeWithPublishedSize) {
+  TransformerConfig m = Load("Mixtral-8x7B-v0.1.config.json");
+  EXPECT_EQ(m.num_experts, 8);
+  EXPECT_EQ(m.moe_top_k, 2);
+  EXPECT_EQ(m.seq_length, 32768);  // max_position_embeddings: the context limit
+  EXPECT_NEAR(CountParameters(m).Total(m.num_layers) / 1e9, 46.70, 0.005);
+}
+
+TEST(HfConfigTest, ErrorsNameTheField) {
+  const std::string base =
+      R"("hidden_size": 4096, "num_hidden_layers": 32, "intermediate_size": 11008,
+         "vocab_size": 32000, "max_position_embeddings": 4096, "hidden_act": "silu",
+         "model_type": "llama", "rms_norm_eps": 1e-5)";
+  auto parse = [&](const std::string& extra) {
+    return ParseHfConfig("{" + base + extra + "}", "x/config.json");
+  };
+  ASSERT_TRUE(parse(R"(, "num_attention_heads": 32)").ok());
+
+  absl::StatusOr<TransformerConfig> missing = parse("");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("x/config.json"));
+  EXPECT_THAT(missing.status().message(), HasSubstr("\"num_attention_heads\""));
+
+  absl::StatusOr<TransformerConfig> gqa =
+      parse(R"(, "num_attention_heads": 32, "num_key_value_heads": 5)");
+  ASSERT_FALSE(gqa.ok());
+  EXPECT_THAT(gqa.status().message(), HasSubstr("\"num_key_value_heads\"=5"));
+
+  absl::StatusOr<TransformerConfig> zero = parse(R"(, "num_attention_heads": 0)");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.status().message(), HasSubstr("\"num_attention_heads\" must be a positive"));
+
+  absl::StatusOr<TransformerConfig> negative =
+      ParseHfConfig(R"({"hidden_size": -4096, "num_hidden_layers": 2, "num_attention_heads": 4,
+                        "intermediate_size": 256, "vocab_size": 128,
+                        "max_position_embeddings": 64, "hidden_act": "gelu"})",
+                    "y");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_THAT(negative.status().message(), HasSubstr("\"hidden_size\" must be a positive"));
+
+  absl::StatusOr<TransformerConfig> fractional =
+      parse(R"(, "num_attention_heads": 32, "head_dim": 96)");
+  ASSERT_FALSE(fractional.ok());
+  EXPECT_THAT(fractional.status().message(), HasSubstr("\"head_dim\"=96"));
+
+  absl::StatusOr<TransformerConfig> topk =
+      parse(R"(, "num_attention_heads": 32, "num_local_experts": 2, "num_experts_per_tok": 3)");
+  ASSERT_FALSE(topk.ok());
+  EXPECT_THAT(topk.status().message(), HasSubstr("\"num_experts_per_tok\"=3"));
+
+  absl::StatusOr<TransformerConfig> act =
+      ParseHfConfig(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                        "intermediate_size": 256, "vocab_size": 128,
+                        "max_position_embeddings": 64, "hidden_act": "tanh"})",
+                    "z");
+  ASSERT_FALSE(act.ok());
+  EXPECT_THAT(act.status().message(), HasSubstr("\"hidden_act\"=\"tanh\""));
+
+  EXPECT_FALSE(ParseHfConfig("[1, 2]", "list").ok());
+  EXPECT_FALSE(ParseHfConfig("{\"hidden_size\": ", "truncated").ok());
+  EXPECT_EQ(LoadHfConfigFile("/nonexistent/config.json").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+// Non-gated families: GeLU-shaped MLP, LayerNorm without rms_norm_eps, and
+// tie_word_embeddings defaulting to true as in transformers.
+TEST(HfConfigTest, NonGatedDefaults) {
+  absl::StatusOr<TransformerConfig> c =
+      ParseHfConfig(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                        "intermediate_size": 256, "vocab_size": 128, "seq_length": 32,
+                        "max_position_embeddings": 64, "hidden_act": "relu2",
+                        "layer_norm_eps": 1e-5, "model_type": "nemotron"})",
+                    "n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->activation, Activation::kSquaredRelu);
+  EXPECT_EQ(c->norm, Norm::kLayerNorm);
+  EXPECT_TRUE(c->tied_embeddings);
+  EXPECT_EQ(c->seq_length, 32);  // seq_length wins over max_position_embeddings
+  EXPECT_EQ(c->name, "hf:n");
+}
+
+}  // namespace
+}  // namespace clustersim::models

@@ -1,0 +1,106 @@
+#include "models/memory_verdict.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::models {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+TransformerConfig Preset(std::string_view name) {
+  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+MemoryVerdict Judge(const MemoryInputs& in, sim::Bytes capacity) {
+  EXPECT_TRUE(ValidateMemoryInputs(in).ok()) << ValidateMemoryInputs(in);
+  return JudgeMemory(in, EstimateMemory(in), capacity);
+}
+
+// Korthikanti et al. 2022, Fig. 1: GPT-3 175B on 80 GB A100s (tp 8, pp 8)
+// does not fit with tensor parallelism alone and fits with sequence
+// parallelism + selective recompute (the KOR22 rows of published-runs.csv).
+TEST(MemoryVerdictTest, Gpt3WithoutRecomputeNeedsLessActivationMemory) {
+  MemoryInputs in;
+  in.model = Preset("gpt3-175b");
+  in.shard = {.tensor_parallel = 8};
+  in.pipeline_parallel = 8;
+  in.virtual_pipeline = 3;
+  in.num_microbatches = 64;
+  const MemoryVerdict v = Judge(in, sim::GiB(80));
+  EXPECT_FALSE(v.fits);
+  EXPECT_EQ(v.biggest_term, "activations");
+  EXPECT_THAT(v.remedy, StartsWith("enable sequence parallelism and selective recompute"));
+  EXPECT_THAT(v.remedy, HasSubstr("of 80.0 GiB"));
+
+  in.shard.sequence_parallel = true;
+  in.shard.recompute = Recompute::kSelective;
+  const MemoryVerdict ok = Judge(in, sim::GiB(80));
+  EXPECT_TRUE(ok.fits);
+  EXPECT_EQ(ok.remedy, "");
+}
+
+// Optimizer-bound data-parallel training: Megatron's 18 B/param on 8 GPUs of
+// 80 GiB for an 8B model (144 GB of states) fits once the 12 B of optimizer
+// state are sharded 8 ways (6 + 12/8 B/param).
+TEST(MemoryVerdictTest, OptimizerBoundSuggestsDistributedOptimizer) {
+  MemoryInputs in;
+  in.model = Preset("llama3-8b");
+  in.model.seq_length = 2048;
+  in.shard.recompute = Recompute::kSelective;
+  in.data_parallel = 8;
+  const MemoryVerdict v = Judge(in, sim::GiB(80));
+  EXPECT_FALSE(v.fits);
+  EXPECT_EQ(v.biggest_term, "optimizer");
+  EXPECT_THAT(v.remedy, StartsWith("use the distributed optimizer"));
+}
+
+// LoRA on Llama 2 70B holds a 16-bit base (~138 GB); QLoRA's 4-bit base
+// (~36 GB) fits one 80 GiB GPU with full recompute.
+TEST(MemoryVerdictTest, LoraWeightBoundSuggestsQlora) {
+  MemoryInputs in;
+  in.model = Preset("llama2-70b");
+  in.shard.recompute = Recompute::kFull;
+  in.finetune.method = FinetuneMethod::kLora;
+  const MemoryVerdict v = Judge(in, sim::GiB(80));
+  EXPECT_FALSE(v.fits);
+  EXPECT_EQ(v.biggest_term, "weights");
+  EXPECT_THAT(v.remedy, StartsWith("fine-tune with QLoRA"));
+}
+
+// Without data parallelism or a LoRA run, weights are fixed by raising tp:
+// GPT-3 175B on 8 stages is ~43 GiB of 16-bit weights per GPU at tp 1.
+TEST(MemoryVerdictTest, WeightBoundRaisesTensorParallelism) {
+  MemoryInputs in;
+  in.model = Preset("gpt3-175b");
+  in.shard = {.tensor_parallel = 1, .recompute = Recompute::kFull};
+  in.pipeline_parallel = 16;
+  in.num_microbatches = 16;
+  const MemoryVerdict v = Judge(in, sim::GiB(80));
+  EXPECT_FALSE(v.fits);
+  EXPECT_THAT(v.remedy, StartsWith("raise tp to "));
+}
+
+TEST(MemoryVerdictTest, FixedOverheadHasNoRemedyButABiggerGpu) {
+  MemoryInputs in;
+  in.model = Preset("gpt3-1.3b");
+  in.model.num_layers = 1;
+  in.model.hidden_size = 128;
+  in.model.ffn_hidden_size = 512;
+  in.model.num_attention_heads = in.model.num_query_groups = 2;
+  in.model.vocab_size = 1024;
+  in.model.seq_length = 128;
+  in.shard.recompute = Recompute::kFull;
+  const MemoryVerdict v = Judge(in, sim::MiB(512));  // < the 532 MiB overhead
+  EXPECT_FALSE(v.fits);
+  EXPECT_EQ(v.biggest_term, "other");
+  EXPECT_THAT(v.remedy, HasSubstr("use a GPU with more memory"));
+}
+
+}  // namespace
+}  // namespace clustersim::models
