@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "models/calibration.h"
 #include "models/flops.h"
 #include "models/kernel_model.h"
 #include "models/memory_model.h"
@@ -72,7 +73,9 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
         cluster->Describe()));
   }
   const topology::AnalyticNetwork network(*cluster);
-  const models::KernelModel kernels(*s.gpu);
+  // Shipped calibration for this GPU (fitted to published measured points) when
+  // one exists; otherwise the spec-sheet model (models/calibration.h).
+  const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));
   strategies::StepInputs in;
   in.model = &s.model;
   in.parallel = &s.parallel;
