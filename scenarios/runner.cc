@@ -140,6 +140,27 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   }
   if (auto st = engine.Run(); !st.ok()) return st;
   if (executor && !executor->status().ok()) return executor->status();
+  if (trace || perfetto) {
+    // Arrows from each pipeline send to the action it feeds; both ends lie
+    // inside their slices (the send's last picosecond, the receiver's start).
+    for (const strategies::PipelineTransfer& x : plan->transfers) {
+      const sim::TaskGraph& g = plan->graph;
+      const sim::TaskGraph::Resource& from = g.resource(g.ResourcesOf(x.send)[0]);
+      uint32_t to_lane = 0;
+      for (sim::ResourceId r : g.ResourcesOf(x.receive)) {
+        if (g.resource(r).group == static_cast<uint32_t>(x.receiver_gpu)) to_lane = g.resource(r).lane;
+      }
+      const std::string_view name = x.forward ? "pp activation" : "pp gradient";
+      const sim::Time from_time = engine.EndOf(x.send) - sim::Picoseconds(1);
+      if (trace) {
+        trace->AddFlow(name, from.group, from.lane, from_time, x.receiver_gpu, to_lane,
+                       engine.StartOf(x.receive));
+      } else {
+        perfetto->AddFlow(name, from.group, from.lane, from_time, x.receiver_gpu, to_lane,
+                          engine.StartOf(x.receive));
+      }
+    }
+  }
   if (trace) {
     if (auto st = trace->Finish(); !st.ok()) return st;
   }

@@ -508,6 +508,7 @@ class Builder {
       SIM_CHECK(it != sends_.end()) << "no send for pipeline position " << p.to_pos << " mb "
                                     << p.mb;
       After(it->second, p.first);
+      plan_.transfers.push_back({it->second, p.first, plan_.simulated_gpus[p.gpu], p.forward});
     }
   }
 

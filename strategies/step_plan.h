@@ -54,6 +54,15 @@ struct TaskInfo {
   int32_t request = -1;  // external collectives: index into StepPlan::requests
 };
 
+// An activation (forward) or gradient (backward) crossing a stage boundary:
+// the send task and the first task of the receiving action, for flow arrows.
+struct PipelineTransfer {
+  sim::TaskId send;
+  sim::TaskId receive;
+  int receiver_gpu;
+  bool forward;
+};
+
 struct StepPlan {
   sim::TaskGraph graph;
   std::vector<TaskInfo> infos;     // indexed by task tag
@@ -62,6 +71,7 @@ struct StepPlan {
   std::vector<int> simulated_gpus;   // global GPU indices that have resources
   // Each stage's action list, as simulated (strategies/pipeline_schedule.h).
   std::vector<std::vector<PipelineAction>> stage_actions;
+  std::vector<PipelineTransfer> transfers;
   int world_size = 0;
   // True when data-parallel replicas were folded into one representative
   // (exact when the cluster is symmetric); their gradient collectives are

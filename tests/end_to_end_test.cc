@@ -131,3 +131,32 @@ TEST(EndToEndTest, FlowTierAgreesWhenUncontendedAndSlowsWhenShared) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+TEST(EndToEndTest, PipelineTraceHasFlowArrowsForEverySend) {
+  absl::StatusOr<config::Scenario> s =
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/gpt-22b-a100.textproto");
+  ASSERT_TRUE(s.ok()) << s.status();
+  s->mutable_parallelism()->set_tensor_model_parallel_size(2);
+  s->mutable_parallelism()->set_pipeline_model_parallel_size(4);
+  s->mutable_model()->set_num_layers(8);
+  s->mutable_training()->set_micro_batch_size(1);
+  s->mutable_training()->set_global_batch_size(8);
+  absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string path = TempPath("pipeline_trace");
+  absl::StatusOr<config::Result> result = scenarios::RunScenario(*r, {.trace_path = path});
+  ASSERT_TRUE(result.ok()) << result.status();
+  absl::StatusOr<traces::TraceStats> stats = traces::CheckChromeTrace(*scenarios::ReadFile(path));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  // 8 GPUs (tp 2 x pp 4), 8 micro-batches: each of the 3 boundaries carries
+  // an activation and a gradient per micro-batch on each of the 2 TP ranks.
+  EXPECT_EQ(stats->flows, 3 * 2 * 8 * 2);
+  EXPECT_GT(result->bubble_ratio(), 0.1);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace clustersim
