@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
+#include "cli/parse_args.h"
 #include "google/protobuf/text_format.h"
 #include "models/calibration.h"
 #include "models/calibration_fit.h"
@@ -34,13 +35,8 @@ int CalibrateCommand(const Args& args) {
   pos.add("measurements", 1);
   po::options_description all;
   all.add(d).add(hidden);
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(e.what(), "; see clustersim calibrate --help")));
-  }
+  po::variables_map vm;
+  if (absl::Status s = ParseArgs(args, all, &pos, "calibrate", &vm); !s.ok()) return Fail(s);
   if (help) {
     std::cout << d;
     return 0;

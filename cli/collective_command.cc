@@ -1,6 +1,6 @@
 // `clustersim collective`: an nccl-tests-style table (size, time, algbw,
 // busbw) of one collective on a cluster preset, from the analytic network.
-//   clustersim collective --node dgx-h100 --num-gpus 8 --op all_reduce \
+//   clustersim collective --node dgx-h100 --num-gpus 8 --op all_reduce
 //       --algorithm nvls --min-bytes 1M --max-bytes 1G --factor 2
 #include <cstdint>
 #include <exception>
@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
+#include "cli/parse_args.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
 #include "topology/collective_table.h"
@@ -64,13 +65,7 @@ int CollectiveCommand(const Args& args) {
       "factor,f", po::value(&factor)->default_value(factor), "size multiplier per row")(
       "help,h", po::bool_switch(&help), "show this help");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(d).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat(e.what(), "; see clustersim collective --help")));
-  }
+  if (absl::Status s = ParseArgs(args, d, nullptr, "collective", &vm); !s.ok()) return Fail(s);
   if (help) {
     std::cout << d;
     return 0;

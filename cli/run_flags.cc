@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "cli/parse_args.h"
 #include "boost/program_options.hpp"
 
 namespace clustersim::cli {
@@ -97,13 +98,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   f.help_text = help.str();
 
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(e.what(), "; see clustersim run --help for the flags"));
-  }
+  if (absl::Status s = ParseArgs(args, all, &pos, "run", &vm); !s.ok()) return s;
   if (f.trace_format != "json" && f.trace_format != "perfetto") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--trace-format=", f.trace_format, " is not known; use json or perfetto"));

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
+#include "cli/parse_args.h"
 #include "scenarios/csv_table.h"
 #include "scenarios/loader.h"
 #include "scenarios/validation.h"
@@ -37,13 +38,8 @@ int ValidateCommand(const Args& args) {
   pos.add("file", -1);
   po::options_description all;
   all.add(d).add(hidden);
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(e.what(), "; see clustersim validate --help")));
-  }
+  po::variables_map vm;
+  if (absl::Status s = ParseArgs(args, all, &pos, "validate", &vm); !s.ok()) return Fail(s);
   if (help) {
     std::cout << d;
     return 0;
