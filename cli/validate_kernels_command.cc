@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
+#include "cli/measurement_input.h"
 #include "cli/parse_args.h"
 #include "models/calibration.h"
 #include "models/calibration_fit.h"
@@ -48,32 +49,26 @@ int ValidateKernelsCommand(const Args& args) {
         "validate-kernels needs a measurement file, e.g. "
         "models/data/calibration/h100-sxm5-80gb.measurements.textproto"));
   }
-  absl::StatusOr<std::string> text = scenarios::ReadFile(input);
-  if (!text.ok()) return Fail(text.status());
-  absl::StatusOr<config::MeasurementFile> file = models::ParseMeasurementFile(*text, input);
-  if (!file.ok()) return Fail(file.status());
-  absl::StatusOr<const models::GpuSpec*> gpu = models::GpuCatalog::Default().Find(file->gpu().name());
-  if (!gpu.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat(input, ": gpu.name: ", gpu.status().message())));
-  absl::StatusOr<std::vector<models::Measurement>> points = models::SelectMeasurements(*file);
-  if (!points.ok()) return Fail(points.status());
+  absl::StatusOr<MeasurementInput> in = LoadMeasurementInput(input);
+  if (!in.ok()) return Fail(in.status());
 
   absl::StatusOr<models::FitResult> result;
   if (calibration_path.empty()) {
-    result = models::FitCalibration(**gpu, *points);
+    result = models::FitCalibration(*in->gpu, in->points);
   } else {
     absl::StatusOr<std::string> cal_text = scenarios::ReadFile(calibration_path);
     if (!cal_text.ok()) return Fail(cal_text.status());
     absl::StatusOr<models::Calibration> cal = models::Calibration::Parse(*cal_text, calibration_path);
     if (!cal.ok()) return Fail(cal.status());
-    if (cal->gpu() != (*gpu)->name) {
+    if (cal->gpu() != in->gpu->name) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
           calibration_path, " is for ", cal->gpu(), " but ", input, " was measured on ",
-          (*gpu)->name, "; pass the calibration of the same GPU")));
+          in->gpu->name, "; pass the calibration of the same GPU")));
     }
-    result = models::EvaluateCalibration(**gpu, *points, cal->params());
+    result = models::EvaluateCalibration(*in->gpu, in->points, cal->params());
   }
   if (!result.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat(input, ": ", result.status().message())));
-  std::cout << models::FormatValidation((*gpu)->name, file->provenance(), *result);
+  std::cout << models::FormatValidation(in->gpu->name, in->file.provenance(), *result);
   if (require_target && !result->heldout.MeetsTarget()) {
     std::cerr << "clustersim: held-out kernel error misses the target\n";
     return 1;
