@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "strategies/expert_parallel.h"
 
 namespace clustersim::strategies {
 namespace {
@@ -143,16 +144,7 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::UnimplementedError(
         absl::StrCat(kCp, ": context parallelism is not supported yet; use 1"));
   }
-  if (p->expert_parallel > 1 || model.num_experts > 0) {
-    return absl::UnimplementedError(
-        absl::StrCat(kEp, ": mixture-of-experts models are not supported yet"));
-  }
-  if (p->zero_stage == 3 && p->pipeline_parallel > 1) {
-    return absl::UnimplementedError(
-        "parallelism.zero_stage=3 (FSDP) with pipeline parallelism is not supported yet; use "
-        "pipeline_model_parallel_size=1 or zero_stage <= 2");
-  }
-  return absl::OkStatus();
+  return ValidateExpertParallel(model, *p);
 }
 
 std::pair<int, int> ParallelConfig::LayersOf(int position, int num_layers) const {

@@ -61,8 +61,9 @@ struct ParallelConfig {
 // named) and suggest valid values, e.g.
 //   "parallelism.tensor_model_parallel_size=3 does not divide
 //    model.num_attention_heads=32; try 1, 2, 4, 8, 16, 32".
-// Features that a later release simulates (cp > 1, ep > 1, ZeRO-3 with pp > 1)
-// are rejected as UNIMPLEMENTED with a "not supported yet" message.
+// Features that a later release simulates (cp > 1) are rejected as
+// UNIMPLEMENTED with a "not supported yet" message. Mixture-of-experts rules:
+// strategies/expert_parallel.h.
 absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
                                     ParallelConfig* config);
 

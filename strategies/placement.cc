@@ -4,7 +4,7 @@ namespace clustersim::strategies {
 
 Placement::Placement(const ParallelConfig& c)
     : tp_(c.tensor_parallel), cp_(c.context_parallel), dp_(c.data_parallel),
-      pp_(c.pipeline_parallel) {}
+      pp_(c.pipeline_parallel), ep_(c.expert_parallel) {}
 
 RankCoords Placement::CoordsOf(int gpu) const {
   RankCoords c;
@@ -35,6 +35,25 @@ std::vector<int> Placement::PipelineGroup(int gpu) const {
   RankCoords c = CoordsOf(gpu);
   std::vector<int> g;
   for (c.pp = 0; c.pp < pp_; ++c.pp) g.push_back(GpuOf(c));
+  return g;
+}
+
+int Placement::WithReplica(int gpu, int replica) const {
+  const RankCoords c = CoordsOf(gpu);
+  return GpuOf({.tp = c.tp, .cp = replica % cp_, .dp = replica / cp_, .pp = c.pp});
+}
+
+std::vector<int> Placement::ExpertGroup(int gpu) const {
+  const int first = ExpertDataRankOf(gpu) * ep_;
+  std::vector<int> g;
+  for (int e = 0; e < ep_; ++e) g.push_back(WithReplica(gpu, first + e));
+  return g;
+}
+
+std::vector<int> Placement::ExpertDataGroup(int gpu) const {
+  const int e = ExpertRankOf(gpu);
+  std::vector<int> g;
+  for (int d = 0; d < cp_ * dp_ / ep_; ++d) g.push_back(WithReplica(gpu, e + ep_ * d));
   return g;
 }
 

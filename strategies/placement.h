@@ -10,6 +10,14 @@
 //   pl.GpuOf({.tp = 3, .dp = 1});          // 11
 //   pl.TensorGroup(11);                    // {8, ..., 15}
 //   pl.DataGroup(11);                      // {3, 11}
+//
+// Expert parallelism (Megatron-core's expert rank order tp-ep-edp-pp, with
+// expert TP = tp): ep is carved out of the cp x dp ranks of one stage. With
+// r = cp + CP * dp, a GPU's expert rank is r % ep and its expert-data-parallel
+// rank r / ep, so an expert group is ep consecutive data-parallel replicas
+// (same tp and pp) and the expert-data-parallel group (dp·cp/ep ranks) holds
+// the replicas with the same expert rank:
+//   tp=2, dp=8, ep=4:  ExpertGroup(0) = {0, 2, 4, 6}, ExpertDataGroup(0) = {0, 8}
 #ifndef CLUSTERSIM_STRATEGIES_PLACEMENT_H_
 #define CLUSTERSIM_STRATEGIES_PLACEMENT_H_
 
@@ -38,9 +46,19 @@ class Placement {
   std::vector<int> TensorGroup(int gpu) const;
   std::vector<int> DataGroup(int gpu) const;
   std::vector<int> PipelineGroup(int gpu) const;
+  // REQUIRES: expert_parallel divides cp·dp (ValidateParallelConfig checks it).
+  std::vector<int> ExpertGroup(int gpu) const;
+  std::vector<int> ExpertDataGroup(int gpu) const;
+  int ExpertRankOf(int gpu) const { return ReplicaOf(gpu) % ep_; }
+  int ExpertDataRankOf(int gpu) const { return ReplicaOf(gpu) / ep_; }
 
  private:
-  int tp_, cp_, dp_, pp_;
+  // The combined context/data-parallel index cp + CP·dp of `gpu`.
+  int ReplicaOf(int gpu) const { return (gpu / tp_) % (cp_ * dp_); }
+  // The GPU with `gpu`'s tp and pp coordinates at combined index `replica`.
+  int WithReplica(int gpu, int replica) const;
+
+  int tp_, cp_, dp_, pp_, ep_;
 };
 
 }  // namespace clustersim::strategies

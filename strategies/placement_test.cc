@@ -29,5 +29,43 @@ TEST(PlacementTest, CoordsRoundTrip) {
   EXPECT_EQ(p.PipelineGroup(1), (std::vector<int>{1, 13}));
 }
 
+// Megatron-core: ep is carved out of the data-parallel ranks of a stage, tp
+// innermost; the expert-data-parallel group is dp/ep ranks of one expert rank.
+TEST(PlacementTest, ExpertGroupsSplitTheDataParallelRanks) {
+  ParallelConfig c;
+  c.tensor_parallel = 2;
+  c.data_parallel = 8;
+  c.pipeline_parallel = 2;
+  c.expert_parallel = 4;
+  Placement p(c);
+  EXPECT_EQ(p.ExpertGroup(0), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(p.ExpertDataGroup(0), (std::vector<int>{0, 8}));
+  // gpu 27: tp 1, dp 5, pp 1 -> expert rank 1, expert-data rank 1.
+  EXPECT_EQ(p.ExpertRankOf(27), 1);
+  EXPECT_EQ(p.ExpertDataRankOf(27), 1);
+  EXPECT_EQ(p.ExpertGroup(27), (std::vector<int>{25, 27, 29, 31}));
+  EXPECT_EQ(p.ExpertDataGroup(27), (std::vector<int>{19, 27}));
+  // Every GPU is in exactly one expert group and one expert-data group, and
+  // the two intersect in that GPU alone.
+  for (int g = 0; g < p.world_size(); ++g) {
+    int both = 0;
+    for (int x : p.ExpertGroup(g)) {
+      for (int y : p.ExpertDataGroup(g)) both += x == y ? 1 : 0;
+    }
+    EXPECT_EQ(both, 1) << g;
+    for (int x : p.ExpertGroup(g)) EXPECT_EQ(p.ExpertGroup(x), p.ExpertGroup(g));
+  }
+}
+
+TEST(PlacementTest, ExpertGroupsSpanContextRanksFirst) {
+  ParallelConfig c;
+  c.context_parallel = 2;
+  c.data_parallel = 2;
+  c.expert_parallel = 4;
+  Placement p(c);
+  EXPECT_EQ(p.ExpertGroup(1), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(p.ExpertDataGroup(1), (std::vector<int>{1}));
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

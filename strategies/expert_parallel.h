@@ -1,0 +1,30 @@
+// File: strategies/expert_parallel.h
+//
+// Rules for mixture-of-experts models and expert parallelism (ep), as
+// Megatron-core checks them: ep splits the routed experts of every MoE layer
+// over ep ranks carved out of the data-parallel (x context-parallel) ranks of
+// a pipeline stage (strategies/placement.h), so ep must divide both
+// model.num_experts and dp·cp; the experts stay tensor-parallel like the
+// dense MLP (expert TP = tp), which Megatron-core allows with ep > 1 only
+// under sequence parallelism (TransformerConfig: "When using expert
+// parallelism and tensor parallelism, sequence parallelism must be used").
+//
+// Example:
+//   if (absl::Status s = ValidateExpertParallel(model, config); !s.ok()) return s;
+#ifndef CLUSTERSIM_STRATEGIES_EXPERT_PARALLEL_H_
+#define CLUSTERSIM_STRATEGIES_EXPERT_PARALLEL_H_
+
+#include "absl/status/status.h"
+#include "models/transformer_config.h"
+#include "strategies/parallel_config.h"
+
+namespace clustersim::strategies {
+
+// REQUIRES: `p.data_parallel` derived. InvalidArgument naming the field and a
+// fix; Unimplemented for ZeRO-3 / FSDP on a MoE model.
+absl::Status ValidateExpertParallel(const models::TransformerConfig& model,
+                                    const ParallelConfig& p);
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_EXPERT_PARALLEL_H_
