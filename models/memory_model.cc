@@ -45,6 +45,19 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   return scale * units * sbh;
 }
 
+// ZeRO-3 / FSDP working set (strategies/step_builder.h): the layer being
+// computed and the prefetched next one, gathered in 16 bits, plus one layer's
+// unsharded gradient (main-grad dtype) before its reduce-scatter.
+double ZeroThreeGatherBytes(const MemoryInputs& in, const ParameterCounts& counts) {
+  const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
+  if (zero_stage < 3 || in.data_parallel * in.shard.context_parallel == 1) return 0;
+  const double layer = counts.per_layer / in.shard.tensor_parallel;
+  const double grad = in.finetune.method == FinetuneMethod::kFull
+                          ? BytesPerElement(in.main_grad_dtype)
+                          : 0.0;
+  return layer * (2.0 * 2.0 + grad);
+}
+
 }  // namespace
 
 absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
@@ -175,7 +188,8 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
     activations += 4.0 * tokens * c.hidden_size / (sp ? t : 1.0) + 4.0 * tokens * c.vocab_size / t;
   }
   m.activations = RoundBytes(activations);
-  m.other = in.overheads.cuda_context + in.overheads.gemm_workspace;
+  m.other = in.overheads.cuda_context + in.overheads.gemm_workspace +
+            RoundBytes(ZeroThreeGatherBytes(in, counts));
   return m;
 }
 

@@ -41,6 +41,10 @@
 //   the embedding input (8 B/token) and dropout mask per in-flight micro-batch on
 //   the first stage, and the LM-head input and fp32 logits (4·s'·b·(h + V/t)) on
 //   the last.
+// ZeRO-3 / FSDP working set, counted in `other`: two layers of parameters
+//   gathered in 16 bits (the current one and the prefetched next, as the step
+//   builder issues them) and one layer's unsharded gradient before its
+//   reduce-scatter.
 // MoE activations: the MLP's sharded terms (FC1 output, FC2 input) hold
 //   k·capacity_factor routed copies of each token, plus the permuted expert
 //   input 2·k·cf (units of s'·b·h) and the fp32 router probabilities 4·E/h.

@@ -167,4 +167,43 @@ TEST(MemoryModelTest, ValidationNamesTheField) {
 }
 
 }  // namespace
+// MoE (Mixtral 8x7B): expert weights, gradients and optimizer states split
+// over ep; the dense parts and the activations do not change.
+TEST(MemoryModelTest, ExpertParallelDividesOnlyTheExpertStates) {
+  MemoryInputs in;
+  in.model = Preset("mixtral-8x7b");
+  in.shard = {.tensor_parallel = 2, .sequence_parallel = true};
+  in.pipeline_parallel = 4;
+  in.data_parallel = 8;
+  in.num_microbatches = 8;
+  in.distributed_optimizer = true;
+  const MemoryBreakdown ep1 = EstimateMemory(in);
+  in.shard.expert_parallel = 4;
+  ASSERT_TRUE(ValidateMemoryInputs(in).ok());
+  const MemoryBreakdown ep4 = EstimateMemory(in);
+  const ParameterCounts pc = CountParameters(in.model);
+  const double experts = 8 * pc.expert_per_layer / 2;  // 8 layers on stage 0, / tp
+  // 16-bit weights; fp32 gradients; optimizer 12 B sharded over dp 8 (ep 1)
+  // or over the expert-data-parallel group dp / ep = 2 (ep 4).
+  const double saved = experts * (2 + 4) * (1 - 1.0 / 4) + experts * 12 * (1.0 / 8 - 1.0 / 4 / 2);
+  EXPECT_NEAR(ep1.ModelStates().count() - ep4.ModelStates().count(), saved, 1e3);
+  // Experts are 96% of Mixtral's parameters: the model states more than halve.
+  EXPECT_GT(static_cast<double>(ep1.ModelStates().count()) / ep4.ModelStates().count(), 2.0);
+  EXPECT_EQ(ep1.activations, ep4.activations);
+  in.shard.expert_parallel = 3;
+  EXPECT_THAT(ValidateMemoryInputs(in).message(), HasSubstr("expert_model_parallel_size=3"));
+}
+
+// ZeRO-3 keeps two gathered 16-bit layers and one unsharded gradient.
+TEST(MemoryModelTest, ZeroThreeCountsItsGatherBuffers) {
+  MemoryInputs in;
+  in.model = Preset("llama3-8b");
+  in.data_parallel = 8;
+  in.pipeline_parallel = 4;
+  const sim::Bytes base = EstimateMemory(in).other;
+  in.zero_stage = 3;
+  const double layer = CountParameters(in.model).per_layer;
+  EXPECT_NEAR(static_cast<double>((EstimateMemory(in).other - base).count()), layer * (4 + 4), 1);
+}
+
 }  // namespace clustersim::models

@@ -37,6 +37,7 @@ void FillMemory(const ResolvedScenario& s, config::Result* out) {
   in.shard.micro_batch_size = s.parallel.micro_batch_size;
   in.shard.dtype = s.parallel.precision;
   in.shard.recompute = s.parallel.recompute;
+  in.shard.expert_parallel = s.parallel.expert_parallel;
   in.pipeline_parallel = s.parallel.pipeline_parallel;
   in.data_parallel = s.parallel.data_parallel;
   in.virtual_pipeline = s.parallel.virtual_pipeline;
@@ -197,6 +198,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.mutable_exposed_comm_breakdown_s()->set_tp_s(sum.exposed_tp.ToSeconds());
   r.mutable_exposed_comm_breakdown_s()->set_dp_s(sum.exposed_dp.ToSeconds());
   r.mutable_exposed_comm_breakdown_s()->set_pp_s(sum.exposed_pp.ToSeconds());
+  r.mutable_exposed_comm_breakdown_s()->set_ep_s(sum.exposed_ep.ToSeconds());
   r.set_compute_s(sum.compute.ToSeconds());
   FillMemory(s, &r);
   r.mutable_cost()->set_usd_per_gpu_hour(s.usd_per_gpu_hour);

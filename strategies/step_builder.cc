@@ -88,6 +88,9 @@ class Builder {
       dp_lane_.push_back(plan_.graph.AddResource(gpu + "/comm:dp", g, kDataCommLane));
       pp_lane_.push_back(pp > 1 ? plan_.graph.AddResource(gpu + "/comm:pp", g, kPipelineCommLane)
                                 : 0);
+      ep_lane_.push_back(p_.expert_parallel > 1
+                             ? plan_.graph.AddResource(gpu + "/comm:ep", g, kExpertCommLane)
+                             : 0);
       host_lane_.push_back(in_.host_overhead_per_op > sim::Duration::Zero()
                                ? plan_.graph.AddResource(gpu + "/host", g, kHostLane)
                                : 0);
@@ -183,13 +186,13 @@ class Builder {
         if (last_pos) {
           RETURN_IF_ERROR_(whole ? AddOps(w.head_backward, ctx, L) : AddOps(head_input_grad_, ctx, L));
           if (whole && final_mb) MarkGradDone(gpus, L + 1);
-          if (zero3_) RETURN_IF_ERROR_(ReduceGradients(ctx, L));
+          if (zero3_ && whole) RETURN_IF_ERROR_(ReduceGradients(ctx, L));
         }
         for (int l = end_layer - 1; l >= first_layer; --l) {
           RETURN_IF_ERROR_(whole ? AddOps(w.layer_backward, ctx, l)
                                  : AddOps(layer_input_grad_, ctx, l));
           if (whole && final_mb) MarkGradDone(gpus, l + 1);
-          if (zero3_) RETURN_IF_ERROR_(ReduceGradients(ctx, l));
+          if (zero3_ && whole) RETURN_IF_ERROR_(ReduceGradients(ctx, l));
         }
         if (first_pos) {
           RETURN_IF_ERROR_(AddOps(w.embedding_backward, ctx, -1));
@@ -204,10 +207,12 @@ class Builder {
         if (last_pos) {
           RETURN_IF_ERROR_(AddOps(head_weight_grad_, ctx, L));
           if (final_mb) MarkGradDone(gpus, L + 1);
+          if (zero3_) RETURN_IF_ERROR_(ReduceGradients(ctx, L));
         }
         for (int l = end_layer - 1; l >= first_layer; --l) {
           RETURN_IF_ERROR_(AddOps(layer_weight_grad_, ctx, l));
           if (final_mb) MarkGradDone(gpus, l + 1);
+          if (zero3_) RETURN_IF_ERROR_(ReduceGradients(ctx, l));
         }
         break;
       }
@@ -270,12 +275,16 @@ class Builder {
   template <typename OpList>
   absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer) {
     Launch(ops.size(), ctx, layer);
-    if (zero3_) {
+    // A deferred weight gradient (zero-bubble W pass) needs activations and
+    // output gradients, not the weights: no gather.
+    if (zero3_ && ctx.phase != Phase::kBackwardWeight) {
       RETURN_IF_ERROR_(GatherParameters(ctx, layer));
     }
     for (const auto& item : ops) {
       const models::Op& op = Deref(item);
-      if (op.kind == models::OpKind::kCollective) {
+      if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
+        RETURN_IF_ERROR_(AddExpertCollective(op, ctx, layer));
+      } else if (op.kind == models::OpKind::kCollective) {
         RETURN_IF_ERROR_(AddTensorCollective(op, ctx, layer));
       } else {
         AddCompute(op, ctx, layer);
@@ -403,24 +412,51 @@ class Builder {
           absl::StrCat("collective op ", op.name, " over a non-tensor group is not supported yet"));
     }
     for (const std::vector<int>& group : *ctx.tp_groups) {
-      absl::StatusOr<topology::CollectiveEstimate> est =
-          Estimate(op, ToCollective(op.comm), group);
-      if (!est.ok()) return est.status();
-      std::vector<int> members;  // the simulated ranks of the group
-      for (int g : group) {
-        if (local_of_[g] >= 0) members.push_back(local_of_[g]);
-      }
-      std::vector<sim::ResourceId> lanes;
-      for (int j : members) lanes.push_back(tp_lane_[j]);
-      TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch,
-                    .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk,
-                    .is_collective = true, .algorithm = est->algorithm,
-                    .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-      const sim::TaskId t =
-          AddCollectiveTask(lanes, *est, info, ToCollective(op.comm), group, op.comm_bytes);
-      for (int j : members) Chain(j, t);
+      RETURN_IF_ERROR_(AddChainedCollective(op, ctx, layer, group, tp_lane_));
     }
     return absl::OkStatus();
+  }
+
+  // MoE token dispatch / combine: one all-to-all per expert-parallel group
+  // (strategies/placement.h), on the expert lane, in program order like
+  // Megatron-core's all-to-all token dispatcher (no overlap with compute).
+  // The first simulated member of each group creates its task.
+  absl::Status AddExpertCollective(const models::Op& op, const Ctx& ctx, int layer) {
+    for (int i : *ctx.gpus) {
+      const std::vector<int> group = placement_.ExpertGroup(plan_.simulated_gpus[i]);
+      if (SimulatedMembers(group).front() != i) continue;
+      RETURN_IF_ERROR_(AddChainedCollective(op, ctx, layer, group, ep_lane_));
+    }
+    return absl::OkStatus();
+  }
+
+  // One collective over `group` on lane `lane_of[j]` of each simulated member
+  // j, in each member's program order.
+  absl::Status AddChainedCollective(const models::Op& op, const Ctx& ctx, int layer,
+                                    const std::vector<int>& group,
+                                    const std::vector<sim::ResourceId>& lane_of) {
+    absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
+    if (!est.ok()) return est.status();
+    const std::vector<int> members = SimulatedMembers(group);
+    std::vector<sim::ResourceId> lanes;
+    for (int j : members) lanes.push_back(lane_of[j]);
+    TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch,
+                  .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk,
+                  .is_collective = true, .algorithm = est->algorithm,
+                  .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
+    const sim::TaskId t =
+        AddCollectiveTask(lanes, *est, info, ToCollective(op.comm), group, op.comm_bytes);
+    for (int j : members) Chain(j, t);
+    return absl::OkStatus();
+  }
+
+  // Local indices of the simulated GPUs of `group`, in group order.
+  std::vector<int> SimulatedMembers(const std::vector<int>& group) const {
+    std::vector<int> members;
+    for (int g : group) {
+      if (local_of_[g] >= 0) members.push_back(local_of_[g]);
+    }
+    return members;
   }
 
   // Activations (forward) or their gradients (backward) crossing a stage
@@ -513,15 +549,17 @@ class Builder {
   }
 
   // Gradient buckets of GPU i in backward order, each closed once it holds
-  // `bucket_params` parameters (Megatron: max(40M, 1M x dp)).
-  std::vector<Bucket> MakeBuckets(int i) const {
+  // `bucket_params` parameters (Megatron: max(40M, 1M x dp)). MoE: the routed
+  // experts' parameters (÷ tp·ep) go to separate buckets (`experts`), reduced
+  // over the expert-data-parallel group, as Megatron-core's expert buffers.
+  std::vector<Bucket> MakeBuckets(int i, bool experts) const {
     const models::ParameterCounts pc = models::CountParameters(*in_.model);
     const double tp = p_.tensor_parallel;
     const int L = in_.model->num_layers;
     const double limit = std::max(in_.bucket_params, 1e6 * p_.data_parallel);
     const RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[i]);
     std::vector<std::pair<double, int>> pieces;  // (params on this GPU, grad_done index)
-    if (c.pp == p_.pipeline_parallel - 1) {
+    if (c.pp == p_.pipeline_parallel - 1 && !experts) {
       pieces.emplace_back((pc.final_norm + (pc.lm_head > 0 || p_.pipeline_parallel == 1
                                                 ? pc.lm_head
                                                 : pc.embedding)) / tp,
@@ -536,8 +574,10 @@ class Builder {
       }
     }
     std::sort(layers.rbegin(), layers.rend());
-    for (int l : layers) pieces.emplace_back(pc.per_layer / tp, l + 1);
-    if (c.pp == 0) pieces.emplace_back(pc.embedding / tp, 0);
+    const double per_layer = experts ? pc.expert_per_layer / (tp * p_.expert_parallel)
+                                     : (pc.per_layer - pc.expert_per_layer) / tp;
+    for (int l : layers) pieces.emplace_back(per_layer, l + 1);
+    if (c.pp == 0 && !experts) pieces.emplace_back(pc.embedding / tp, 0);
     std::vector<Bucket> buckets;
     Bucket cur;
     for (const auto& [params, index] : pieces) {
@@ -562,53 +602,144 @@ class Builder {
     return op;
   }
 
+  // One gradient bucket's reduction over `group` on the data lanes of the
+  // simulated `members`, after their backward (or, overlapped, after the
+  // bucket's last gradient).
+  absl::StatusOr<sim::TaskId> AddBucketCollective(const models::Op& op, const Bucket& b,
+                                                  int bucket_index, int stage,
+                                                  const std::vector<int>& group,
+                                                  const std::vector<int>& members) {
+    absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
+    if (!est.ok()) return est.status();
+    std::vector<sim::ResourceId> lanes;
+    for (int j : members) lanes.push_back(dp_lane_[j]);
+    TaskInfo info{.op = &op, .phase = Phase::kOptimizer, .bucket = bucket_index, .stage = stage,
+                  .is_collective = true, .algorithm = est->algorithm,
+                  .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
+    const sim::TaskId t =
+        AddCollectiveTask(lanes, *est, info, ToCollective(op.comm), group, op.comm_bytes);
+    for (int j : members) After(p_.overlap_grad_reduce ? grad_done_[j][b.ready_index] : last_[j], t);
+    return t;
+  }
+
+  // Distributed optimizer: all-gather the updated 16-bit parameters (`params`
+  // on each rank) over `group` once every member's optimizer step `after` ran.
+  absl::Status AddParamGather(const char* name, double params, int stage,
+                              const std::vector<int>& group, const std::vector<int>& members,
+                              const std::vector<sim::TaskId>& after) {
+    models::Op gather;
+    gather.name = name;
+    gather.kind = models::OpKind::kCollective;
+    gather.group = models::CommGroup::kData;
+    gather.comm = models::CommKind::kAllGather;
+    gather.comm_bytes = sim::Bytes(static_cast<int64_t>(params) * kParamGatherBytes);
+    const models::Op& op = AddStepOp(std::move(gather));
+    absl::StatusOr<topology::CollectiveEstimate> est =
+        Estimate(op, topology::Collective::kAllGather, group);
+    if (!est.ok()) return est.status();
+    std::vector<sim::ResourceId> lanes;
+    for (int j : members) lanes.push_back(dp_lane_[j]);
+    TaskInfo info{.op = &op, .phase = Phase::kOptimizer, .stage = stage, .is_collective = true,
+                  .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs,
+                  .group_size = static_cast<int>(group.size())};
+    const sim::TaskId t = AddCollectiveTask(lanes, *est, info, topology::Collective::kAllGather,
+                                            group, op.comm_bytes);
+    for (sim::TaskId o : after) After(o, t);
+    return absl::OkStatus();
+  }
+
+  // MoE: the routed experts' gradients, reduced in their own buckets over the
+  // expert-data-parallel group (dp·cp/ep ranks; placement.h). Fills
+  // expert_synced_ (what each GPU's optimizer step waits for) and
+  // expert_params_ (expert parameters on each GPU). In unfolded runs the
+  // member with expert-data rank 0 creates its group's collectives.
+  absl::Status AddExpertGradientSync(bool dist_opt) {
+    const int n = static_cast<int>(compute_.size());
+    expert_synced_.assign(n, {});
+    expert_params_.assign(n, 0.0);
+    if (in_.model->num_experts == 0) return absl::OkStatus();
+    for (int i = 0; i < n; ++i) {
+      const int gpu = plan_.simulated_gpus[i];
+      const std::vector<int> group = placement_.ExpertDataGroup(gpu);
+      const std::vector<int> members = SimulatedMembers(group);
+      if (members.front() != i) continue;
+      const std::vector<Bucket> buckets = MakeBuckets(i, /*experts=*/true);
+      for (int j : members) {
+        for (const Bucket& b : buckets) expert_params_[j] += b.params;
+      }
+      if (group.size() == 1) continue;
+      for (size_t bi = 0; bi < buckets.size(); ++bi) {
+        models::Op op = GradOp(buckets[bi], dist_opt);
+        op.name = dist_opt ? "expert_dp_grad_reduce_scatter" : "expert_dp_grad_allreduce";
+        absl::StatusOr<sim::TaskId> t =
+            AddBucketCollective(AddStepOp(std::move(op)), buckets[bi], static_cast<int>(bi),
+                                placement_.CoordsOf(gpu).pp, group, members);
+        if (!t.ok()) return t.status();
+        for (int j : members) expert_synced_[j].push_back(*t);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // MoE with the distributed optimizer: each expert-data-parallel group
+  // gathers its updated expert parameters after its members' optimizer steps.
+  absl::Status AddExpertParamGather(bool dist_opt) {
+    const int n = static_cast<int>(compute_.size());
+    const int group_size = p_.data_parallel * p_.context_parallel / p_.expert_parallel;
+    if (in_.model->num_experts == 0 || !dist_opt || group_size == 1) return absl::OkStatus();
+    for (int i = 0; i < n; ++i) {
+      const int gpu = plan_.simulated_gpus[i];
+      const std::vector<int> group = placement_.ExpertDataGroup(gpu);
+      const std::vector<int> members = SimulatedMembers(group);
+      if (members.front() != i) continue;
+      std::vector<sim::TaskId> after;
+      for (int j : members) after.push_back(optimizer_step_[j]);
+      RETURN_IF_ERROR_(AddParamGather("expert_dp_param_allgather", expert_params_[i],
+                                      placement_.CoordsOf(gpu).pp, group, members, after));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status AddGradientSyncAndOptimizer() {
     const int n = static_cast<int>(compute_.size());
     const bool dist_opt = p_.distributed_optimizer || p_.zero_stage >= 1;
+    RETURN_IF_ERROR_(AddExpertGradientSync(dist_opt));
+    optimizer_step_.assign(n, kNone);
+    const double expert_shards =
+        dist_opt ? p_.data_parallel * p_.context_parallel / p_.expert_parallel : 1;
     for (int i = 0; i < n; ++i) {
       // In unfolded runs, one collective serves the whole data-parallel group:
       // the member with dp == 0 creates it.
       if (!plan_.folded_data_parallel && placement_.CoordsOf(plan_.simulated_gpus[i]).dp != 0) {
         continue;
       }
-      const std::vector<Bucket> buckets = MakeBuckets(i);
+      const std::vector<Bucket> buckets = MakeBuckets(i, /*experts=*/false);
       double local_params = 0;
       for (const Bucket& b : buckets) local_params += b.params;
       const std::vector<int> group = placement_.DataGroup(plan_.simulated_gpus[i]);
-      std::vector<int> members;  // the simulated ranks of the group
-      for (int g : group) {
-        if (local_of_[g] >= 0) members.push_back(local_of_[g]);
-      }
+      const std::vector<int> members = SimulatedMembers(group);
+      const int stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp;
       std::vector<sim::TaskId> synced;
       if (zero3_) {
         for (int j : members) synced.push_back(last_reduce_[j]);
       } else if (p_.data_parallel > 1) {
         for (size_t bi = 0; bi < buckets.size(); ++bi) {
-          const models::Op& op = AddStepOp(GradOp(buckets[bi], dist_opt));
-          absl::StatusOr<topology::CollectiveEstimate> est =
-              Estimate(op, ToCollective(op.comm), group);
-          if (!est.ok()) return est.status();
-          std::vector<sim::ResourceId> lanes;
-          for (int j : members) lanes.push_back(dp_lane_[j]);
-          TaskInfo info{.op = &op, .phase = Phase::kOptimizer,
-                        .bucket = static_cast<int32_t>(bi),
-                        .stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp,
-                        .is_collective = true, .algorithm = est->algorithm,
-                        .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-          const sim::TaskId t =
-              AddCollectiveTask(lanes, *est, info, ToCollective(op.comm), group, op.comm_bytes);
-          for (int j : members) {
-            After(p_.overlap_grad_reduce ? grad_done_[j][buckets[bi].ready_index] : last_[j], t);
-          }
-          synced.push_back(t);
+          absl::StatusOr<sim::TaskId> t =
+              AddBucketCollective(AddStepOp(GradOp(buckets[bi], dist_opt)), buckets[bi],
+                                  static_cast<int>(bi), stage, group, members);
+          if (!t.ok()) return t.status();
+          synced.push_back(*t);
         }
       }
-      // Optimizer step on each member's compute stream once its gradients are synced.
+      // Optimizer step on each member's compute stream once its gradients
+      // (dense and, for MoE, expert) are synced: dense parameters sharded over
+      // dp, expert parameters over the expert-data-parallel group.
       models::Op adam;
       adam.name = "optimizer_step";
       adam.kind = models::OpKind::kMemoryBound;
       adam.dtype = models::Dtype::kFp32;
-      const double opt_params = dist_opt ? local_params / p_.data_parallel : local_params;
+      const double opt_params = (dist_opt ? local_params / p_.data_parallel : local_params) +
+                                expert_params_[i] / expert_shards;
       adam.bytes = sim::Bytes(static_cast<int64_t>(opt_params) * kOptimizerBytesPerParam);
       const models::Op& adam_op = AddStepOp(std::move(adam));
       const models::OpCost cost = in_.kernels->Cost(adam_op);
@@ -619,33 +750,17 @@ class Builder {
                       .efficiency = cost.efficiency, .source = cost.source};
         const sim::TaskId t = plan_.graph.AddTask(compute_[j], cost.time, NewInfo(info));
         for (sim::TaskId s : synced) After(s, t);
+        for (sim::TaskId s : expert_synced_[j]) After(s, t);
         Chain(j, t);
         opt.push_back(t);
+        optimizer_step_[j] = t;
       }
       if (dist_opt && p_.data_parallel > 1 && !zero3_) {
-        models::Op gather;
-        gather.name = "dp_param_allgather";
-        gather.kind = models::OpKind::kCollective;
-        gather.group = models::CommGroup::kData;
-        gather.comm = models::CommKind::kAllGather;
-        gather.comm_bytes = sim::Bytes(static_cast<int64_t>(local_params) * kParamGatherBytes);
-        const models::Op& op = AddStepOp(std::move(gather));
-        absl::StatusOr<topology::CollectiveEstimate> est =
-            Estimate(op, topology::Collective::kAllGather, group);
-        if (!est.ok()) return est.status();
-        std::vector<sim::ResourceId> lanes;
-        for (int j : members) lanes.push_back(dp_lane_[j]);
-        TaskInfo info{.op = &op, .phase = Phase::kOptimizer,
-                      .stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp,
-                      .is_collective = true, .algorithm = est->algorithm,
-                      .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-        const sim::TaskId t = AddCollectiveTask(lanes, *est, info,
-                                                topology::Collective::kAllGather, group,
-                                                op.comm_bytes);
-        for (sim::TaskId o : opt) After(o, t);
+        RETURN_IF_ERROR_(
+            AddParamGather("dp_param_allgather", local_params, stage, group, members, opt));
       }
     }
-    return absl::OkStatus();
+    return AddExpertParamGather(dist_opt);
   }
 
   // The first task of an action on `gpu`, at pipeline position `to_pos`,
@@ -667,12 +782,17 @@ class Builder {
   StepPlan& plan_;
   std::vector<int> local_of_;
   std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
-  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_;
+  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_, ep_lane_;
   // Per GPU: tasks the next op on its chain must wait for (host launches,
   // ZeRO-3 parameter gathers).
   std::vector<std::vector<sim::TaskId>> waits_;
   std::vector<sim::TaskId> layer_started_;  // first task of the current layer, per GPU
   std::vector<sim::TaskId> last_reduce_;    // ZeRO-3: last gradient reduce-scatter, per GPU
+  // MoE, per GPU: expert-gradient reductions its optimizer step waits for,
+  // its expert parameters, and its optimizer step.
+  std::vector<std::vector<sim::TaskId>> expert_synced_;
+  std::vector<double> expert_params_;
+  std::vector<sim::TaskId> optimizer_step_;
   std::vector<bool> pending_layer_start_;
   const models::Op* zero_ops_[2][3] = {};  // [gather, reduce][embedding, layer, head]
   const models::Op* launch_op_ = nullptr;
@@ -703,6 +823,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.micro_batch_size = in.parallel->micro_batch_size;
   shard.dtype = in.parallel->precision;
   shard.recompute = in.parallel->recompute;
+  shard.expert_parallel = in.parallel->expert_parallel;
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);
   if (!w.ok()) return w.status();
   plan.workload = *std::move(w);
@@ -710,7 +831,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   // every simulated GPU; reserved so that TaskInfo pointers stay valid.
   plan.step_ops.reserve(static_cast<size_t>(in.parallel->model_parallel_size()) *
                             (in.fold_data_parallel ? 1 : in.parallel->data_parallel) *
-                            (in.model->num_layers + 8) +
+                            (in.model->num_layers + 8) * (in.model->num_experts > 0 ? 2 : 1) +
                         16);
   Builder b(in, &plan);
   if (auto s = b.Build(); !s.ok()) return s;

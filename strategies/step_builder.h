@@ -8,6 +8,26 @@
 // overlap_grad_reduce is set), the distributed-optimizer parameter all-gather,
 // and the optimizer step.
 //
+// Mixture-of-experts (strategies/expert_parallel.h): the token dispatch and
+// combine all-to-alls of every MoE layer (models/workload.h), forward and
+// backward, run over the layer's expert-parallel group (placement.h) on their
+// own lane (kExpertCommLane), in program order as Megatron-core's all-to-all
+// dispatcher issues them, so StepStats measures them as exposed EP time. Dense
+// gradients are reduced over the data-parallel group; the routed experts'
+// gradients in separate buckets over the expert-data-parallel group
+// (dp·cp/ep ranks), and with the distributed optimizer their parameters are
+// gathered over that group too.
+//
+// ZeRO-3 / FSDP (also with pipeline parallelism): before each micro-batch's
+// forward and backward of a layer (or embedding / head) on a stage, its
+// parameters are all-gathered over the data-parallel group, issued when the
+// previous layer starts (one layer of prefetch); its gradients are
+// reduce-scattered after every micro-batch's backward, as DeepSpeed ZeRO-3
+// and FSDP do with gradient accumulation (sharded gradients, no unsharded
+// accumulation buffer; models/memory_model.h counts that working set).
+// Under zero-bubble schedules the reduce-scatter follows the deferred weight
+// gradient, which needs no gather.
+//
 // Data-parallel folding: when `fold_data_parallel` is set, only data-parallel
 // replica 0 is simulated. Every replica runs the same ops on the same
 // hardware, so on a symmetric cluster the step time is unchanged; the

@@ -1,0 +1,238 @@
+// Mixture-of-experts steps: expert-parallel all-to-alls on the expert lane,
+// expert gradients over the expert-data-parallel group, folding exactness, and
+// the all-to-all cost against the alpha-beta formula on a real topology.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "models/gpu_catalog.h"
+#include "sim/check.h"
+#include "sim/engine.h"
+#include "strategies/step_builder.h"
+#include "strategies/step_stats.h"
+#include "topology/analytic_network.h"
+#include "topology/cluster.h"
+#include "topology/collective_calibration.h"
+
+namespace clustersim::strategies {
+namespace {
+
+// Every collective costs 10 us plus its bytes at 100 GB/s.
+class FlatNetwork : public topology::NetworkModel {
+ public:
+  absl::StatusOr<topology::CollectiveEstimate> Estimate(
+      const topology::CollectiveRequest& r) const override {
+    topology::CollectiveEstimate e;
+    e.time = Cost(r.bytes);
+    e.algorithm = topology::Algorithm::kRing;
+    return e;
+  }
+  static sim::Duration Cost(sim::Bytes b) {
+    return sim::Microseconds(10) + sim::TransferTime(b, sim::Bandwidth::GigabytesPerSecond(100));
+  }
+};
+
+// A 4-layer MoE with 8 experts, top-2: small enough for unfolded runs.
+models::TransformerConfig SmallMoe() {
+  models::TransformerConfig m;
+  m.name = "small-moe";
+  m.num_layers = 4;
+  m.hidden_size = 1024;
+  m.ffn_hidden_size = 2048;
+  m.num_attention_heads = 16;
+  m.num_query_groups = 8;
+  m.seq_length = 1024;
+  m.vocab_size = 32000;
+  m.activation = models::Activation::kSwiglu;
+  m.num_experts = 8;
+  m.moe_top_k = 2;
+  return m;
+}
+
+// 16 GPUs: tp 2 (sequence parallel), pp 2, dp 4, ep `ep`, 2 micro-batches.
+ParallelConfig Sixteen(int ep) {
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.sequence_parallel = true;
+  p.pipeline_parallel = 2;
+  p.expert_parallel = ep;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 8;
+  return p;
+}
+
+struct StepRun {
+  StepPlan plan;
+  StepStats::Summary summary;
+};
+
+struct RunOptions {
+  bool fold_dp = true;
+  bool fold_tp = false;
+  bool distributed_optimizer = false;
+  bool overlap = false;
+};
+
+StepRun Step(ParallelConfig p, int world, const topology::NetworkModel& net, RunOptions o = {}) {
+  const models::TransformerConfig model = SmallMoe();
+  p.distributed_optimizer = o.distributed_optimizer;
+  p.overlap_grad_reduce = o.overlap;
+  const absl::Status valid = ValidateParallelConfig(model, world, &p);
+  SIM_CHECK(valid.ok()) << valid;
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("h100-sxm5-80gb").value());
+  StepInputs in{.model = &model, .parallel = &p, .kernels = &kernels, .network = &net};
+  in.fold_data_parallel = o.fold_dp;
+  in.fold_tensor_parallel = o.fold_tp;
+  absl::StatusOr<StepPlan> plan = BuildStep(in);
+  SIM_CHECK(plan.ok()) << plan.status();
+  StepRun r{*std::move(plan), {}};
+  sim::Simulator simulator;
+  sim::Engine engine(r.plan.graph, simulator);
+  StepStats stats(r.plan);
+  engine.AddObserver(&stats);
+  SIM_CHECK(engine.Run().ok());
+  r.summary = stats.Summarize(engine.Makespan());
+  return r;
+}
+
+std::vector<const TaskInfo*> Named(const StepPlan& plan, const std::string& prefix) {
+  std::vector<const TaskInfo*> out;
+  for (const TaskInfo& info : plan.infos) {
+    if (info.op->name.rfind(prefix, 0) == 0) out.push_back(&info);
+  }
+  return out;
+}
+
+TEST(ExpertParallelStepTest, AllToAllsRunOnTheExpertLaneAndAreMeasured) {
+  const FlatNetwork net;
+  StepRun r = Step(Sixteen(4), 16, net);
+  // Folded: dp replica 0 of 2 tp ranks x 2 stages. Each of the 4 layers per
+  // micro-batch dispatches and combines forward and backward: 4 all-to-alls.
+  EXPECT_EQ(r.plan.simulated_gpus.size(), 4u);
+  const std::vector<const TaskInfo*> a2a = Named(r.plan, "ep_alltoall");
+  ASSERT_EQ(a2a.size(), 2u /*tp*/ * 4u /*layers*/ * 2u /*mb*/ * 4u);
+  for (const TaskInfo* info : a2a) {
+    EXPECT_EQ(info->group_size, 4);
+    EXPECT_EQ(info->op->group, models::CommGroup::kExpert);
+  }
+  // Megatron-core's dispatcher blocks the compute stream: every all-to-all of
+  // the critical GPU (2 layers x 2 micro-batches x 4) is exposed, in full.
+  EXPECT_EQ(r.summary.exposed_ep, FlatNetwork::Cost(a2a[0]->op->comm_bytes) * 16);
+  EXPECT_GT(r.summary.exposed_ep, sim::Duration::Zero());
+  // ep = 1 has no all-to-all and a faster step under this network.
+  StepRun one = Step(Sixteen(1), 16, net);
+  EXPECT_TRUE(Named(one.plan, "ep_alltoall").empty());
+  EXPECT_EQ(one.summary.exposed_ep, sim::Duration::Zero());
+}
+
+TEST(ExpertParallelStepTest, FoldingIsExact) {
+  const FlatNetwork net;
+  for (bool dist_opt : {false, true}) {
+    for (bool overlap : {false, true}) {
+      const RunOptions base{.distributed_optimizer = dist_opt, .overlap = overlap};
+      RunOptions unfolded = base;
+      unfolded.fold_dp = false;
+      RunOptions both = base;
+      both.fold_tp = true;
+      StepRun folded = Step(Sixteen(2), 16, net, base);
+      StepRun full = Step(Sixteen(2), 16, net, unfolded);
+      StepRun folded_tp = Step(Sixteen(2), 16, net, both);
+      EXPECT_EQ(full.plan.simulated_gpus.size(), 16u);
+      EXPECT_EQ(folded_tp.plan.simulated_gpus.size(), 2u);
+      for (const StepRun* r : {&full, &folded_tp}) {
+        EXPECT_EQ(r->summary.step_time, folded.summary.step_time) << dist_opt << overlap;
+        EXPECT_EQ(r->summary.exposed_ep, folded.summary.exposed_ep);
+        EXPECT_EQ(r->summary.exposed_dp, folded.summary.exposed_dp);
+        EXPECT_EQ(r->summary.compute, folded.summary.compute);
+      }
+    }
+  }
+}
+
+TEST(ExpertParallelStepTest, ExpertGradientsReduceOverExpertDataParallelGroup) {
+  const FlatNetwork net;
+  // dp 4, ep 2: expert-data-parallel groups of 2.
+  StepRun r = Step(Sixteen(2), 16, net, {.distributed_optimizer = true});
+  const models::ParameterCounts pc = models::CountParameters(SmallMoe());
+  double expert_bytes = 0, dense_layer_bytes = 0;
+  int expert_gathers = 0;
+  for (const TaskInfo& info : r.plan.infos) {
+    // Stage 0, tp rank 0 (simulated GPU 0).
+    if (info.stage != 0 || info.phase != Phase::kOptimizer || !info.is_collective) continue;
+    if (info.op->name == "expert_dp_grad_reduce_scatter") {
+      EXPECT_EQ(info.group_size, 2);
+      expert_bytes += info.op->comm_bytes.count();
+    } else if (info.op->name == "dp_grad_reduce_scatter") {
+      EXPECT_EQ(info.group_size, 4);
+      dense_layer_bytes += info.op->comm_bytes.count();
+    } else if (info.op->name == "expert_dp_param_allgather") {
+      EXPECT_EQ(info.group_size, 2);
+      ++expert_gathers;
+    }
+  }
+  // Two tp ranks on stage 0, each with 2 layers of experts / (tp 2 x ep 2),
+  // in fp32 main gradients.
+  EXPECT_NEAR(expert_bytes, 2 * 2 * pc.expert_per_layer / 4 * 4, 2 * 4 * 8);
+  const double dense = 2 * (2 * (pc.per_layer - pc.expert_per_layer) + pc.embedding) / 2 * 4;
+  EXPECT_NEAR(dense_layer_bytes, dense, 2 * 4 * 8);
+  EXPECT_EQ(expert_gathers, 2);
+  // ep 4 leaves expert-data-parallel groups of one: no expert reduction.
+  StepRun ep4 = Step(Sixteen(4), 16, net, {.distributed_optimizer = true});
+  EXPECT_TRUE(Named(ep4.plan, "expert_dp_").empty());
+}
+
+topology::Cluster DgxH100(int nodes) {
+  topology::ClusterSpec spec;
+  spec.node_preset = "dgx-h100";
+  spec.num_nodes = nodes;
+  absl::StatusOr<topology::Cluster> c = topology::BuildCluster(spec);
+  SIM_CHECK(c.ok()) << c.status();
+  return *std::move(c);
+}
+
+// An all-to-all where each rank sends `bytes` (its own share included) moves
+// bytes·(n-1)/n off every GPU: on the alpha-beta tier its time is that volume
+// at the bottleneck link's line rate over the link's calibrated efficiency,
+// plus NCCL's base latency and (n-1) step latencies.
+TEST(ExpertParallelStepTest, AllToAllCostFollowsTheAlphaBetaFormula) {
+  const topology::Cluster cluster = DgxH100(2);
+  const topology::AnalyticNetwork net(cluster);
+  const topology::CollectiveCalibration& cal = topology::DefaultCollectiveCalibration();
+  const sim::Bytes bytes = sim::MiB(64);
+  struct Case {
+    std::vector<int> gpus;
+    double line_rate_gbs;  // per GPU, bottleneck
+    topology::LinkKind kind;
+  };
+  // tp 8, ep 2: one GPU per node, over InfiniBand NDR (50 GB/s per GPU);
+  // tp 2, ep 4: four GPUs of one node, over NVLink4 (450 GB/s per GPU).
+  for (const Case& c : {Case{{0, 8}, 50, topology::LinkKind::kInfiniband},
+                        Case{{0, 2, 4, 6}, 450, topology::LinkKind::kNvlink}}) {
+    absl::StatusOr<topology::CollectiveEstimate> e =
+        net.Estimate({topology::Collective::kAllToAll, c.gpus, bytes});
+    ASSERT_TRUE(e.ok()) << e.status();
+    const double n = c.gpus.size();
+    const topology::LinkCalibration& link = cal.ForLink(c.kind);
+    const double volume = bytes.count() * (n - 1) / n;
+    const double expected = cal.base_latency.ToSeconds() + (n - 1) * link.step_latency.ToSeconds() +
+                            volume / (c.line_rate_gbs * 1e9 * link.efficiency);
+    EXPECT_NEAR(e->time.ToSeconds() / expected, 1.0, 0.05) << n << " ranks";
+  }
+}
+
+// On a real cluster (16 H100 in 2 nodes, ep groups inside a node) the
+// measured exposed EP time is the all-to-alls' network estimates, summed.
+TEST(ExpertParallelStepTest, MeasuredEpTimeIsTheNetworkEstimates) {
+  const topology::Cluster cluster = DgxH100(2);
+  const topology::AnalyticNetwork net(cluster);
+  StepRun r = Step(Sixteen(4), 16, net);
+  const std::vector<const TaskInfo*> a2a = Named(r.plan, "ep_alltoall");
+  ASSERT_FALSE(a2a.empty());
+  absl::StatusOr<topology::CollectiveEstimate> one =
+      net.Estimate({topology::Collective::kAllToAll, {0, 2, 4, 6}, a2a[0]->op->comm_bytes});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(r.summary.exposed_ep, one->time * 16);
+}
+
+}  // namespace
+}  // namespace clustersim::strategies
