@@ -1,5 +1,8 @@
 #include "viz/summary_text.h"
 
+#include <algorithm>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -34,6 +37,12 @@ std::string FormatSummary(const config::Result& r) {
                        r.num_microbatches(), p.pipeline_schedule(),
                        s.training().recompute_granularity(),
                        s.training().precision()));
+  if (p.expert_model_parallel_size() > 1) {
+    Line(&out, "expert parallel",
+         absl::StrFormat("ep %d (expert-data-parallel %d)", p.expert_model_parallel_size(),
+                         p.data_parallel_size() * std::max(1, p.context_parallel_size()) /
+                             p.expert_model_parallel_size()));
+  }
   out += "\n";
   Line(&out, "step time", absl::StrFormat("%.4f s", r.step_time_s()));
   Line(&out, "throughput", absl::StrFormat("%.0f tokens/s (%.1f tokens/s per GPU)",
@@ -43,10 +52,15 @@ std::string FormatSummary(const config::Result& r) {
   Line(&out, "hardware TFLOP/s per GPU",
        absl::StrFormat("%.1f (HFU %.1f%%)", r.hardware_tflops_per_gpu(), 100 * r.hfu()));
   Line(&out, "compute (critical GPU)", absl::StrFormat("%.4f s", r.compute_s()));
+  // MoE runs add their expert-parallel all-to-all time.
+  const std::string ep_exposed =
+      p.expert_model_parallel_size() > 1
+          ? absl::StrFormat(", ep %.4f", r.exposed_comm_breakdown_s().ep_s())
+          : "";
   Line(&out, "exposed communication",
-       absl::StrFormat("%.4f s (tp %.4f, pp %.4f, dp %.4f)", r.exposed_comm_s(),
+       absl::StrFormat("%.4f s (tp %.4f, pp %.4f, dp %.4f%s)", r.exposed_comm_s(),
                        r.exposed_comm_breakdown_s().tp_s(), r.exposed_comm_breakdown_s().pp_s(),
-                       r.exposed_comm_breakdown_s().dp_s()));
+                       r.exposed_comm_breakdown_s().dp_s(), ep_exposed));
   Line(&out, "pipeline bubble", absl::StrFormat("%.1f%% of the step", 100 * r.bubble_ratio()));
   const config::MemoryBreakdownGib& m = r.memory_breakdown_gib();
   Line(&out, "memory per GPU",
