@@ -61,8 +61,9 @@ struct ParallelConfig {
 // named) and suggest valid values, e.g.
 //   "parallelism.tensor_model_parallel_size=3 does not divide
 //    model.num_attention_heads=32; try 1, 2, 4, 8, 16, 32".
-// Features that a later release simulates (cp > 1, ep > 1, ZeRO-3 with pp > 1)
-// are rejected as UNIMPLEMENTED with a "not supported yet" message.
+// Context parallelism needs seq_length divisible by 2·cp (load-balanced causal
+// chunks). Features that a later release simulates (ep > 1, ZeRO-3 with
+// pp > 1) are rejected as UNIMPLEMENTED with a "not supported yet" message.
 absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
                                     ParallelConfig* config);
 

@@ -10,6 +10,12 @@
 //   pl.GpuOf({.tp = 3, .dp = 1});          // 11
 //   pl.TensorGroup(11);                    // {8, ..., 15}
 //   pl.DataGroup(11);                      // {3, 11}
+//
+// Context parallelism (Megatron-Core parallel_state, order "tp-cp-ep-dp-pp"):
+// the cp ranks of a ring share tp, dp and pp and sit TP apart, so with
+// tp x cp <= 8 a ring stays inside one node. Gradients are reduced over the
+// combined data-and-context group (Megatron's get_data_parallel_group(
+// with_context_parallel=True)): ContextGroup x DataGroup.
 #ifndef CLUSTERSIM_STRATEGIES_PLACEMENT_H_
 #define CLUSTERSIM_STRATEGIES_PLACEMENT_H_
 
@@ -38,8 +44,16 @@ class Placement {
   std::vector<int> TensorGroup(int gpu) const;
   std::vector<int> DataGroup(int gpu) const;
   std::vector<int> PipelineGroup(int gpu) const;
+  // The ring of context-parallel ranks, in ring order (cp = 0, 1, ...).
+  std::vector<int> ContextGroup(int gpu) const;
+  // Data x context ranks with the same tp and pp: where gradients are reduced
+  // (and the distributed optimizer shards). Equals DataGroup when cp = 1.
+  std::vector<int> DataContextGroup(int gpu) const;
 
  private:
+  // The ranks that differ from `gpu` only in `axis` (of extent `size`).
+  std::vector<int> Along(int gpu, int RankCoords::*axis, int size) const;
+
   int tp_, cp_, dp_, pp_;
 };
 

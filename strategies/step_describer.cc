@@ -93,6 +93,7 @@ std::string StepDescriber::ThreadName(const sim::TaskGraph& g, sim::ResourceId r
     case kDataCommLane: return "comm: dp";
     case kPipelineCommLane: return "comm: pp";
     case kHostLane: return "host: launch";
+    case kContextCommLane: return "comm: cp";
   }
   return g.resource(r).name;
 }

@@ -26,7 +26,8 @@ enum Lane : uint32_t {
   kDataCommLane = 2,
   kPipelineCommLane = 3,
   kHostLane = 4,  // the CPU thread that launches the GPU's work
-  kNumLanes = 5
+  kContextCommLane = 5,  // context-parallel ring (K/V exchange)
+  kNumLanes = 6
 };
 
 // kBackwardWeight is the deferred weight-gradient half of a backward under a

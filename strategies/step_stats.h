@@ -39,6 +39,7 @@ class StepStats : public sim::SpanObserver {
     sim::Duration exposed_tp;
     sim::Duration exposed_dp;
     sim::Duration exposed_pp;
+    sim::Duration exposed_cp;  // context-parallel ring exchanges
     sim::Duration bubble;
     int critical_gpu = 0;
   };
