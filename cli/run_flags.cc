@@ -63,7 +63,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "micro-batch-size", &v.mbs, "micro-batch size");
   Opt(strategy, "global-batch-size", &v.gbs, "global batch size");
   Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
-  Opt(strategy, "precision", &v.precision, "bf16|fp16");
+  Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
   strategy.add_options()("sequence-parallel", po::bool_switch(), "sequence parallelism")(
       "use-distributed-optimizer", po::bool_switch(), "shard optimizer states over data parallel")(

@@ -2,10 +2,12 @@
 // measurement tables and print measured vs predicted, MAPE per source and
 // overall. Exit 1 when --max-mape is given and exceeded.
 #include <exception>
+#include <map>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
@@ -17,16 +19,40 @@
 namespace clustersim::cli {
 namespace po = boost::program_options;
 
+namespace {
+
+// "NEMO2407=15" -> {NEMO2407: 15}; a malformed bound names the flag and the form.
+absl::StatusOr<std::map<std::string, double>> ParseSourceBounds(
+    const std::vector<std::string>& bounds) {
+  std::map<std::string, double> out;
+  for (const std::string& b : bounds) {
+    const size_t eq = b.find('=');
+    double pct = 0;
+    if (eq == std::string::npos || eq == 0 || !absl::SimpleAtod(b.substr(eq + 1), &pct) ||
+        pct < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--max-source-mape ", b, " is not SOURCE=PERCENT, e.g. --max-source-mape NEMO2407=15"));
+    }
+    out[b.substr(0, eq)] = pct;
+  }
+  return out;
+}
+
+}  // namespace
+
 int ValidateCommand(const Args& args) {
   std::vector<std::string> files;
   double target = 10, max_mape = -1;
   int stride = 1, offset = 0;
   double host_overhead = -1;
+  std::vector<std::string> source_bounds;
   bool help = false;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
   d.add_options()("target", po::value(&target)->default_value(10),
                   "MAPE target to report against (percent)")(
       "max-mape", po::value(&max_mape), "exit 1 when any table's overall MAPE exceeds this")(
+      "max-source-mape", po::value(&source_bounds)->composing(),
+      "SOURCE=PCT: exit 1 when that source's MAPE exceeds PCT (repeatable)")(
       "stride", po::value(&stride)->default_value(1), "run every n-th row of each table")(
       "offset", po::value(&offset)->default_value(0), "first row to run (0-based)")(
       "host-overhead-us", po::value(&host_overhead),
@@ -51,6 +77,8 @@ int ValidateCommand(const Args& args) {
   if (stride < 1 || offset < 0) {
     return Fail(absl::InvalidArgumentError("--stride must be at least 1 and --offset at least 0"));
   }
+  absl::StatusOr<std::map<std::string, double>> per_source = ParseSourceBounds(source_bounds);
+  if (!per_source.ok()) return Fail(per_source.status());
   bool exceeded = false;
   for (const std::string& f : files) {
     absl::StatusOr<std::string> text = scenarios::ReadFile(f);
@@ -63,12 +91,20 @@ int ValidateCommand(const Args& args) {
                                   .host_overhead_us = host_overhead});
     if (!report.ok()) return Fail(report.status());
     std::cout << scenarios::FormatValidationReport(*report, target) << "\n";
-    if (max_mape >= 0 && report->overall_mape > max_mape) exceeded = true;
+    if (max_mape >= 0 && report->overall_mape > max_mape) {
+      std::cerr << "clustersim: validation MAPE above --max-mape " << max_mape << "%\n";
+      exceeded = true;
+    }
+    for (const scenarios::SourceSummary& src : report->by_source) {
+      auto it = per_source->find(src.source);
+      if (it != per_source->end() && src.mape > it->second) {
+        std::cerr << "clustersim: " << src.source << " MAPE " << src.mape
+                  << "% above --max-source-mape " << it->second << "%\n";
+        exceeded = true;
+      }
+    }
   }
-  if (exceeded) {
-    std::cerr << "clustersim: validation MAPE above --max-mape " << max_mape << "%\n";
-    return 1;
-  }
+  if (exceeded) return 1;
   return 0;
 }
 

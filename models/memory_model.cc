@@ -58,6 +58,29 @@ double ZeroThreeGatherBytes(const MemoryInputs& in, const ParameterCounts& count
   return layer * (2.0 * 2.0 + grad);
 }
 
+// Context parallelism: Transformer Engine's ring attention receives the next
+// K/V chunk (backward: K/V and dK/dV) while computing on the current one, into
+// double buffers: 2 x (K/V + dK/dV) chunks of b·(s/cp)·2·(g/t)·d 16-bit
+// values, held during one layer's attention (transient, not per layer).
+double ContextRingBufferBytes(const TransformerConfig& c, const ShardSpec& s) {
+  if (s.context_parallel <= 1) return 0;
+  const double kv_chunk = 2.0 * s.micro_batch_size * c.seq_length / s.context_parallel *
+                          c.num_query_groups / s.tensor_parallel * c.head_dim() * 2.0;
+  return 2.0 * 2.0 * kv_chunk;
+}
+
+// FP8 training: Transformer Engine keeps, next to the 16-bit weight, an FP8
+// copy of each FP8 GEMM's weight and its transpose (cached across the
+// micro-batches of a step): 2 B per transformer linear-layer parameter.
+double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int layers) {
+  if (s.dtype != Dtype::kFp8) return 0;
+  const ParameterCounts counts = CountParameters(c);
+  const double dense = counts.linear_per_layer - counts.expert_per_layer;
+  return 2.0 * layers *
+         (dense / s.tensor_parallel +
+          counts.expert_per_layer / (static_cast<double>(s.tensor_parallel) * s.expert_parallel));
+}
+
 }  // namespace
 
 absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
@@ -187,7 +210,11 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
     // Final norm input/output and the fp32 logits of one micro-batch for the loss.
     activations += 4.0 * tokens * c.hidden_size / (sp ? t : 1.0) + 4.0 * tokens * c.vocab_size / t;
   }
+  activations += ContextRingBufferBytes(c, s);
   m.activations = RoundBytes(activations);
+  if (in.finetune.method == FinetuneMethod::kFull) {
+    m.weights += RoundBytes(Fp8WeightCopyBytes(c, s, layers));
+  }
   m.other = in.overheads.cuda_context + in.overheads.gemm_workspace +
             RoundBytes(ZeroThreeGatherBytes(in, counts));
   return m;

@@ -45,6 +45,16 @@
 //   gathered in 16 bits (the current one and the prefetched next, as the step
 //   builder issues them) and one layer's unsharded gradient before its
 //   reduce-scatter.
+// Context parallelism: every activation term above uses s' = s/cp; the ring
+//   attention adds its K/V receive buffers, 2 x (K/V + dK/dV) chunks of
+//   b·s'·2·(g/t)·d 16-bit values (Transformer Engine double-buffers the ring).
+// FP8 (Transformer Engine): 16-bit weights as above plus the cached FP8 copy
+//   of each transformer linear weight and its transpose, 2 B per such
+//   parameter (TE Linear keeps weight_fp8 and weight_t_fp8 across the
+//   micro-batches of a step; transformer_engine/pytorch/module/linear.py).
+//   Gradients and optimizer states are unchanged (fp32 main grads, Adam).
+//   Activations are counted 16-bit (TE saves some GEMM inputs in FP8: an
+//   upper bound).
 // MoE activations: the MLP's sharded terms (FC1 output, FC2 input) hold
 //   k·capacity_factor routed copies of each token, plus the permuted expert
 //   input 2·k·cf (units of s'·b·h) and the fp32 router probabilities 4·E/h.

@@ -1,5 +1,6 @@
 #include "models/workload.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -26,6 +27,7 @@ struct Dims {
   int64_t in_bytes;   // GEMM input element bytes
   int64_t act;        // activation element bytes (16-bit for fp8)
   Dtype dtype;
+  Dtype attn_dtype;   // attention and BF16 GEMMs: dtype, or bf16 under fp8
 };
 
 Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
@@ -52,6 +54,7 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.in_bytes = BytesPerElement(s.dtype);
   d.act = d.in_bytes >= 2 ? d.in_bytes : 2;
   d.dtype = s.dtype;
+  d.attn_dtype = s.dtype == Dtype::kFp8 ? Dtype::kBf16 : s.dtype;
   d.moe = c.num_experts > 0;
   d.ep = s.expert_parallel;
   d.experts = c.num_experts;
@@ -118,6 +121,27 @@ Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
   return op;
 }
 
+// The same shapes with 16-bit GEMMs: under fp8, what Transformer Engine does
+// not cover (Megatron's output layer) stays in BF16.
+Dims Sixteen(const Dims& d) {
+  Dims out = d;
+  out.dtype = d.attn_dtype;
+  out.in_bytes = std::max<int64_t>(d.in_bytes, 2);
+  return out;
+}
+
+// FP8 cast_transpose of each FP8 GEMM's input (forward) or incoming gradient
+// (backward): read 16-bit, write the FP8 copy and its transpose (4 B/element).
+// Zero bytes when no GEMM runs in FP8.
+int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward) {
+  int64_t bytes = 0;
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::kGemm || op.dtype != Dtype::kFp8) continue;
+    bytes += op.batch * (backward ? op.m * op.n : op.m * op.k) * 4;
+  }
+  return bytes;
+}
+
 // The b·s·h activation crossing a TP boundary (full, unsharded size).
 int64_t BoundaryBytes(const Dims& d) { return d.tokens * d.h * d.act; }
 
@@ -134,7 +158,7 @@ Op AttentionForward(const Dims& d) {
   const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
   const int64_t kv = d.b * d.s * d.g_local * d.d;       // K and V each
   op.bytes = sim::Bytes((2 * q + 2 * kv) * d.act);
-  op.dtype = d.dtype;
+  op.dtype = d.attn_dtype;
   return op;
 }
 
@@ -209,6 +233,9 @@ std::vector<Op> LayerForward(const Dims& d) {
     ops.push_back(Collective(d, "tp_allreduce_mlp", CommKind::kAllReduce, BoundaryBytes(d)));
   }
   ops.push_back(MemoryBound(d, "dropout_residual2", residual_bytes));
+  if (const int64_t cast = Fp8CastBytes(ops, /*backward=*/false); cast > 0) {
+    ops.insert(ops.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));  // after layernorm1
+  }
   return ops;
 }
 
@@ -302,6 +329,9 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompu
       ops.push_back(std::move(op));
     }
   }
+  if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true); cast > 0) {
+    ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
+  }
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual2")));
   if (d.moe) {
     MoeBackward(d, fwd, &ops);
@@ -353,7 +383,7 @@ void Embedding(const Dims& d, Workload* w) {
 
 void Head(const Dims& d, Workload* w) {
   const Op norm = MemoryBound(d, "final_norm", 2 * d.ln_tokens * d.h * d.act);
-  const Op lm_head = Gemm(d, "lm_head_gemm", d.tokens, d.v_local, d.h);
+  const Op lm_head = Gemm(Sixteen(d), "lm_head_gemm", d.tokens, d.v_local, d.h);
   w->head_forward.push_back(norm);
   if (d.sp) {
     w->head_forward.push_back(
@@ -376,6 +406,43 @@ void Head(const Dims& d, Workload* w) {
       MemoryBound(d, "cross_entropy_bwd", d.tokens * d.v_local * (4 + d.act)));
   ColumnParallelBackward(d, lm_head, "head", &w->head_backward);
   w->head_backward.push_back(MemoryBoundBackward(d, norm));
+}
+
+// Transformer Engine's ring attention (see the header): the local causal
+// block, then cp - 1 half blocks against the K/V that arrive from the ring.
+ContextRing MakeContextRing(const Dims& d, int cp) {
+  ContextRing r;
+  r.steps = cp;
+  auto attention = [&d](std::string name, int64_t keys, bool causal) {
+    Op op;
+    op.name = std::move(name);
+    op.kind = OpKind::kAttention;
+    op.batch = d.b * d.a_local;
+    op.m = d.s_local;
+    op.n = keys;
+    op.k = d.d;
+    op.causal = causal;
+    op.flops = sim::Flops(4.0 * op.batch * op.m * op.n * op.k);
+    const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
+    const int64_t kv = d.b * keys * d.g_local * d.d;      // K and V each
+    op.bytes = sim::Bytes((2 * q + 2 * kv) * d.act);
+    op.dtype = d.attn_dtype;
+    return op;
+  };
+  r.forward_diagonal = attention("attention_fwd_ring_diagonal", d.s_local, true);
+  r.forward_step = attention("attention_fwd_ring_step", d.s_local / 2, false);
+  r.backward_diagonal = AttentionBackward(r.forward_diagonal);
+  r.backward_diagonal.name = "attention_bwd_ring_diagonal";
+  r.backward_step = AttentionBackward(r.forward_step);
+  r.backward_step.name = "attention_bwd_ring_step";
+  const int64_t kv_chunk = 2 * d.b * d.s_local * d.g_local * d.d * d.act;  // K and V
+  r.forward_exchange = Collective(d, "cp_kv_sendrecv", CommKind::kSendRecv, kv_chunk,
+                                  CommGroup::kContext);
+  r.backward_exchange = Collective(d, "cp_kv_dkv_sendrecv", CommKind::kSendRecv, 2 * kv_chunk,
+                                   CommGroup::kContext);
+  r.backward_final_exchange = Collective(d, "cp_dkv_sendrecv", CommKind::kSendRecv, kv_chunk,
+                                         CommGroup::kContext);
+  return r;
 }
 
 std::string Divisors(int64_t n) {
@@ -460,6 +527,7 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   w.layer_forward = LayerForward(d);
   w.layer_backward = LayerBackward(d, w.layer_forward, s.recompute);
   Head(d, &w);
+  if (s.context_parallel > 1) w.context_ring = MakeContextRing(d, s.context_parallel);
   return w;
 }
 

@@ -25,8 +25,26 @@
 // Backward mirrors it: every GEMM becomes <name>_dgrad and <name>_wgrad (same
 // FLOPs each), memory-bound ops move ~2x the bytes, attention_bwd costs 2.5x the
 // forward FLOPs (FlashAttention-2: five matmuls against two).
-// Context parallelism: each rank holds s/cp tokens of queries and attends to
-// all s keys; the ring exchange of K/V between cp ranks is not modelled yet.
+// Context parallelism: each rank holds s/cp tokens (two load-balanced causal
+// chunks of s/(2cp)) and attends to all s keys. `attention_fwd`/`_bwd` in the
+// layer lists describe the whole attention; Workload::context_ring splits it
+// into Transformer Engine's ring (AttnFuncWithCPAndKVP2P): cp steps, step 0
+// the local (diagonal, causal) block, each later step half a block against a
+// neighbour's K/V (the load-balanced chunks make every step half the work of
+// an s/cp x s/cp block: costed as s/cp queries x s/(2cp) keys, unmasked);
+// the K/V chunk (b·(s/cp)·2·g/tp·d 16-bit values) moves to the next rank
+// while a step computes. Backward runs the same ring carrying K/V and dK/dV.
+// The step builder turns it into tasks (strategies/step_builder.cc).
+//
+// FP8 (dtype kFp8, Transformer Engine delayed scaling): the GEMMs of the
+// transformer layers (QKV, out-proj, FC1, FC2, experts; fwd, dgrad, wgrad) run
+// in FP8; attention (TE's default, fp8_dpa off), norms, elementwise ops and the
+// LM head (Megatron's output_layer is not a TE module) in BF16; activations
+// stay 16-bit. Each layer adds the casts as memory-bound ops: fp8_cast_fwd
+// (cast_transpose of every FP8 GEMM's input: read 2 B, write 1 + 1 B per
+// element) and fp8_cast_bwd (the same for every incoming gradient). Weight
+// casts (once per step, cached across micro-batches) and amax reductions are
+// not modelled.
 //
 // FLOP conventions: GEMM flops = 2·batch·m·n·k; attention forward =
 // 4·b·(s/cp)·s·(a·d)/tp, counted unmasked like Megatron (the kernel model
@@ -43,6 +61,7 @@
 #define CLUSTERSIM_MODELS_WORKLOAD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +105,16 @@ struct ShardSpec {
   int expert_parallel = 1;  // MoE: experts split over this many ranks (must divide num_experts)
 };
 
+// Ring attention of one layer and micro-batch under context parallelism.
+struct ContextRing {
+  int steps = 1;  // cp
+  Op forward_diagonal, forward_step;    // attention kernels (step 0, steps 1..cp-1)
+  Op backward_diagonal, backward_step;
+  Op forward_exchange;   // K/V chunk to the next ring rank (send/recv, CommGroup::kContext)
+  Op backward_exchange;  // K/V and the accumulated dK/dV chunk
+  Op backward_final_exchange;  // the last dK/dV hop back to the chunk's owner
+};
+
 struct Workload {
   std::vector<Op> embedding_forward, embedding_backward;  // word (+position) embedding, vocab-parallel
   std::vector<Op> layer_forward;   // ONE transformer layer, one micro-batch, one TP shard
@@ -93,6 +122,8 @@ struct Workload {
                                    // marked recompute=true, TP collectives included);
                                    // kSelective recomputes attention_fwd just before attention_bwd
   std::vector<Op> head_forward, head_backward;  // final norm, LM head GEMM, vocab-parallel CE
+  // context_parallel > 1: how attention_fwd / attention_bwd run as a ring.
+  std::optional<ContextRing> context_ring;
 };
 
 // InvalidArgument naming the field when the shard does not fit the model:

@@ -70,9 +70,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   const std::string precision = t.has_precision() ? t.precision() : "bf16";
   absl::StatusOr<models::Dtype> dtype = models::ParseDtype(precision);
   if (!dtype.ok()) return WithField(dtype.status(), "training.precision");
-  if (*dtype != models::Dtype::kBf16 && *dtype != models::Dtype::kFp16) {
+  if (*dtype != models::Dtype::kBf16 && *dtype != models::Dtype::kFp16 &&
+      *dtype != models::Dtype::kFp8) {
     return absl::UnimplementedError(absl::StrCat("training.precision=\"", precision,
-                                                 "\" is not supported yet; use bf16 or fp16"));
+                                                 "\" is not supported yet; use bf16, fp16 or fp8"));
   }
   if (auto s = models::CheckDtypeSupported(*r.gpu, *dtype); !s.ok()) {
     return WithField(s, "training.precision");

@@ -133,5 +133,39 @@ TEST(ResolveTest, CustomNodeErrorsNameTheField) {
   EXPECT_NE(r.status().message().find("cluster.node and cluster.custom_node"), std::string::npos);
 }
 
+TEST(ResolveTest, Fp8NeedsAGpuWithFp8) {
+  absl::StatusOr<ResolvedScenario> h100 = Resolve(Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" }
+    model { preset: "llama2-7b" }
+    training { precision: "fp8" }
+  )pb"));
+  ASSERT_TRUE(h100.ok()) << h100.status();
+  EXPECT_EQ(h100->parallel.precision, models::Dtype::kFp8);
+  absl::StatusOr<ResolvedScenario> a100 = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "llama2-7b" }
+    training { precision: "fp8" }
+  )pb"));
+  ASSERT_FALSE(a100.ok());
+  EXPECT_EQ(a100.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(a100.status().message().find(
+                "training.precision: dtype fp8 is not supported by a100-sxm4-80gb"),
+            std::string::npos)
+      << a100.status();
+  EXPECT_NE(a100.status().message().find("supported: fp32, tf32, bf16, fp16"), std::string::npos)
+      << a100.status();
+}
+
+TEST(ResolveTest, ContextParallelDerivesDataParallel) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 16 }
+    model { preset: "llama3-8b" }
+    parallelism { tensor_model_parallel_size: 2 context_parallel_size: 4 }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.data_parallel, 2);
+  EXPECT_EQ(r->echo.parallelism().context_parallel_size(), 4);
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

@@ -199,6 +199,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.mutable_exposed_comm_breakdown_s()->set_dp_s(sum.exposed_dp.ToSeconds());
   r.mutable_exposed_comm_breakdown_s()->set_pp_s(sum.exposed_pp.ToSeconds());
   r.mutable_exposed_comm_breakdown_s()->set_ep_s(sum.exposed_ep.ToSeconds());
+  r.mutable_exposed_comm_breakdown_s()->set_cp_s(sum.exposed_cp.ToSeconds());
   r.set_compute_s(sum.compute.ToSeconds());
   FillMemory(s, &r);
   r.mutable_cost()->set_usd_per_gpu_hour(s.usd_per_gpu_hour);

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "models/transformer_config.h"
 #include "scenarios/resolve.h"
 #include "scenarios/runner.h"
 
@@ -44,6 +45,15 @@ void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Sce
   m->set_ffn_hidden_size(4 * hidden);
 }
 
+// The model preset a row's model name denotes ("LLAMA2-7B" -> llama2-7b), or
+// "" when the catalog has none. NeMo's "Nemotron-340B" is Nemotron-4 340B.
+std::string PresetFor(const std::string& model) {
+  std::string name = absl::AsciiStrToLower(model);
+  std::replace(name.begin(), name.end(), ' ', '-');
+  if (name == "nemotron-340b") name = "nemotron4-340b";
+  return models::ModelCatalog::Default().Find(name).ok() ? name : "";
+}
+
 // Runs `s` and returns the result, or the reason it cannot run.
 absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOptions& options) {
   if (options.host_overhead_us >= 0) {
@@ -71,6 +81,18 @@ PublishedAssumptions AssumptionsFor(const std::string& source) {
     // The paper's FLOP formula counts the recompute pass: full recompute.
     return {1, "full", false, false, false, "fp16",
             "micro-batch 1, full recompute, fp16, no interleaving, vocab 51200"};
+  }
+  if (source == "NEMO2407") {
+    return {1, "none", true, true, true, "fp8",
+            "FP8 (Transformer Engine) where the notes say so; no recompute, sequence parallel "
+            "when tp > 1, distributed optimizer, overlapped grad reduce; architecture from the "
+            "model preset the row names"};
+  }
+  if (source == "NEMOLONG") {
+    return {1, "none", true, true, true, "fp8",
+            "global batch = data-parallel size (one sequence per replica; the table states no "
+            "batch), micro-batch 1, FP8, no recompute, sequence parallel when tp > 1, "
+            "distributed optimizer, overlapped grad reduce; Llama 2 7B preset"};
   }
   if (source == "MCORE24") {
     return {1, "selective", true, true, true, "bf16",
@@ -105,15 +127,16 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   }
   const std::string notes = t.Get(row, "notes");
   const std::string gpu = GpuName(t.Get(row, "gpu"));
-  int layers, hidden, heads, seq, num_gpus, tp, pp;
+  int layers = 0, hidden = 0, heads = 0, seq = 0, num_gpus = 0, tp = 0, pp = 0;
+  const std::string preset = PresetFor(t.Get(row, "model"));
+  const bool shape_stated = Int(t.Get(row, "layers"), &layers) &&
+                            Int(t.Get(row, "hidden"), &hidden) && Int(t.Get(row, "heads"), &heads);
   if (gpu.empty()) {
     v.reason = absl::StrCat("GPU ", t.Get(row, "gpu"), " is not in the catalog");
-  } else if (absl::StrContains(notes, "FP8")) {
-    v.reason = "FP8 training (Transformer Engine) is not supported yet";
-  } else if (!Int(t.Get(row, "layers"), &layers) || !Int(t.Get(row, "hidden"), &hidden) ||
-             !Int(t.Get(row, "heads"), &heads) || !Int(t.Get(row, "seq_len"), &seq) ||
+  } else if ((!shape_stated && preset.empty()) || !Int(t.Get(row, "seq_len"), &seq) ||
              !Int(t.Get(row, "num_gpus"), &num_gpus)) {
-    v.reason = "model shape or GPU count not stated";
+    v.reason = absl::StrCat("model shape or GPU count not stated (and no preset named ",
+                            t.Get(row, "model"), ")");
   } else if (!Int(t.Get(row, "tp"), &tp) || !Int(t.Get(row, "pp"), &pp)) {
     v.reason = "the source does not state the tensor/pipeline split";
   }
@@ -125,8 +148,21 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   s.mutable_cluster()->set_gpu(gpu);
   s.mutable_cluster()->set_num_gpus(num_gpus);
   int vocab = 51200;
-  Int(t.Get(row, "vocab"), &vocab);
-  GptModel(layers, hidden, heads, seq, vocab, &s);
+  const bool vocab_stated = Int(t.Get(row, "vocab"), &vocab);
+  if (preset.empty()) {
+    GptModel(layers, hidden, heads, seq, vocab, &s);
+  } else {
+    // The preset the row names, with the dimensions the row states.
+    config::ModelConfig* m = s.mutable_model();
+    m->set_preset(preset);
+    m->set_seq_length(seq);
+    if (shape_stated) {
+      m->set_num_layers(layers);
+      m->set_hidden_size(hidden);
+      m->set_num_attention_heads(heads);
+    }
+    if (vocab_stated) m->set_vocab_size(vocab);
+  }
   config::ParallelismConfig* p = s.mutable_parallelism();
   p->set_tensor_model_parallel_size(tp);
   p->set_pipeline_model_parallel_size(pp);
@@ -148,7 +184,9 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
     absl::StrAppend(&assumptions, "micro-batch ", mb, "; ");
   }
   if (!Int(t.Get(*batch_row, "global_batch"), &gb)) {
-    if (v.metric != "memory_gb") {
+    if (v.source == "NEMOLONG") {
+      gb = mb * (num_gpus / (tp * pp * cp));  // the per-source assumption above
+    } else if (v.metric != "memory_gb") {
       v.reason = "global batch not stated";
       return v;
     }
@@ -165,7 +203,9 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);
   tr->set_recompute_granularity(recompute);
-  tr->set_precision(absl::StrContains(notes, "fp16") ? "fp16" : a.precision);
+  tr->set_precision(absl::StrContains(notes, "FP8")    ? "fp8"
+                    : absl::StrContains(notes, "fp16") ? "fp16"
+                                                       : a.precision);
   v.assumptions = absl::StrCat(assumptions, a.text);
 
   absl::StatusOr<config::Result> r = Simulate(s, options);

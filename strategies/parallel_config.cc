@@ -30,6 +30,33 @@ absl::Status MustDivide(int size, const char* size_field, int n, const char* n_f
                                                  "=", n, "; try ", Divisors(n)));
 }
 
+// Context parallelism (Megatron-Core / Transformer Engine ring attention with
+// load-balanced causal chunks): each rank holds two of 2·cp sequence chunks.
+absl::Status ValidateContextParallel(const models::TransformerConfig& model,
+                                     const ParallelConfig& p) {
+  const int cp = p.context_parallel;
+  if (cp == 1) return absl::OkStatus();
+  if (model.seq_length % (2 * cp) != 0) {
+    std::vector<int> ok;
+    for (int c = 1; c <= 64 && 2 * c <= model.seq_length; ++c) {
+      if (model.seq_length % (2 * c) == 0) ok.push_back(c);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallelism.context_parallel_size=", cp, " needs model.seq_length=", model.seq_length,
+        " divisible by 2 x context_parallel_size=", 2 * cp,
+        " (two load-balanced causal chunks per rank); try ", absl::StrJoin(ok, ", ")));
+  }
+  const int64_t local = static_cast<int64_t>(p.micro_batch_size) * model.seq_length / cp;
+  if (p.sequence_parallel && local % p.tensor_parallel != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallelism.sequence_parallel with context_parallel_size=", cp,
+        " needs micro_batch_size x seq_length / cp = ", local,
+        " divisible by tensor_model_parallel_size=", p.tensor_parallel,
+        "; change the sequence length or turn sequence parallelism off"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
@@ -140,10 +167,7 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::InvalidArgumentError(absl::StrCat(
         "parallelism.pipeline_schedule=interleaved-1f1b needs ", kVp, " > 1"));
   }
-  if (p->context_parallel > 1) {
-    return absl::UnimplementedError(
-        absl::StrCat(kCp, ": context parallelism is not supported yet; use 1"));
-  }
+  if (auto s = ValidateContextParallel(model, *p); !s.ok()) return s;
   return ValidateExpertParallel(model, *p);
 }
 

@@ -61,9 +61,8 @@ struct ParallelConfig {
 // named) and suggest valid values, e.g.
 //   "parallelism.tensor_model_parallel_size=3 does not divide
 //    model.num_attention_heads=32; try 1, 2, 4, 8, 16, 32".
-// Features that a later release simulates (cp > 1) are rejected as
-// UNIMPLEMENTED with a "not supported yet" message. Mixture-of-experts rules:
-// strategies/expert_parallel.h.
+// Context parallelism needs seq_length divisible by 2·cp (load-balanced causal
+// chunks). Mixture-of-experts rules: strategies/expert_parallel.h.
 absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
                                     ParallelConfig* config);
 

@@ -72,11 +72,27 @@ TEST(ParallelConfigTest, SequenceParallelNeedsTensorParallel) {
   EXPECT_FALSE(ValidateParallelConfig(Model(), 8, &p).ok());
 }
 
-TEST(ParallelConfigTest, LaterFeaturesAreUnimplemented) {
+TEST(ParallelConfigTest, ContextParallelDerivesDataParallel) {
   ParallelConfig p;
   p.context_parallel = 2;
   p.global_batch_size = 4;
-  EXPECT_EQ(ValidateParallelConfig(Model(), 8, &p).code(), absl::StatusCode::kUnimplemented);
+  ASSERT_TRUE(ValidateParallelConfig(Model(), 8, &p).ok());
+  EXPECT_EQ(p.data_parallel, 4);
+}
+
+TEST(ParallelConfigTest, ContextParallelNeedsTwoChunksPerRank) {
+  models::TransformerConfig m = Model();
+  m.seq_length = 2040;  // 2040 / (2 x 16) is not whole
+  ParallelConfig p;
+  p.context_parallel = 16;
+  p.global_batch_size = 1;
+  const absl::Status s = ValidateParallelConfig(m, 16, &p);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("parallelism.context_parallel_size=16 needs model.seq_length=2040 "
+                             "divisible by 2 x context_parallel_size=32"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("try 1, 2, 3, 4, 5, 6, 10"), std::string::npos) << s;
 }
 
 TEST(ParallelConfigTest, InterleavingNeedsMicrobatchesMultipleOfStages) {

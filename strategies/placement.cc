@@ -1,5 +1,7 @@
 #include "strategies/placement.h"
 
+#include <algorithm>
+
 namespace clustersim::strategies {
 
 Placement::Placement(const ParallelConfig& c)
@@ -54,6 +56,24 @@ std::vector<int> Placement::ExpertDataGroup(int gpu) const {
   const int e = ExpertRankOf(gpu);
   std::vector<int> g;
   for (int d = 0; d < cp_ * dp_ / ep_; ++d) g.push_back(WithReplica(gpu, e + ep_ * d));
+  return g;
+}
+
+std::vector<int> Placement::Along(int gpu, int RankCoords::*axis, int size) const {
+  RankCoords c = CoordsOf(gpu);
+  std::vector<int> g;
+  for (c.*axis = 0; c.*axis < size; ++(c.*axis)) g.push_back(GpuOf(c));
+  return g;
+}
+
+std::vector<int> Placement::ContextGroup(int gpu) const { return Along(gpu, &RankCoords::cp, cp_); }
+
+std::vector<int> Placement::DataContextGroup(int gpu) const {
+  std::vector<int> g;
+  for (int member : DataGroup(gpu)) {
+    for (int r : Along(member, &RankCoords::cp, cp_)) g.push_back(r);
+  }
+  std::sort(g.begin(), g.end());
   return g;
 }
 

@@ -18,6 +18,11 @@
 // (same tp and pp) and the expert-data-parallel group (dp·cp/ep ranks) holds
 // the replicas with the same expert rank:
 //   tp=2, dp=8, ep=4:  ExpertGroup(0) = {0, 2, 4, 6}, ExpertDataGroup(0) = {0, 8}
+// Context parallelism (Megatron-Core parallel_state, order "tp-cp-ep-dp-pp"):
+// the cp ranks of a ring share tp, dp and pp and sit TP apart, so with
+// tp x cp <= 8 a ring stays inside one node. Gradients are reduced over the
+// combined data-and-context group (Megatron's get_data_parallel_group(
+// with_context_parallel=True)): ContextGroup x DataGroup.
 #ifndef CLUSTERSIM_STRATEGIES_PLACEMENT_H_
 #define CLUSTERSIM_STRATEGIES_PLACEMENT_H_
 
@@ -51,12 +56,19 @@ class Placement {
   std::vector<int> ExpertDataGroup(int gpu) const;
   int ExpertRankOf(int gpu) const { return ReplicaOf(gpu) % ep_; }
   int ExpertDataRankOf(int gpu) const { return ReplicaOf(gpu) / ep_; }
+  // The ring of context-parallel ranks, in ring order (cp = 0, 1, ...).
+  std::vector<int> ContextGroup(int gpu) const;
+  // Data x context ranks with the same tp and pp: where gradients are reduced
+  // (and the distributed optimizer shards). Equals DataGroup when cp = 1.
+  std::vector<int> DataContextGroup(int gpu) const;
 
  private:
   // The combined context/data-parallel index cp + CP·dp of `gpu`.
   int ReplicaOf(int gpu) const { return (gpu / tp_) % (cp_ * dp_); }
   // The GPU with `gpu`'s tp and pp coordinates at combined index `replica`.
   int WithReplica(int gpu, int replica) const;
+  // The ranks that differ from `gpu` only in `axis` (of extent `size`).
+  std::vector<int> Along(int gpu, int RankCoords::*axis, int size) const;
 
   int tp_, cp_, dp_, pp_, ep_;
 };

@@ -67,5 +67,21 @@ TEST(PlacementTest, ExpertGroupsSpanContextRanksFirst) {
   EXPECT_EQ(p.ExpertDataGroup(1), (std::vector<int>{1}));
 }
 
+// Megatron-Core's order tp-cp-dp-pp: tp=2, cp=2, dp=2, pp=2 on 16 GPUs puts
+// GPU 5 at tp 1, cp 0, dp 1, pp 0; its ring partner is 2 GPUs away.
+TEST(PlacementTest, ContextRanksFollowTensorRanks) {
+  const Placement p(ParallelConfig{
+      .tensor_parallel = 2, .pipeline_parallel = 2, .context_parallel = 2, .data_parallel = 2});
+  const RankCoords r = p.CoordsOf(5);
+  EXPECT_EQ(r.tp, 1);
+  EXPECT_EQ(r.cp, 0);
+  EXPECT_EQ(r.dp, 1);
+  EXPECT_EQ(r.pp, 0);
+  EXPECT_EQ(p.ContextGroup(5), (std::vector<int>{5, 7}));
+  EXPECT_EQ(p.DataGroup(5), (std::vector<int>{1, 5}));
+  EXPECT_EQ(p.DataContextGroup(5), (std::vector<int>{1, 3, 5, 7}));
+  EXPECT_EQ(p.DataContextGroup(13), (std::vector<int>{9, 11, 13, 15}));
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

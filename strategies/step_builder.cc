@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "models/calibration.h"
 #include "models/transformer_config.h"
 #include "sim/check.h"
 #include "strategies/placement.h"
@@ -91,6 +92,9 @@ class Builder {
       ep_lane_.push_back(p_.expert_parallel > 1
                              ? plan_.graph.AddResource(gpu + "/comm:ep", g, kExpertCommLane)
                              : 0);
+      cp_lane_.push_back(p_.context_parallel > 1
+                             ? plan_.graph.AddResource(gpu + "/comm:cp", g, kContextCommLane)
+                             : 0);
       host_lane_.push_back(in_.host_overhead_per_op > sim::Duration::Zero()
                                ? plan_.graph.AddResource(gpu + "/host", g, kHostLane)
                                : 0);
@@ -123,6 +127,10 @@ class Builder {
 
  private:
   static constexpr sim::TaskId kNone = ~sim::TaskId{0};
+
+  // Ranks that reduce (and, with the distributed optimizer, shard) each
+  // gradient: data x context parallel.
+  int GradientRanks() const { return p_.data_parallel * p_.context_parallel; }
 
   // Position of a model chunk in the pipeline: chunk c of stage s is model
   // chunk c·p + s; the first holds the embedding, the last the output head.
@@ -286,6 +294,8 @@ class Builder {
         RETURN_IF_ERROR_(AddExpertCollective(op, ctx, layer));
       } else if (op.kind == models::OpKind::kCollective) {
         RETURN_IF_ERROR_(AddTensorCollective(op, ctx, layer));
+      } else if (op.kind == models::OpKind::kAttention && plan_.workload.context_ring) {
+        RETURN_IF_ERROR_(AddRingAttention(op, ctx, layer));
       } else {
         AddCompute(op, ctx, layer);
       }
@@ -353,7 +363,7 @@ class Builder {
   // A data-parallel collective for simulated GPU i (and, unfolded, its group).
   absl::StatusOr<sim::TaskId> AddDataCollective(const models::Op& op, int i, const Ctx& ctx,
                                                 int layer) {
-    const std::vector<int> group = placement_.DataGroup(plan_.simulated_gpus[i]);
+    const std::vector<int> group = placement_.DataContextGroup(plan_.simulated_gpus[i]);
     absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
     if (!est.ok()) return est.status();
     TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
@@ -426,6 +436,97 @@ class Builder {
       const std::vector<int> group = placement_.ExpertGroup(plan_.simulated_gpus[i]);
       if (SimulatedMembers(group).front() != i) continue;
       RETURN_IF_ERROR_(AddChainedCollective(op, ctx, layer, group, ep_lane_));
+    }
+    return absl::OkStatus();
+  }
+
+  // Context parallelism: `whole` (attention_fwd or attention_bwd, possibly a
+  // recomputed forward) as Transformer Engine's ring (models/workload.h): on
+  // every rank, cp attention steps on the compute lane; while step j runs, the
+  // rank sends the K/V chunk it holds (backward: K/V and the dK/dV it has
+  // accumulated) to the next ring rank on its CP lane. Step j + 1 waits for
+  // its own send and for the receive from the previous rank (TE waits on both
+  // requests). Backward ends with a last dK/dV send to the chunk's owner,
+  // which the owner's next op waits for. Exposed when a send outlasts a step.
+  absl::Status AddRingAttention(const models::Op& whole, const Ctx& ctx, int layer) {
+    const models::ContextRing& ring = *plan_.workload.context_ring;
+    if (ring_ops_[0] == nullptr) {
+      // Copied into step_ops: TaskInfo must not point into the workload's
+      // inline optional, which moves with the plan.
+      models::Op ops[kRingOps] = {ring.forward_diagonal, ring.forward_step,
+                                  ring.backward_diagonal, ring.backward_step,
+                                  ring.forward_exchange, ring.backward_exchange,
+                                  ring.backward_final_exchange, ring.forward_diagonal,
+                                  ring.forward_step};
+      ops[7].recompute = ops[8].recompute = true;  // selective / full recompute re-runs the ring
+      for (int k = 0; k < kRingOps; ++k) ring_ops_[k] = &AddStepOp(std::move(ops[k]));
+    }
+    const bool backward = models::IsAttentionBackward(whole);
+    const int first = whole.recompute ? 7 : (backward ? 2 : 0);
+    const models::Op* diagonal = ring_ops_[first];
+    const models::Op* step = ring_ops_[first + 1];
+    const models::Op* exchange = ring_ops_[backward ? 5 : 4];
+    const std::vector<int>& gpus = *ctx.gpus;
+    std::vector<int> prev(gpus.size()), next_gpu(gpus.size());
+    for (size_t x = 0; x < gpus.size(); ++x) {
+      const std::vector<int> group = placement_.ContextGroup(plan_.simulated_gpus[gpus[x]]);
+      const int n = static_cast<int>(group.size());
+      const int pos = placement_.CoordsOf(plan_.simulated_gpus[gpus[x]]).cp;
+      prev[x] = local_of_[group[(pos + n - 1) % n]];
+      next_gpu[x] = group[(pos + 1) % n];
+      SIM_CHECK(prev[x] >= 0) << "context-parallel ranks are never folded";
+    }
+    std::vector<sim::TaskId> sent(compute_.size(), kNone);  // per local GPU: last send
+    auto send = [&](const models::Op& op, size_t x) -> absl::StatusOr<sim::TaskId> {
+      const int from = plan_.simulated_gpus[gpus[x]];
+      const std::vector<int> pair = {from, next_gpu[x]};
+      absl::StatusOr<topology::CollectiveEstimate> est =
+          Estimate(op, topology::Collective::kSendRecv, pair);
+      if (!est.ok()) return est.status();
+      TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
+                    .stage = ctx.stage, .chunk = ctx.chunk, .is_collective = true,
+                    .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
+      return AddCollectiveTask({cp_lane_[gpus[x]]}, *est, info, topology::Collective::kSendRecv,
+                               pair, op.comm_bytes);
+    };
+    for (int j = 0; j < ring.steps; ++j) {
+      const models::Op& op = j == 0 ? *diagonal : *step;
+      const models::OpCost& cost = CostOf(op);
+      TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
+                    .stage = ctx.stage, .chunk = ctx.chunk, .efficiency = cost.efficiency,
+                    .source = cost.source};
+      const uint32_t tag = NewInfo(info);
+      std::vector<sim::TaskId> sends(gpus.size(), kNone);
+      for (size_t x = 0; x < gpus.size(); ++x) {
+        const int i = gpus[x];
+        const sim::TaskId before = last_[i];
+        const sim::TaskId t = plan_.graph.AddTask(compute_[i], cost.time, tag);
+        After(sent[i], t);
+        After(sent[prev[x]], t);
+        Chain(i, t);
+        if (j + 1 < ring.steps) {
+          absl::StatusOr<sim::TaskId> s = send(*exchange, x);
+          if (!s.ok()) return s.status();
+          After(j == 0 ? before : sent[i], *s);
+          After(sent[prev[x]], *s);
+          sends[x] = *s;
+        }
+      }
+      for (size_t x = 0; x < gpus.size(); ++x) sent[gpus[x]] = sends[x];
+    }
+    if (backward && ring.steps > 1) {
+      std::vector<sim::TaskId> finals(gpus.size());
+      for (size_t x = 0; x < gpus.size(); ++x) {
+        absl::StatusOr<sim::TaskId> s = send(*ring_ops_[6], x);
+        if (!s.ok()) return s.status();
+        Chain(gpus[x], *s);
+        finals[x] = *s;
+      }
+      for (size_t x = 0; x < gpus.size(); ++x) {
+        for (size_t y = 0; y < gpus.size(); ++y) {
+          if (gpus[y] == prev[x]) waits_[gpus[x]].push_back(finals[y]);
+        }
+      }
     }
     return absl::OkStatus();
   }
@@ -556,7 +657,7 @@ class Builder {
     const models::ParameterCounts pc = models::CountParameters(*in_.model);
     const double tp = p_.tensor_parallel;
     const int L = in_.model->num_layers;
-    const double limit = std::max(in_.bucket_params, 1e6 * p_.data_parallel);
+    const double limit = std::max(in_.bucket_params, 1e6 * GradientRanks());
     const RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[i]);
     std::vector<std::pair<double, int>> pieces;  // (params on this GPU, grad_done index)
     if (c.pp == p_.pipeline_parallel - 1 && !experts) {
@@ -708,21 +809,20 @@ class Builder {
     const double expert_shards =
         dist_opt ? p_.data_parallel * p_.context_parallel / p_.expert_parallel : 1;
     for (int i = 0; i < n; ++i) {
-      // In unfolded runs, one collective serves the whole data-parallel group:
-      // the member with dp == 0 creates it.
-      if (!plan_.folded_data_parallel && placement_.CoordsOf(plan_.simulated_gpus[i]).dp != 0) {
-        continue;
-      }
+      // Gradients are reduced over data x context ranks (Megatron's DP-CP
+      // group). One collective serves the group's simulated ranks: its first
+      // simulated member creates it.
+      const std::vector<int> group = placement_.DataContextGroup(plan_.simulated_gpus[i]);
+      const std::vector<int> members = SimulatedMembers(group);
+      if (members.front() != i) continue;
       const std::vector<Bucket> buckets = MakeBuckets(i, /*experts=*/false);
       double local_params = 0;
       for (const Bucket& b : buckets) local_params += b.params;
-      const std::vector<int> group = placement_.DataGroup(plan_.simulated_gpus[i]);
-      const std::vector<int> members = SimulatedMembers(group);
       const int stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp;
       std::vector<sim::TaskId> synced;
       if (zero3_) {
         for (int j : members) synced.push_back(last_reduce_[j]);
-      } else if (p_.data_parallel > 1) {
+      } else if (GradientRanks() > 1) {
         for (size_t bi = 0; bi < buckets.size(); ++bi) {
           absl::StatusOr<sim::TaskId> t =
               AddBucketCollective(AddStepOp(GradOp(buckets[bi], dist_opt)), buckets[bi],
@@ -738,7 +838,7 @@ class Builder {
       adam.name = "optimizer_step";
       adam.kind = models::OpKind::kMemoryBound;
       adam.dtype = models::Dtype::kFp32;
-      const double opt_params = (dist_opt ? local_params / p_.data_parallel : local_params) +
+      const double opt_params = (dist_opt ? local_params / GradientRanks() : local_params) +
                                 expert_params_[i] / expert_shards;
       adam.bytes = sim::Bytes(static_cast<int64_t>(opt_params) * kOptimizerBytesPerParam);
       const models::Op& adam_op = AddStepOp(std::move(adam));
@@ -755,7 +855,7 @@ class Builder {
         opt.push_back(t);
         optimizer_step_[j] = t;
       }
-      if (dist_opt && p_.data_parallel > 1 && !zero3_) {
+      if (dist_opt && GradientRanks() > 1 && !zero3_) {
         RETURN_IF_ERROR_(
             AddParamGather("dp_param_allgather", local_params, stage, group, members, opt));
       }
@@ -777,12 +877,18 @@ class Builder {
   const ParallelConfig& p_;
   // ZeRO-3 / FSDP with data parallelism: parameters gathered per layer,
   // gradients reduce-scattered per layer and micro-batch.
-  const bool zero3_ = p_.zero_stage == 3 && p_.data_parallel > 1;
+  const bool zero3_ = p_.zero_stage == 3 && p_.data_parallel * p_.context_parallel > 1;
   Placement placement_;
   StepPlan& plan_;
   std::vector<int> local_of_;
   std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
-  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_, ep_lane_;
+  std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_, ep_lane_,
+      cp_lane_;
+  // Context ring ops, owned by step_ops: forward diagonal and step, backward
+  // diagonal and step, forward / backward / final exchange, recomputed
+  // forward diagonal and step.
+  static constexpr int kRingOps = 9;
+  const models::Op* ring_ops_[kRingOps] = {};
   // Per GPU: tasks the next op on its chain must wait for (host launches,
   // ZeRO-3 parameter gathers).
   std::vector<std::vector<sim::TaskId>> waits_;

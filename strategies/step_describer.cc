@@ -94,6 +94,7 @@ std::string StepDescriber::ThreadName(const sim::TaskGraph& g, sim::ResourceId r
     case kPipelineCommLane: return "comm: pp";
     case kHostLane: return "host: launch";
     case kExpertCommLane: return "comm: ep";
+    case kContextCommLane: return "comm: cp";
   }
   return g.resource(r).name;
 }

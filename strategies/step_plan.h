@@ -26,8 +26,9 @@ enum Lane : uint32_t {
   kDataCommLane = 2,
   kPipelineCommLane = 3,
   kHostLane = 4,  // the CPU thread that launches the GPU's work
-  kExpertCommLane = 5,  // expert-parallel all-to-all (MoE token dispatch and combine)
-  kNumLanes = 6
+  kExpertCommLane = 5,   // expert-parallel all-to-all (MoE token dispatch and combine)
+  kContextCommLane = 6,  // context-parallel ring (K/V exchange)
+  kNumLanes = 7
 };
 
 // kBackwardWeight is the deferred weight-gradient half of a backward under a

@@ -76,10 +76,12 @@ StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
     const std::vector<Interval> dp = Union(intervals_[i][kDataCommLane]);
     const std::vector<Interval> pp = Union(intervals_[i][kPipelineCommLane]);
     const std::vector<Interval> ep = Union(intervals_[i][kExpertCommLane]);
+    const std::vector<Interval> cp = Union(intervals_[i][kContextCommLane]);
     std::vector<Interval> all = tp;
     all.insert(all.end(), dp.begin(), dp.end());
     all.insert(all.end(), pp.begin(), pp.end());
     all.insert(all.end(), ep.begin(), ep.end());
+    all.insert(all.end(), cp.begin(), cp.end());
     const std::vector<Interval> comm = Union(all);
     best.critical_gpu = plan_.simulated_gpus[i];
     best.compute = sim::Picoseconds(busy);
@@ -88,6 +90,7 @@ StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
     best.exposed_dp = sim::Picoseconds(Minus(dp, compute));
     best.exposed_pp = sim::Picoseconds(Minus(pp, compute));
     best.exposed_ep = sim::Picoseconds(Minus(ep, compute));
+    best.exposed_cp = sim::Picoseconds(Minus(cp, compute));
     std::vector<Interval> occupied = comm;
     occupied.insert(occupied.end(), compute.begin(), compute.end());
     best.bubble = sim::Picoseconds(Minus({{0, makespan.picoseconds()}}, Union(occupied)));

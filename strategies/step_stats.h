@@ -40,6 +40,7 @@ class StepStats : public sim::SpanObserver {
     sim::Duration exposed_dp;
     sim::Duration exposed_pp;
     sim::Duration exposed_ep;  // expert-parallel all-to-all (MoE)
+    sim::Duration exposed_cp;  // context-parallel ring exchanges
     sim::Duration bubble;
     int critical_gpu = 0;
   };

@@ -1,0 +1,96 @@
+// Context-parallel ring shapes and FP8 op dtypes in the workload, and their
+// memory terms.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "models/memory_model.h"
+#include "models/transformer_config.h"
+#include "models/workload.h"
+
+namespace clustersim::models {
+namespace {
+
+// Llama 2 7B with GQA (8 groups), 8 layers, 16k tokens.
+TransformerConfig Llama() {
+  TransformerConfig c = ModelCatalog::Default().Find("llama2-7b").value();
+  c.num_layers = 8;
+  c.num_query_groups = 8;
+  c.seq_length = 16384;
+  return c;
+}
+
+const Op& Find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  ADD_FAILURE() << name << " missing";
+  return ops.front();
+}
+
+TEST(ContextRingTest, StepsComputeHalfOfTheUnmaskedAttention) {
+  const int cp = 4;
+  absl::StatusOr<Workload> w = BuildWorkload(Llama(), {.context_parallel = cp});
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE(w->context_ring.has_value());
+  const ContextRing& r = *w->context_ring;
+  EXPECT_EQ(r.steps, cp);
+  const int64_t s_local = 16384 / cp;
+  EXPECT_EQ(r.forward_diagonal.m, s_local);
+  EXPECT_EQ(r.forward_diagonal.n, s_local);
+  EXPECT_TRUE(r.forward_diagonal.causal);
+  EXPECT_EQ(r.forward_step.n, s_local / 2);
+  EXPECT_FALSE(r.forward_step.causal);
+  // Computed work: half the causal diagonal block plus cp - 1 half blocks is
+  // half of the whole attention (queries s/cp against all s keys, unmasked).
+  const Op& whole = Find(w->layer_forward, "attention_fwd");
+  const double computed =
+      0.5 * r.forward_diagonal.flops.count() + (cp - 1) * r.forward_step.flops.count();
+  EXPECT_DOUBLE_EQ(computed, 0.5 * whole.flops.count());
+  // K and V of one chunk: 2 x b·(s/cp)·g·d 16-bit values; backward adds dK/dV.
+  EXPECT_EQ(r.forward_exchange.comm_bytes.count(), 2 * s_local * 8 * 128 * 2);
+  EXPECT_EQ(r.backward_exchange.comm_bytes.count(), 2 * r.forward_exchange.comm_bytes.count());
+  EXPECT_EQ(r.forward_exchange.group, CommGroup::kContext);
+  EXPECT_FALSE(BuildWorkload(Llama(), {}).value().context_ring.has_value());
+}
+
+TEST(Fp8WorkloadTest, LayerGemmsInFp8AttentionAndHeadInBf16) {
+  absl::StatusOr<Workload> w = BuildWorkload(Llama(), {.dtype = Dtype::kFp8});
+  ASSERT_TRUE(w.ok()) << w.status();
+  for (const char* name : {"qkv_gemm", "out_proj_gemm", "fc1_gemm", "fc2_gemm"}) {
+    EXPECT_EQ(Find(w->layer_forward, name).dtype, Dtype::kFp8) << name;
+  }
+  EXPECT_EQ(Find(w->layer_backward, "fc1_gemm_wgrad").dtype, Dtype::kFp8);
+  EXPECT_EQ(Find(w->layer_backward, "qkv_gemm_dgrad").dtype, Dtype::kFp8);
+  EXPECT_EQ(Find(w->layer_forward, "attention_fwd").dtype, Dtype::kBf16);
+  EXPECT_EQ(Find(w->layer_backward, "attention_bwd").dtype, Dtype::kBf16);
+  EXPECT_EQ(Find(w->head_forward, "lm_head_gemm").dtype, Dtype::kBf16);
+  // cast_transpose of the four GEMM inputs: tokens x (h + a·d + h + f) x 4 B.
+  const int64_t tokens = 16384;
+  EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").bytes.count(),
+            tokens * (4096 + 4096 + 4096 + 11008) * 4);
+  EXPECT_GT(Find(w->layer_backward, "fp8_cast_bwd").bytes.count(), 0);
+  absl::StatusOr<Workload> bf16 = BuildWorkload(Llama(), {});
+  for (const Op& op : bf16->layer_forward) EXPECT_NE(op.name, "fp8_cast_fwd");
+}
+
+TEST(ContextFp8MemoryTest, CpShrinksActivationsAndFp8AddsWeightCopies) {
+  MemoryInputs in{.model = Llama(), .shard = {.recompute = Recompute::kSelective}};
+  ASSERT_TRUE(ValidateMemoryInputs(in).ok());
+  const MemoryBreakdown one = EstimateMemory(in);
+  in.shard.context_parallel = 2;
+  const MemoryBreakdown two = EstimateMemory(in);
+  // Selective recompute: activations linear in s/cp, plus the ring buffers.
+  const double kv_buffers = 2.0 * 2.0 * (2.0 * 8192 * 8 * 128 * 2);
+  EXPECT_NEAR(static_cast<double>(two.activations.count()),
+              one.activations.count() / 2.0 + kv_buffers, 1.0);
+  in.shard.context_parallel = 1;
+  in.shard.dtype = Dtype::kFp8;
+  const MemoryBreakdown fp8 = EstimateMemory(in);
+  const double linear = CountParameters(Llama()).linear_per_layer * 8;
+  EXPECT_NEAR(static_cast<double>((fp8.weights - one.weights).count()), 2.0 * linear, 1.0);
+  EXPECT_EQ(fp8.optimizer, one.optimizer);
+  EXPECT_EQ(fp8.gradients, one.gradients);
+}
+
+}  // namespace
+}  // namespace clustersim::models
