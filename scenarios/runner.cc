@@ -8,6 +8,8 @@
 #include "models/kernel_model.h"
 #include "models/memory_model.h"
 #include "models/memory_verdict.h"
+#include "scenarios/link_counters.h"
+#include "scenarios/memory_timeline.h"
 #include "sim/engine.h"
 #include "sim/simulator.h"
 #include "strategies/flow_executor.h"
@@ -20,7 +22,9 @@
 #include "topology/flow_network.h"
 #include "traces/chrome_trace_writer.h"
 #include "traces/perfetto_trace_writer.h"
+#include "traces/trace_sink.h"
 #include "viz/html_report.h"
+#include "viz/memory_chart.h"
 #include "viz/timeline.h"
 
 namespace clustersim::scenarios {
@@ -28,7 +32,7 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-void FillMemory(const ResolvedScenario& s, config::Result* out) {
+models::MemoryInputs MemoryInputsOf(const ResolvedScenario& s) {
   models::MemoryInputs in;
   in.model = s.model;
   in.shard.tensor_parallel = s.parallel.tensor_parallel;
@@ -45,19 +49,129 @@ void FillMemory(const ResolvedScenario& s, config::Result* out) {
   in.distributed_optimizer = s.parallel.distributed_optimizer;
   in.zero_stage = s.parallel.zero_stage;
   in.finetune = s.finetune;
-  const models::MemoryBreakdown m = models::EstimateMemory(in);
-  config::MemoryBreakdownGib* b = out->mutable_memory_breakdown_gib();
+  return in;
+}
+
+void SetGib(const models::MemoryBreakdown& m, config::MemoryBreakdownGib* b) {
   b->set_weights(m.weights.count() / kGiB);
   b->set_gradients(m.gradients.count() / kGiB);
   b->set_optimizer(m.optimizer.count() / kGiB);
   b->set_activations(m.activations.count() / kGiB);
   b->set_other(m.other.count() / kGiB);
+}
+
+// The memory model for every pipeline stage (stage 0 first).
+std::vector<models::MemoryBreakdown> MemoryByStage(const models::MemoryInputs& in) {
+  std::vector<models::MemoryBreakdown> out;
+  for (int stage = 0; stage < in.pipeline_parallel; ++stage) {
+    models::MemoryInputs at = in;
+    at.pipeline_stage = stage;
+    out.push_back(models::EstimateMemory(at));
+  }
+  return out;
+}
+
+// Memory per GPU (stage 0, the most loaded under 1F1B), the verdict, and
+// every stage's model and simulated peak.
+void FillMemory(const ResolvedScenario& s, const std::vector<models::MemoryBreakdown>& by_stage,
+                const MemoryTimeline& timeline, config::Result* out) {
+  const models::MemoryInputs in = MemoryInputsOf(s);
+  const models::MemoryBreakdown& m = by_stage[0];
+  SetGib(m, out->mutable_memory_breakdown_gib());
   out->set_peak_memory_gib(m.Total().count() / kGiB);
-  out->set_memory_capacity_gib(s.gpu->memory.count() / kGiB);
+  const double capacity = s.gpu->memory.count() / kGiB;
+  out->set_memory_capacity_gib(capacity);
   const models::MemoryVerdict verdict = models::JudgeMemory(in, m, s.gpu->memory);
   out->set_fits_in_memory(verdict.fits);
   out->mutable_memory_verdict()->set_biggest_term(verdict.biggest_term);
   out->mutable_memory_verdict()->set_remedy(verdict.remedy);
+  for (int stage = 0; stage < static_cast<int>(by_stage.size()); ++stage) {
+    config::StageMemoryGib* st = out->add_memory_per_stage_gib();
+    st->set_stage(stage);
+    SetGib(by_stage[stage], st->mutable_breakdown());
+    st->set_total_gib(by_stage[stage].Total().count() / kGiB);
+    st->set_fits(by_stage[stage].Total() <= s.gpu->memory);
+    st->set_simulated_peak_gib(timeline.PeakBytes(stage) / kGiB);
+    st->set_simulated_peak_activations_gib(timeline.PeakActivationBytes(stage) / kGiB);
+  }
+}
+
+// The trace writer the options ask for (Chrome JSON or Perfetto protobuf).
+absl::StatusOr<std::unique_ptr<traces::TraceSink>> OpenTrace(
+    const ResolvedScenario& s, const RunOptions& options, const topology::Cluster& cluster,
+    const strategies::Placement& placement, const strategies::StepDescriber& describer) {
+  if (options.trace_format == "perfetto") {
+    traces::PerfettoTraceWriter::Options popts;
+    popts.ranks = options.trace_ranks;
+    absl::StatusOr<std::unique_ptr<traces::PerfettoTraceWriter>> w =
+        traces::PerfettoTraceWriter::Open(options.trace_path, describer, popts);
+    if (!w.ok()) return w.status();
+    return std::unique_ptr<traces::TraceSink>(*std::move(w));
+  }
+  traces::ChromeTraceWriter::Options topts;
+  topts.other_data = {{"simulator", "clustersim"},
+                      {"scenario", s.name},
+                      {"cluster", cluster.Describe()},
+                      {"model", s.model.name},
+                      {"link_utilisation", s.flow_network
+                                               ? "counters from the flow tier's link rates"
+                                               : "none: link counters need --network-tier flow"}};
+  topts.ranks = options.trace_ranks;
+  topts.steps = options.trace_steps;
+  topts.detail = options.trace_detail;
+  // Stages read top to bottom.
+  topts.process_sort_index = [&placement, &s](uint32_t g) {
+    return int64_t{placement.CoordsOf(static_cast<int>(g)).pp} * s.num_gpus + g;
+  };
+  absl::StatusOr<std::unique_ptr<traces::ChromeTraceWriter>> w =
+      traces::ChromeTraceWriter::Open(options.trace_path, describer, topts);
+  if (!w.ok()) return w.status();
+  return std::unique_ptr<traces::TraceSink>(*std::move(w));
+}
+
+// Arrows from each pipeline send to the action it feeds; both ends lie inside
+// their slices (the send's last picosecond, the receiver's start).
+void AddPipelineFlows(const strategies::StepPlan& plan, const sim::Engine& engine,
+                      traces::TraceSink& trace) {
+  const sim::TaskGraph& g = plan.graph;
+  for (const strategies::PipelineTransfer& x : plan.transfers) {
+    const sim::TaskGraph::Resource& from = g.resource(g.ResourcesOf(x.send)[0]);
+    uint32_t to_lane = 0;
+    for (sim::ResourceId r : g.ResourcesOf(x.receive)) {
+      if (g.resource(r).group == static_cast<uint32_t>(x.receiver_gpu)) to_lane = g.resource(r).lane;
+    }
+    trace.AddFlow(x.forward ? "pp activation" : "pp gradient", from.group, from.lane,
+                  engine.EndOf(x.send) - sim::Picoseconds(1), x.receiver_gpu, to_lane,
+                  engine.StartOf(x.receive));
+  }
+}
+
+// The first simulated GPU of `stage`, or -1.
+int FirstGpuOfStage(const strategies::StepPlan& plan, const strategies::Placement& placement,
+                    int stage) {
+  int best = -1;
+  for (int g : plan.simulated_gpus) {
+    if (placement.CoordsOf(g).pp == stage && (best < 0 || g < best)) best = g;
+  }
+  return best;
+}
+
+// The memory curves of the first and last stage for the report.
+std::vector<viz::MemoryCurve> ReportCurves(const MemoryTimeline& memory,
+                                           const std::vector<int>& gpus,
+                                           const strategies::StepDescriber& describer) {
+  std::vector<viz::MemoryCurve> curves;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (gpus[i] < 0 || (i > 0 && gpus[i] == gpus[0])) continue;
+    viz::MemoryCurve c;
+    c.label = absl::StrCat(i == 0 ? "first stage: " : "last stage: ",
+                           describer.ProcessName(static_cast<uint32_t>(gpus[i])));
+    for (const MemoryTimeline::Point& p : memory.Curve(static_cast<uint32_t>(gpus[i]))) {
+      c.points.push_back({p.t_ps * 1e-12, p.bytes / kGiB});
+    }
+    curves.push_back(std::move(c));
+  }
+  return curves;
 }
 
 }  // namespace
@@ -103,35 +217,50 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   engine.AddObserver(&stats);
   const strategies::Placement placement(s.parallel);
   const strategies::StepDescriber describer(*plan, placement, cluster->gpus_per_node());
-  std::unique_ptr<traces::ChromeTraceWriter> trace;
-  std::unique_ptr<traces::PerfettoTraceWriter> perfetto;
-  if (!options.trace_path.empty() && options.trace_format == "perfetto") {
-    traces::PerfettoTraceWriter::Options popts;
-    popts.ranks = options.trace_ranks;
-    absl::StatusOr<std::unique_ptr<traces::PerfettoTraceWriter>> w =
-        traces::PerfettoTraceWriter::Open(options.trace_path, describer, popts);
-    if (!w.ok()) return w.status();
-    perfetto = *std::move(w);
-    engine.AddObserver(perfetto.get());
-  } else if (!options.trace_path.empty()) {
-    traces::ChromeTraceWriter::Options topts;
-    topts.other_data = {{"simulator", "clustersim"},
-                        {"scenario", s.name},
-                        {"cluster", cluster->Describe()},
-                        {"model", s.model.name}};
-    topts.ranks = options.trace_ranks;
-    topts.steps = options.trace_steps;
-    topts.detail = options.trace_detail;
-    // Stages read top to bottom.
-    topts.process_sort_index = [&placement, &s](uint32_t g) {
-      return int64_t{placement.CoordsOf(static_cast<int>(g)).pp} * s.num_gpus + g;
-    };
-    absl::StatusOr<std::unique_ptr<traces::ChromeTraceWriter>> w =
-        traces::ChromeTraceWriter::Open(options.trace_path, describer, topts);
-    if (!w.ok()) return w.status();
-    trace = *std::move(w);
+  std::unique_ptr<traces::TraceSink> trace;
+  if (!options.trace_path.empty()) {
+    absl::StatusOr<std::unique_ptr<traces::TraceSink>> t =
+        OpenTrace(s, options, *cluster, placement, describer);
+    if (!t.ok()) return t.status();
+    trace = *std::move(t);
     engine.AddObserver(trace.get());
   }
+  // Kept GPUs: simulated and inside --trace-ranks.
+  const auto kept = [&](int gpu) {
+    return (!options.trace_ranks.has_value() || options.trace_ranks->Contains(gpu));
+  };
+  std::unique_ptr<LinkCounters> links;
+  if (trace && flow) {
+    std::vector<bool> simulated(cluster->num_gpus(), false);
+    for (int g : plan->simulated_gpus) simulated[g] = true;
+    links = std::make_unique<LinkCounters>(
+        *cluster, *flow, [&](int gpu) { return simulated[gpu] && kept(gpu); }, *trace);
+    flow->SetLinkRateObserver([&links](sim::Time now, const std::vector<topology::LinkRate>& c) {
+      links->OnRates(now, c);
+    });
+  }
+  const models::MemoryInputs memory_inputs = MemoryInputsOf(s);
+  const std::vector<models::MemoryBreakdown> memory_by_stage = MemoryByStage(memory_inputs);
+  std::vector<StaticMemory> static_by_stage;
+  for (const models::MemoryBreakdown& m : memory_by_stage) {
+    static_by_stage.push_back({m.weights.count(), m.gradients.count(), m.optimizer.count(),
+                               m.other.count()});
+  }
+  const std::vector<int> curve_gpus = {
+      FirstGpuOfStage(*plan, placement, 0),
+      FirstGpuOfStage(*plan, placement, s.parallel.pipeline_parallel - 1)};
+  MemoryTimeline::Options mo;
+  mo.sink = trace.get();
+  if (!options.report_path.empty()) {
+    for (int g : curve_gpus) {
+      if (g >= 0) mo.curve_groups.push_back(static_cast<uint32_t>(g));
+    }
+  }
+  MemoryTimeline memory(
+      *plan, [&placement](uint32_t g) { return placement.CoordsOf(static_cast<int>(g)).pp; },
+      std::move(static_by_stage), ActivationSizesOf(memory_inputs), s.model.num_layers,
+      std::move(mo));
+  engine.AddObserver(&memory);
   std::unique_ptr<viz::Timeline> timeline;
   if (!options.report_path.empty()) {
     viz::Timeline::Options vo;
@@ -141,32 +270,11 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   }
   if (auto st = engine.Run(); !st.ok()) return st;
   if (executor && !executor->status().ok()) return executor->status();
-  if (trace || perfetto) {
-    // Arrows from each pipeline send to the action it feeds; both ends lie
-    // inside their slices (the send's last picosecond, the receiver's start).
-    for (const strategies::PipelineTransfer& x : plan->transfers) {
-      const sim::TaskGraph& g = plan->graph;
-      const sim::TaskGraph::Resource& from = g.resource(g.ResourcesOf(x.send)[0]);
-      uint32_t to_lane = 0;
-      for (sim::ResourceId r : g.ResourcesOf(x.receive)) {
-        if (g.resource(r).group == static_cast<uint32_t>(x.receiver_gpu)) to_lane = g.resource(r).lane;
-      }
-      const std::string_view name = x.forward ? "pp activation" : "pp gradient";
-      const sim::Time from_time = engine.EndOf(x.send) - sim::Picoseconds(1);
-      if (trace) {
-        trace->AddFlow(name, from.group, from.lane, from_time, x.receiver_gpu, to_lane,
-                       engine.StartOf(x.receive));
-      } else {
-        perfetto->AddFlow(name, from.group, from.lane, from_time, x.receiver_gpu, to_lane,
-                          engine.StartOf(x.receive));
-      }
-    }
-  }
+  memory.Finish();
+  if (links) links->Finish();
   if (trace) {
+    AddPipelineFlows(*plan, engine, *trace);
     if (auto st = trace->Finish(); !st.ok()) return st;
-  }
-  if (perfetto) {
-    if (auto st = perfetto->Finish(); !st.ok()) return st;
   }
 
   const strategies::StepStats::Summary sum = stats.Summarize(engine.Makespan());
@@ -201,7 +309,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.mutable_exposed_comm_breakdown_s()->set_ep_s(sum.exposed_ep.ToSeconds());
   r.mutable_exposed_comm_breakdown_s()->set_cp_s(sum.exposed_cp.ToSeconds());
   r.set_compute_s(sum.compute.ToSeconds());
-  FillMemory(s, &r);
+  FillMemory(s, memory_by_stage, memory, &r);
   r.mutable_cost()->set_usd_per_gpu_hour(s.usd_per_gpu_hour);
   r.mutable_cost()->set_usd_per_step(s.usd_per_gpu_hour * gpus * step_s / 3600.0);
   r.mutable_cost()->set_price_source(s.price_source);
@@ -216,7 +324,11 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
       " on ", cluster->Describe()));
   *r.mutable_scenario() = s.echo;
   if (timeline) {
-    if (auto st = viz::WriteHtmlReport(options.report_path, r, *timeline); !st.ok()) return st;
+    if (auto st = viz::WriteHtmlReport(options.report_path, r, *timeline,
+                                       ReportCurves(memory, curve_gpus, describer));
+        !st.ok()) {
+      return st;
+    }
   }
   return r;
 }

@@ -175,6 +175,7 @@ void FlowNetwork::Resolve() {
   } else {
     for (int e : seeds_) add_link(e);
   }
+  if (rate_observer_) rate_seeds_.assign(seeds_.begin(), seeds_.end());
   seeds_.clear();
   // The connected component of flows and links around the changed links.
   for (size_t i = 0; i < comp_links_.size(); ++i) {
@@ -237,6 +238,29 @@ void FlowNetwork::Resolve() {
     f.finish = now + sim::Picoseconds(static_cast<int64_t>(std::ceil(f.remaining / f.rate * 1e12)));
     HeapFix(id);
   }
+  if (rate_observer_) ReportRates(now);
+}
+
+void FlowNetwork::ReportRates(sim::Time now) {
+  rate_changes_.clear();
+  const auto report = [&](int link) {
+    LinkState& l = links_[link];
+    double rate = 0;
+    for (const Slot& s : l.flows) rate += flows_[s.flow].uses[s.use].weight * flows_[s.flow].rate;
+    if (rate == l.reported_rate) return;
+    l.reported_rate = rate;
+    rate_changes_.push_back({link, rate});
+  };
+  for (int e : comp_links_) report(e);
+  // Seeds that lost their last flow are not in the component; each reports once.
+  for (int e : rate_seeds_) {
+    LinkState& l = links_[e];
+    if (l.mark == epoch_) continue;
+    l.mark = epoch_;
+    report(e);
+  }
+  rate_seeds_.clear();
+  if (!rate_changes_.empty()) rate_observer_(now, rate_changes_);
 }
 
 void FlowNetwork::Reschedule() {

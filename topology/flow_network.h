@@ -64,6 +64,20 @@ struct FlowNetworkOptions {
   bool full_recompute = false;
 };
 
+// One directed link's aggregate rate after a re-solve: the sum over its flows
+// of weight x rate, bytes per second (never above the link's Capacity, up to
+// floating-point rounding of the progressive filling).
+struct LinkRate {
+  int link;
+  double bytes_per_second;
+};
+
+// Told after each re-solve, at simulated time `now`, of the links whose
+// aggregate rate changed since the last report (a link whose last flow ended
+// reports 0), in a deterministic order. `changed` is only valid during the call.
+using LinkRateObserver =
+    absl::AnyInvocable<void(sim::Time now, const std::vector<LinkRate>& changed)>;
+
 // What one directed link has carried so far.
 struct LinkUsage {
   double bytes = 0;             // bytes carried
@@ -91,6 +105,10 @@ class FlowNetwork {
   // Capacity the network gives link `link`, bytes per second.
   double Capacity(int link) const { return links_[link].capacity; }
 
+  // Reports aggregate link rate changes (traces' link-utilisation counters).
+  // Without an observer, re-solves do no extra work. Replaces any earlier one.
+  void SetLinkRateObserver(LinkRateObserver observer) { rate_observer_ = std::move(observer); }
+
   int active_flows() const { return active_flows_; }
   int active_collectives() const { return active_collectives_; }
   // Sum over rate solves of the number of flows re-solved (incremental vs full).
@@ -111,6 +129,7 @@ class FlowNetwork {
     double remaining = 0;
     double weight_sum = 0;
     uint64_t mark = 0;
+    double reported_rate = 0;  // last aggregate rate told to rate_observer_
   };
   struct FlowState {
     std::vector<LinkUse> uses;
@@ -141,6 +160,8 @@ class FlowNetwork {
   void Settle(FlowState& f, sim::Time now);
   void Detach(int flow);
   void Reschedule();
+  // Tells rate_observer_ the links of this re-solve whose aggregate rate changed.
+  void ReportRates(sim::Time now);
   // Indexed min-heap over flows by (finish, id).
   bool HeapLess(int a, int b) const;
   void HeapFix(int flow);
@@ -171,6 +192,9 @@ class FlowNetwork {
   int active_flows_ = 0;
   int active_collectives_ = 0;
   int64_t flows_resolved_ = 0;
+  LinkRateObserver rate_observer_;
+  std::vector<int> rate_seeds_;        // seeds of the current re-solve, when observed
+  std::vector<LinkRate> rate_changes_;  // reused between reports
 };
 
 }  // namespace clustersim::topology

@@ -222,7 +222,7 @@ void ChromeTraceWriter::AddFlow(std::string_view name, uint32_t from_group, uint
 }
 
 void ChromeTraceWriter::AddCounter(uint32_t group, std::string_view name, sim::Time t,
-                                   const std::vector<std::pair<std::string, double>>& series) {
+                                   const CounterSeries& series) {
   SIM_CHECK(!series.empty()) << "counter \"" << name << "\" has no series";
   if (!KeepsGroup(group) && group != kNetworkPid) return;
   if (options_.steps.has_value() && !options_.steps->Contains(step_)) return;
@@ -247,8 +247,8 @@ void ChromeTraceWriter::AddCounter(uint32_t group, std::string_view name, sim::T
   EmitLine();
 }
 
-void ChromeTraceWriter::AddNetworkCounter(
-    std::string_view name, sim::Time t, const std::vector<std::pair<std::string, double>>& series) {
+void ChromeTraceWriter::AddNetworkCounter(std::string_view name, sim::Time t,
+                                          const CounterSeries& series) {
   if (!process_names_.contains(kNetworkPid)) process_names_.emplace(kNetworkPid, "network");
   AddCounter(kNetworkPid, name, t, series);
 }

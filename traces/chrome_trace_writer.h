@@ -68,6 +68,7 @@
 #include "traces/atomic_file.h"
 #include "traces/id_ranges.h"
 #include "traces/span_describer.h"
+#include "traces/trace_sink.h"
 
 namespace clustersim::traces {
 
@@ -78,7 +79,7 @@ enum class TraceDetail : uint8_t { kOp, kLayer };
 // "op" or "layer"; error names `flag` and the choices.
 absl::StatusOr<TraceDetail> ParseTraceDetail(std::string_view text, std::string_view flag);
 
-class ChromeTraceWriter : public sim::SpanObserver {
+class ChromeTraceWriter : public TraceSink {
  public:
   struct Options {
     // Written in this order into the top-level "otherData" object (shown as
@@ -90,9 +91,6 @@ class ChromeTraceWriter : public sim::SpanObserver {
     // The process_sort_index of a GPU; empty: the group itself.
     std::function<int64_t(uint32_t group)> process_sort_index;
   };
-  // The pid of the "network" process (AddNetworkCounter).
-  static constexpr uint32_t kNetworkPid = 0x7fffffff;
-
   // Creates the output (through a temp file). Error names the path when it
   // cannot be created.
   static absl::StatusOr<std::unique_ptr<ChromeTraceWriter>> Open(const std::string& path,
@@ -112,19 +110,19 @@ class ChromeTraceWriter : public sim::SpanObserver {
   // pass times that lie within the two spans (e.g. the send's end and the
   // receive's start). REQUIRES: Finish has not been called.
   void AddFlow(std::string_view name, uint32_t from_group, uint32_t from_lane, sim::Time from_time,
-               uint32_t to_group, uint32_t to_lane, sim::Time to_time);
+               uint32_t to_group, uint32_t to_lane, sim::Time to_time) override;
 
   // A counter sample ("C" event) on process `group`: each series is one stacked
   // value (e.g. {"weights", 3.4e9}, {"activations", 1.2e9}) at time t.
   // REQUIRES: Finish has not been called; series non-empty; values finite.
   void AddCounter(uint32_t group, std::string_view name, sim::Time t,
-                  const std::vector<std::pair<std::string, double>>& series);
+                  const CounterSeries& series) override;
 
   // A counter sample on the "network" process (kNetworkPid), e.g. link
   // utilisation {"leaf0-spine1 up", 0.82}: series the caller computes.
   // REQUIRES: as AddCounter.
   void AddNetworkCounter(std::string_view name, sim::Time t,
-                         const std::vector<std::pair<std::string, double>>& series);
+                         const CounterSeries& series) override;
 
   // Spans reported from now on belong to training step `step` (Options::steps).
   // Pending layer-level events are written first.
@@ -132,7 +130,7 @@ class ChromeTraceWriter : public sim::SpanObserver {
 
   // Appends metadata and otherData, closes the JSON and commits the file.
   // REQUIRES: called once.
-  absl::Status Finish();
+  absl::Status Finish() override;
 
   // Events written so far ("X", "s"/"f" pairs count as two, "C"), for logs.
   int64_t events_written() const { return events_written_; }

@@ -123,7 +123,8 @@ uint64_t PerfettoTraceWriter::ProcessTrack(uint32_t group) {
   if (added) {
     std::string process;
     VarintField(&process, kPdPid, group);
-    BytesField(&process, kPdProcessName, describer_.ProcessName(group));
+    BytesField(&process, kPdProcessName,
+               group == kNetworkPid ? std::string("network") : describer_.ProcessName(group));
     std::string td;
     VarintField(&td, kTdUuid, it->second);
     BytesField(&td, kTdProcess, process);
@@ -218,9 +219,18 @@ void PerfettoTraceWriter::AddFlow(std::string_view name, uint32_t from_group, ui
 }
 
 void PerfettoTraceWriter::AddCounter(uint32_t group, std::string_view name, sim::Time t,
-                                     const std::vector<std::pair<std::string, double>>& series) {
+                                     const CounterSeries& series) {
+  if (KeepsGroup(group)) EmitCounter(group, name, t, series);
+}
+
+void PerfettoTraceWriter::AddNetworkCounter(std::string_view name, sim::Time t,
+                                            const CounterSeries& series) {
+  EmitCounter(kNetworkPid, name, t, series);
+}
+
+void PerfettoTraceWriter::EmitCounter(uint32_t group, std::string_view name, sim::Time t,
+                                      const CounterSeries& series) {
   SIM_CHECK(!series.empty()) << "counter \"" << name << "\" has no series";
-  if (!KeepsGroup(group)) return;
   const uint64_t parent = ProcessTrack(group);
   for (const auto& [series_name, value] : series) {
     const std::string track_name = absl::StrCat(std::string(name), " ", series_name);

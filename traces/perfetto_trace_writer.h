@@ -16,7 +16,8 @@
 // describer's args as debug annotations. Timestamps are integer nanoseconds
 // (picoseconds floored; floor keeps abutting spans abutting). Flows are
 // instants with flow_ids at the sending end and terminating_flow_ids at the
-// receiving end; counters are counter tracks under their GPU's process.
+// receiving end; counters are counter tracks under their GPU's process, or
+// under a "network" process (pid kNetworkPid) for fabric-wide ones.
 // All packets share trusted_packet_sequence_id 1. No interning: names are
 // written in full.
 //
@@ -55,10 +56,11 @@
 #include "traces/atomic_file.h"
 #include "traces/id_ranges.h"
 #include "traces/span_describer.h"
+#include "traces/trace_sink.h"
 
 namespace clustersim::traces {
 
-class PerfettoTraceWriter : public sim::SpanObserver {
+class PerfettoTraceWriter : public TraceSink {
  public:
   struct Options {
     std::optional<IdRanges> ranks;  // GPUs to keep; unset: all
@@ -78,15 +80,19 @@ class PerfettoTraceWriter : public sim::SpanObserver {
   // to_lane) at to_time. REQUIRES: both tracks already carry a span (their
   // descriptors were written); Finish not called.
   void AddFlow(std::string_view name, uint32_t from_group, uint32_t from_lane, sim::Time from_time,
-               uint32_t to_group, uint32_t to_lane, sim::Time to_time);
+               uint32_t to_group, uint32_t to_lane, sim::Time to_time) override;
 
   // One sample per series, each on counter track "<name> <series>" of
   // `group`. REQUIRES: series non-empty; Finish not called.
   void AddCounter(uint32_t group, std::string_view name, sim::Time t,
-                  const std::vector<std::pair<std::string, double>>& series);
+                  const CounterSeries& series) override;
+
+  // As AddCounter, on the process "network" (pid kNetworkPid), kept by every
+  // ranks filter.
+  void AddNetworkCounter(std::string_view name, sim::Time t, const CounterSeries& series) override;
 
   // Commits the file. REQUIRES: called once.
-  absl::Status Finish();
+  absl::Status Finish() override;
 
   int64_t packets_written() const { return packets_written_; }
   int64_t bytes_written() const { return file_->bytes_written(); }
@@ -97,12 +103,15 @@ class PerfettoTraceWriter : public sim::SpanObserver {
   bool KeepsGroup(uint32_t group) const {
     return !options_.ranks.has_value() || options_.ranks->Contains(group);
   }
-  // Writes the process descriptor of `group` on first use; returns its uuid.
+  // Writes the process descriptor of `group` on first use ("network" for
+  // kNetworkPid, else the describer's name); returns its uuid.
   uint64_t ProcessTrack(uint32_t group);
   // Writes the thread descriptor on first use; returns its uuid.
   uint64_t ThreadTrack(const sim::TaskGraph& g, sim::ResourceId r);
   // Writes one TracePacket with `body` (already-encoded TracePacket fields).
   void EmitPacket(int64_t timestamp_ps, bool has_timestamp, const std::string& body);
+  // AddCounter without the ranks filter.
+  void EmitCounter(uint32_t group, std::string_view name, sim::Time t, const CounterSeries& series);
 
   std::unique_ptr<AtomicFile> file_;
   const SpanDescriber& describer_;

@@ -130,8 +130,15 @@ struct FlowEnds {
 
 using ThreadKey = std::pair<int64_t, int64_t>;
 
+struct CounterTrack {
+  int64_t last_ts = 0;
+  int64_t first_index = 0;
+  int64_t samples = 0;
+};
+
 // Everything gathered in one pass over the events.
 struct Collected {
+  std::map<std::pair<int64_t, std::string>, CounterTrack> counters;  // by (pid, name)
   std::map<ThreadKey, std::vector<Slice>> slices;
   std::set<int64_t> named_processes;
   std::set<ThreadKey> named_threads;
@@ -176,12 +183,21 @@ absl::Status CheckMetadata(const Event& e, Collected* c) {
   return absl::OkStatus();
 }
 
-absl::Status CheckCounter(const Event& e) {
-  if (absl::Status s = FirstError(
-          {e.String("name").status(), e.Integer("pid").status(), e.Picoseconds("ts").status()});
-      !s.ok()) {
-    return s;
+absl::Status CheckCounter(const Event& e, Collected* c) {
+  std::string name;
+  int64_t pid, ts;
+  CHECKER_ASSIGN_OR_RETURN(name, e.String("name"));
+  CHECKER_ASSIGN_OR_RETURN(pid, e.Integer("pid"));
+  CHECKER_ASSIGN_OR_RETURN(ts, e.Picoseconds("ts"));
+  CounterTrack& track = c->counters[{pid, name}];
+  if (track.samples > 0 && ts < track.last_ts) {
+    return e.Error(absl::StrCat("counter sample at ", ts, " ps comes after one at ",
+                                track.last_ts, " ps on the same track (pid ", pid,
+                                "); write each counter's samples in time order"));
   }
+  if (track.samples == 0) track.first_index = e.index();
+  track.last_ts = ts;
+  ++track.samples;
   const Struct* args;
   CHECKER_ASSIGN_OR_RETURN(args, e.Args());
   if (args->fields().empty()) return e.Error("a counter needs at least one series in \"args\"");
@@ -247,7 +263,7 @@ absl::Status CheckEvent(int64_t index, const Value& v, Collected* c) {
     case 'M':
       return CheckMetadata(e, c);
     case 'C':
-      return CheckCounter(e);
+      return CheckCounter(e, c);
     case 's':
     case 't':
     case 'f':
@@ -302,7 +318,7 @@ absl::StatusOr<TraceStats> CheckChromeTrace(std::string_view json) {
     if (absl::Status s = CheckEvent(i, events.Get(i), &c); !s.ok()) return s;
   }
 
-  TraceStats stats{0, 0, 0, 0};
+  TraceStats stats;
   std::set<int64_t> pids;
   for (auto& [thread, slices] : c.slices) {
     if (absl::Status s = CheckNesting(thread, slices); !s.ok()) return s;
@@ -323,6 +339,15 @@ absl::StatusOr<TraceStats> CheckChromeTrace(std::string_view json) {
   stats.processes = static_cast<int64_t>(pids.size());
   stats.threads = static_cast<int64_t>(c.slices.size());
 
+  for (const auto& [track, t] : c.counters) {
+    if (!c.named_processes.contains(track.first)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("traceEvents[", t.first_index, "]: counter \"", track.second, "\" uses pid ",
+                       track.first, ", which has no process_name metadata (\"ph\":\"M\")"));
+    }
+    stats.counter_events += t.samples;
+    ++stats.counter_tracks;
+  }
   for (const auto& [id, f] : c.flows) {
     if (f.starts != 1 || f.finishes != 1) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -9,6 +9,10 @@
 //     (process_name/thread_name: args.name string; *_sort_index: args.sort_index
 //     number; thread_*: tid); C: name, pid, ts, args of numbers (at least one);
 //     s/t/f: id, pid, tid, ts;
+//   - counters: each (pid, name) is a counter track whose samples have
+//     non-decreasing ts in file order (viewers draw a step function from one
+//     sample to the next), whose pid is named by process_name metadata, and
+//     whose series are numbers (JSON has no NaN or infinity);
 //   - flows are paired: each id has exactly one "s" and one "f", and the "f" is
 //     not earlier than the "s";
 //   - per (pid, tid), "X" events never partially overlap: any two are disjoint
@@ -43,10 +47,12 @@
 namespace clustersim::traces {
 
 struct TraceStats {
-  int64_t complete_events;  // "X" events
-  int64_t processes;        // distinct pids of "X" events
-  int64_t threads;          // distinct (pid, tid) of "X" events
-  int64_t flows;            // paired flow ids
+  int64_t complete_events = 0;  // "X" events
+  int64_t processes = 0;        // distinct pids of "X" events
+  int64_t threads = 0;          // distinct (pid, tid) of "X" events
+  int64_t flows = 0;            // paired flow ids
+  int64_t counter_events = 0;   // "C" events
+  int64_t counter_tracks = 0;   // distinct (pid, name) of "C" events
 };
 
 // Checks `json` as above. INVALID_ARGUMENT with the first problem found.

@@ -45,6 +45,36 @@ TEST(TraceCheckerTest, CountsAWellFormedTrace) {
   EXPECT_EQ(stats->processes, 1);
   EXPECT_EQ(stats->threads, 2);
   EXPECT_EQ(stats->flows, 1);
+  EXPECT_EQ(stats->counter_events, 1);
+  EXPECT_EQ(stats->counter_tracks, 1);
+}
+
+std::string C(const std::string& name, int pid, const std::string& ts, const std::string& args) {
+  return absl::StrCat(R"({"ph":"C","name":")", name, R"(","pid":)", pid, R"(,"ts":)", ts,
+                      R"(,"args":{)", args, "}}");
+}
+
+TEST(TraceCheckerTest, CountersGoForwardInTimePerTrack) {
+  // Two tracks interleaved, each in order; a repeated time is allowed.
+  absl::StatusOr<TraceStats> stats = CheckChromeTrace(Trace(absl::StrCat(
+      C("mem", 1, "0", R"("w":1)"), ",", C("util", 1, "5", R"("u":0.5)"), ",",
+      C("mem", 1, "3", R"("w":2)"), ",", C("util", 1, "5", R"("u":0)"), ",",
+      C("mem", 1, "3.000001", R"("w":1)"))));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->counter_events, 5);
+  EXPECT_EQ(stats->counter_tracks, 2);
+  EXPECT_THAT(Why(Trace(absl::StrCat(C("mem", 1, "3", R"("w":1)"), ",",
+                                     C("mem", 1, "2.999999", R"("w":1)")))),
+              HasSubstr("traceEvents[1] (ph \"C\", name \"mem\"): counter sample at 2999999 ps "
+                        "comes after one at 3000000 ps"));
+}
+
+TEST(TraceCheckerTest, CountersNeedANamedProcessAndNumbers) {
+  EXPECT_THAT(Why(Trace(C("mem", 9, "0", R"("w":1)"))),
+              HasSubstr("counter \"mem\" uses pid 9, which has no process_name"));
+  EXPECT_THAT(Why(Trace(C("mem", 1, "0", R"("w":"1")"))),
+              HasSubstr("counter series \"w\" must be a number"));
+  EXPECT_THAT(Why(Trace(C("mem", 1, "0", ""))), HasSubstr("at least one series"));
 }
 
 TEST(TraceCheckerTest, RejectsMalformedJson) {

@@ -27,7 +27,9 @@ double RowTotal(const BarRow& row) {
   return t;
 }
 
-double TickStep(double range) {
+}  // namespace
+
+double AxisTickStep(double range) {
   const double raw = range / 8;
   const double p = std::pow(10.0, std::floor(std::log10(raw)));
   for (const double m : {1.0, 2.0, 5.0}) {
@@ -35,8 +37,6 @@ double TickStep(double range) {
   }
   return 10 * p;
 }
-
-}  // namespace
 
 std::string StackedBarsSvg(const StackedBars& chart) {
   double axis_max = std::max(chart.marker, 0.0);
@@ -87,7 +87,7 @@ std::string StackedBarsSvg(const StackedBars& chart) {
                     "</text>\n");
   }
   // Axis.
-  const double step = TickStep(axis_max);
+  const double step = AxisTickStep(axis_max);
   absl::StrAppend(&out, "<line x1=\"", Px(kLabelWidth), "\" x2=\"", Px(kLabelWidth + kPlotWidth),
                   "\" y1=\"", Px(y), "\" y2=\"", Px(y), "\" stroke=\"#333\"/>\n");
   for (int i = 0; i * step <= axis_max; ++i) {

@@ -41,6 +41,10 @@ struct StackedBars {
   std::string marker_label;
 };
 
+// A round step (1, 2 or 5 x 10^k) for about eight axis ticks over [0, range].
+// REQUIRES: range > 0.
+double AxisTickStep(double range);
+
 // Deterministic SVG; text is escaped. The axis spans 0 to the larger of the
 // longest bar and the marker, plus 8%.
 std::string StackedBarsSvg(const StackedBars& chart);

@@ -131,19 +131,33 @@ std::vector<BarSegment> StepBreakdown(const config::Result& r, const Timeline& t
 }
 
 std::vector<BarRow> MemoryBars(const config::Result& r) {
-  const config::MemoryBreakdownGib& m = r.memory_breakdown_gib();
-  BarRow row{"every GPU",
-             {{"weights", m.weights(), "#3f6fa8"},
-              {"gradients", m.gradients(), "#4b9a41"},
-              {"optimizer", m.optimizer(), "#e45756"},
-              {"activations", m.activations(), "#f58518"},
-              {"other", m.other(), "#b9b9b9"}},
-             absl::StrCat(FixedNumber(r.peak_memory_gib(), 1), " GiB: ",
-                          r.fits_in_memory() ? "fits" : "DOES NOT FIT")};
-  return {std::move(row)};
+  const auto segments = [](const config::MemoryBreakdownGib& m) {
+    return std::vector<BarSegment>{{"weights", m.weights(), "#3f6fa8"},
+                                   {"gradients", m.gradients(), "#4b9a41"},
+                                   {"optimizer", m.optimizer(), "#e45756"},
+                                   {"activations", m.activations(), "#f58518"},
+                                   {"other", m.other(), "#b9b9b9"}};
+  };
+  const auto verdict = [](bool fits) { return fits ? "fits" : "DOES NOT FIT"; };
+  std::vector<BarRow> rows;
+  for (const config::StageMemoryGib& st : r.memory_per_stage_gib()) {
+    std::string note = absl::StrCat(FixedNumber(st.total_gib(), 1), " GiB: ", verdict(st.fits()));
+    if (st.simulated_peak_gib() > 0) {
+      absl::StrAppend(&note, "; simulated peak ", FixedNumber(st.simulated_peak_gib(), 1),
+                      st.simulated_peak_gib() > r.memory_capacity_gib() ? " (over capacity)" : "");
+    }
+    rows.push_back({absl::StrCat("stage ", st.stage()), segments(st.breakdown()), note});
+  }
+  if (rows.empty()) {
+    rows.push_back({"every GPU", segments(r.memory_breakdown_gib()),
+                    absl::StrCat(FixedNumber(r.peak_memory_gib(), 1), " GiB: ",
+                                 verdict(r.fits_in_memory()))});
+  }
+  return rows;
 }
 
-absl::StatusOr<std::string> RenderHtmlReport(const config::Result& r, const Timeline& timeline) {
+absl::StatusOr<std::string> RenderHtmlReport(const config::Result& r, const Timeline& timeline,
+                                             const std::vector<MemoryCurve>& memory_curves) {
   std::string scenario_json;
   google::protobuf::util::JsonPrintOptions o;
   o.add_whitespace = true;
@@ -177,7 +191,18 @@ absl::StatusOr<std::string> RenderHtmlReport(const config::Result& r, const Time
   memory.rows = MemoryBars(r);
   memory.marker = r.memory_capacity_gib();
   memory.marker_label = absl::StrCat("capacity ", FixedNumber(r.memory_capacity_gib(), 1), " GiB");
-  absl::StrAppend(&out, "<h2>Memory per GPU</h2>\n", StackedBarsSvg(memory));
+  absl::StrAppend(&out,
+                  "<h2>Memory per pipeline stage</h2>\n<p class=\"sub\">Per GPU of each stage, "
+                  "from the memory model (activations of the micro-batches 1F1B keeps in "
+                  "flight); the simulated peak follows the schedule actually run.</p>\n",
+                  StackedBarsSvg(memory));
+  if (!memory_curves.empty()) {
+    absl::StrAppend(&out,
+                    "<h2>Memory in use over the step</h2>\n<p class=\"sub\">Static memory plus "
+                    "the activations each forward allocates and its backward frees, on the "
+                    "simulated timeline.</p>\n",
+                    MemoryCurveSvg(memory_curves, r.memory_capacity_gib(), r.step_time_s()));
+  }
   absl::StrAppend(&out, "<h2>Scenario (resolved)</h2>\n<pre id=\"scenario\">",
                   HtmlEscape(scenario_json), "</pre>\n");
   absl::StrAppend(&out, "<p class=\"sub\">FLOP convention: ", HtmlEscape(r.flops_convention()),
@@ -187,8 +212,9 @@ absl::StatusOr<std::string> RenderHtmlReport(const config::Result& r, const Time
 }
 
 absl::Status WriteHtmlReport(const std::string& path, const config::Result& result,
-                             const Timeline& timeline) {
-  absl::StatusOr<std::string> html = RenderHtmlReport(result, timeline);
+                             const Timeline& timeline,
+                             const std::vector<MemoryCurve>& memory_curves) {
+  absl::StatusOr<std::string> html = RenderHtmlReport(result, timeline, memory_curves);
   if (!html.ok()) return html.status();
   return traces::WriteFileAtomically(path, *html);
 }

@@ -10,8 +10,12 @@
 //   #breakdown  the step time stacked: compute, optimizer, exposed tp / cp /
 //               ep / dp / pp communication, bubble, and the rest ("other":
 //               host launch waits and stalls the other terms do not cover)
-//   #memory     memory per GPU (weights, gradients, optimizer state,
-//               activations, other) against the GPU's capacity
+//   #memory     memory per pipeline stage (weights, gradients, optimizer
+//               state, activations, other) as stacked bars against the GPU's
+//               capacity, each with fits / does not fit and the peak read off
+//               the simulated timeline
+//   #memory-curve  memory in use over the step on the first and the last
+//               stage (viz/memory_chart.h), when the caller passes curves
 //   #scenario   the resolved scenario as pretty JSON
 // Every piece of text from the input is escaped; the same Result and Timeline
 // give the same bytes.
@@ -31,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "scenarios/result.pb.h"
 #include "viz/bar_charts.h"
+#include "viz/memory_chart.h"
 #include "viz/timeline.h"
 
 namespace clustersim::viz {
@@ -41,18 +46,21 @@ namespace clustersim::viz {
 // time (zero when the terms already reach it).
 std::vector<BarSegment> StepBreakdown(const config::Result& result, const Timeline& timeline);
 
-// The memory bars in GiB (today one bar for every GPU; the result does not
-// yet carry memory per stage).
+// The memory bars in GiB: one per pipeline stage (Result.memory_per_stage_gib)
+// with its verdict and simulated peak, or one for every GPU when the result
+// carries no stages.
 std::vector<BarRow> MemoryBars(const config::Result& result);
 
 // The whole page. Error only if the scenario cannot be printed as JSON.
 absl::StatusOr<std::string> RenderHtmlReport(const config::Result& result,
-                                             const Timeline& timeline);
+                                             const Timeline& timeline,
+                                             const std::vector<MemoryCurve>& memory_curves = {});
 
 // Renders and writes the page atomically (traces/atomic_file.h). Error names
 // the path when it cannot be written.
 absl::Status WriteHtmlReport(const std::string& path, const config::Result& result,
-                             const Timeline& timeline);
+                             const Timeline& timeline,
+                             const std::vector<MemoryCurve>& memory_curves = {});
 
 }  // namespace clustersim::viz
 

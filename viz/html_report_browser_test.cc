@@ -3,6 +3,8 @@
 // would see: the DOM holds every chart, and the screenshot is a picture, not
 // a blank page. Skips, saying why, where chromium is not installed.
 //
+// A second test renders the study report (viz/study_report.h) the same way.
+//
 // The screenshot is left at $CLUSTERSIM_BINARY_DIR/viz/report_browser_test.png;
 // docs/report.png is a copy of it (refresh with
 // `cp build/viz/report_browser_test.png docs/report.png`).
@@ -31,7 +33,9 @@
 #include "strategies/step_describer.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
+#include "traces/atomic_file.h"
 #include "viz/html_report.h"
+#include "viz/study_report.h"
 
 namespace clustersim::viz {
 namespace {
@@ -85,44 +89,6 @@ std::string Capture(const std::string& command, int* status) {
   while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
   *status = ::pclose(pipe);
   return out;
-}
-
-// The Result and Timeline of one run of `scenario`, wired like
-// scenarios/runner.cc (which does not yet take a report path).
-struct SimulatedRun {
-  config::Result result;
-  std::unique_ptr<strategies::StepPlan> plan;
-  std::unique_ptr<strategies::StepDescriber> describer;
-  std::unique_ptr<Timeline> timeline;
-};
-
-SimulatedRun Simulate(const scenarios::ResolvedScenario& s) {
-  SimulatedRun run;
-  absl::StatusOr<config::Result> result = scenarios::RunScenario(s, {});
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (result.ok()) run.result = *result;
-  absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(s.cluster);
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  const topology::AnalyticNetwork network(*cluster);
-  const models::KernelModel kernels(*s.gpu);
-  strategies::StepInputs in;
-  in.model = &s.model;
-  in.parallel = &s.parallel;
-  in.kernels = &kernels;
-  in.network = &network;
-  in.algorithm = s.algorithm;
-  in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);
-  absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  run.plan = std::make_unique<strategies::StepPlan>(*std::move(plan));
-  run.describer = std::make_unique<strategies::StepDescriber>(
-      *run.plan, strategies::Placement(s.parallel), cluster->gpus_per_node());
-  run.timeline = std::make_unique<Timeline>(*run.describer, Timeline::Options{});
-  sim::Simulator simulator;
-  sim::Engine engine(run.plan->graph, simulator);
-  engine.AddObserver(run.timeline.get());
-  EXPECT_TRUE(engine.Run().ok());
-  return run;
 }
 
 // An 8-bit RGB or RGBA PNG, decoded enough to look at its pixels.
@@ -217,13 +183,13 @@ TEST(HtmlReportBrowserTest, ChromiumShowsEveryChartOfARealRun) {
   ASSERT_TRUE(scenario.ok()) << scenario.status();
   absl::StatusOr<scenarios::ResolvedScenario> resolved = scenarios::Resolve(*scenario);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
-  const SimulatedRun run = Simulate(*resolved);
   const std::string dir = BinaryDir() + "/viz";
   std::filesystem::create_directories(dir);
   const std::string html = dir + "/report_browser_test.html";
   const std::string png = dir + "/report_browser_test.png";
   std::filesystem::remove(png);
-  ASSERT_TRUE(WriteHtmlReport(html, run.result, *run.timeline).ok());
+  absl::StatusOr<config::Result> result = scenarios::RunScenario(*resolved, {.report_path = html});
+  ASSERT_TRUE(result.ok()) << result.status();
 
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
   const std::string flags = absl::StrCat(
@@ -233,13 +199,18 @@ TEST(HtmlReportBrowserTest, ChromiumShowsEveryChartOfARealRun) {
   const std::string dom =
       Capture(absl::StrCat(flags, "--dump-dom 'file://", html, "' 2>/dev/null"), &status);
   ASSERT_EQ(status, 0) << "chromium --dump-dom failed";
-  for (const char* id : {"pipeline", "breakdown", "memory", "numbers", "scenario"}) {
+  for (const char* id :
+       {"pipeline", "breakdown", "memory", "memory-curve", "numbers", "scenario"}) {
     EXPECT_NE(dom.find(absl::StrCat("id=\"", id, "\"")), std::string::npos) << id;
   }
   // The browser parsed the SVG blocks: per-micro-batch labels of all stages.
   EXPECT_NE(dom.find(">stage 3</text>"), std::string::npos);
   EXPECT_NE(dom.find(">F7</text>"), std::string::npos);
   EXPECT_NE(dom.find("&lt;demo&gt;"), std::string::npos);  // the name, escaped
+  // One memory bar per stage, and the curves of the first and last stage.
+  EXPECT_NE(dom.find(">stage 3</text>"), std::string::npos);
+  EXPECT_NE(dom.find("first stage: node0/gpu0"), std::string::npos);
+  EXPECT_NE(dom.find("last stage: node1/gpu4"), std::string::npos);
 
   Capture(absl::StrCat(flags, "--screenshot='", png, "' --window-size=1400,1800 'file://", html,
                        "' >/dev/null 2>&1"),
@@ -267,6 +238,34 @@ TEST(HtmlReportBrowserTest, ChromiumShowsEveryChartOfARealRun) {
   }
   EXPECT_GT(colors.size(), 30u);
   EXPECT_GT(non_white, samples / 10) << "less than 10% of the page is drawn";
+}
+
+TEST(HtmlReportBrowserTest, ChromiumShowsTheStudyTableAndScatter) {
+  const std::string chromium = FindProgram({"chromium", "chromium-browser"});
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+  const auto row = [](std::string label, double days, double dollars, bool fits) {
+    return StudyRow{.label = std::move(label), .step_time_s = days / 10, .tokens_per_s = 1e6 / days,
+                    .mfu = 0.45, .memory_gib = 60, .fits = fits, .dollars = dollars,
+                    .time_to_train_s = days * 86400};
+  };
+  const std::vector<StudyRow> rows = {row("tp8 pp4", 10, 9e6, true), row("tp4 pp8", 12, 6e6, true),
+                                      row("tp2 pp16", 15, 7e6, true),
+                                      row("tp1 pp32", 9, 5e6, false)};
+  const std::string dir = BinaryDir() + "/viz";
+  std::filesystem::create_directories(dir);
+  const std::string html = dir + "/study_browser_test.html";
+  ASSERT_TRUE(traces::WriteFileAtomically(html, RenderStudyReport(rows, {})).ok());
+  int status = 0;
+  const std::string dom = Capture(
+      absl::StrCat("timeout 90 '", chromium, "' --headless --no-sandbox --disable-gpu ",
+                   "--user-data-dir='", dir, "/chromium-profile' --dump-dom 'file://", html,
+                   "' 2>/dev/null"),
+      &status);
+  ASSERT_EQ(status, 0) << "chromium --dump-dom failed";
+  EXPECT_NE(dom.find("id=\"study-table\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"study-scatter\""), std::string::npos);
+  EXPECT_NE(dom.find("<path class=\"front\""), std::string::npos);
+  EXPECT_NE(dom.find("<tr class=\"front\"><td class=\"label\">tp4 pp8</td>"), std::string::npos);
 }
 
 }  // namespace

@@ -146,6 +146,33 @@ TEST_F(HtmlReportTest, MemoryVerdictFollowsTheResult) {
   EXPECT_NE(Render().find("capacity 80.0 GiB"), std::string::npos);
 }
 
+TEST_F(HtmlReportTest, OneMemoryBarPerStageWithVerdictAndSimulatedPeak) {
+  for (int stage = 0; stage < 2; ++stage) {
+    config::StageMemoryGib* st = result_.add_memory_per_stage_gib();
+    st->set_stage(stage);
+    st->mutable_breakdown()->set_weights(10);
+    st->mutable_breakdown()->set_activations(stage == 0 ? 75 : 40);
+    st->set_total_gib(stage == 0 ? 85 : 50);
+    st->set_fits(stage != 0);
+    st->set_simulated_peak_gib(stage == 0 ? 85 : 50);
+  }
+  const std::vector<BarRow> rows = MemoryBars(result_);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].label, "stage 0");
+  EXPECT_EQ(rows[0].note, "85.0 GiB: DOES NOT FIT; simulated peak 85.0 (over capacity)");
+  EXPECT_EQ(rows[1].note, "50.0 GiB: fits; simulated peak 50.0");
+  EXPECT_EQ(rows[1].segments[3].label, "activations");
+  EXPECT_EQ(rows[1].segments[3].value, 40);
+  const std::string html = Render();
+  EXPECT_NE(html.find(">stage 1</text>"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"memory-curve\""), std::string::npos) << "no curves given";
+  absl::StatusOr<std::string> with_curves =
+      RenderHtmlReport(result_, timeline_, {{"first stage", {{0, 20}, {0.5, 85}}}});
+  ASSERT_TRUE(with_curves.ok());
+  EXPECT_NE(with_curves->find("id=\"memory-curve\""), std::string::npos);
+  EXPECT_NE(with_curves->find("first stage: peak 85.0 GiB"), std::string::npos);
+}
+
 TEST_F(HtmlReportTest, EscapesTextFromTheScenario) {
   result_.mutable_scenario()->set_name("<script>alert('x')</script> & co");
   const std::string html = Render();
