@@ -25,6 +25,15 @@
 // Backward mirrors it: every GEMM becomes <name>_dgrad and <name>_wgrad (same
 // FLOPs each), memory-bound ops move ~2x the bytes, attention_bwd costs 2.5x the
 // forward FLOPs (FlashAttention-2: five matmuls against two).
+// Attention core (TransformerConfig.attention_backend): flash (default) is the
+// one attention_fwd / attention_bwd op above; unfused (Megatron before
+// FlashAttention) replaces attention_fwd by attention_scores_gemm (Q·K^T,
+// batch b·a/tp), attention_softmax, attention_dropout (memory-bound over the
+// b·(a/tp)·s_q·s_kv scores) and attention_context_gemm (P·V), costed as GEMMs,
+// and attention_bwd by attention_dprobs_gemm, attention_dv_gemm,
+// attention_dropout_bwd, attention_softmax_bwd, attention_dq_gemm and
+// attention_dk_gemm (same FLOPs as flash's forward, 2x in backward; no causal
+// skipping). Unfused rejects context parallelism, as Megatron does.
 // Context parallelism: each rank holds s/cp tokens of queries and attends to
 // all s keys; the ring exchange of K/V between cp ranks is not modelled yet.
 //
@@ -91,7 +100,8 @@ struct Workload {
   std::vector<Op> layer_forward;   // ONE transformer layer, one micro-batch, one TP shard
   std::vector<Op> layer_backward;  // with kFull it starts with the recomputed forward (ops
                                    // marked recompute=true, TP collectives included);
-                                   // kSelective recomputes attention_fwd just before attention_bwd
+                                   // kSelective recomputes the attention core's forward
+                                   // ops just before their backward
   std::vector<Op> head_forward, head_backward;  // final norm, LM head GEMM, vocab-parallel CE
 };
 

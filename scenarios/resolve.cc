@@ -44,6 +44,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
 
   // Training and parallelism.
   const config::TrainingConfig& t = in.training();
+  absl::StatusOr<models::AttentionBackend> attention =
+      models::ParseAttentionBackend(t.has_attention() ? t.attention() : "flash");
+  if (!attention.ok()) return attention.status();
+  r.model.attention_backend = *attention;
   const config::ParallelismConfig& p = in.parallelism();
   strategies::ParallelConfig& pc = r.parallel;
   pc.tensor_parallel = p.has_tensor_model_parallel_size() ? p.tensor_model_parallel_size() : 1;
@@ -160,6 +164,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_global_batch_size(pc.global_batch_size);
   et->set_precision(std::string(models::DtypeName(pc.precision)));
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
+  et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
   e.mutable_pricing()->set_usd_per_gpu_hour(r.usd_per_gpu_hour);

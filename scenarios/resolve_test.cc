@@ -31,6 +31,30 @@ TEST(ResolveTest, FillsDefaultsAndDerivesDataParallel) {
   EXPECT_GT(r->usd_per_gpu_hour, 0);
 }
 
+TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.attention_backend, models::AttentionBackend::kFlash);
+  EXPECT_EQ(r->echo.training().attention(), "flash");
+
+  s.mutable_training()->set_attention("unfused");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.attention_backend, models::AttentionBackend::kUnfused);
+  EXPECT_EQ(r->echo.training().attention(), "unfused");
+
+  s.mutable_training()->set_attention("sdpa");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("training.attention=\"sdpa\""), std::string::npos)
+      << r.status();
+  EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
+}
+
 TEST(ResolveTest, FlagsOverridePresetFields) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
     cluster { gpu: "a100-sxm4-80gb" }
