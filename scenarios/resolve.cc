@@ -74,12 +74,14 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   const std::string precision = t.has_precision() ? t.precision() : "bf16";
   absl::StatusOr<models::Dtype> dtype = models::ParseDtype(precision);
   if (!dtype.ok()) return WithField(dtype.status(), "training.precision");
+  // What the GPU cannot run at all (FP8 on an A100) is said before what the
+  // simulator does not run yet.
+  if (auto s = models::CheckDtypeSupported(*r.gpu, *dtype); !s.ok()) {
+    return WithField(s, "training.precision");
+  }
   if (*dtype != models::Dtype::kBf16 && *dtype != models::Dtype::kFp16) {
     return absl::UnimplementedError(absl::StrCat("training.precision=\"", precision,
                                                  "\" is not supported yet; use bf16 or fp16"));
-  }
-  if (auto s = models::CheckDtypeSupported(*r.gpu, *dtype); !s.ok()) {
-    return WithField(s, "training.precision");
   }
   pc.precision = *dtype;
   absl::StatusOr<models::Recompute> rc =

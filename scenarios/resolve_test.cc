@@ -55,6 +55,23 @@ TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
   EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
 }
 
+// FP8 on an A100 is a hardware error (the part has no FP8 tensor cores),
+// reported as such before the simulator's own "not supported yet".
+TEST(ResolveTest, Fp8OnA100NamesTheGpu) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    training { precision: "fp8" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_NE(r.status().message().find("training.precision"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("a100-sxm4-80gb"), std::string::npos) << r.status();
+  s.mutable_cluster()->set_gpu("h100-sxm5-80gb");
+  EXPECT_EQ(Resolve(s).status().code(), absl::StatusCode::kUnimplemented);
+}
+
 TEST(ResolveTest, FlagsOverridePresetFields) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
     cluster { gpu: "a100-sxm4-80gb" }
