@@ -20,7 +20,7 @@ void Opt(po::options_description& d, const char* name, std::optional<T>* slot, c
 
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, schedule, tier,
-      model_config, finetune;
+      model_config, finetune, attention;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
       last_layers;
@@ -65,6 +65,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
+  Opt(strategy, "attention", &v.attention,
+      "flash (fused kernel, default) | unfused (Megatron before FlashAttention)");
   strategy.add_options()("sequence-parallel", po::bool_switch(), "sequence parallelism")(
       "use-distributed-optimizer", po::bool_switch(), "shard optimizer states over data parallel")(
       "overlap-grad-reduce", po::bool_switch(), "overlap gradient reduction with backward");
@@ -146,6 +148,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.recompute) t->set_recompute_granularity(*v.recompute);
   if (v.precision) t->set_precision(*v.precision);
   if (v.finetune) t->set_finetune(*v.finetune);
+  if (v.attention) t->set_attention(*v.attention);
   return f;
 }
 

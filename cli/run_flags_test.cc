@@ -9,7 +9,7 @@ TEST(RunFlagsTest, MapsMegatronFlagsToScenarioFields) {
   absl::StatusOr<RunFlags> f = ParseRunFlags(
       {"s.textproto", "--tensor-model-parallel-size", "8", "--seq-length", "4096",
        "--sequence-parallel", "--recompute-granularity", "selective", "--gpu", "h100-sxm5-80gb",
-       "--format", "json"});
+       "--format", "json", "--attention", "unfused"});
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->scenario_path, "s.textproto");
   EXPECT_EQ(f->overrides.parallelism().tensor_model_parallel_size(), 8);
@@ -18,6 +18,7 @@ TEST(RunFlagsTest, MapsMegatronFlagsToScenarioFields) {
   EXPECT_EQ(f->overrides.training().recompute_granularity(), "selective");
   EXPECT_EQ(f->overrides.cluster().gpu(), "h100-sxm5-80gb");
   EXPECT_EQ(f->format, "json");
+  EXPECT_EQ(f->overrides.training().attention(), "unfused");
 }
 
 TEST(RunFlagsTest, UnsetFlagsLeaveFieldsUnset) {

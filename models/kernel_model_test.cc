@@ -145,6 +145,36 @@ TEST(KernelModelTest, EveryOpOfAWorkloadHasAPositiveSourcedCost) {
   std::printf("llama3-70b layer fwd+bwd (tp8 sp selective, mbs1, H100): %.3f ms\n", layer_s * 1e3);
 }
 
+// Unfused attention (training.attention=unfused) at Llama 3 8B's 8192 tokens
+// on an H100: the softmax and dropout stream ~9 bytes per score, so the
+// memory-bound ops outweigh both batched GEMMs, and the core takes several
+// times FlashAttention's single kernel, which also skips the causal half.
+TEST(KernelModelTest, UnfusedAttentionCoreIsMemoryBoundAtLongSequences) {
+  KernelModel model(Gpu("h100-sxm5-80gb"));
+  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find("llama3-8b");
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto core_seconds = [&](AttentionBackend backend, OpKind kind) {
+    c->attention_backend = backend;
+    absl::StatusOr<Workload> w = BuildWorkload(*c, {});
+    EXPECT_TRUE(w.ok()) << w.status();
+    double seconds = 0;
+    for (const Op& op : w->layer_forward) {
+      if (op.name.starts_with("attention") && op.kind == kind) {
+        seconds += model.Cost(op).time.ToSeconds();
+      }
+    }
+    return seconds;
+  };
+  const double gemms = core_seconds(AttentionBackend::kUnfused, OpKind::kGemm);
+  const double scores = core_seconds(AttentionBackend::kUnfused, OpKind::kMemoryBound);
+  const double flash = core_seconds(AttentionBackend::kFlash, OpKind::kAttention);
+  std::printf("llama3-8b attention core fwd, H100: unfused GEMMs %.2f ms + softmax/dropout "
+              "%.2f ms; flash %.2f ms\n", gemms * 1e3, scores * 1e3, flash * 1e3);
+  EXPECT_GT(gemms, 0);
+  EXPECT_GT(scores, gemms);
+  EXPECT_GT(gemms + scores, 3 * flash);
+}
+
 TEST(KernelModelDeathTest, CollectivesAreNotKernelCosts) {
   KernelModel model(Gpu("h100-sxm5-80gb"));
   Op op;

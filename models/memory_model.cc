@@ -15,6 +15,24 @@ int LayersOnStage(int num_layers, int p, int stage) {
   return num_layers / p + (stage < num_layers % p ? 1 : 0);
 }
 
+}  // namespace
+
+double AttentionCoreUnits(const TransformerConfig& c, const ShardSpec& s) {
+  if (s.recompute != Recompute::kNone) return 0;  // selective/full recompute the core
+  const double a = c.num_attention_heads, h = c.hidden_size, t = s.tensor_parallel;
+  if (c.attention_backend == AttentionBackend::kUnfused) {
+    // Korthikanti Table 2: softmax output 2·a·s², its dropout mask a·s² and
+    // the dropout output 2·a·s² per sample, over s·h (s = keys = s/cp).
+    const double s_local = static_cast<double>(c.seq_length) / s.context_parallel;
+    return 5.0 * a * s_local / (h * t);
+  }
+  // FlashAttention keeps the softmax statistics: one fp32 logsumexp per head
+  // and query token (4·a·s' bytes per sample, a/t heads on a TP rank).
+  return 4.0 * a / (h * t);
+}
+
+namespace {
+
 // Activation bytes of one layer for one micro-batch (Korthikanti Table 2,
 // generalised to GQA, SwiGLU and context parallelism; see the header).
 double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
@@ -38,10 +56,7 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   }
   const double sharded = 2.0 + 4.0 * g / a + 2.0 + mlp;
   double units = replicated / replicated_div + sharded / t + moe_full;
-  if (s.recompute == Recompute::kNone) {
-    const double s_local = static_cast<double>(c.seq_length) / s.context_parallel;
-    units += 5.0 * a * s_local / (h * t);
-  }
+  units += AttentionCoreUnits(c, s);
   return scale * units * sbh;
 }
 

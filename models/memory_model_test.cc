@@ -42,6 +42,9 @@ constexpr Kor22Row kKor22[] = {
 MemoryInputs Kor22Inputs(const Kor22Row& row) {
   MemoryInputs in;
   in.model = Preset(row.model);
+  // Korthikanti et al. 2022 predate FlashAttention in Megatron-LM: Table 2's
+  // 5·a·s/h attention terms are the unfused softmax and dropout.
+  in.model.attention_backend = AttentionBackend::kUnfused;
   in.shard = {.tensor_parallel = 8, .sequence_parallel = true,
               .micro_batch_size = row.micro_batch, .recompute = Recompute::kSelective};
   in.pipeline_parallel = row.pp;
@@ -99,6 +102,41 @@ TEST(MemoryModelTest, Korthikanti2022Figure7Shares) {
   for (const auto& [gib, percent] : shares) {
     EXPECT_NEAR(100 * gib / none, percent, 1.0);  // percentage points
   }
+}
+
+// The flash / unfused split (training.attention). Llama 3 8B, seq 8192, tp 1,
+// no recompute: unfused keeps Korthikanti's 5·a·s²·b bytes per layer of
+// softmax output, dropout mask and dropout output; FlashAttention keeps only
+// an fp32 logsumexp per head and token instead, so its activations grow
+// linearly with the sequence and the unfused ones quadratically.
+TEST(MemoryModelTest, FlashAttentionDropsTheQuadraticTerms) {
+  MemoryInputs in;
+  in.model = Preset("llama3-8b");
+  ASSERT_EQ(in.model.seq_length, 8192);
+  ASSERT_EQ(in.model.attention_backend, AttentionBackend::kFlash);  // the default
+  auto activations = [&](AttentionBackend backend, int seq) {
+    MemoryInputs x = in;
+    x.model.attention_backend = backend;
+    x.model.seq_length = seq;
+    return static_cast<double>(EstimateMemory(x).activations.count());
+  };
+  const double flash = activations(AttentionBackend::kFlash, 8192);
+  const double unfused = activations(AttentionBackend::kUnfused, 8192);
+  std::printf("llama3-8b seq 8192 tp 1 activations: flash %.1f GiB, unfused %.1f GiB\n",
+              flash / (1 << 30), unfused / (1 << 30));
+  const TransformerConfig& c = in.model;
+  const double s = 8192, layers = c.num_layers, a = c.num_attention_heads;
+  const double scores = 5.0 * a * s * s * layers;  // Korthikanti Table 2, b = 1
+  const double logsumexp = 4.0 * a * s * layers;
+  EXPECT_NEAR(unfused - flash, scores - logsumexp, 1e-6 * unfused);
+  EXPECT_LT(flash / (1 << 30), 60.0);  // was ~495 GiB before the flag (the unfused count)
+  // Linear in the sequence under flash, superlinear unfused.
+  EXPECT_NEAR(activations(AttentionBackend::kFlash, 16384) / flash, 2.0, 1e-6);
+  EXPECT_GT(activations(AttentionBackend::kUnfused, 16384) / unfused, 3.0);
+  // Selective recompute drops the attention core either way.
+  in.shard.recompute = Recompute::kSelective;
+  EXPECT_EQ(activations(AttentionBackend::kFlash, 8192),
+            activations(AttentionBackend::kUnfused, 8192));
 }
 
 // ZeRO paper worked example (Rajbhandari et al. 2020; formulas.md §5.3):

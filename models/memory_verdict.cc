@@ -15,6 +15,8 @@ struct Candidate {
   MemoryInputs in;
 };
 
+std::string Gib(sim::Bytes b) { return absl::StrFormat("%.1f GiB", b.ToGiB()); }
+
 // The candidate changes for `term`, in the order they are preferred.
 std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term) {
   std::vector<Candidate> out;
@@ -34,6 +36,17 @@ std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term)
     }
   };
   if (term == "activations") {
+    if (in.model.attention_backend == AttentionBackend::kUnfused &&
+        s.recompute == Recompute::kNone) {
+      // The s² scores go without the recompute cost of selective recompute.
+      MemoryInputs flash = in;
+      flash.model.attention_backend = AttentionBackend::kFlash;
+      const sim::Bytes saved =
+          EstimateMemory(in).activations - EstimateMemory(flash).activations;
+      add(absl::StrCat("use FlashAttention (training.attention=flash; drops ", Gib(saved),
+                       " of s² attention scores)"),
+          [](MemoryInputs& m) { m.model.attention_backend = AttentionBackend::kFlash; });
+    }
     if (s.recompute == Recompute::kNone) {
       add("enable selective recompute (--recompute-granularity selective)",
           [](MemoryInputs& m) { m.shard.recompute = Recompute::kSelective; });
@@ -104,8 +117,6 @@ std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term)
   }
   return out;
 }
-
-std::string Gib(sim::Bytes b) { return absl::StrFormat("%.1f GiB", b.ToGiB()); }
 
 }  // namespace
 

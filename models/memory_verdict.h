@@ -6,7 +6,9 @@
 // EstimateMemory; the first (in the order below) that brings the total under
 // capacity wins, otherwise the one that lowers the total most, with the
 // shortfall stated. Candidates, by biggest term:
-//   activations: selective recompute; sequence parallelism (tp > 1); both;
+//   activations: FlashAttention (unfused attention without recompute: it
+//     drops the s² scores, named with their size); selective recompute;
+//     sequence parallelism (tp > 1); both;
 //     halve the micro-batch; full recompute;
 //   optimizer:   the distributed optimizer (dp·cp > 1); QLoRA (LoRA runs);
 //   gradients:   ZeRO stage 2 (dp·cp > 1); QLoRA (LoRA runs);

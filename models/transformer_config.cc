@@ -69,6 +69,19 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
 
 }  // namespace
 
+std::string_view AttentionBackendName(AttentionBackend b) {
+  return b == AttentionBackend::kUnfused ? "unfused" : "flash";
+}
+
+absl::StatusOr<AttentionBackend> ParseAttentionBackend(std::string_view name) {
+  if (name == "flash") return AttentionBackend::kFlash;
+  if (name == "unfused") return AttentionBackend::kUnfused;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "training.attention=\"", std::string(name),
+      "\" is not known; use flash (fused FlashAttention kernel) or unfused (Megatron's "
+      "pre-FlashAttention batched GEMMs + softmax + dropout)"));
+}
+
 absl::Status ValidateTransformer(const TransformerConfig& c) {
   for (auto [field, value] : {std::pair<absl::string_view, int>{"num_layers", c.num_layers},
                               {"hidden_size", c.hidden_size},

@@ -29,6 +29,20 @@ namespace clustersim::models {
 enum class Activation { kGelu, kSwiglu, kSquaredRelu };
 enum class Norm { kLayerNorm, kRmsNorm };
 
+// How the attention core (softmax(Q·K^T)·V) is computed, Megatron-core's
+// TransformerConfig.attention_backend (flash, unfused; its fused/auto/local
+// variants are not distinguished). Scenario field training.attention.
+//   kFlash: one fused, IO-aware kernel (FlashAttention, Dao et al. 2022); the
+//     b·a·s² scores never reach memory; backward recomputes them.
+//   kUnfused: Megatron-LM before FlashAttention (Narayanan et al. 2021,
+//     Korthikanti et al. 2022): batched GEMMs Q·K^T and P·V with a fused
+//     scale-mask-softmax and a dropout over the b·a·s² scores in between, all
+//     of which are kept for backward.
+enum class AttentionBackend { kFlash, kUnfused };
+std::string_view AttentionBackendName(AttentionBackend b);  // "flash" | "unfused"
+// InvalidArgument naming training.attention when `name` is neither.
+absl::StatusOr<AttentionBackend> ParseAttentionBackend(std::string_view name);
+
 struct TransformerConfig {
   std::string name;
   int num_layers = 0, hidden_size = 0, ffn_hidden_size = 0, num_attention_heads = 0;
@@ -45,6 +59,9 @@ struct TransformerConfig {
   // ceil(k·tokens/E · moe_capacity_factor) tokens (1.0 = perfectly balanced,
   // no dropping or padding). Ignored for dense models.
   double moe_capacity_factor = 1.0;
+  // A training choice rather than architecture, kept here as Megatron-core
+  // does so that the workload and the memory model read the same value.
+  AttentionBackend attention_backend = AttentionBackend::kFlash;
   int head_dim() const { return hidden_size / num_attention_heads; }
 };
 

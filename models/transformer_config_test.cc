@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -93,6 +94,23 @@ TEST(ParameterCountTest, MatchesReleasedLlamaCheckpoints) {
   // Untied: the LM head is a second V x h matrix.
   EXPECT_DOUBLE_EQ(CountParameters(l3).lm_head, 128256.0 * 4096);
   EXPECT_EQ(CountParameters(Preset("gpt3-175b")).lm_head, 0);
+}
+
+// Llama 3.1 (models.md Llama table): 8.03 / 70.55 / 405.85B at a 131,072-token
+// context; the same shapes as the Llama 3 presets, so the same counts.
+TEST(ParameterCountTest, Llama31PresetsAreLlama3AtItsLongContext) {
+  const std::tuple<const char*, const char*, double> rows[] = {
+      {"llama3.1-8b", "llama3-8b", 8.03},
+      {"llama3.1-70b", "llama3-70b", 70.55},
+      {"llama3.1-405b", "llama3-405b", 405.85}};
+  for (const auto& [name, llama3, billions] : rows) {
+    const TransformerConfig c = Preset(name);
+    EXPECT_EQ(c.seq_length, 131072) << name;
+    EXPECT_NEAR(CountParameters(c).Total(c.num_layers) / 1e9, billions, 0.005) << name;
+    const TransformerConfig base = Preset(llama3);
+    EXPECT_EQ(CountParameters(c).Total(c.num_layers),
+              CountParameters(base).Total(base.num_layers)) << name;
+  }
 }
 
 // GPT layer: 12h^2 + 13h (models.md §5.1, BLOOM README size calculator).

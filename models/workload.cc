@@ -22,6 +22,7 @@ struct Dims {
   int64_t ep, experts, experts_local, top_k;
   int64_t expert_tokens;  // rows of each local expert's GEMMs
   bool learned_positions;
+  bool unfused_attention;  // AttentionBackend::kUnfused
   int64_t tokens;     // b·s/cp: rows of every GEMM
   int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
   int64_t in_bytes;   // GEMM input element bytes
@@ -49,6 +50,7 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
                                                           : "gelu";
   d.v_local = c.vocab_size / d.t;
   d.learned_positions = c.learned_position_embeddings;
+  d.unfused_attention = c.attention_backend == AttentionBackend::kUnfused;
   d.tokens = d.b * d.s_local;
   d.ln_tokens = d.sp ? d.tokens / d.t : d.tokens;
   d.in_bytes = BytesPerElement(s.dtype);
@@ -173,6 +175,27 @@ Op AttentionBackward(const Op& fwd) {
   return op;
 }
 
+// Elements of the b·(a/tp)·s_q·s_kv attention scores of the unfused path.
+int64_t ScoreElements(const Dims& d) { return d.b * d.a_local * d.s_local * d.s; }
+
+// The attention core's forward ops: one FlashAttention kernel, or Megatron's
+// unfused CoreAttention (K and V expanded to all a/tp heads, as Megatron's
+// repeat_interleave does for GQA): S = Q·K^T as a batched GEMM, the fused
+// scale-mask-softmax (reads S, writes P), dropout (reads P, writes P' and a
+// 1-byte mask) and O = P'·V. Every product is the full s_q x s_kv: no kernel
+// skips the causal half.
+void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
+  if (!d.unfused_attention) {
+    ops->push_back(AttentionForward(d));
+    return;
+  }
+  const int64_t batch = d.b * d.a_local, scores = ScoreElements(d);
+  ops->push_back(Gemm(d, "attention_scores_gemm", d.s_local, d.s, d.d, batch));
+  ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * d.act));
+  ops->push_back(MemoryBound(d, "attention_dropout", scores * (2 * d.act + 1)));
+  ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
+}
+
 // Megatron-core MoE layer with the all-to-all token dispatcher, experts
 // tensor-parallel like the dense MLP (expert TP = tp): every TP rank routes
 // all `tokens` (gathered first under SP), sends k copies of each token to the
@@ -209,7 +232,7 @@ std::vector<Op> LayerForward(const Dims& d) {
   ops.push_back(MemoryBound(d, "layernorm1", ln_bytes));
   if (d.sp) ops.push_back(Collective(d, "tp_allgather_attn", CommKind::kAllGather, BoundaryBytes(d)));
   ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
-  ops.push_back(AttentionForward(d));
+  AttentionCoreForward(d, &ops);
   ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.d));
   if (d.sp) {
     ops.push_back(Collective(d, "tp_reducescatter_attn", CommKind::kReduceScatter, BoundaryBytes(d)));
@@ -321,6 +344,42 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
   }
 }
 
+// Backward of AttentionCoreForward, after the selective-recompute copy of its
+// forward when `recompute` is kSelective (Korthikanti et al. 2022 recompute
+// the attention core; Megatron-core does so for FlashAttention too). Unfused:
+// dP' = dO·V^T and dV = P'^T·dO, dropout backward (reads dP' and the mask,
+// writes dP), softmax backward (reads P and dP, writes dS), dQ = dS·K and
+// dK = dS^T·Q. Both operands of these GEMMs are activations, so none is a
+// weight gradient (no "_wgrad" name: zero-bubble schedules must not defer them).
+void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute,
+                           std::vector<Op>* ops) {
+  const std::vector<std::string_view> names =
+      d.unfused_attention
+          ? std::vector<std::string_view>{"attention_scores_gemm", "attention_softmax",
+                                          "attention_dropout", "attention_context_gemm"}
+          : std::vector<std::string_view>{"attention_fwd"};
+  if (recompute == Recompute::kSelective) {
+    for (std::string_view name : names) {
+      Op again = Find(fwd, name);
+      again.recompute = true;
+      ops->push_back(std::move(again));
+    }
+  }
+  if (!d.unfused_attention) {
+    ops->push_back(AttentionBackward(Find(fwd, "attention_fwd")));
+    return;
+  }
+  const int64_t scores = ScoreElements(d);
+  const Op& context = Find(fwd, "attention_context_gemm");
+  ops->push_back(Gemm(d, "attention_dprobs_gemm", context.m, context.k, context.n, context.batch));
+  ops->push_back(Gemm(d, "attention_dv_gemm", context.k, context.n, context.m, context.batch));
+  ops->push_back(MemoryBound(d, "attention_dropout_bwd", scores * (2 * d.act + 1)));
+  ops->push_back(MemoryBound(d, "attention_softmax_bwd", 3 * scores * d.act));
+  const Op& qk = Find(fwd, "attention_scores_gemm");
+  ops->push_back(Gemm(d, "attention_dq_gemm", qk.m, qk.k, qk.n, qk.batch));
+  ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));
+}
+
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute) {
   std::vector<Op> ops;
   if (recompute == Recompute::kFull) {
@@ -343,13 +402,7 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompu
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm2")));
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual1")));
   RowParallelBackward(d, Find(fwd, "out_proj_gemm"), "attn", &ops);
-  const Op& attention = Find(fwd, "attention_fwd");
-  if (recompute == Recompute::kSelective) {
-    Op again = attention;
-    again.recompute = true;
-    ops.push_back(std::move(again));
-  }
-  ops.push_back(AttentionBackward(attention));
+  AttentionCoreBackward(d, fwd, recompute, &ops);
   ColumnParallelBackward(d, Find(fwd, "qkv_gemm"), "attn", &ops);
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm1")));
   return ops;
@@ -503,6 +556,11 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
     }
   }
   const int cp = s.context_parallel;
+  if (cp > 1 && c.attention_backend == AttentionBackend::kUnfused) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context_parallel_size=", cp, " needs training.attention=flash; Megatron's unfused "
+        "attention supports no context parallelism (set context_parallel_size to 1)"));
+  }
   if (cp > 1 && c.seq_length % (2 * cp) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "context_parallel_size=", cp, " needs model.seq_length=", c.seq_length,

@@ -46,6 +46,16 @@
 // casts (once per step, cached across micro-batches) and amax reductions are
 // not modelled.
 //
+// Attention core (TransformerConfig.attention_backend): flash (default) is the
+// one attention_fwd / attention_bwd op above; unfused (Megatron before
+// FlashAttention) replaces attention_fwd by attention_scores_gemm (Q·K^T,
+// batch b·a/tp), attention_softmax, attention_dropout (memory-bound over the
+// b·(a/tp)·s_q·s_kv scores) and attention_context_gemm (P·V), costed as GEMMs,
+// and attention_bwd by attention_dprobs_gemm, attention_dv_gemm,
+// attention_dropout_bwd, attention_softmax_bwd, attention_dq_gemm and
+// attention_dk_gemm (same FLOPs as flash's forward, 2x in backward; no causal
+// skipping). Unfused rejects context parallelism, as Megatron does.
+//
 // FLOP conventions: GEMM flops = 2·batch·m·n·k; attention forward =
 // 4·b·(s/cp)·s·(a·d)/tp, counted unmasked like Megatron (the kernel model
 // knows that a causal kernel skips half). Memory-bound ops carry 0 flops: their
@@ -120,7 +130,8 @@ struct Workload {
   std::vector<Op> layer_forward;   // ONE transformer layer, one micro-batch, one TP shard
   std::vector<Op> layer_backward;  // with kFull it starts with the recomputed forward (ops
                                    // marked recompute=true, TP collectives included);
-                                   // kSelective recomputes attention_fwd just before attention_bwd
+                                   // kSelective recomputes the attention core's forward
+                                   // ops just before their backward
   std::vector<Op> head_forward, head_backward;  // final norm, LM head GEMM, vocab-parallel CE
   // context_parallel > 1: how attention_fwd / attention_bwd run as a ring.
   std::optional<ContextRing> context_ring;

@@ -170,6 +170,80 @@ TEST(WorkloadTest, SelectiveRecomputeReplaysOnlyAttentionBeforeItsBackward) {
   EXPECT_EQ(recomputed, 1);
 }
 
+TransformerConfig Unfused(std::string_view preset) {
+  TransformerConfig c = Preset(preset);
+  c.attention_backend = AttentionBackend::kUnfused;
+  return c;
+}
+
+// Megatron's pre-FlashAttention CoreAttention: two batched GEMMs over all
+// a/tp heads with softmax and dropout over the b·(a/tp)·s² scores between.
+TEST(WorkloadTest, UnfusedAttentionIsBatchedGemmsAndMemoryBoundScores) {
+  const ShardSpec shard{.tensor_parallel = 8, .micro_batch_size = 2};
+  Workload flash = Build(Preset("gpt3-175b"), shard);
+  Workload w = Build(Unfused("gpt3-175b"), shard);
+  EXPECT_THAT(Names(w.layer_forward),
+              ElementsAre("layernorm1", "qkv_gemm", "attention_scores_gemm",
+                          "attention_softmax", "attention_dropout", "attention_context_gemm",
+                          "out_proj_gemm", "tp_allreduce_attn", "dropout_residual1",
+                          "layernorm2", "fc1_gemm", "gelu", "fc2_gemm", "tp_allreduce_mlp",
+                          "dropout_residual2"));
+  const Op& qk = Get(w.layer_forward, "attention_scores_gemm");
+  EXPECT_EQ(qk.kind, OpKind::kGemm);
+  EXPECT_EQ(qk.batch, 2 * 96 / 8);
+  EXPECT_EQ(qk.m, 2048);
+  EXPECT_EQ(qk.n, 2048);
+  EXPECT_EQ(qk.k, 128);
+  const Op& pv = Get(w.layer_forward, "attention_context_gemm");
+  EXPECT_EQ(pv.m, 2048);
+  EXPECT_EQ(pv.n, 128);
+  EXPECT_EQ(pv.k, 2048);
+  // Same model FLOPs as the fused kernel: 4·b·s²·(a/tp)·d, unmasked.
+  EXPECT_DOUBLE_EQ((qk.flops + pv.flops).count(),
+                   Get(flash.layer_forward, "attention_fwd").flops.count());
+  const int64_t scores = 2LL * 12 * 2048 * 2048;
+  EXPECT_EQ(Get(w.layer_forward, "attention_softmax").bytes.count(), scores * 2 * 2);
+  EXPECT_EQ(Get(w.layer_forward, "attention_dropout").bytes.count(), scores * 5);
+  // Backward: four GEMMs, 2x the forward's, none a weight gradient.
+  double backward_gemm_flops = 0;
+  for (const char* name : {"attention_dprobs_gemm", "attention_dv_gemm", "attention_dq_gemm",
+                           "attention_dk_gemm"}) {
+    backward_gemm_flops += Get(w.layer_backward, name).flops.count();
+  }
+  EXPECT_DOUBLE_EQ(backward_gemm_flops, 2 * (qk.flops + pv.flops).count());
+  for (const Op& op : w.layer_backward) {
+    EXPECT_FALSE(op.name.starts_with("attention") && op.name.ends_with("_wgrad")) << op.name;
+  }
+  EXPECT_EQ(Get(w.layer_backward, "attention_softmax_bwd").bytes.count(), scores * 3 * 2);
+  // Everything else is unchanged.
+  EXPECT_EQ(w.layer_backward.size(), flash.layer_backward.size() + 5);
+}
+
+TEST(WorkloadTest, SelectiveRecomputeReplaysTheUnfusedCore) {
+  Workload w = Build(Unfused("gpt3-175b"),
+                     {.tensor_parallel = 8, .sequence_parallel = true,
+                      .recompute = Recompute::kSelective});
+  std::vector<std::string> recomputed;
+  size_t last = 0;
+  for (size_t i = 0; i < w.layer_backward.size(); ++i) {
+    if (!w.layer_backward[i].recompute) continue;
+    recomputed.push_back(w.layer_backward[i].name);
+    last = i;
+  }
+  EXPECT_THAT(recomputed, ElementsAre("attention_scores_gemm", "attention_softmax",
+                                      "attention_dropout", "attention_context_gemm"));
+  ASSERT_LT(last + 1, w.layer_backward.size());
+  EXPECT_EQ(w.layer_backward[last + 1].name, "attention_dprobs_gemm");
+}
+
+TEST(WorkloadTest, UnfusedAttentionRejectsContextParallelism) {
+  absl::StatusOr<Workload> w =
+      BuildWorkload(Unfused("llama3-8b"), {.tensor_parallel = 2, .context_parallel = 2});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("context_parallel_size=2"));
+  EXPECT_THAT(w.status().message(), HasSubstr("training.attention=flash"));
+}
+
 TEST(WorkloadTest, ContextParallelShortensLocalSequence) {
   TransformerConfig c = Preset("llama3-8b");
   Workload w = Build(c, {.tensor_parallel = 2, .context_parallel = 4});

@@ -44,6 +44,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
 
   // Training and parallelism.
   const config::TrainingConfig& t = in.training();
+  absl::StatusOr<models::AttentionBackend> attention =
+      models::ParseAttentionBackend(t.has_attention() ? t.attention() : "flash");
+  if (!attention.ok()) return attention.status();
+  r.model.attention_backend = *attention;
   const config::ParallelismConfig& p = in.parallelism();
   strategies::ParallelConfig& pc = r.parallel;
   pc.tensor_parallel = p.has_tensor_model_parallel_size() ? p.tensor_model_parallel_size() : 1;
@@ -70,13 +74,15 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   const std::string precision = t.has_precision() ? t.precision() : "bf16";
   absl::StatusOr<models::Dtype> dtype = models::ParseDtype(precision);
   if (!dtype.ok()) return WithField(dtype.status(), "training.precision");
+  // What the GPU cannot run at all (FP8 on an A100) is said before what the
+  // simulator does not run yet.
+  if (auto s = models::CheckDtypeSupported(*r.gpu, *dtype); !s.ok()) {
+    return WithField(s, "training.precision");
+  }
   if (*dtype != models::Dtype::kBf16 && *dtype != models::Dtype::kFp16 &&
       *dtype != models::Dtype::kFp8) {
     return absl::UnimplementedError(absl::StrCat("training.precision=\"", precision,
                                                  "\" is not supported yet; use bf16, fp16 or fp8"));
-  }
-  if (auto s = models::CheckDtypeSupported(*r.gpu, *dtype); !s.ok()) {
-    return WithField(s, "training.precision");
   }
   pc.precision = *dtype;
   absl::StatusOr<models::Recompute> rc =
@@ -161,6 +167,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_global_batch_size(pc.global_batch_size);
   et->set_precision(std::string(models::DtypeName(pc.precision)));
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
+  et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
   e.mutable_pricing()->set_usd_per_gpu_hour(r.usd_per_gpu_hour);

@@ -10,6 +10,7 @@
 // Defaults: cluster.num_gpus = one node; cluster.node from the GPU (an A100
 // goes in a DGX A100); parallel sizes 1; micro_batch_size 1; global_batch_size
 // = micro_batch_size x data-parallel size; precision bf16; recompute none;
+// attention flash (training.attention; carried as model.attention_backend);
 // network tier analytic, algorithm auto; price from models/pricing.
 //
 // Example:

@@ -31,6 +31,47 @@ TEST(ResolveTest, FillsDefaultsAndDerivesDataParallel) {
   EXPECT_GT(r->usd_per_gpu_hour, 0);
 }
 
+TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.attention_backend, models::AttentionBackend::kFlash);
+  EXPECT_EQ(r->echo.training().attention(), "flash");
+
+  s.mutable_training()->set_attention("unfused");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.attention_backend, models::AttentionBackend::kUnfused);
+  EXPECT_EQ(r->echo.training().attention(), "unfused");
+
+  s.mutable_training()->set_attention("sdpa");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("training.attention=\"sdpa\""), std::string::npos)
+      << r.status();
+  EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
+}
+
+// FP8 on an A100 is a hardware error (the part has no FP8 tensor cores),
+// reported as such before the simulator's own "not supported yet".
+TEST(ResolveTest, Fp8OnA100NamesTheGpu) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    training { precision: "fp8" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_NE(r.status().message().find("training.precision"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("a100-sxm4-80gb"), std::string::npos) << r.status();
+  s.mutable_cluster()->set_gpu("h100-sxm5-80gb");
+  EXPECT_EQ(Resolve(s).status().code(), absl::StatusCode::kUnimplemented);
+}
+
 TEST(ResolveTest, FlagsOverridePresetFields) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
     cluster { gpu: "a100-sxm4-80gb" }

@@ -71,6 +71,9 @@ struct PublishedAssumptions {
   bool distributed_optimizer;
   bool overlap_grad_reduce;
   const char* precision;
+  // training.attention, decided per source from its date and software (never
+  // per row); the reason is written next to each.
+  const char* attention;
   const char* text;
 };
 
@@ -79,27 +82,40 @@ struct PublishedAssumptions {
 PublishedAssumptions AssumptionsFor(const std::string& source) {
   if (source == "NAR21") {
     // The paper's FLOP formula counts the recompute pass: full recompute.
-    return {1, "full", false, false, false, "fp16",
-            "micro-batch 1, full recompute, fp16, no interleaving, vocab 51200"};
+    // Attention: unfused. The runs (Megatron-LM README, April 2021) predate
+    // FlashAttention (Dao et al., May 2022).
+    return {1, "full", false, false, false, "fp16", "unfused",
+            "micro-batch 1, full recompute, fp16, no interleaving, vocab 51200, unfused "
+            "attention (2021, before FlashAttention)"};
   }
   if (source == "NEMO2407") {
-    return {1, "none", true, true, true, "fp8",
+    return {1, "none", true, true, true, "fp8", "flash",
             "FP8 (Transformer Engine) where the notes say so; no recompute, sequence parallel "
             "when tp > 1, distributed optimizer, overlapped grad reduce; architecture from the "
             "model preset the row names"};
   }
   if (source == "NEMOLONG") {
-    return {1, "none", true, true, true, "fp8",
+    return {1, "none", true, true, true, "fp8", "flash",
             "global batch = data-parallel size (one sequence per replica; the table states no "
             "batch), micro-batch 1, FP8, no recompute, sequence parallel when tp > 1, "
             "distributed optimizer, overlapped grad reduce; Llama 2 7B preset"};
   }
   if (source == "MCORE24") {
-    return {1, "selective", true, true, true, "bf16",
+    // Attention: flash. Megatron-core (2024) runs attention through
+    // Transformer Engine's fused FlashAttention/cuDNN kernels by default.
+    return {1, "selective", true, true, true, "bf16", "flash",
             "micro-batch 1, selective recompute + sequence parallel, distributed optimizer, "
-            "overlapped grad reduce, bf16"};
+            "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine)"};
   }
-  return {1, "full", false, false, false, "fp16", "vocab 51200"};
+  if (source == "KOR22") {
+    // Attention: unfused. Korthikanti et al. (arXiv 2205.05198, May 2022)
+    // account the softmax and dropout activations of Megatron's unfused
+    // attention (Table 2's 5·a·s/h) and their selective recompute exists to
+    // drop them; Megatron-LM gained FlashAttention only in 2023.
+    return {1, "full", false, false, false, "fp16", "unfused",
+            "vocab 51200, unfused attention (2022, before FlashAttention in Megatron-LM)"};
+  }
+  return {1, "full", false, false, false, "fp16", "flash", "vocab 51200, flash attention"};
 }
 
 // Korthikanti et al.'s memory rows state no batch: they describe the runs of
@@ -206,6 +222,7 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   tr->set_precision(absl::StrContains(notes, "FP8")    ? "fp8"
                     : absl::StrContains(notes, "fp16") ? "fp16"
                                                        : a.precision);
+  tr->set_attention(a.attention);
   v.assumptions = absl::StrCat(assumptions, a.text);
 
   absl::StatusOr<config::Result> r = Simulate(s, options);
@@ -270,9 +287,14 @@ ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::
   s.mutable_training()->set_global_batch_size(gb);
   s.mutable_training()->set_recompute_granularity("full");
   s.mutable_training()->set_precision("fp16");
+  // Attention: unfused. The source does not state it; Megatron-DeepSpeed's
+  // --use-flash-attn is off by default, and the model vTrain profiles to
+  // reproduce these runs (src/model/gpt_modeling.py at f8dda84) is Megatron's
+  // unfused attention: baddbmm, FusedScaleMaskSoftmax, dropout, bmm.
+  s.mutable_training()->set_attention("unfused");
   v.assumptions =
       "A100 SXM4 80GB in DGX A100 nodes, fp16, full recompute (vTrain use_checkpoint), 1F1B, "
-      "GPT-2 vocabulary 50257 padded";
+      "GPT-2 vocabulary 50257 padded, unfused attention (vTrain's profiled Megatron model)";
   if (tp * dp * pp != gpus) {
     v.reason = "tp x dp x pp does not equal the GPU count";
     return v;
