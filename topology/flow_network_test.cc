@@ -75,7 +75,15 @@ TEST(FlowNetworkTest, AloneItCostsWhatTheAnalyticTierSays) {
         CollectiveRequest{Collective::kAllReduce, Range(0, 8), sim::GiB(1)},
         CollectiveRequest{Collective::kAllGather, Range(4, 16), sim::MiB(256)},
         CollectiveRequest{Collective::kAllReduce, Range(0, 32), sim::MiB(64),
-                          Algorithm::kHierarchical}}) {
+                          Algorithm::kHierarchical},
+        // Every protocol, forced and chosen (LL at 1 MiB, LL128 on one node's NVLink).
+        CollectiveRequest{Collective::kAllReduce, Range(0, 8), sim::MiB(1)},
+        CollectiveRequest{Collective::kAllReduce, Range(0, 8), sim::MiB(16), Algorithm::kRing,
+                          Protocol::kLl128},
+        CollectiveRequest{Collective::kAllReduce, Range(0, 32), sim::MiB(4), Algorithm::kRing,
+                          Protocol::kLl},
+        CollectiveRequest{Collective::kAllGather, Range(0, 16), sim::MiB(8), Algorithm::kAuto,
+                          Protocol::kSimple}}) {
     const sim::Duration flow = Alone(c, r);
     const sim::Duration expected = analytic.Estimate(r)->time;
     EXPECT_NEAR(flow.ToSeconds(), expected.ToSeconds(), 1e-9 * expected.ToSeconds() + 1e-11)
@@ -144,10 +152,13 @@ TEST(FlowNetworkTest, ConservesBytesAndNeverExceedsCapacity) {
       {Collective::kAllToAll, Range(4, 8), sim::MiB(64)},
       {Collective::kAllReduce, Range(8, 8), sim::MiB(300)},  // NVLS
       {Collective::kAllReduce, Range(0, 16), sim::MiB(100), Algorithm::kHierarchical},
-      {Collective::kSendRecv, {3, 12}, sim::MiB(77)}};
+      {Collective::kSendRecv, {3, 12}, sim::MiB(77)},
+      {Collective::kAllReduce, Range(0, 8), sim::MiB(2), Algorithm::kRing, Protocol::kLl},
+      {Collective::kAllReduce, Range(8, 8), sim::MiB(20), Algorithm::kRing, Protocol::kLl128}};
   const std::vector<sim::Duration> starts = {sim::Duration::Zero(), sim::Microseconds(100),
                                              sim::Microseconds(150), sim::Microseconds(900),
-                                             sim::Microseconds(901)};
+                                             sim::Microseconds(901), sim::Microseconds(120),
+                                             sim::Microseconds(130)};
   std::vector<LinkUsage> usage;
   RunTogether(c, rs, starts, {}, &usage);
   // Bytes each link must carry: the chosen plans' crossings x bytes.
@@ -158,11 +169,14 @@ TEST(FlowNetworkTest, ConservesBytesAndNeverExceedsCapacity) {
     ASSERT_TRUE(gpus.ok());
     const auto candidates = planner.Candidates(r.op, r.algorithm, *gpus);
     ASSERT_TRUE(candidates.ok());
-    const CollectivePlan& plan = ChoosePlan(*candidates, r.bytes);
+    const absl::StatusOr<PlanChoice> choice = ChoosePlan(*candidates, r.protocol, r.bytes);
+    ASSERT_TRUE(choice.ok());
+    const CollectivePlan& plan = *choice->plan;
     for (const PlanFlow& f : plan.flows) {
       for (int u = f.first_use; u < f.first_use + f.num_uses; ++u) {
-        expected[plan.uses[u].link] +=
-            plan.uses[u].weight * f.bytes_per_byte * static_cast<double>(r.bytes.count());
+        expected[plan.uses[u].link] += plan.uses[u].weight * f.bytes_per_byte *
+                                       plan.ByteScale(choice->protocol) *
+                                       static_cast<double>(r.bytes.count());
       }
     }
   }
