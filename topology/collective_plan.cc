@@ -91,7 +91,7 @@ absl::StatusOr<PlanChoice> ChoosePlan(const std::vector<CollectivePlan>& candida
         std::string(AlgorithmName(candidates.front().algorithm)),
         candidates.size() > 1 ? " (or any other candidate)" : "",
         " on this group: LL128 needs NVLink on every hop (as NCCL enables it) and NVLS runs "
-        "Simple only; use protocol auto, ll or simple"));
+        "Simple only; set network.collective_protocol (--protocol) to auto, ll or simple"));
   }
   return best;
 }
