@@ -1,7 +1,8 @@
 // `clustersim collective`: an nccl-tests-style table (size, time, algbw,
 // busbw) of one collective on a cluster preset, from the analytic network.
 //   clustersim collective --node dgx-h100 --num-gpus 8 --op all_reduce
-//       --algorithm nvls --min-bytes 1M --max-bytes 1G --factor 2
+//       --algorithm nvls --protocol auto --min-bytes 1M --max-bytes 1G --factor 2
+// The last column names the algorithm and NCCL protocol chosen for each size.
 #include <cstdint>
 #include <exception>
 #include <iostream>
@@ -46,7 +47,7 @@ absl::StatusOr<sim::Bytes> ParseSize(const std::string& flag, const std::string&
 }  // namespace
 
 int CollectiveCommand(const Args& args) {
-  std::string node = "dgx-a100", op_name = "all_reduce", algo_name = "auto";
+  std::string node = "dgx-a100", op_name = "all_reduce", algo_name = "auto", proto_name = "auto";
   std::string min_text = "1M", max_text = "1G";
   int num_gpus = 8, factor = 2, nics = 0;
   bool help = false;
@@ -60,6 +61,8 @@ int CollectiveCommand(const Args& args) {
       "all_reduce|reduce_scatter|all_gather|all_to_all|broadcast|send_recv")(
       "algorithm", po::value(&algo_name)->default_value(algo_name),
       "auto|ring|tree|nvls|hierarchical")(
+      "protocol", po::value(&proto_name)->default_value(proto_name),
+      "NCCL protocol: auto|ll|ll128|simple")(
       "min-bytes,b", po::value(&min_text)->default_value(min_text), "smallest size")(
       "max-bytes,e", po::value(&max_text)->default_value(max_text), "largest size")(
       "factor,f", po::value(&factor)->default_value(factor), "size multiplier per row")(
@@ -75,6 +78,10 @@ int CollectiveCommand(const Args& args) {
   absl::StatusOr<topology::Algorithm> algo = topology::ParseAlgorithm(algo_name);
   if (!algo.ok()) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--algorithm: ", algo.status().message())));
+  }
+  absl::StatusOr<topology::Protocol> proto = topology::ParseProtocol(proto_name);
+  if (!proto.ok()) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--protocol: ", proto.status().message())));
   }
   absl::StatusOr<sim::Bytes> lo = ParseSize("min-bytes", min_text);
   if (!lo.ok()) return Fail(lo.status());
@@ -97,10 +104,11 @@ int CollectiveCommand(const Args& args) {
   std::vector<int> gpus;
   for (int g = 0; g < num_gpus; ++g) gpus.push_back(g);
   absl::StatusOr<std::string> table =
-      topology::FormatCollectiveTable(network, *op, *algo, gpus, *lo, *hi, factor);
+      topology::FormatCollectiveTable(network, *op, *algo, *proto, gpus, *lo, *hi, factor);
   if (!table.ok()) return Fail(table.status());
   std::cout << "# " << cluster->Describe() << ", " << num_gpus << " ranks, " << op_name
-            << ", algorithm " << algo_name << " (analytic alpha-beta model)\n"
+            << ", algorithm " << algo_name << ", protocol " << proto_name
+            << " (analytic alpha-beta model)\n"
             << *table;
   return 0;
 }

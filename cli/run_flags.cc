@@ -19,8 +19,8 @@ void Opt(po::options_description& d, const char* name, std::optional<T>* slot, c
 }
 
 struct Values {
-  std::optional<std::string> model, gpu, recompute, precision, node, algorithm, schedule, tier,
-      model_config, finetune, attention;
+  std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
+      tier, model_config, finetune, attention;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
       last_layers;
@@ -49,6 +49,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(cluster, "gpus-per-node", &v.gpus_per_node, "GPUs per node");
   Opt(cluster, "node", &v.node, "node preset (clustersim list clusters)");
   Opt(cluster, "collective-algorithm", &v.algorithm, "auto|ring|tree|nvls|hierarchical");
+  Opt(cluster, "collective-protocol", &v.protocol, "NCCL protocol: auto|ll|ll128|simple");
   Opt(cluster, "network-tier", &v.tier, "analytic (alpha-beta) | flow (link contention)");
   Opt(cluster, "usd-per-gpu-hour", &v.price, "price per GPU-hour");
   po::options_description strategy("Strategy");
@@ -128,6 +129,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.gpus_per_node) c->set_gpus_per_node(*v.gpus_per_node);
   if (v.node) c->set_node(*v.node);
   if (v.algorithm) o.mutable_network()->set_collective_algorithm(*v.algorithm);
+  if (v.protocol) o.mutable_network()->set_collective_protocol(*v.protocol);
   if (v.tier) o.mutable_network()->set_tier(*v.tier);
   if (v.price) o.mutable_pricing()->set_usd_per_gpu_hour(*v.price);
   config::ParallelismConfig* p = o.mutable_parallelism();

@@ -126,6 +126,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   absl::StatusOr<topology::Algorithm> a = topology::ParseAlgorithm(algo);
   if (!a.ok()) return WithField(a.status(), "network.collective_algorithm");
   r.algorithm = *a;
+  const std::string proto = n.has_collective_protocol() ? n.collective_protocol() : "auto";
+  absl::StatusOr<topology::Protocol> pr = topology::ParseProtocol(proto);
+  if (!pr.ok()) return WithField(pr.status(), "network.collective_protocol");
+  r.protocol = *pr;
 
   // Price.
   if (in.pricing().has_usd_per_gpu_hour()) {
@@ -173,6 +177,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   e.mutable_pricing()->set_usd_per_gpu_hour(r.usd_per_gpu_hour);
   e.mutable_network()->set_tier(tier);
   e.mutable_network()->set_collective_algorithm(algo);
+  e.mutable_network()->set_collective_protocol(proto);
   return r;
 }
 

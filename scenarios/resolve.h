@@ -40,6 +40,7 @@ struct ResolvedScenario {
   int num_gpus = 0;
   strategies::ParallelConfig parallel;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
+  topology::Protocol protocol = topology::Protocol::kAuto;
   bool flow_network = false;  // network.tier is "flow"
   double host_overhead_us_per_op = 0;
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA

@@ -141,6 +141,31 @@ TEST(ResolveTest, BadRecomputeAndPrecision) {
   EXPECT_NE(fp8.status().message().find("training.precision"), std::string::npos);
 }
 
+TEST(ResolveTest, CollectiveProtocolDefaultsToAutoAndNamesTheFieldWhenBad) {
+  absl::StatusOr<ResolvedScenario> def = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+  )pb"));
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_EQ(def->protocol, topology::Protocol::kAuto);
+  EXPECT_EQ(def->echo.network().collective_protocol(), "auto");
+  absl::StatusOr<ResolvedScenario> ll = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    network { collective_protocol: "LL128" }
+  )pb"));
+  ASSERT_TRUE(ll.ok()) << ll.status();
+  EXPECT_EQ(ll->protocol, topology::Protocol::kLl128);
+  absl::StatusOr<ResolvedScenario> bad = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    network { collective_protocol: "fast" }
+  )pb"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("network.collective_protocol"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("ll128"), std::string::npos);
+}
+
 TEST(ResolveTest, MissingGpuIsAnError) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(model { preset: "gpt-22b" })pb"));
   ASSERT_FALSE(r.ok());

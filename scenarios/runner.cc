@@ -197,6 +197,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.kernels = &kernels;
   in.network = &network;
   in.algorithm = s.algorithm;
+  in.protocol = s.protocol;
   in.fold_data_parallel = options.fold_data_parallel;
   in.external_collectives = s.flow_network;
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);

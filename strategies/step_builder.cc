@@ -396,7 +396,8 @@ class Builder {
     const auto key = std::make_tuple(&op, gpus.front(), gpus.back());
     auto it = comm_costs_.find(key);
     if (it != comm_costs_.end()) return it->second;
-    topology::CollectiveRequest req{kind, std::move(gpus), op.comm_bytes, in_.algorithm};
+    topology::CollectiveRequest req{kind, std::move(gpus), op.comm_bytes, in_.algorithm,
+                                    in_.protocol};
     absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
     if (e.ok()) comm_costs_.emplace(key, *e);
     return e;
@@ -412,7 +413,7 @@ class Builder {
       return plan_.graph.AddTask(lanes, est.time, NewInfo(info));
     }
     info.request = static_cast<int32_t>(plan_.requests.size());
-    plan_.requests.push_back({kind, gpus, bytes, est.algorithm});
+    plan_.requests.push_back({kind, gpus, bytes, est.algorithm, est.protocol});
     return plan_.graph.AddExternalTask(lanes, NewInfo(info));
   }
 

@@ -59,6 +59,7 @@ struct StepInputs {
   const models::KernelModel* kernels = nullptr;
   const topology::NetworkModel* network = nullptr;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
+  topology::Protocol protocol = topology::Protocol::kAuto;
   bool fold_data_parallel = true;
   // Simulate only tensor-parallel rank 0 of each group; its collectives are
   // still costed over the full group. Exact: TP ranks run identical ops.

@@ -133,5 +133,23 @@ TEST_F(CliTest, ListsCatalogs) {
   EXPECT_EQ(Run("list nothing").code, 2);
 }
 
+TEST_F(CliTest, CollectiveTableShowsAlgorithmAndProtocolPerSize) {
+  Outcome o = Run("collective --node hgx-b200 --num-gpus 8 -b 32K -e 1G -f 32");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("algorithm/protocol"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ring/ll\n"), std::string::npos) << o.out;     // 32 KiB
+  EXPECT_NE(o.out.find("nvls/simple\n"), std::string::npos) << o.out;  // 1 GiB
+  Outcome forced = Run("collective --node dgx-h100 --num-gpus 8 --protocol simple -b 8 -e 8");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("ring/simple"), std::string::npos) << forced.out;
+  Outcome bad = Run("collective --node dgx-h100 --protocol ll64");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--protocol: unknown protocol 'll64'"), std::string::npos) << bad.err;
+  Outcome ineligible = Run("collective --node dgx-h100 --num-gpus 16 --protocol ll128");
+  EXPECT_EQ(ineligible.code, 2);
+  EXPECT_NE(ineligible.err.find("LL128 needs NVLink on every hop"), std::string::npos)
+      << ineligible.err;
+}
+
 }  // namespace
 }  // namespace clustersim

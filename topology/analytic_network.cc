@@ -12,16 +12,17 @@ AnalyticNetwork::AnalyticNetwork(const Cluster& cluster, const CollectiveCalibra
 absl::StatusOr<CollectiveEstimate> AnalyticNetwork::Estimate(const CollectiveRequest& r) const {
   absl::StatusOr<std::vector<int>> gpus = ValidateCollectiveRequest(cluster_, r);
   if (!gpus.ok()) return gpus.status();
-  CollectiveEstimate est{sim::Duration::Zero(), r.algorithm, 0, 0};
-  if (est.algorithm == Algorithm::kAuto) est.algorithm = Algorithm::kRing;
+  CollectiveEstimate est = ZeroCostEstimate(r);
   if (gpus->size() < 2) return est;
   absl::StatusOr<std::vector<CollectivePlan>> candidates =
       planner_.Candidates(r.op, r.algorithm, *gpus);
   if (!candidates.ok()) return candidates.status();
-  const CollectivePlan& plan = ChoosePlan(*candidates, r.bytes);
-  const double seconds = plan.Seconds(r.bytes);
+  absl::StatusOr<PlanChoice> choice = ChoosePlan(*candidates, r.protocol, r.bytes);
+  if (!choice.ok()) return choice.status();
+  const double seconds = choice->Seconds(r.bytes);
   SIM_CHECK(seconds > 0) << "non-positive collective time";
-  est.algorithm = plan.algorithm;
+  est.algorithm = choice->plan->algorithm;
+  est.protocol = choice->protocol;
   est.time = sim::Duration::FromSecondsDouble(seconds);
   est.algbw_gbs = static_cast<double>(r.bytes.count()) / seconds * 1e-9;
   est.busbw_gbs = est.algbw_gbs * BusBandwidthFactor(r.op, static_cast<int>(gpus->size()));

@@ -6,12 +6,15 @@
 // (collective_plan.h, which documents every algorithm) moves data at the rate
 // of its bottleneck link, where each link offers bandwidth x efficiency(link
 // kind) and is shared by the hops that cross it; a per-phase latency (NCCL's
-// baseLat plus steps x the hops' mean step latency) is added. Constants:
-// collective_calibration.h. `auto` picks, as NCCL does for all-reduce, the
-// candidate with the least predicted time among ring, tree (groups on >= 2
-// nodes) and nvls (eligible one-node groups): with the default constants tree
-// for small multi-node messages, nvls for large messages on one NVLS-capable
-// node, ring otherwise. Other operations: ring.
+// baseLat plus steps x the hops' mean hwLat, for the chosen protocol) is added,
+// and the protocol's bandwidth fraction divides the bandwidth term. Constants:
+// collective_calibration.h. `auto` picks, as NCCL's tuner does, the
+// (algorithm, protocol) with the least predicted time among ring, tree (groups
+// on >= 2 nodes) and nvls (eligible one-node groups) and LL, LL128 (all-NVLink
+// groups) and Simple: with the default constants LL for small messages, LL128
+// for medium ones on one NVLink node, tree for small multi-node messages, nvls
+// for large messages on one NVLS-capable node, ring/Simple otherwise. A forced
+// request.protocol restricts the choice. Other operations: ring.
 //
 // Cost: O(hops x route length) per estimate, plus one Dijkstra per hop (see
 // Cluster::Route); all-to-all is O(n^2) routes, meant for expert-parallel

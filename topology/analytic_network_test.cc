@@ -45,6 +45,49 @@ TEST(AnalyticNetworkTest, AutoPicksLikeNccl) {
             Algorithm::kRing);
 }
 
+TEST(AnalyticNetworkTest, ProtocolsFollowNcclsTuningModel) {
+  const Cluster one = Build("dgx-h100", 1);
+  AnalyticNetwork net1(one);
+  const auto at = [&](sim::Bytes bytes, Algorithm a = Algorithm::kRing,
+                      Protocol p = Protocol::kAuto) {
+    absl::StatusOr<CollectiveEstimate> e = net1.Estimate({Collective::kAllReduce, Range(8), bytes, a, p});
+    SIM_CHECK(e.ok()) << e.status();
+    return *e;
+  };
+  // Smallest latency first, highest bandwidth last.
+  EXPECT_EQ(at(sim::KiB(64)).protocol, Protocol::kLl);
+  EXPECT_EQ(at(sim::MiB(32)).protocol, Protocol::kLl128);
+  EXPECT_EQ(at(sim::GiB(1)).protocol, Protocol::kSimple);
+  EXPECT_EQ(at(sim::GiB(1), Algorithm::kAuto).protocol, Protocol::kSimple);  // NVLS
+  // Bandwidth fractions: LL about half of Simple, LL128 0.92 of it, at large sizes.
+  const double simple = at(sim::GiB(4), Algorithm::kRing, Protocol::kSimple).busbw_gbs;
+  EXPECT_NEAR(at(sim::GiB(4), Algorithm::kRing, Protocol::kLl).busbw_gbs / simple, 0.5, 0.01);
+  EXPECT_NEAR(at(sim::GiB(4), Algorithm::kRing, Protocol::kLl128).busbw_gbs / simple, 0.92, 0.01);
+  // Latencies: LL is the fastest at 8 bytes, Simple the slowest.
+  EXPECT_LT(at(sim::Bytes(8), Algorithm::kRing, Protocol::kLl).time,
+            at(sim::Bytes(8), Algorithm::kRing, Protocol::kLl128).time);
+  EXPECT_LT(at(sim::Bytes(8), Algorithm::kRing, Protocol::kLl128).time,
+            at(sim::Bytes(8), Algorithm::kRing, Protocol::kSimple).time);
+
+  // Across nodes the paths include the network: no LL128 (NCCL enables it on NVLink only).
+  const Cluster four = Build("dgx-h100", 4);
+  AnalyticNetwork net4(four);
+  for (int64_t kib = 1; kib <= (int64_t{1} << 22); kib *= 4) {
+    absl::StatusOr<CollectiveEstimate> e =
+        net4.Estimate({Collective::kAllReduce, Range(32), sim::KiB(kib)});
+    ASSERT_TRUE(e.ok());
+    EXPECT_NE(e->protocol, Protocol::kLl128) << kib << " KiB";
+  }
+  absl::StatusOr<CollectiveEstimate> ll128 = net4.Estimate(
+      {Collective::kAllReduce, Range(32), sim::MiB(1), Algorithm::kRing, Protocol::kLl128});
+  ASSERT_FALSE(ll128.ok());
+  EXPECT_THAT(ll128.status().message(), HasSubstr("protocol=ll128 cannot run algorithm ring"));
+  absl::StatusOr<CollectiveEstimate> nvls_ll = net1.Estimate(
+      {Collective::kAllReduce, Range(8), sim::MiB(1), Algorithm::kNvls, Protocol::kLl});
+  ASSERT_FALSE(nvls_ll.ok());
+  EXPECT_THAT(nvls_ll.status().message(), HasSubstr("NVLS runs Simple only"));
+}
+
 TEST(AnalyticNetworkTest, NvlinkBeatsPcieAndNetwork) {
   const Cluster dgx = Build("dgx-h100", 2);
   AnalyticNetwork net(dgx);

@@ -2,6 +2,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -145,6 +147,27 @@ TEST(ClusterTest, BuildsThreeTierAndSingleSwitchAndEthernetFabrics) {
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_THAT(c->Describe(), HasSubstr("roce-400g"));
     EXPECT_FALSE(c->Route(0, 47).empty());
+  }
+}
+
+// Ethernet/RoCE at 100, 200 and 400 Gb/s: the NIC and switch links take the speed.
+TEST(ClusterTest, EthernetSpeedsSetTheFabricLinkBandwidth) {
+  for (const auto& [link, gbps] :
+       std::vector<std::pair<std::string, double>>{{"roce-100g", 100}, {"roce-200g", 200},
+                                                   {"roce-400g", 400}}) {
+    ClusterSpec spec = Spec("dgx-h100", 4);
+    spec.fabric.link = link;
+    spec.fabric.leaf_radix = 4;  // 2 nodes per leaf: node 0 -> node 3 crosses a spine
+    absl::StatusOr<Cluster> c = BuildCluster(spec);
+    ASSERT_TRUE(c.ok()) << c.status();
+    int ethernet = 0;
+    for (int e : c->Route(0, 31)) {
+      const Link& l = c->link(e);
+      if (l.kind != LinkKind::kEthernet) continue;
+      ++ethernet;
+      EXPECT_NEAR(l.bandwidth.BytesPerSecond() * 8e-9, gbps, 1e-6) << link;
+    }
+    EXPECT_GE(ethernet, 4) << link << ": NIC -> leaf -> spine -> leaf -> NIC";
   }
 }
 

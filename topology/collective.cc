@@ -17,6 +17,8 @@ constexpr std::array<Collective, 6> kCollectives = {
 constexpr std::array<Algorithm, 5> kAlgorithms = {Algorithm::kAuto, Algorithm::kRing,
                                                   Algorithm::kTree, Algorithm::kNvls,
                                                   Algorithm::kHierarchical};
+constexpr std::array<Protocol, 4> kProtocols = {Protocol::kAuto, Protocol::kLl, Protocol::kLl128,
+                                                Protocol::kSimple};
 
 std::string Normalize(std::string_view s) {
   std::string out;
@@ -75,12 +77,35 @@ std::string_view AlgorithmName(Algorithm a) {
   return "unknown";
 }
 
+std::string_view ProtocolName(Protocol p) {
+  switch (p) {
+    case Protocol::kAuto:
+      return "auto";
+    case Protocol::kLl:
+      return "ll";
+    case Protocol::kLl128:
+      return "ll128";
+    case Protocol::kSimple:
+      return "simple";
+  }
+  return "unknown";
+}
+
+int ProtocolIndex(Protocol p) {
+  SIM_CHECK(p != Protocol::kAuto) << "ProtocolIndex needs a concrete protocol";
+  return static_cast<int>(p) - 1;
+}
+
 absl::StatusOr<Collective> ParseCollective(std::string_view name) {
   return Parse("collective", name, kCollectives, CollectiveName);
 }
 
 absl::StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
   return Parse("algorithm", name, kAlgorithms, AlgorithmName);
+}
+
+absl::StatusOr<Protocol> ParseProtocol(std::string_view name) {
+  return Parse("protocol", name, kProtocols, ProtocolName);
 }
 
 double BusBandwidthFactor(Collective c, int ranks) {

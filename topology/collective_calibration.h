@@ -1,31 +1,56 @@
 // File: topology/collective_calibration.h
 //
-// The constants of the analytic collective model, as embedded data with the
-// source of each. One efficiency and one step latency per link kind, plus one
-// base latency / efficiency per algorithm; no constant is fitted to a single
-// measured row. Which measured row calibrated which constant, and which rows
-// are predictions, is written next to each value in collective_calibration.cc
-// and checked by calibration_test.cc.
+// The constants of the collective model, as embedded data with the source of
+// each: one bandwidth efficiency per link kind; per NCCL protocol (LL, LL128,
+// Simple) a bandwidth fraction and NCCL's latency table (base latency per
+// algorithm, per-hop hardware latency per link kind); one per-call overhead;
+// the tree and NVLS factors. No constant is fitted to a single measured row
+// that it is then checked against: which measured row calibrated which
+// constant, and which rows are predictions, is written next to each value in
+// collective_calibration.cc and checked by calibration_test.cc.
 //
 // Example:
 //   const CollectiveCalibration& cal = DefaultCollectiveCalibration();
-//   double eff = cal.ForLink(LinkKind::kNvlink).efficiency;   // 0.80
+//   double eff = cal.ForLink(LinkKind::kNvlink).efficiency;           // 0.80
+//   double ll = cal.ForProtocol(Protocol::kLl).bandwidth_fraction;     // 0.5
 #ifndef CLUSTERSIM_TOPOLOGY_COLLECTIVE_CALIBRATION_H_
 #define CLUSTERSIM_TOPOLOGY_COLLECTIVE_CALIBRATION_H_
 
+#include <array>
 #include <string_view>
 #include <vector>
 
 #include "sim/units.h"
+#include "topology/collective.h"
 #include "topology/link_technology.h"
 
 namespace clustersim::topology {
 
 struct LinkCalibration {
   LinkKind kind;
-  double efficiency;          // achieved / line-rate bandwidth for ring-style traffic
-  sim::Duration step_latency;  // software + hardware latency of one algorithm step
+  double efficiency;  // achieved / line-rate bandwidth for ring-style Simple traffic
   std::string_view source;
+};
+
+// Per-hop latencies by the kind of a hop's slowest link, indexed by LinkKind
+// (NCCL's NVLink / PCI / NET rows; InfiniBand and Ethernet are both NET).
+using HopLatencies = std::array<sim::Duration, 4>;
+
+// One NCCL protocol: NCCL's tuning model (src/graph/tuning.cc) costs an
+// algorithm with protocol p as baseLat[algorithm][p] + steps x
+// hwLat[link][algorithm][p] + bytes / (bandwidth x fraction[p]).
+struct ProtocolCalibration {
+  Protocol protocol;
+  double bandwidth_fraction;  // of the link capacity (Simple = 1)
+  bool nvlink_only;           // enabled only when every hop is NVLink (LL128)
+  sim::Duration ring_base;    // baseLat, Ring (also hierarchical and point-to-point)
+  sim::Duration tree_base;    // baseLat, Tree
+  HopLatencies ring_hop;      // hwLat per ring step
+  HopLatencies tree_hop;      // hwLat per tree level
+  std::string_view source;
+
+  sim::Duration RingHop(LinkKind k) const { return ring_hop[static_cast<int>(k)]; }
+  sim::Duration TreeHop(LinkKind k) const { return tree_hop[static_cast<int>(k)]; }
 };
 
 struct NvlsCalibration {
@@ -35,15 +60,18 @@ struct NvlsCalibration {
 };
 
 struct CollectiveCalibration {
-  std::vector<LinkCalibration> links;  // one row per LinkKind
-  sim::Duration base_latency;          // per collective launch (NCCL baseLat)
-  double tree_efficiency;              // double binary tree bandwidth factor
-  sim::Duration nvls_latency;          // one NVLS all-reduce, whole operation
-  double nvls_scale;                   // NVLS algbw = link bw x nvls_scale x efficiency(gen)
+  std::vector<LinkCalibration> links;          // one row per LinkKind
+  std::vector<ProtocolCalibration> protocols;  // LL, LL128, Simple, in that order
+  sim::Duration call_overhead;  // per collective call, on top of NCCL's latency model
+  double tree_efficiency;       // double binary tree bandwidth factor
+  sim::Duration nvls_latency;   // one NVLS all-reduce, whole operation (Simple only)
+  double nvls_scale;            // NVLS algbw = link bw x nvls_scale x efficiency(gen)
   std::vector<NvlsCalibration> nvls;
 
   // REQUIRES: a row for `kind` exists (true for the default table).
   const LinkCalibration& ForLink(LinkKind kind) const;
+  // REQUIRES: p != kAuto and a row exists (true for the default table).
+  const ProtocolCalibration& ForProtocol(Protocol p) const;
   // NCCL's NVLS efficiency for an NVLink technology; nullptr when unknown.
   const NvlsCalibration* ForNvlink(std::string_view nvlink) const;
 };

@@ -1,6 +1,7 @@
 #include "topology/collective_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -61,19 +62,52 @@ absl::StatusOr<std::vector<int>> ValidateCollectiveRequest(const Cluster& cluste
   return gpus;
 }
 
-const CollectivePlan& ChoosePlan(const std::vector<CollectivePlan>& candidates, sim::Bytes bytes) {
+CollectiveEstimate ZeroCostEstimate(const CollectiveRequest& r) {
+  CollectiveEstimate est{sim::Duration::Zero(), r.algorithm, r.protocol, 0, 0};
+  if (est.algorithm == Algorithm::kAuto) est.algorithm = Algorithm::kRing;
+  if (est.protocol == Protocol::kAuto) est.protocol = Protocol::kSimple;
+  return est;
+}
+
+absl::StatusOr<PlanChoice> ChoosePlan(const std::vector<CollectivePlan>& candidates,
+                                      Protocol protocol, sim::Bytes bytes) {
   SIM_CHECK(!candidates.empty()) << "ChoosePlan needs at least one candidate";
-  const CollectivePlan* best = &candidates.front();
+  PlanChoice best;
+  double best_seconds = 0;
   for (const CollectivePlan& p : candidates) {
-    if (p.Seconds(bytes) < best->Seconds(bytes)) best = &p;
+    for (Protocol proto : kConcreteProtocols) {
+      if (protocol != Protocol::kAuto && proto != protocol) continue;
+      if (!p.Supports(proto)) continue;
+      const double seconds = p.Seconds(bytes, proto);
+      if (best.plan == nullptr || seconds < best_seconds) {
+        best = {&p, proto};
+        best_seconds = seconds;
+      }
+    }
   }
-  return *best;
+  if (best.plan == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "protocol=", std::string(ProtocolName(protocol)), " cannot run algorithm ",
+        std::string(AlgorithmName(candidates.front().algorithm)),
+        candidates.size() > 1 ? " (or any other candidate)" : "",
+        " on this group: LL128 needs NVLink on every hop (as NCCL enables it) and NVLS runs "
+        "Simple only; set network.collective_protocol (--protocol) to auto, ll or simple"));
+  }
+  return best;
 }
 
 // Accumulates flows phase by phase: routes hops, merges a flow's crossings per
 // link, and tracks each phase's link loads and hop latencies.
 class CollectivePlanner::Builder {
  public:
+  // What a phase waits after its flows, before the protocol is known.
+  struct Latency {
+    bool base = false;   // NCCL's baseLat of the latency table
+    bool tree = false;   // tree's latency table instead of ring's
+    std::array<double, 4> steps{};  // hop latencies to add, by LinkKind
+    double fixed_seconds = 0;       // protocol-independent (NVLS)
+  };
+
   Builder(const Cluster& cluster, const CollectiveCalibration& cal, Algorithm algorithm)
       : cluster_(cluster), cal_(cal), flow_count_(cluster.num_links(), 0.0),
         phase_load_(cluster.num_links(), 0.0) {
@@ -92,11 +126,13 @@ class CollectivePlanner::Builder {
       const LinkKind k = cluster_.link(e).kind;
       if (KindRank(k) > KindRank(slowest)) slowest = k;
     }
-    const double alpha = cal_.ForLink(slowest).step_latency.ToSeconds();
-    alpha_sum_ += alpha;
+    ++hop_count_[static_cast<int>(slowest)];
     ++hops_;
-    double& max = cluster_.NodeOf(src) == cluster_.NodeOf(dst) ? intra_alpha_ : inter_alpha_;
-    max = std::max(max, alpha);
+    if (slowest != LinkKind::kNvlink) all_nvlink_ = false;
+    int& max = cluster_.NodeOf(src) == cluster_.NodeOf(dst) ? intra_kind_ : inter_kind_;
+    if (max < 0 || KindRank(slowest) > KindRank(static_cast<LinkKind>(max))) {
+      max = static_cast<int>(slowest);
+    }
   }
   void AddLink(int e, double weight) {
     if (flow_count_[e] == 0.0) flow_touched_.push_back(e);
@@ -115,29 +151,66 @@ class CollectivePlanner::Builder {
     if (f.num_uses > 0) plan_.flows.push_back(f);
   }
 
-  double mean_alpha() const { return hops_ == 0 ? 0.0 : alpha_sum_ / hops_; }
-  double intra_alpha() const { return intra_alpha_; }
-  double inter_alpha() const { return inter_alpha_; }
+  // `steps` ring steps at the phase's mean hop latency (NCCL averages its
+  // intra- and inter-node steps the same way).
+  Latency RingSteps(double steps, bool base) const {
+    Latency l;
+    l.base = base;
+    for (int k = 0; k < 4 && hops_ > 0; ++k) l.steps[k] = steps * hop_count_[k] / hops_;
+    return l;
+  }
+  // Tree levels: `intra` at the slowest intra-node hop, `inter` at the slowest
+  // inter-node hop.
+  Latency TreeSteps(double intra, double inter) const {
+    Latency l;
+    l.base = true;
+    l.tree = true;
+    if (intra_kind_ >= 0) l.steps[intra_kind_] += intra;
+    if (inter_kind_ >= 0) l.steps[inter_kind_] += inter;
+    return l;
+  }
+  void SimpleOnly() { simple_only_ = true; }
 
   // Closes the phase started after the previous EndPhase.
-  void EndPhase(double latency_seconds) {
+  void EndPhase(const Latency& latency) {
     PlanPhase p{phase_first_flow_, static_cast<int>(plan_.flows.size()) - phase_first_flow_,
-                latency_seconds, 0.0};
+                {}, 0.0};
     for (int e : phase_touched_) {
       p.seconds_per_byte =
           std::max(p.seconds_per_byte, phase_load_[e] / LinkCapacity(cluster_, cal_, e));
       phase_load_[e] = 0.0;
     }
     phase_touched_.clear();
+    for (Protocol proto : kConcreteProtocols) {
+      const ProtocolCalibration& pc = cal_.ForProtocol(proto);
+      double seconds = latency.fixed_seconds;
+      if (plan_.phases.empty()) seconds += cal_.call_overhead.ToSeconds();
+      if (latency.base) seconds += (latency.tree ? pc.tree_base : pc.ring_base).ToSeconds();
+      for (int k = 0; k < 4; ++k) {
+        const LinkKind kind = static_cast<LinkKind>(k);
+        seconds += latency.steps[k] * (latency.tree ? pc.TreeHop(kind) : pc.RingHop(kind)).ToSeconds();
+      }
+      p.latency_seconds[ProtocolIndex(proto)] = seconds;
+      plan_.latency_seconds[ProtocolIndex(proto)] += seconds;
+    }
     plan_.phases.push_back(p);
-    plan_.latency_seconds += p.latency_seconds;
     plan_.seconds_per_byte += p.seconds_per_byte;
     phase_first_flow_ = static_cast<int>(plan_.flows.size());
-    alpha_sum_ = intra_alpha_ = inter_alpha_ = 0;
+    hop_count_ = {};
+    intra_kind_ = inter_kind_ = -1;
     hops_ = 0;
   }
 
-  CollectivePlan Finish() && { return std::move(plan_); }
+  CollectivePlan Finish() && {
+    for (Protocol proto : kConcreteProtocols) {
+      const ProtocolCalibration& pc = cal_.ForProtocol(proto);
+      const int i = ProtocolIndex(proto);
+      plan_.bandwidth_fraction[i] = pc.bandwidth_fraction;
+      plan_.enabled[i] = (!pc.nvlink_only || all_nvlink_) &&
+                         (!simple_only_ || proto == Protocol::kSimple);
+    }
+    return std::move(plan_);
+  }
 
  private:
   const Cluster& cluster_;
@@ -149,8 +222,11 @@ class CollectivePlanner::Builder {
   std::vector<int> phase_touched_;
   double flow_bytes_ = 0;
   int phase_first_flow_ = 0;
-  double alpha_sum_ = 0, intra_alpha_ = 0, inter_alpha_ = 0;
+  std::array<double, 4> hop_count_{};  // this phase's hops by slowest LinkKind
+  int intra_kind_ = -1, inter_kind_ = -1;  // slowest LinkKind of intra/inter-node hops
   int hops_ = 0;
+  bool all_nvlink_ = true;  // every hop of the plan so far
+  bool simple_only_ = false;
 };
 
 CollectivePlanner::CollectivePlanner(const Cluster& cluster,
@@ -193,7 +269,6 @@ std::vector<std::vector<int>> CollectivePlanner::Rings(const std::vector<int>& g
 CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gpus) const {
   Builder b(cluster_, calibration_, Algorithm::kRing);
   const double n = static_cast<double>(gpus.size());
-  const double base = calibration_.base_latency.ToSeconds();
   if (op == Collective::kAllToAll || op == Collective::kSendRecv) {
     const int pairs = op == Collective::kSendRecv ? 1 : static_cast<int>(gpus.size());
     for (int a = 0; a < pairs; ++a) {
@@ -204,7 +279,7 @@ CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gp
         b.EndFlow();
       }
     }
-    b.EndPhase(base + (op == Collective::kSendRecv ? 1 : n - 1) * b.mean_alpha());
+    b.EndPhase(b.RingSteps(op == Collective::kSendRecv ? 1 : n - 1, /*base=*/true));
     return std::move(b).Finish();
   }
   const std::vector<std::vector<int>> rings = Rings(gpus);
@@ -231,7 +306,7 @@ CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gp
     for (size_t i = 0; i < ring.size(); ++i) b.AddHop(ring[i], ring[(i + 1) % ring.size()]);
     b.EndFlow();
   }
-  b.EndPhase(base + steps * b.mean_alpha());
+  b.EndPhase(b.RingSteps(steps, /*base=*/true));
   return std::move(b).Finish();
 }
 
@@ -249,8 +324,7 @@ CollectivePlan CollectivePlanner::Tree(const std::vector<int>& gpus) const {
     b.EndFlow();
   }
   const double levels = std::ceil(std::log2(static_cast<double>(nodes.size())));
-  b.EndPhase(calibration_.base_latency.ToSeconds() +
-             2 * ((per_node - 1) * b.intra_alpha() + levels * b.inter_alpha()));
+  b.EndPhase(b.TreeSteps(2.0 * (per_node - 1), 2.0 * levels));
   return std::move(b).Finish();
 }
 
@@ -282,7 +356,10 @@ absl::StatusOr<CollectivePlan> CollectivePlanner::Nvls(const std::vector<int>& g
     b.AddLink(l.reverse, 1.0);
     b.EndFlow();
   }
-  b.EndPhase(calibration_.nvls_latency.ToSeconds());
+  Builder::Latency latency;
+  latency.fixed_seconds = calibration_.nvls_latency.ToSeconds();
+  b.EndPhase(latency);
+  b.SimpleOnly();
   return std::move(b).Finish();
 }
 
@@ -302,17 +379,16 @@ absl::StatusOr<CollectivePlan> CollectivePlanner::Hierarchical(
   Builder b(cluster_, calibration_, Algorithm::kHierarchical);
   const double kk = k;
   const double m = static_cast<double>(nodes.size());
-  const double base = calibration_.base_latency.ToSeconds();
-  const auto intra_phase = [&](double latency_base) {
+  const auto intra_phase = [&](bool base) {
     for (const auto& [node, local] : nodes) {
       if (k < 2) break;
       b.BeginFlow((kk - 1) / kk);
       for (int i = 0; i < k; ++i) b.AddHop(local[i], local[(i + 1) % k]);
       b.EndFlow();
     }
-    b.EndPhase(latency_base + (kk - 1) * b.mean_alpha());
+    b.EndPhase(b.RingSteps(kk - 1, base));
   };
-  intra_phase(base);  // reduce-scatter
+  intra_phase(true);  // reduce-scatter
   for (int j = 0; j < k; ++j) {
     b.BeginFlow(2 * (m - 1) / m / kk);
     for (auto it = nodes.begin(); it != nodes.end(); ++it) {
@@ -321,8 +397,8 @@ absl::StatusOr<CollectivePlan> CollectivePlanner::Hierarchical(
     }
     b.EndFlow();
   }
-  b.EndPhase(2 * (m - 1) * b.mean_alpha());
-  intra_phase(0.0);  // all-gather
+  b.EndPhase(b.RingSteps(2 * (m - 1), /*base=*/false));
+  intra_phase(false);  // all-gather
   return std::move(b).Finish();
 }
 

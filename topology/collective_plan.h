@@ -15,51 +15,60 @@
 // Plans are linear in the message size, so a plan is built once per
 // (operation, algorithm, group) and scaled.
 //
+// Protocols (collective_calibration.h): every plan is costed for NCCL's LL,
+// LL128 and Simple. A protocol scales the bandwidth term by 1/fraction (the
+// flows carry bytes / fraction, so they also load the links that much more in
+// the flow tier) and has its own latencies (NCCL's baseLat and per-hop hwLat).
+// LL128 is enabled only when every hop of the plan is NVLink; NVLS runs Simple
+// only. The first phase of every plan also waits the per-call overhead.
+//
 // Algorithms (n ranks, S bytes as in collective.h, C channels = NICs per node
-// on multi-node groups, else 1; alpha = step latency of a hop's slowest link
-// kind, averaged over the phase's hops as NCCL does; base = NCCL baseLat):
+// on multi-node groups, else 1; hop(p) = the protocol's ring hwLat of a hop's
+// slowest link kind, averaged over the phase's hops; base(p) = NCCL baseLat):
 //   ring          one flow per NCCL ring (channel); each ring edge's route is
 //                 crossed at the ring's rate. This is the steady state of NCCL's
 //                 pipelined ring (every rank sends to its successor all the
 //                 time; a slow edge slows the whole ring), not its 2(n-1)
 //                 discrete steps. Bytes per crossing: all-reduce 2(n-1)/n S/C,
 //                 reduce-scatter / all-gather (n-1)/n S/C, broadcast S/C.
-//                 Latency base + steps x alpha (2(n-1), n-1, n-1).
+//                 Latency base + steps x hop (2(n-1), n-1, n-1).
 //                 all-to-all: n(n-1) independent one-route flows of S/n, latency
-//                 base + (n-1) alpha; send/recv: one flow of S, base + alpha.
+//                 base + (n-1) hop; send/recv: one flow of S, base + hop.
 //   tree          all-reduce: the ring flows carrying 2S/C / tree_efficiency;
-//                 latency base + 2((ppn-1) alpha_intra + ceil(log2 nodes)
-//                 alpha_inter) with the max alpha of intra- and inter-node hops.
+//                 latency tree base + 2((ppn-1) tree_hop_intra + ceil(log2 nodes)
+//                 tree_hop_inter), each of the slowest link kind of intra- and
+//                 inter-node hops.
 //   nvls          all-reduce on one NVLS-capable node: per GPU one flow over its
 //                 GPU->NVSwitch and NVSwitch->GPU links, S x efficiency(NVLink) /
 //                 (nvls_scale x nvls_efficiency(gen)) per crossing, so that alone
 //                 it runs at NVLink bw x nvls_scale x nvls_efficiency; latency
-//                 nvls_latency.
+//                 nvls_latency; Simple only.
 //   hierarchical  all-reduce, >= 2 nodes with k GPUs each: intra-node ring
-//                 reduce-scatter ((k-1)/k S per node ring, base + (k-1) alpha),
+//                 reduce-scatter ((k-1)/k S per node ring, base + (k-1) hop),
 //                 k inter-node rings of local rank j (rail-aligned; 2(m-1)/m S/k,
-//                 2(m-1) alpha), intra-node all-gather (as the reduce-scatter,
+//                 2(m-1) hop), intra-node all-gather (as the reduce-scatter,
 //                 without base).
-//   auto          the candidate with the least Seconds(bytes), ties to the
-//                 earlier of ring, tree (groups on >= 2 nodes), nvls (as NCCL's
-//                 tuner). Other operations: ring.
+//   auto          the (candidate, protocol) with the least Seconds(bytes), ties
+//                 to the earlier of ring, tree (groups on >= 2 nodes), nvls, and
+//                 of LL, LL128, Simple (as NCCL's tuner). Other operations: ring.
 //
 // Not captured: per-step synchronisation and chunking inside a phase (a phase
-// is its steady state plus a fixed latency), NCCL protocol switching (LL/LL128/
-// Simple), congestion control and packet effects, PCIe/NVLink read-write
-// asymmetry, and the SM cost of communication kernels.
+// is its steady state plus a fixed latency), NCCL's per-channel protocol caps
+// and tree correction factors, congestion control and packet effects,
+// PCIe/NVLink read-write asymmetry, and the SM cost of communication kernels.
 //
 // Example:
 //   CollectivePlanner planner(cluster, DefaultCollectiveCalibration());
 //   absl::StatusOr<std::vector<int>> gpus = ValidateCollectiveRequest(cluster, r);
 //   absl::StatusOr<std::vector<CollectivePlan>> c = planner.Candidates(r.op, r.algorithm, *gpus);
-//   const CollectivePlan& plan = ChoosePlan(*c, r.bytes);
-//   double seconds = plan.Seconds(r.bytes);
+//   absl::StatusOr<PlanChoice> choice = ChoosePlan(*c, r.protocol, r.bytes);
+//   double seconds = choice->Seconds(r.bytes);
 //
 // Thread-safety: CollectivePlanner's methods are const and safe to call concurrently.
 #ifndef CLUSTERSIM_TOPOLOGY_COLLECTIVE_PLAN_H_
 #define CLUSTERSIM_TOPOLOGY_COLLECTIVE_PLAN_H_
 
+#include <array>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -81,25 +90,42 @@ struct PlanFlow {
   double bytes_per_byte;  // bytes per crossing, per byte of the request
 };
 
+// Per protocol, indexed by ProtocolIndex (LL, LL128, Simple).
+using PerProtocol = std::array<double, 3>;
+
 struct PlanPhase {
   int first_flow;            // into CollectivePlan::flows
   int num_flows;
-  double latency_seconds;    // waited after the flows end
-  double seconds_per_byte;   // bottleneck link load / capacity, per request byte
+  PerProtocol latency_seconds;  // waited after the flows end
+  double seconds_per_byte;   // bottleneck link load / capacity, per request byte (Simple)
 };
 
 struct CollectivePlan {
   Algorithm algorithm = Algorithm::kRing;  // never kAuto
+  std::array<bool, 3> enabled{};           // per protocol
+  PerProtocol bandwidth_fraction{};        // per protocol
   std::vector<LinkUse> uses;
   std::vector<PlanFlow> flows;
   std::vector<PlanPhase> phases;
-  double latency_seconds = 0;   // sum over phases
-  double seconds_per_byte = 0;  // sum over phases
+  PerProtocol latency_seconds{};  // sum over phases
+  double seconds_per_byte = 0;    // sum over phases, Simple
 
-  // The uncontended (analytic) time for `bytes`.
-  double Seconds(sim::Bytes bytes) const {
-    return latency_seconds + static_cast<double>(bytes.count()) * seconds_per_byte;
+  bool Supports(Protocol p) const { return enabled[ProtocolIndex(p)]; }
+  // Bytes a flow carries per byte of its PlanFlow volume under protocol `p`.
+  double ByteScale(Protocol p) const { return 1.0 / bandwidth_fraction[ProtocolIndex(p)]; }
+  // The uncontended (analytic) time for `bytes` with protocol `p`.
+  // REQUIRES: Supports(p).
+  double Seconds(sim::Bytes bytes, Protocol p) const {
+    return latency_seconds[ProtocolIndex(p)] +
+           static_cast<double>(bytes.count()) * seconds_per_byte * ByteScale(p);
   }
+};
+
+// A plan and the protocol to run it with.
+struct PlanChoice {
+  const CollectivePlan* plan = nullptr;
+  Protocol protocol = Protocol::kSimple;  // never kAuto
+  double Seconds(sim::Bytes bytes) const { return plan->Seconds(bytes, protocol); }
 };
 
 // Bytes per second a directed link offers a collective: line rate x efficiency.
@@ -111,9 +137,17 @@ double LinkCapacity(const Cluster& cluster, const CollectiveCalibration& cal, in
 absl::StatusOr<std::vector<int>> ValidateCollectiveRequest(const Cluster& cluster,
                                                            const CollectiveRequest& r);
 
-// The plan with the least Seconds(bytes); ties go to the earlier candidate.
+// The estimate of a request with fewer than 2 GPUs: zero time, the requested
+// algorithm and protocol (ring and Simple for auto).
+CollectiveEstimate ZeroCostEstimate(const CollectiveRequest& r);
+
+// The (plan, protocol) with the least Seconds(bytes) among the protocols each
+// plan supports (only `protocol` unless kAuto); ties go to the earlier
+// candidate, then the earlier protocol. Error (InvalidArgument, naming the
+// field) when no candidate supports a forced protocol.
 // REQUIRES: !candidates.empty().
-const CollectivePlan& ChoosePlan(const std::vector<CollectivePlan>& candidates, sim::Bytes bytes);
+absl::StatusOr<PlanChoice> ChoosePlan(const std::vector<CollectivePlan>& candidates,
+                                      Protocol protocol, sim::Bytes bytes);
 
 class CollectivePlanner {
  public:

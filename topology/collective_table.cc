@@ -7,7 +7,7 @@
 namespace clustersim::topology {
 
 absl::StatusOr<std::string> FormatCollectiveTable(const NetworkModel& model, Collective op,
-                                                  Algorithm algorithm,
+                                                  Algorithm algorithm, Protocol protocol,
                                                   const std::vector<int>& gpus,
                                                   sim::Bytes min_bytes, sim::Bytes max_bytes,
                                                   int factor) {
@@ -21,18 +21,19 @@ absl::StatusOr<std::string> FormatCollectiveTable(const NetworkModel& model, Col
   if (factor < 2) {
     return absl::InvalidArgumentError(absl::StrCat("factor=", factor, " must be >= 2"));
   }
-  std::string out = absl::StrFormat("# %s, algorithm %s, %d GPUs\n",
-                                    std::string(CollectiveName(op)),
-                                    std::string(AlgorithmName(algorithm)), gpus.size());
+  std::string out = absl::StrFormat(
+      "# %s, algorithm %s, protocol %s, %d GPUs\n", std::string(CollectiveName(op)),
+      std::string(AlgorithmName(algorithm)), std::string(ProtocolName(protocol)), gpus.size());
   absl::StrAppendFormat(&out, "# %12s %12s %12s %12s %12s  %s\n", "size", "count", "time(us)",
-                        "algbw(GB/s)", "busbw(GB/s)", "algorithm");
+                        "algbw(GB/s)", "busbw(GB/s)", "algorithm/protocol");
   for (int64_t size = min_bytes.count(); size <= max_bytes.count();) {
     absl::StatusOr<CollectiveEstimate> e =
-        model.Estimate(CollectiveRequest{op, gpus, sim::Bytes(size), algorithm});
+        model.Estimate(CollectiveRequest{op, gpus, sim::Bytes(size), algorithm, protocol});
     if (!e.ok()) return e.status();
-    absl::StrAppendFormat(&out, "  %12d %12d %12.2f %12.2f %12.2f  %s\n", size, size / 4,
+    absl::StrAppendFormat(&out, "  %12d %12d %12.2f %12.2f %12.2f  %s/%s\n", size, size / 4,
                           e->time.ToMicroseconds(), e->algbw_gbs, e->busbw_gbs,
-                          std::string(AlgorithmName(e->algorithm)));
+                          std::string(AlgorithmName(e->algorithm)),
+                          std::string(ProtocolName(e->protocol)));
     if (size > max_bytes.count() / factor) break;
     size *= factor;
   }

@@ -6,9 +6,9 @@
 // default type). busbw uses nccl-tests' definitions (collective.h).
 //
 // Example output:
-//   # all_reduce, algorithm auto, 8 GPUs
-//   #        size       count     time(us)  algbw(GB/s)  busbw(GB/s)  algorithm
-//        1048576      262144        58.55        17.91        31.34  ring
+//   # all_reduce, algorithm auto, protocol auto, 8 GPUs
+//   #        size       count     time(us)  algbw(GB/s)  busbw(GB/s)  algorithm/protocol
+//        1048576      262144        52.73        19.89        34.80  ring/ll
 #ifndef CLUSTERSIM_TOPOLOGY_COLLECTIVE_TABLE_H_
 #define CLUSTERSIM_TOPOLOGY_COLLECTIVE_TABLE_H_
 
@@ -22,10 +22,11 @@
 
 namespace clustersim::topology {
 
+// The last column is the (algorithm, protocol) the model chose for the row.
 // Errors: min_bytes < 1, max_bytes < min_bytes, factor < 2, or the model's
 // error for the first size it rejects.
 absl::StatusOr<std::string> FormatCollectiveTable(const NetworkModel& model, Collective op,
-                                                  Algorithm algorithm,
+                                                  Algorithm algorithm, Protocol protocol,
                                                   const std::vector<int>& gpus,
                                                   sim::Bytes min_bytes, sim::Bytes max_bytes,
                                                   int factor);

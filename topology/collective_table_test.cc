@@ -22,7 +22,8 @@ TEST(CollectiveTableTest, PrintsOneRowPerSizeWithNcclTestsColumns) {
   std::vector<int> gpus(8);
   std::iota(gpus.begin(), gpus.end(), 0);
   absl::StatusOr<std::string> t = FormatCollectiveTable(
-      net, Collective::kAllReduce, Algorithm::kAuto, gpus, sim::MiB(1), sim::GiB(1), 4);
+      net, Collective::kAllReduce, Algorithm::kAuto, Protocol::kAuto, gpus, sim::MiB(1),
+      sim::GiB(1), 4);
   ASSERT_TRUE(t.ok()) << t.status();
   std::printf("%s", t->c_str());
   std::vector<std::string> lines = absl::StrSplit(*t, '\n', absl::SkipEmpty());
@@ -31,6 +32,9 @@ TEST(CollectiveTableTest, PrintsOneRowPerSizeWithNcclTestsColumns) {
   EXPECT_THAT(lines[2], HasSubstr("1048576"));
   EXPECT_THAT(lines[2], HasSubstr("262144"));
   EXPECT_THAT(lines.back(), HasSubstr("1073741824"));
+  // The chosen algorithm/protocol per row: LL at 1 MiB, NVLS (Simple) at 1 GiB.
+  EXPECT_THAT(lines[2], HasSubstr("ring/ll"));
+  EXPECT_THAT(lines.back(), HasSubstr("nvls/simple"));
 }
 
 TEST(CollectiveTableTest, RejectsBadRangeAndPassesModelErrors) {
@@ -40,14 +44,14 @@ TEST(CollectiveTableTest, RejectsBadRangeAndPassesModelErrors) {
   ASSERT_TRUE(c.ok());
   AnalyticNetwork net(*c);
   const std::vector<int> gpus = {0, 1, 2, 3};
-  EXPECT_FALSE(FormatCollectiveTable(net, Collective::kAllReduce, Algorithm::kRing, gpus,
+  EXPECT_FALSE(FormatCollectiveTable(net, Collective::kAllReduce, Algorithm::kRing, Protocol::kAuto, gpus,
                                      sim::MiB(2), sim::MiB(1), 2)
                    .ok());
-  EXPECT_FALSE(FormatCollectiveTable(net, Collective::kAllReduce, Algorithm::kRing, gpus,
+  EXPECT_FALSE(FormatCollectiveTable(net, Collective::kAllReduce, Algorithm::kRing, Protocol::kAuto, gpus,
                                      sim::MiB(1), sim::MiB(2), 1)
                    .ok());
   absl::StatusOr<std::string> nvls = FormatCollectiveTable(
-      net, Collective::kAllReduce, Algorithm::kNvls, gpus, sim::MiB(1), sim::MiB(2), 2);
+      net, Collective::kAllReduce, Algorithm::kNvls, Protocol::kAuto, gpus, sim::MiB(1), sim::MiB(2), 2);
   ASSERT_FALSE(nvls.ok());
   EXPECT_THAT(nvls.status().message(), HasSubstr("NVLS"));
 }

@@ -20,6 +20,13 @@ TEST(CollectiveTest, NamesRoundTripAndParsingIsLenient) {
   EXPECT_EQ(ParseCollective("All-Reduce").value(), Collective::kAllReduce);
   EXPECT_EQ(ParseCollective("allgather").value(), Collective::kAllGather);
   EXPECT_EQ(ParseAlgorithm("NVLS").value(), Algorithm::kNvls);
+  for (Protocol p : {Protocol::kAuto, Protocol::kLl, Protocol::kLl128, Protocol::kSimple}) {
+    EXPECT_EQ(ParseProtocol(ProtocolName(p)).value(), p);
+  }
+  EXPECT_EQ(ParseProtocol("LL-128").value(), Protocol::kLl128);
+  for (size_t i = 0; i < kConcreteProtocols.size(); ++i) {
+    EXPECT_EQ(ProtocolIndex(kConcreteProtocols[i]), static_cast<int>(i));
+  }
 }
 
 TEST(CollectiveTest, UnknownNamesListValidOnes) {
@@ -29,6 +36,9 @@ TEST(CollectiveTest, UnknownNamesListValidOnes) {
   absl::StatusOr<Algorithm> a = ParseAlgorithm("collnet");
   ASSERT_FALSE(a.ok());
   EXPECT_THAT(a.status().message(), HasSubstr("hierarchical"));
+  absl::StatusOr<Protocol> p = ParseProtocol("ll64");
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(p.status().message(), HasSubstr("unknown protocol 'll64'; valid: auto, ll, ll128, simple"));
 }
 
 // nccl-tests doc/PERFORMANCE.md factors.

@@ -34,6 +34,8 @@ absl::Status FlowNetwork::StartCollective(const CollectiveRequest& r,
     if (!candidates.ok()) return candidates.status();
     it = plans_.emplace(std::move(key), *std::move(candidates)).first;
   }
+  absl::StatusOr<PlanChoice> choice = ChoosePlan(it->second, r.protocol, r.bytes);
+  if (!choice.ok()) return choice.status();
   int id;
   if (free_collectives_.empty()) {
     id = static_cast<int>(collectives_.size());
@@ -43,8 +45,9 @@ absl::Status FlowNetwork::StartCollective(const CollectiveRequest& r,
     free_collectives_.pop_back();
   }
   CollectiveState& c = collectives_[id];
-  c.plan = &ChoosePlan(it->second, r.bytes);
-  c.bytes = static_cast<double>(r.bytes.count());
+  c.plan = choice->plan;
+  c.protocol = choice->protocol;
+  c.bytes = static_cast<double>(r.bytes.count()) * c.plan->ByteScale(c.protocol);
   c.phase = 0;
   c.flows_left = 0;
   c.on_done = std::move(on_done);
@@ -98,8 +101,8 @@ void FlowNetwork::StartPhase(int collective) {
 
 void FlowNetwork::EndPhase(int collective) {
   const CollectiveState& c = collectives_[collective];
-  const sim::Duration latency =
-      sim::Duration::FromSecondsDouble(c.plan->phases[c.phase].latency_seconds);
+  const sim::Duration latency = sim::Duration::FromSecondsDouble(
+      c.plan->phases[c.phase].latency_seconds[ProtocolIndex(c.protocol)]);
   sim_.ScheduleAfter(latency, [this, collective] {
     CollectiveState& c = collectives_[collective];
     if (++c.phase < static_cast<int>(c.plan->phases.size())) {

@@ -13,7 +13,9 @@
 // channel crosses every edge of its ring), so a ring over 16,384 GPUs is 8
 // flows, not 2(n-1) steps of n transfers. Alone on the network, a collective
 // costs what AnalyticNetwork::Estimate says, up to picosecond rounding; the
-// algorithm is chosen the same way (on the uncontended prediction).
+// algorithm and protocol are chosen the same way (on the uncontended
+// prediction); the protocol scales the bytes of every flow by 1/fraction and
+// sets the phase latencies (collective_plan.h).
 //
 // Rates: max-min fairness with weights (a flow crossing a link twice uses
 // twice its rate there), solved by progressive filling. When flows start or
@@ -145,6 +147,7 @@ class FlowNetwork {
   };
   struct CollectiveState {
     const CollectivePlan* plan = nullptr;
+    Protocol protocol = Protocol::kSimple;
     double bytes = 0;
     int phase = 0;
     int flows_left = 0;

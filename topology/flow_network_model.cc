@@ -15,14 +15,16 @@ FlowNetworkModel::FlowNetworkModel(const Cluster& cluster,
 absl::StatusOr<CollectiveEstimate> FlowNetworkModel::Estimate(const CollectiveRequest& r) const {
   absl::StatusOr<std::vector<int>> gpus = ValidateCollectiveRequest(cluster_, r);
   if (!gpus.ok()) return gpus.status();
-  CollectiveEstimate est{sim::Duration::Zero(), r.algorithm, 0, 0};
-  if (est.algorithm == Algorithm::kAuto) est.algorithm = Algorithm::kRing;
+  CollectiveEstimate est = ZeroCostEstimate(r);
   if (gpus->size() < 2) return est;
-  // The algorithm FlowNetwork will pick (the same choice on the same plans).
+  // The algorithm and protocol FlowNetwork will pick (the same choice on the same plans).
   absl::StatusOr<std::vector<CollectivePlan>> candidates =
       planner_.Candidates(r.op, r.algorithm, *gpus);
   if (!candidates.ok()) return candidates.status();
-  est.algorithm = ChoosePlan(*candidates, r.bytes).algorithm;
+  absl::StatusOr<PlanChoice> choice = ChoosePlan(*candidates, r.protocol, r.bytes);
+  if (!choice.ok()) return choice.status();
+  est.algorithm = choice->plan->algorithm;
+  est.protocol = choice->protocol;
 
   sim::Simulator sim;
   FlowNetwork net(cluster_, sim, calibration_);

@@ -75,7 +75,15 @@ TEST(FlowNetworkTest, AloneItCostsWhatTheAnalyticTierSays) {
         CollectiveRequest{Collective::kAllReduce, Range(0, 8), sim::GiB(1)},
         CollectiveRequest{Collective::kAllGather, Range(4, 16), sim::MiB(256)},
         CollectiveRequest{Collective::kAllReduce, Range(0, 32), sim::MiB(64),
-                          Algorithm::kHierarchical}}) {
+                          Algorithm::kHierarchical},
+        // Every protocol, forced and chosen (LL at 1 MiB, LL128 on one node's NVLink).
+        CollectiveRequest{Collective::kAllReduce, Range(0, 8), sim::MiB(1)},
+        CollectiveRequest{Collective::kAllReduce, Range(0, 8), sim::MiB(16), Algorithm::kRing,
+                          Protocol::kLl128},
+        CollectiveRequest{Collective::kAllReduce, Range(0, 32), sim::MiB(4), Algorithm::kRing,
+                          Protocol::kLl},
+        CollectiveRequest{Collective::kAllGather, Range(0, 16), sim::MiB(8), Algorithm::kAuto,
+                          Protocol::kSimple}}) {
     const sim::Duration flow = Alone(c, r);
     const sim::Duration expected = analytic.Estimate(r)->time;
     EXPECT_NEAR(flow.ToSeconds(), expected.ToSeconds(), 1e-9 * expected.ToSeconds() + 1e-11)
@@ -98,11 +106,13 @@ TEST(FlowNetworkTest, TwoAllReducesSharingANicGetHalfEach) {
   for (sim::Time t : both) EXPECT_NEAR(t.ToSeconds() / alone, 2.0, 0.02);
 }
 
-// A rail with two leaves of two nodes; cross-leaf traffic goes over the spines.
-// Non-blocking: 2 uplinks per leaf; 2:1 oversubscribed: 1.
-Cluster TwoLeaves(double oversubscription) {
-  ClusterSpec spec = Spec("dgx-h100", 4, /*nics=*/1);
+// One rail of 2-node leaves; cross-leaf traffic goes over the spines (and, at
+// 3 tiers, the cores between pods of 2 leaves). Non-blocking: 2 uplinks per
+// leaf; 2:1 oversubscribed: 1.
+Cluster Leaves(double oversubscription, int tiers, int nodes) {
+  ClusterSpec spec = Spec("dgx-h100", nodes, /*nics=*/1);
   spec.fabric.leaf_radix = 4;
+  spec.fabric.tiers = tiers;
   spec.fabric.oversubscription = oversubscription;
   return Build(spec);
 }
@@ -114,15 +124,17 @@ int SpineOf(const Cluster& c, int src, int dst) {
   return -1;
 }
 
-TEST(FlowNetworkTest, TwoToOneOversubscribedSpineHalvesCrossSpineThroughput) {
-  const Cluster full = TwoLeaves(1.0);
-  const Cluster half = TwoLeaves(2.0);
-  // Node 0 -> node 2 and node 1 -> node 3 both leave leaf 0 for leaf 1. Pick GPUs
+// Two send/recvs from the first leaf to GPUs from `dst_node` on: the ratio of
+// their times on the 2:1 and the non-blocking fabric.
+void ExpectOversubscriptionHalvesThroughput(int tiers, int nodes, int dst_node) {
+  const Cluster full = Leaves(1.0, tiers, nodes);
+  const Cluster half = Leaves(2.0, tiers, nodes);
+  // Node 0 -> dst_node and node 1 -> dst_node + 1 both leave leaf 0. Pick GPUs
   // whose ECMP routes take different spines in the non-blocking fabric.
-  const int a_src = 0, a_dst = 16;
+  const int a_src = 0, a_dst = 8 * dst_node;
   int b_src = -1, b_dst = -1;
   for (int s = 8; s < 16 && b_src < 0; ++s) {
-    for (int d = 24; d < 32 && b_src < 0; ++d) {
+    for (int d = a_dst + 8; d < a_dst + 16 && b_src < 0; ++d) {
       if (SpineOf(full, s, d) != SpineOf(full, a_src, a_dst)) b_src = s, b_dst = d;
     }
   }
@@ -137,6 +149,19 @@ TEST(FlowNetworkTest, TwoToOneOversubscribedSpineHalvesCrossSpineThroughput) {
   for (int i = 0; i < 2; ++i) EXPECT_NEAR(slow[i].ToSeconds() / fast[i].ToSeconds(), 2.0, 0.02);
 }
 
+TEST(FlowNetworkTest, TwoToOneOversubscribedSpineHalvesCrossSpineThroughput) {
+  ExpectOversubscriptionHalvesThroughput(/*tiers=*/2, /*nodes=*/4, /*dst_node=*/2);
+}
+
+// Three tiers: 8 nodes, 4 leaves, 2 pods; node 0 -> node 4 crosses the cores.
+TEST(FlowNetworkTest, TwoToOneOversubscribedLeafHalvesCrossPodThroughputAtThreeTiers) {
+  const Cluster c = Leaves(1.0, 3, 8);
+  bool via_core = false;
+  for (int e : c.Route(0, 32)) via_core |= c.vertex(c.link(e).dst).kind == VertexKind::kCore;
+  EXPECT_TRUE(via_core);
+  ExpectOversubscriptionHalvesThroughput(/*tiers=*/3, /*nodes=*/8, /*dst_node=*/4);
+}
+
 TEST(FlowNetworkTest, ConservesBytesAndNeverExceedsCapacity) {
   const Cluster c = Build(Spec("dgx-h100", 2));
   const std::vector<CollectiveRequest> rs = {
@@ -144,10 +169,13 @@ TEST(FlowNetworkTest, ConservesBytesAndNeverExceedsCapacity) {
       {Collective::kAllToAll, Range(4, 8), sim::MiB(64)},
       {Collective::kAllReduce, Range(8, 8), sim::MiB(300)},  // NVLS
       {Collective::kAllReduce, Range(0, 16), sim::MiB(100), Algorithm::kHierarchical},
-      {Collective::kSendRecv, {3, 12}, sim::MiB(77)}};
+      {Collective::kSendRecv, {3, 12}, sim::MiB(77)},
+      {Collective::kAllReduce, Range(0, 8), sim::MiB(2), Algorithm::kRing, Protocol::kLl},
+      {Collective::kAllReduce, Range(8, 8), sim::MiB(20), Algorithm::kRing, Protocol::kLl128}};
   const std::vector<sim::Duration> starts = {sim::Duration::Zero(), sim::Microseconds(100),
                                              sim::Microseconds(150), sim::Microseconds(900),
-                                             sim::Microseconds(901)};
+                                             sim::Microseconds(901), sim::Microseconds(120),
+                                             sim::Microseconds(130)};
   std::vector<LinkUsage> usage;
   RunTogether(c, rs, starts, {}, &usage);
   // Bytes each link must carry: the chosen plans' crossings x bytes.
@@ -158,11 +186,14 @@ TEST(FlowNetworkTest, ConservesBytesAndNeverExceedsCapacity) {
     ASSERT_TRUE(gpus.ok());
     const auto candidates = planner.Candidates(r.op, r.algorithm, *gpus);
     ASSERT_TRUE(candidates.ok());
-    const CollectivePlan& plan = ChoosePlan(*candidates, r.bytes);
+    const absl::StatusOr<PlanChoice> choice = ChoosePlan(*candidates, r.protocol, r.bytes);
+    ASSERT_TRUE(choice.ok());
+    const CollectivePlan& plan = *choice->plan;
     for (const PlanFlow& f : plan.flows) {
       for (int u = f.first_use; u < f.first_use + f.num_uses; ++u) {
-        expected[plan.uses[u].link] +=
-            plan.uses[u].weight * f.bytes_per_byte * static_cast<double>(r.bytes.count());
+        expected[plan.uses[u].link] += plan.uses[u].weight * f.bytes_per_byte *
+                                       plan.ByteScale(choice->protocol) *
+                                       static_cast<double>(r.bytes.count());
       }
     }
   }

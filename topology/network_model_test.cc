@@ -55,6 +55,7 @@ struct Case {
   Collective op;
   Algorithm algorithm;
   int num_gpus;
+  Protocol protocol = Protocol::kAuto;
 };
 
 class AlgorithmSuite : public ::testing::TestWithParam<std::tuple<Case, std::string>> {};
@@ -68,14 +69,18 @@ TEST_P(AlgorithmSuite, TimeGrowsBusbwIsBoundedAndResultsAreDeterministic) {
   const std::vector<int> gpus = Range(k.num_gpus);
   sim::Duration previous = sim::Duration::Zero();
   for (int64_t bytes = 1 << 10; bytes <= (int64_t{1} << 32); bytes *= 8) {
-    const CollectiveRequest r{k.op, gpus, sim::Bytes(bytes), k.algorithm};
+    const CollectiveRequest r{k.op, gpus, sim::Bytes(bytes), k.algorithm, k.protocol};
     absl::StatusOr<CollectiveEstimate> e = net.Estimate(r);
     ASSERT_TRUE(e.ok()) << e.status();
     EXPECT_GT(e->time, previous) << bytes << " bytes";
     previous = e->time;
     EXPECT_NE(e->algorithm, Algorithm::kAuto);
+    EXPECT_NE(e->protocol, Protocol::kAuto);
     if (k.algorithm != Algorithm::kAuto) {
       EXPECT_EQ(e->algorithm, k.algorithm);
+    }
+    if (k.protocol != Protocol::kAuto) {
+      EXPECT_EQ(e->protocol, k.protocol);
     }
     if (e->algorithm != Algorithm::kNvls) {
       EXPECT_LE(e->busbw_gbs, InjectionBound(cluster, gpus)) << bytes << " bytes";
@@ -91,6 +96,7 @@ TEST_P(AlgorithmSuite, TimeGrowsBusbwIsBoundedAndResultsAreDeterministic) {
     absl::StatusOr<CollectiveEstimate> reference = analytic.Estimate(r);
     ASSERT_TRUE(reference.ok());
     EXPECT_EQ(e->algorithm, reference->algorithm);
+    EXPECT_EQ(e->protocol, reference->protocol);
     EXPECT_NEAR(e->time.ToSeconds(), reference->time.ToSeconds(),
                 1e-9 * reference->time.ToSeconds() + 10e-12)
         << bytes << " bytes";
@@ -113,7 +119,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"nvls_all_reduce", "dgx-h100", 1, Collective::kAllReduce, Algorithm::kNvls, 8},
         Case{"hierarchical_all_reduce", "dgx-h200", 3, Collective::kAllReduce,
              Algorithm::kHierarchical, 24},
-        Case{"auto_all_reduce", "hgx-b200", 2, Collective::kAllReduce, Algorithm::kAuto, 16}),
+        Case{"auto_all_reduce", "hgx-b200", 2, Collective::kAllReduce, Algorithm::kAuto, 16},
+        Case{"ring_all_reduce_ll", "dgx-h100", 2, Collective::kAllReduce, Algorithm::kRing, 16,
+             Protocol::kLl},
+        Case{"ring_all_gather_ll128", "hgx-b200", 1, Collective::kAllGather, Algorithm::kRing, 8,
+             Protocol::kLl128},
+        Case{"tree_all_reduce_ll", "dgx-a100", 4, Collective::kAllReduce, Algorithm::kTree, 32,
+             Protocol::kLl},
+        Case{"hierarchical_all_reduce_simple", "dgx-h100", 2, Collective::kAllReduce,
+             Algorithm::kHierarchical, 16, Protocol::kSimple}),
                        ::testing::Values("analytic", "flow")),
     [](const auto& info) {
       return std::get<0>(info.param).name + "_" + std::get<1>(info.param);
