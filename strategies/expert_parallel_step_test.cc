@@ -214,7 +214,10 @@ TEST(ExpertParallelStepTest, AllToAllCostFollowsTheAlphaBetaFormula) {
     const double n = c.gpus.size();
     const topology::LinkCalibration& link = cal.ForLink(c.kind);
     const double volume = bytes.count() * (n - 1) / n;
-    const double expected = cal.base_latency.ToSeconds() + (n - 1) * link.step_latency.ToSeconds() +
+    // 64 MiB runs NCCL's Simple protocol (full bandwidth, its ring latencies).
+    const topology::ProtocolCalibration& simple = cal.ForProtocol(topology::Protocol::kSimple);
+    const double expected = cal.call_overhead.ToSeconds() + simple.ring_base.ToSeconds() +
+                            (n - 1) * simple.RingHop(c.kind).ToSeconds() +
                             volume / (c.line_rate_gbs * 1e9 * link.efficiency);
     EXPECT_NEAR(e->time.ToSeconds() / expected, 1.0, 0.05) << n << " ranks";
   }
