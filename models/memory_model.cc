@@ -48,11 +48,12 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   const double fc1_width = c.activation == Activation::kSwiglu ? 2.0 * f : f;
   const double replicated = 10.0;
   double mlp = (2.0 * fc1_width + 2.0 * f) / h;
-  double moe_full = 0;  // held whole on every TP rank (router output, permuted tokens)
+  double moe_full = 0;  // expert inputs, gathered over tp: whole on every TP rank
   if (c.num_experts > 0) {
     const double routed = c.moe_top_k * c.moe_capacity_factor;
     mlp *= routed;
-    moe_full = 2.0 * routed + 4.0 * c.num_experts / h;
+    // fp32 router probabilities of the rank's own (sequence-parallel) tokens.
+    moe_full = 2.0 * routed + 4.0 * c.num_experts / h / replicated_div;
   }
   const double sharded = 2.0 + 4.0 * g / a + 2.0 + mlp;
   double units = replicated / replicated_div + sharded / t + moe_full;

@@ -60,7 +60,9 @@
 //   upper bound).
 // MoE activations: the MLP's sharded terms (FC1 output, FC2 input) hold
 //   k·capacity_factor routed copies of each token, plus the permuted expert
-//   input 2·k·cf (units of s'·b·h) and the fp32 router probabilities 4·E/h.
+//   input 2·k·cf (units of s'·b·h; gathered over tp, so whole on every TP
+//   rank) and the fp32 router probabilities 4·E/h (÷ tp: each rank routes its
+//   own sequence-parallel shard).
 //
 // Example:
 //   models::MemoryInputs in{.model = *catalog.Find("gpt3-175b"),

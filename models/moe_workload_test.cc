@@ -2,6 +2,7 @@
 // (models.md §4.2) and Megatron-LM's MoE FLOPs formula (models/flops.h).
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -50,32 +51,83 @@ double GemmFlops(const std::vector<Op>& ops, bool skip_router) {
   return f;
 }
 
-TEST(MoeWorkloadTest, MixtralLayerHasRouterExpertsAndAllToAll) {
-  Workload w = Build(Mixtral(), {.tensor_parallel = 2, .expert_parallel = 4});
+// Megatron-core's MoEAlltoAllTokenDispatcher with tp 2 (sequence parallel):
+// permute -> all-to-all (ep) -> all-gather (tp) -> sort chunks -> experts ->
+// unsort -> reduce-scatter (tp) -> all-to-all (ep) -> unpermute, and no
+// dense-MLP TP collectives around it.
+TEST(MoeWorkloadTest, MixtralLayerFollowsTheAllToAllDispatcher) {
+  Workload w = Build(Mixtral(),
+                     {.tensor_parallel = 2, .sequence_parallel = true, .expert_parallel = 4});
   EXPECT_THAT(Names(w.layer_forward),
-              ElementsAre("layernorm1", "qkv_gemm", "attention_fwd", "out_proj_gemm",
-                          "tp_allreduce_attn", "dropout_residual1", "layernorm2", "router_gemm",
-                          "router_softmax_topk", "moe_permute", "ep_alltoall_dispatch",
-                          "expert_fc1_gemm", "swiglu", "expert_fc2_gemm", "ep_alltoall_combine",
-                          "moe_unpermute", "tp_allreduce_mlp", "dropout_residual2"));
-  // 4096 tokens, top-2 of 8 experts, 4 EP ranks pooling their tokens:
-  // 2·4096·4/8 = 4096 rows for each of the 2 local experts.
+              ElementsAre("layernorm1", "tp_allgather_attn", "qkv_gemm", "attention_fwd",
+                          "out_proj_gemm", "tp_reducescatter_attn", "dropout_residual1",
+                          "layernorm2", "router_gemm", "router_softmax_topk", "moe_permute",
+                          "ep_alltoall_dispatch", "tp_allgather_moe_dispatch", "moe_sort_chunks",
+                          "expert_fc1_gemm", "swiglu", "expert_fc2_gemm", "moe_unsort_chunks",
+                          "tp_reducescatter_moe_combine", "ep_alltoall_combine", "moe_unpermute",
+                          "dropout_residual2"));
+  // Each TP rank routes its own 4096/2 = 2048 tokens.
+  EXPECT_EQ(Get(w.layer_forward, "router_gemm").m, 2048);
+  EXPECT_EQ(Get(w.layer_forward, "router_gemm").n, 8);
+  EXPECT_EQ(Get(w.layer_forward, "router_softmax_topk").kind, OpKind::kMemoryBound);
+  // Every expert sees 2 choices x 2048 tokens / 8 experts = 512 rows from each
+  // of the tp·ep = 8 ranks: 4096 rows for each of the 2 local experts.
   const Op& fc1 = Get(w.layer_forward, "expert_fc1_gemm");
   EXPECT_EQ(fc1.batch, 2);
   EXPECT_EQ(fc1.m, 4096);
   EXPECT_EQ(fc1.n, 2 * 14336 / 2);  // gate + up, one TP shard
   EXPECT_EQ(fc1.k, 4096);
-  const Op& a2a = Get(w.layer_forward, "ep_alltoall_dispatch");
-  EXPECT_EQ(a2a.group, CommGroup::kExpert);
-  EXPECT_EQ(a2a.comm, CommKind::kAllToAll);
-  // Each rank sends k copies of its 4096 tokens of h = 4096 bf16 values.
-  EXPECT_EQ(a2a.comm_bytes.count(), 2LL * 4096 * 4096 * 2);
-  EXPECT_EQ(Get(w.layer_forward, "router_gemm").n, 8);
-  EXPECT_EQ(Get(w.layer_forward, "router_softmax_topk").kind, OpKind::kMemoryBound);
-  // Backward carries the two all-to-alls again, on the expert group.
-  int a2a_bwd = 0;
-  for (const Op& op : w.layer_backward) a2a_bwd += op.group == CommGroup::kExpert ? 1 : 0;
-  EXPECT_EQ(a2a_bwd, 2);
+  // The all-gather over tp collects the 2 x 4096 expert rows, h = 4096 bf16.
+  const Op& ag = Get(w.layer_forward, "tp_allgather_moe_dispatch");
+  EXPECT_EQ(ag.group, CommGroup::kTensor);
+  EXPECT_EQ(ag.comm, CommKind::kAllGather);
+  EXPECT_EQ(ag.comm_bytes.count(), 2LL * 4096 * 4096 * 2);
+  const Op& rs = Get(w.layer_forward, "tp_reducescatter_moe_combine");
+  EXPECT_EQ(rs.comm, CommKind::kReduceScatter);
+  EXPECT_EQ(rs.comm_bytes, ag.comm_bytes);
+  // Backward: the duals, in reverse, and nothing from the dense MLP.
+  std::vector<std::string> comm;
+  for (const Op& op : w.layer_backward) {
+    if (op.kind == OpKind::kCollective) comm.push_back(op.name);
+  }
+  EXPECT_THAT(comm, ElementsAre("ep_alltoall_combine_bwd", "tp_allgather_moe_combine_bwd",
+                                "tp_reducescatter_moe_dispatch_bwd", "ep_alltoall_dispatch_bwd",
+                                "tp_allgather_attn_bwd", "tp_allgather_attn_input_bwd",
+                                "tp_reducescatter_attn_bwd"));
+  EXPECT_EQ(Get(w.layer_backward, "tp_allgather_moe_combine_bwd").comm, CommKind::kAllGather);
+  EXPECT_EQ(Get(w.layer_backward, "tp_reducescatter_moe_dispatch_bwd").comm,
+            CommKind::kReduceScatter);
+  EXPECT_EQ(Get(w.layer_backward, "ep_alltoall_dispatch_bwd").group, CommGroup::kExpert);
+}
+
+// Bytes each rank sends in the dispatch all-to-all: k copies of the tokens
+// it routes, h bf16 values each. tp 1: 2·4096·4096·2 = 64 MiB; tp 2 (each
+// rank routes its half of the sequence): 32 MiB, as in Megatron-core
+// (input_splits sum to k·S·B/TP rows).
+TEST(MoeWorkloadTest, AllToAllBytesPerRankShrinkWithTensorParallel) {
+  const Workload tp1 = Build(Mixtral(), {.expert_parallel = 8});
+  const Workload tp2 = Build(
+      Mixtral(), {.tensor_parallel = 2, .sequence_parallel = true, .expert_parallel = 8});
+  EXPECT_EQ(Get(tp1.layer_forward, "ep_alltoall_dispatch").comm_bytes.count(), 64LL << 20);
+  EXPECT_EQ(Get(tp1.layer_forward, "ep_alltoall_combine").comm_bytes.count(), 64LL << 20);
+  EXPECT_EQ(Get(tp2.layer_forward, "ep_alltoall_dispatch").comm_bytes.count(), 32LL << 20);
+  EXPECT_EQ(Get(tp2.layer_backward, "ep_alltoall_dispatch_bwd").comm_bytes.count(), 32LL << 20);
+  // One local expert (E/ep = 1): nothing to sort; tp 1 has no TP collectives.
+  for (const Op& op : tp1.layer_forward) {
+    EXPECT_FALSE(op.kind == OpKind::kCollective && op.group == CommGroup::kTensor) << op.name;
+    EXPECT_EQ(op.name.find("sort_chunks"), std::string::npos) << op.name;
+  }
+  // Expert rows are the same: 2·4096·8/8 = 8192 either way (tp 2 pools 2x
+  // the ranks with half the tokens each).
+  EXPECT_EQ(Get(tp1.layer_forward, "expert_fc1_gemm").m, 8192);
+  EXPECT_EQ(Get(tp2.layer_forward, "expert_fc1_gemm").m, 8192);
+}
+
+TEST(MoeWorkloadTest, TensorParallelMoeWithoutSequenceParallelIsRejected) {
+  absl::StatusOr<Workload> w = BuildWorkload(Mixtral(), {.tensor_parallel = 2});
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(std::string(w.status().message()),
+              ::testing::HasSubstr("needs sequence_parallel=true"));
 }
 
 // Megatron's num_floating_point_operations counts k experts per token and no
@@ -83,16 +135,18 @@ TEST(MoeWorkloadTest, MixtralLayerHasRouterExpertsAndAllToAll) {
 // router) must add up to it exactly across tp·ep ranks' worth of work.
 TEST(MoeWorkloadTest, GemmFlopsMatchMegatronMoeFormula) {
   TransformerConfig c = Mixtral();
-  for (int ep : {1, 2, 8}) {
-    Workload w = Build(c, {.expert_parallel = ep});
+  for (auto [tp, ep] : {std::pair{1, 1}, {1, 2}, {1, 8}, {2, 8}}) {
+    Workload w = Build(c, {.tensor_parallel = tp, .sequence_parallel = tp > 1,
+                           .expert_parallel = ep});
     // Megatron counts attention backward as 2x forward (FlashAttention-2's
     // kernel does 2.5x; the op carries that), so attention enters as 3x forward.
     const double layer = GemmFlops(w.layer_forward, true) + GemmFlops(w.layer_backward, true) +
                          3 * Get(w.layer_forward, "attention_fwd").flops.count();
     const double head = GemmFlops(w.head_forward, true) + GemmFlops(w.head_backward, true);
     // Per micro-batch of 1 sequence on one rank; the EP group of ep ranks
-    // processes ep sequences, so one rank's share is one sequence.
-    EXPECT_NEAR((layer * c.num_layers + head) / MegatronModelFlops(c, 1), 1.0, 1e-9) << ep;
+    // processes ep sequences, so one rank's share is 1/tp of one sequence.
+    EXPECT_NEAR(tp * (layer * c.num_layers + head) / MegatronModelFlops(c, 1), 1.0, 1e-9)
+        << tp << " " << ep;
   }
 }
 

@@ -20,7 +20,9 @@ struct Dims {
   const char* act_name;  // "gelu", "swiglu", "squared_relu"
   bool moe;
   int64_t ep, experts, experts_local, top_k;
-  int64_t expert_tokens;  // rows of each local expert's GEMMs
+  int64_t capacity;       // rows one rank sends each expert: ceil(k·ln_tokens/E · cf)
+  int64_t moe_sent;       // rows one rank sends in the dispatch all-to-all: capacity·E
+  int64_t expert_tokens;  // rows of each local expert's GEMMs: capacity·tp·ep
   bool learned_positions;
   bool unfused_attention;  // AttentionBackend::kUnfused
   int64_t tokens;     // b·s/cp: rows of every GEMM
@@ -62,13 +64,18 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.experts = c.num_experts;
   d.experts_local = d.moe ? c.num_experts / s.expert_parallel : 0;
   d.top_k = c.moe_top_k;
-  // Each expert receives the tokens of the whole expert-parallel group
-  // (ep ranks x `tokens`), k per token, spread over E experts, scaled by the
-  // capacity factor: ceil(k·tokens·ep/E · cf).
-  d.expert_tokens =
-      d.moe ? static_cast<int64_t>(std::ceil(static_cast<double>(d.top_k) * d.tokens * d.ep /
-                                             d.experts * c.moe_capacity_factor))
-            : 0;
+  // Megatron-core's all-to-all dispatcher routes each rank's own
+  // sequence-parallel shard (ln_tokens), k choices per token; with a capacity
+  // factor every rank sends each expert ceil(k·ln_tokens/E · cf) rows
+  // (moe_utils.get_capacity; cf 1 = balanced routing). An expert receives
+  // that from every rank of the tp x ep group (all-to-all over ep, then
+  // all-gather over tp).
+  d.capacity = d.moe ? static_cast<int64_t>(std::ceil(static_cast<double>(d.top_k) *
+                                                      d.ln_tokens / d.experts *
+                                                      c.moe_capacity_factor))
+                     : 0;
+  d.moe_sent = d.capacity * d.experts;
+  d.expert_tokens = d.capacity * (d.sp ? d.t : 1) * d.ep;
   return d;
 }
 
@@ -196,33 +203,51 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
   ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
 }
 
-// Megatron-core MoE layer with the all-to-all token dispatcher, experts
-// tensor-parallel like the dense MLP (expert TP = tp): every TP rank routes
-// all `tokens` (gathered first under SP), sends k copies of each token to the
-// owners of its experts over the expert-parallel group, runs its local
-// experts as grouped GEMMs, and sends the results back.
+// Megatron-core MoE layer with the all-to-all token dispatcher
+// (token_dispatcher.py, MoEAlltoAllTokenDispatcher), experts tensor-parallel
+// like the dense MLP (expert TP = tp, sequence parallel required): every TP
+// rank routes only its own ln_tokens = tokens/tp, permutes the k·cf copies
+// (moe_sent rows), all-to-alls them over the expert-parallel group, then
+// all-gathers them over the tensor group so each TP shard of an expert sees
+// the tokens of all tp x ep ranks, sorts them by local expert, runs the
+// grouped expert GEMMs; the combine mirrors it (unsort, reduce-scatter over
+// tp, all-to-all over ep, unpermute). The all-to-all of the fp32 routing
+// probabilities (4 bytes per row against h·2) and the token-count all-gather
+// are left out.
 void MoeForward(const Dims& d, std::vector<Op>* ops) {
-  const int64_t routed = d.experts_local * d.expert_tokens;  // rows on this rank (~k·cf·tokens)
-  ops->push_back(Gemm(d, "router_gemm", d.tokens, d.experts, d.h));
+  const int64_t routed = d.experts_local * d.expert_tokens;  // expert rows on this rank
+  ops->push_back(Gemm(d, "router_gemm", d.ln_tokens, d.experts, d.h));
   // fp32 logits: read for the softmax, write probabilities; top-k writes an
   // fp32 weight and an int64 index per choice.
   ops->push_back(MemoryBound(d, "router_softmax_topk",
-                             d.tokens * d.experts * 4 * 2 + d.tokens * d.top_k * (4 + 8)));
-  ops->push_back(MemoryBound(d, "moe_permute", (d.tokens + routed) * d.h * d.act));
+                             d.ln_tokens * d.experts * 4 * 2 + d.ln_tokens * d.top_k * (4 + 8)));
+  ops->push_back(MemoryBound(d, "moe_permute", (d.ln_tokens + d.moe_sent) * d.h * d.act));
   if (d.ep > 1) {
     ops->push_back(Collective(d, "ep_alltoall_dispatch", CommKind::kAllToAll,
-                              routed * d.h * d.act, CommGroup::kExpert));
+                              d.moe_sent * d.h * d.act, CommGroup::kExpert));
   }
+  if (d.sp) {
+    ops->push_back(Collective(d, "tp_allgather_moe_dispatch", CommKind::kAllGather,
+                              routed * d.h * d.act));
+  }
+  // Chunks arrive grouped by source rank; regroup them by local expert.
+  const bool sort = d.experts_local > 1 && (d.ep > 1 || d.sp);
+  if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
   ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fc1_n, d.h, d.experts_local));
   ops->push_back(MemoryBound(d, d.act_name, routed * d.f_local * d.act * (d.swiglu ? 3 : 2)));
   ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.f_local, d.experts_local));
+  if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
+  if (d.sp) {
+    ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,
+                              routed * d.h * d.act));
+  }
   if (d.ep > 1) {
     ops->push_back(Collective(d, "ep_alltoall_combine", CommKind::kAllToAll,
-                              routed * d.h * d.act, CommGroup::kExpert));
+                              d.moe_sent * d.h * d.act, CommGroup::kExpert));
   }
   // Weighted sum of the k expert outputs back into token order.
-  ops->push_back(MemoryBound(d, "moe_unpermute",
-                             (routed + d.tokens) * d.h * d.act + d.tokens * d.top_k * 4));
+  ops->push_back(MemoryBound(d, "moe_unpermute", (d.moe_sent + d.ln_tokens) * d.h * d.act +
+                                                     d.ln_tokens * d.top_k * 4));
 }
 
 std::vector<Op> LayerForward(const Dims& d) {
@@ -241,19 +266,22 @@ std::vector<Op> LayerForward(const Dims& d) {
   }
   ops.push_back(MemoryBound(d, "dropout_residual1", residual_bytes));
   ops.push_back(MemoryBound(d, "layernorm2", ln_bytes));
-  if (d.sp) ops.push_back(Collective(d, "tp_allgather_mlp", CommKind::kAllGather, BoundaryBytes(d)));
   if (d.moe) {
-    MoeForward(d, &ops);
+    MoeForward(d, &ops);  // takes and returns the sequence-parallel shard
   } else {
+    if (d.sp) {
+      ops.push_back(Collective(d, "tp_allgather_mlp", CommKind::kAllGather, BoundaryBytes(d)));
+    }
     ops.push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
     // GeLU reads and writes f/tp per token; SwiGLU reads gate and up, writes one.
     ops.push_back(MemoryBound(d, d.act_name, d.tokens * d.f_local * d.act * (d.swiglu ? 3 : 2)));
     ops.push_back(Gemm(d, "fc2_gemm", d.tokens, d.h, d.f_local));
-  }
-  if (d.sp) {
-    ops.push_back(Collective(d, "tp_reducescatter_mlp", CommKind::kReduceScatter, BoundaryBytes(d)));
-  } else if (d.t > 1) {
-    ops.push_back(Collective(d, "tp_allreduce_mlp", CommKind::kAllReduce, BoundaryBytes(d)));
+    if (d.sp) {
+      ops.push_back(
+          Collective(d, "tp_reducescatter_mlp", CommKind::kReduceScatter, BoundaryBytes(d)));
+    } else if (d.t > 1) {
+      ops.push_back(Collective(d, "tp_allreduce_mlp", CommKind::kAllReduce, BoundaryBytes(d)));
+    }
   }
   ops.push_back(MemoryBound(d, "dropout_residual2", residual_bytes));
   if (const int64_t cast = Fp8CastBytes(ops, /*backward=*/false); cast > 0) {
@@ -304,44 +332,44 @@ void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
   out->push_back(Wgrad(d, fwd));
 }
 
-// Backward of MoeForward, in reverse. The expert GEMMs keep their permuted
-// inputs, so nothing is re-gathered; the input gradient (experts + router) is
-// reduced over TP as a column-parallel layer's is.
+// Backward of MoeForward, in reverse: each collective's backward is its
+// dual (all-to-all -> all-to-all, reduce-scatter -> all-gather, all-gather ->
+// reduce-scatter). The expert GEMMs keep their gathered inputs, so nothing is
+// re-gathered; the input gradient stays on the sequence-parallel shard.
 void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out) {
-  if (d.sp) {
-    out->push_back(
-        Collective(d, "tp_allgather_mlp_bwd", CommKind::kAllGather, BoundaryBytes(d)));
-  }
-  out->push_back(MemoryBoundBackward(d, Find(fwd, "moe_unpermute")));
-  if (d.ep > 1) {
-    Op combine = Find(fwd, "ep_alltoall_combine");
-    combine.name += "_bwd";
-    out->push_back(std::move(combine));
-  }
+  auto dual = [&](std::string_view name, std::string bwd_name, CommKind kind) {
+    for (const Op& op : fwd) {
+      if (op.name != name) continue;
+      Op b = op;
+      b.name = std::move(bwd_name);
+      b.comm = kind;
+      out->push_back(std::move(b));
+    }
+  };
+  auto memory_bwd = [&](std::string_view name) {
+    for (const Op& op : fwd) {
+      if (op.name == name) out->push_back(MemoryBoundBackward(d, op));
+    }
+  };
+  memory_bwd("moe_unpermute");
+  dual("ep_alltoall_combine", "ep_alltoall_combine_bwd", CommKind::kAllToAll);
+  dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
+  memory_bwd("moe_unsort_chunks");
   const Op& fc2 = Find(fwd, "expert_fc2_gemm");
   out->push_back(Dgrad(d, fc2));
   out->push_back(Wgrad(d, fc2));
-  out->push_back(MemoryBoundBackward(d, Find(fwd, d.act_name)));
+  memory_bwd(d.act_name);
   const Op& fc1 = Find(fwd, "expert_fc1_gemm");
   out->push_back(Dgrad(d, fc1));
   out->push_back(Wgrad(d, fc1));
-  if (d.ep > 1) {
-    Op dispatch = Find(fwd, "ep_alltoall_dispatch");
-    dispatch.name += "_bwd";
-    out->push_back(std::move(dispatch));
-  }
-  out->push_back(MemoryBoundBackward(d, Find(fwd, "moe_permute")));
-  out->push_back(MemoryBoundBackward(d, Find(fwd, "router_softmax_topk")));
+  memory_bwd("moe_sort_chunks");
+  dual("tp_allgather_moe_dispatch", "tp_reducescatter_moe_dispatch_bwd", CommKind::kReduceScatter);
+  dual("ep_alltoall_dispatch", "ep_alltoall_dispatch_bwd", CommKind::kAllToAll);
+  memory_bwd("moe_permute");
+  memory_bwd("router_softmax_topk");
   const Op& router = Find(fwd, "router_gemm");
   out->push_back(Dgrad(d, router));
   out->push_back(Wgrad(d, router));
-  if (d.sp) {
-    out->push_back(Collective(d, "tp_reducescatter_mlp_bwd", CommKind::kReduceScatter,
-                              BoundaryBytes(d)));
-  } else if (d.t > 1) {
-    out->push_back(
-        Collective(d, "tp_allreduce_mlp_bwd", CommKind::kAllReduce, BoundaryBytes(d)));
-  }
 }
 
 // Backward of AttentionCoreForward, after the selective-recompute copy of its
@@ -533,6 +561,12 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expert_model_parallel_size=", s.expert_parallel, " needs a mixture-of-experts model; "
         "model.num_experts is 0 (set expert_model_parallel_size to 1)"));
+  }
+  if (c.num_experts > 0 && s.tensor_parallel > 1 && !s.sequence_parallel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.num_experts=", c.num_experts, " with tensor_model_parallel_size=",
+        s.tensor_parallel, " needs sequence_parallel=true (Megatron-core's MoE layer refuses to "
+        "train with tensor parallelism without it); turn sequence parallelism on or use tp 1"));
   }
   if (c.num_experts > 0 && c.num_experts % s.expert_parallel != 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -12,12 +12,18 @@
 //   dropout_residual1, layernorm2, fc1_gemm, gelu|swiglu, fc2_gemm,
 //   tp_allreduce_mlp, dropout_residual2
 // MoE models (num_experts > 0) replace fc1_gemm, the activation and fc2_gemm
-// by: router_gemm, router_softmax_topk, moe_permute, ep_alltoall_dispatch
-// (ep > 1), expert_fc1_gemm, activation, expert_fc2_gemm, ep_alltoall_combine
-// (ep > 1), moe_unpermute. Expert GEMMs are grouped: batch = E/ep local
-// experts, m = ceil(k·tokens·ep/E · moe_capacity_factor) rows each (tokens =
-// micro_batch·s/cp per rank; the expert-parallel group pools ep ranks'
-// tokens), n and k as the dense MLP's on one TP shard (expert TP = tp).
+// (and, with sequence parallelism, the MLP's tp_allgather/_reducescatter) by
+// Megatron-core's all-to-all token dispatcher: router_gemm,
+// router_softmax_topk, moe_permute, ep_alltoall_dispatch (ep > 1),
+// tp_allgather_moe_dispatch (tp > 1), moe_sort_chunks (several local experts),
+// expert_fc1_gemm, activation, expert_fc2_gemm, moe_unsort_chunks,
+// tp_reducescatter_moe_combine (tp > 1), ep_alltoall_combine (ep > 1),
+// moe_unpermute. Each rank routes its own sequence-parallel shard of
+// tokens/tp tokens and sends every expert capacity = ceil(k·(tokens/tp)/E·cf)
+// rows (all-to-all: capacity·E·h per rank); expert GEMMs are grouped: batch =
+// E/ep local experts, m = capacity·tp·ep rows each, n and k as the dense
+// MLP's on one TP shard (expert TP = tp). MoE with tp > 1 needs sequence
+// parallelism (as Megatron-core's MoE layer requires).
 // With sequence parallelism the norms and dropouts run on s/tp tokens,
 // tp_allgather_attn/_mlp precede the QKV and FC1 GEMMs and
 // tp_reducescatter_attn/_mlp replace the all-reduces. With tp = 1 there are no
@@ -141,7 +147,8 @@ struct Workload {
 // sizes < 1, tensor_parallel not dividing heads / query groups / ffn / vocab,
 // context_parallel not dividing the sequence into 2·cp chunks, sequence
 // parallel with micro_batch·s/cp not divisible by tp, expert_parallel > 1 on
-// a dense model or not dividing num_experts.
+// a dense model or not dividing num_experts, MoE with tp > 1 and no sequence
+// parallelism.
 absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s);
 
 // REQUIRES nothing: validates `c` and `s` first.

@@ -48,11 +48,12 @@ absl::Status ValidateExpertParallel(const models::TransformerConfig& model,
         " (expert parallelism is carved out of the data-parallel ranks); try ",
         DivisorsOf(replicas), " or use more GPUs"));
   }
-  if (ep > 1 && p.tensor_parallel > 1 && !p.sequence_parallel) {
+  if (p.tensor_parallel > 1 && !p.sequence_parallel) {
     return absl::InvalidArgumentError(absl::StrCat(
-        kEp, "=", ep, " with parallelism.tensor_model_parallel_size=", p.tensor_parallel,
-        " needs parallelism.sequence_parallel=true (as Megatron-core requires); turn sequence "
-        "parallelism on, or use tp 1 or ep 1"));
+        "a mixture-of-experts model with parallelism.tensor_model_parallel_size=",
+        p.tensor_parallel,
+        " needs parallelism.sequence_parallel=true (Megatron-core's MoE layer refuses to train "
+        "without it); turn sequence parallelism on, or use tp 1"));
   }
   if (p.zero_stage == 3) {
     return absl::UnimplementedError(

@@ -5,9 +5,10 @@
 // over ep ranks carved out of the data-parallel (x context-parallel) ranks of
 // a pipeline stage (strategies/placement.h), so ep must divide both
 // model.num_experts and dp·cp; the experts stay tensor-parallel like the
-// dense MLP (expert TP = tp), which Megatron-core allows with ep > 1 only
-// under sequence parallelism (TransformerConfig: "When using expert
-// parallelism and tensor parallelism, sequence parallelism must be used").
+// dense MLP (expert TP = tp), which Megatron-core trains only under sequence
+// parallelism (MoELayer.forward: "During training, performance may degrade if
+// MoE and tensor parallelism are enabled without also enabling sequence
+// parallelism" is raised as an error), whatever ep.
 //
 // Example:
 //   if (absl::Status s = ValidateExpertParallel(model, config); !s.ok()) return s;

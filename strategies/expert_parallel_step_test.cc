@@ -1,6 +1,7 @@
 // Mixture-of-experts steps: expert-parallel all-to-alls on the expert lane,
 // expert gradients over the expert-data-parallel group, folding exactness, and
 // the all-to-all cost against the alpha-beta formula on a real topology.
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,65 @@ TEST(ExpertParallelStepTest, MeasuredEpTimeIsTheNetworkEstimates) {
       net.Estimate({topology::Collective::kAllToAll, {0, 2, 4, 6}, a2a[0]->op->comm_bytes});
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(r.summary.exposed_ep, one->time * 16);
+}
+
+// Megatron-core's all-to-all dispatcher with tp > 1: each TP rank sends only
+// its own sequence shard (k·s/tp rows of h), then all-gathers the received
+// rows over the tensor group. 16 H100 in 2 nodes, pp 2, ep 4 inside a node,
+// global batch 8: tp 1 (dp 8, 1 micro-batch) against tp 2 (dp 4, 2).
+TEST(ExpertParallelStepTest, TensorParallelRanksSendOnlyTheirSequenceShard) {
+  const topology::Cluster cluster = DgxH100(2);
+  const topology::AnalyticNetwork net(cluster);
+  ParallelConfig tp1 = Sixteen(4);
+  tp1.tensor_parallel = 1;
+  tp1.sequence_parallel = false;
+  const StepRun one = Step(tp1, 16, net);
+  const StepRun two = Step(Sixteen(4), 16, net);
+  // 2 choices x 1024 tokens x h 1024 x 2 bytes = 4 MiB per rank at tp 1;
+  // half at tp 2.
+  const std::vector<const TaskInfo*> a2a1 = Named(one.plan, "ep_alltoall_dispatch");
+  const std::vector<const TaskInfo*> a2a2 = Named(two.plan, "ep_alltoall_dispatch");
+  ASSERT_FALSE(a2a1.empty());
+  ASSERT_FALSE(a2a2.empty());
+  EXPECT_EQ(a2a1[0]->op->comm_bytes, sim::MiB(4));
+  EXPECT_EQ(a2a2[0]->op->comm_bytes, sim::MiB(2));
+  // The tensor-group all-gather and reduce-scatter around the expert GEMMs run
+  // on the TP lane over the 2 TP ranks, gathering 2 MiB x tp.
+  for (const char* name : {"tp_allgather_moe_dispatch", "tp_reducescatter_moe_combine",
+                           "tp_allgather_moe_combine_bwd", "tp_reducescatter_moe_dispatch_bwd"}) {
+    const std::vector<const TaskInfo*> tp = Named(two.plan, name);
+    ASSERT_FALSE(tp.empty()) << name;
+    EXPECT_EQ(tp[0]->group_size, 2) << name;
+    EXPECT_EQ(tp[0]->op->group, models::CommGroup::kTensor) << name;
+    EXPECT_EQ(tp[0]->op->comm_bytes, sim::MiB(4)) << name;
+  }
+  EXPECT_TRUE(Named(one.plan, "tp_").empty());
+  // Exposed EP: the critical GPU's all-to-alls (2 layers x micro-batches x 4),
+  // each at its own estimate: same total bytes at tp 2, in twice the calls.
+  absl::StatusOr<topology::CollectiveEstimate> e1 =
+      net.Estimate({topology::Collective::kAllToAll, {0, 1, 2, 3}, sim::MiB(4)});
+  absl::StatusOr<topology::CollectiveEstimate> e2 =
+      net.Estimate({topology::Collective::kAllToAll, {0, 2, 4, 6}, sim::MiB(2)});
+  ASSERT_TRUE(e1.ok() && e2.ok());
+  EXPECT_EQ(one.summary.exposed_ep, e1->time * 8);
+  EXPECT_EQ(two.summary.exposed_ep, e2->time * 16);
+  EXPECT_LT(e2->time, e1->time);
+  EXPECT_GT(two.summary.exposed_tp, sim::Duration::Zero());
+  std::printf("tp 1: step %.3f ms (compute %.3f, ep %.3f ms); tp 2: step %.3f ms (compute %.3f, "
+              "ep %.3f, tp %.3f ms)\n",
+              1e3 * one.summary.step_time.ToSeconds(), 1e3 * one.summary.compute.ToSeconds(),
+              1e3 * one.summary.exposed_ep.ToSeconds(), 1e3 * two.summary.step_time.ToSeconds(),
+              1e3 * two.summary.compute.ToSeconds(), 1e3 * two.summary.exposed_ep.ToSeconds(),
+              1e3 * two.summary.exposed_tp.ToSeconds());
+  // Sane step: each GPU does about the same work (half a micro-batch's
+  // per-rank work, twice the micro-batches), so compute and step time stay
+  // within 1.5x of each other.
+  const double compute_ratio = two.summary.compute.ToSeconds() / one.summary.compute.ToSeconds();
+  const double step_ratio = two.summary.step_time.ToSeconds() / one.summary.step_time.ToSeconds();
+  EXPECT_GT(compute_ratio, 1 / 1.5);
+  EXPECT_LT(compute_ratio, 1.5);
+  EXPECT_GT(step_ratio, 1 / 1.5);
+  EXPECT_LT(step_ratio, 1.5);
 }
 
 }  // namespace

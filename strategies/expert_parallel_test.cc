@@ -65,14 +65,16 @@ TEST(ExpertParallelTest, ErrorsNameTheFieldAndAFix) {
   EXPECT_THAT(Check(bad_k, p, 4).message(), HasSubstr("model.moe_top_k=9 must be in [1, "));
 }
 
-TEST(ExpertParallelTest, TensorAndExpertParallelNeedSequenceParallel) {
-  ParallelConfig p;
-  p.tensor_parallel = 2;
-  p.expert_parallel = 2;
-  absl::Status s = Check(Moe(), p, 8);
-  EXPECT_THAT(s.message(), HasSubstr("needs parallelism.sequence_parallel=true"));
-  p.sequence_parallel = true;
-  EXPECT_TRUE(Check(Moe(), p, 8).ok());
+TEST(ExpertParallelTest, TensorParallelMoeNeedsSequenceParallel) {
+  for (int ep : {1, 2}) {
+    ParallelConfig p;
+    p.tensor_parallel = 2;
+    p.expert_parallel = ep;
+    absl::Status s = Check(Moe(), p, 8);
+    EXPECT_THAT(s.message(), HasSubstr("needs parallelism.sequence_parallel=true")) << ep;
+    p.sequence_parallel = true;
+    EXPECT_TRUE(Check(Moe(), p, 8).ok()) << ep;
+  }
 }
 
 TEST(ExpertParallelTest, ZeroThreeOnMoeIsUnimplementedButWorksWithPipelines) {
