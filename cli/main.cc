@@ -16,7 +16,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"run", RunCommand, "run [SCENARIO] [flags]      simulate one training step (run --help)"},
-    {"list", ListCommand, "list gpus|models|clusters   print the catalogs"},
+    {"list", ListCommand, "list gpus|models|clusters|prices  print the catalogs"},
     {"collective", CollectiveCommand,
      "collective [flags]          nccl-tests-style table for a cluster (collective --help)"},
     {"validate", ValidateCommand,

@@ -199,9 +199,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.mutable_exposed_comm_breakdown_s()->set_pp_s(sum.exposed_pp.ToSeconds());
   r.set_compute_s(sum.compute.ToSeconds());
   FillMemory(s, &r);
-  r.mutable_cost()->set_usd_per_gpu_hour(s.usd_per_gpu_hour);
-  r.mutable_cost()->set_usd_per_step(s.usd_per_gpu_hour * gpus * step_s / 3600.0);
-  r.mutable_cost()->set_price_source(s.price_source);
+  FillCost(s.pricing, {step_s, tokens, s.num_gpus, s.gpu->tdp_w}, &r);
   r.set_num_microbatches(s.parallel.num_microbatches());
   r.set_data_parallel_size(s.parallel.data_parallel);
   r.set_simulated_events(static_cast<double>(simulator.ExecutedEvents()));

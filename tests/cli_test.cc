@@ -133,5 +133,46 @@ TEST_F(CliTest, ListsCatalogs) {
   EXPECT_EQ(Run("list nothing").code, 2);
 }
 
+// --- What-if studies (issue 8): money, compare, search ----------------------
+
+TEST_F(CliTest, ListsPricesWithDatesAndSources) {
+  Outcome o = Run("list prices");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("aws-p5 "), std::string::npos);
+  EXPECT_NE(o.out.find("12.290"), std::string::npos);
+  EXPECT_NE(o.out.find("[AWS-CB]"), std::string::npos);
+  EXPECT_NE(o.out.find("owned-rtx-4090"), std::string::npos);
+}
+
+TEST_F(CliTest, TrainTokensAddTimeToTrainAndDollars) {
+  Outcome o = Run("run " + src_ +
+                  "/scenarios/gpt-22b-a100.textproto --train-tokens 1e9 --usd-per-gpu-hour 2");
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const char* line : {"time to train", "GPU-hours", "total cost", "energy", "per million"}) {
+    EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  }
+  Outcome j = Run("run " + src_ +
+                  "/scenarios/gpt-22b-a100.textproto --train-steps 100 --format json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  for (const char* key : {"\"time_to_train_s\"", "\"gpu_hours\"", "\"total_usd\"",
+                          "\"usd_per_million_tokens\"", "\"energy_kwh\"", "\"price_name\""}) {
+    EXPECT_NE(j.out.find(key), std::string::npos) << key;
+  }
+}
+
+TEST_F(CliTest, PriceErrorsNameTheField) {
+  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
+  Outcome wrong_gpu = Run("run " + scenario + " --price-source aws-p5");
+  EXPECT_EQ(wrong_gpu.code, 2);
+  EXPECT_NE(wrong_gpu.err.find("pricing.price_source"), std::string::npos) << wrong_gpu.err;
+  EXPECT_NE(wrong_gpu.err.find("specialty-a100-80gb"), std::string::npos) << wrong_gpu.err;
+  Outcome both = Run("run " + scenario + " --train-tokens 1e9 --train-steps 3");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("keep one"), std::string::npos) << both.err;
+  Outcome pue = Run("run " + scenario + " --pue 0.5");
+  EXPECT_EQ(pue.code, 2);
+  EXPECT_NE(pue.err.find("pricing.pue"), std::string::npos) << pue.err;
+}
+
 }  // namespace
 }  // namespace clustersim
