@@ -25,6 +25,10 @@ constexpr Command kCommands[] = {
      "calibrate MEASUREMENTS      fit the kernel model to measurements (calibrate --help)"},
     {"validate-kernels", ValidateKernelsCommand,
      "validate-kernels MEASUREMENTS  kernel predictions vs measurements, held-out error"},
+    {"compare", CompareCommand,
+     "compare SCENARIO... [--variant \"tp=4\"]  side-by-side table of runs (compare --help)"},
+    {"search", SearchCommand,
+     "search --model M --gpu G --num-gpus N  rank parallel strategies (search --help)"},
 };
 
 void Usage(std::ostream& out) {

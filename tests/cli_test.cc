@@ -174,5 +174,39 @@ TEST_F(CliTest, PriceErrorsNameTheField) {
   EXPECT_NE(pue.err.find("pricing.pue"), std::string::npos) << pue.err;
 }
 
+TEST_F(CliTest, CompareVariantsSideBySide) {
+  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
+  Outcome o = Run("compare " + scenario +
+                  " --variant recompute=selective --set train_tokens=1e10 --format csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("label,strategy,step_time_s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\ngpt-22b-a100,tp8 pp1 dp1 mbs4 gbs4 rc-full,"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\ngpt-22b-a100 [recompute=selective],tp8 pp1 dp1 mbs4 gbs4 rc-selective,"),
+            std::string::npos)
+      << o.out;
+  Outcome text = Run("compare " + scenario + " " + scenario);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("time_to_train_days"), std::string::npos);
+  Outcome json = Run("compare " + scenario + " --variant tp=4,gbs=8 --format json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_EQ(json.out.front(), '[');
+  EXPECT_NE(json.out.find("\"label\": \"gpt-22b-a100 [tp=4,gbs=8]\""), std::string::npos) << json.out;
+}
+
+TEST_F(CliTest, CompareErrorsNameTheCase) {
+  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
+  Outcome one = Run("compare " + scenario);
+  EXPECT_EQ(one.code, 2);
+  EXPECT_NE(one.err.find("two or more cases"), std::string::npos) << one.err;
+  Outcome field = Run("compare " + scenario + " --variant tpp=2");
+  EXPECT_EQ(field.code, 2);
+  EXPECT_NE(field.err.find("--variant \"tpp=2\""), std::string::npos) << field.err;
+  Outcome invalid = Run("compare " + scenario + " --variant tp=3");
+  EXPECT_EQ(invalid.code, 2);
+  EXPECT_NE(invalid.err.find("gpt-22b-a100 [tp=3]: "), std::string::npos) << invalid.err;
+  EXPECT_EQ(Run("compare " + scenario + " --variant tp=4 --format xml").code, 2);
+  EXPECT_TRUE(invalid.out.empty());
+}
+
 }  // namespace
 }  // namespace clustersim
