@@ -1,6 +1,7 @@
 #include "scenarios/runner.h"
 
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "models/calibration.h"
@@ -12,6 +13,7 @@
 #include "sim/simulator.h"
 #include "strategies/flow_executor.h"
 #include "strategies/placement.h"
+#include "strategies/search_space.h"
 #include "strategies/step_builder.h"
 #include "strategies/step_describer.h"
 #include "strategies/step_stats.h"
@@ -29,21 +31,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 void FillMemory(const ResolvedScenario& s, config::Result* out) {
-  models::MemoryInputs in;
-  in.model = s.model;
-  in.shard.tensor_parallel = s.parallel.tensor_parallel;
-  in.shard.sequence_parallel = s.parallel.sequence_parallel;
-  in.shard.context_parallel = s.parallel.context_parallel;
-  in.shard.micro_batch_size = s.parallel.micro_batch_size;
-  in.shard.dtype = s.parallel.precision;
-  in.shard.recompute = s.parallel.recompute;
-  in.pipeline_parallel = s.parallel.pipeline_parallel;
-  in.data_parallel = s.parallel.data_parallel;
-  in.virtual_pipeline = s.parallel.virtual_pipeline;
-  in.num_microbatches = s.parallel.num_microbatches();
-  in.distributed_optimizer = s.parallel.distributed_optimizer;
-  in.zero_stage = s.parallel.zero_stage;
-  in.finetune = s.finetune;
+  const models::MemoryInputs in = strategies::MemoryInputsFor(s.model, s.parallel, s.finetune);
   const models::MemoryBreakdown m = models::EstimateMemory(in);
   config::MemoryBreakdownGib* b = out->mutable_memory_breakdown_gib();
   b->set_weights(m.weights.count() / kGiB);
@@ -62,11 +50,15 @@ void FillMemory(const ResolvedScenario& s, config::Result* out) {
 }  // namespace
 
 absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunOptions& options) {
-  absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(s.cluster);
-  if (!cluster.ok()) {
-    return absl::Status(cluster.status().code(),
-                        absl::StrCat("cluster: ", cluster.status().message()));
+  std::optional<topology::Cluster> built;
+  if (options.cluster == nullptr) {
+    absl::StatusOr<topology::Cluster> c = topology::BuildCluster(s.cluster);
+    if (!c.ok()) {
+      return absl::Status(c.status().code(), absl::StrCat("cluster: ", c.status().message()));
+    }
+    built.emplace(*std::move(c));
   }
+  const topology::Cluster* cluster = options.cluster != nullptr ? options.cluster : &*built;
   if (cluster->num_gpus() < s.num_gpus) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cluster.num_gpus=", s.num_gpus, " exceeds the ", cluster->num_gpus(), " GPUs of ",

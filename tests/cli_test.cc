@@ -208,5 +208,46 @@ TEST_F(CliTest, CompareErrorsNameTheCase) {
   EXPECT_TRUE(invalid.out.empty());
 }
 
+TEST_F(CliTest, SearchPrintsTopKAndRejectionsDeterministically) {
+  const std::string args =
+      "search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 4 --global-batch-size 8 "
+      "--top-k 3 --no-progress";
+  Outcome one = Run(args + " --threads 1");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("#1 "), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("#3 "), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("#4 "), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("unsupported: parallelism.context_parallel_size"), std::string::npos);
+  EXPECT_NE(one.err.find("strategies/s"), std::string::npos) << one.err;  // timing on stderr
+  Outcome two = Run(args + " --threads 2");
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_EQ(one.out, two.out);
+  Outcome explain = Run(args + " --explain tp=2,cp=2");
+  ASSERT_EQ(explain.code, 0) << explain.err;
+  EXPECT_NE(explain.out.find("rejected (unsupported)"), std::string::npos) << explain.out;
+}
+
+TEST_F(CliTest, SearchErrorsNameTheFlag) {
+  struct Case {
+    std::string args, expected;
+  } cases[] = {
+      {"search --gpu a100-sxm4-80gb --num-gpus 8", "--model"},
+      {"search --model gpt3-1.3b --num-gpus 8", "--gpu"},
+      {"search --model gpt3-1.3b --gpu a100-sxm4-80gb", "--num-gpus"},
+      {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 8 --rank-by speed", "--rank-by"},
+      {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 8 --rank-by time-to-train",
+       "--train-tokens"},
+      {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus-range 16:8", "--num-gpus-range"},
+      {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 8 --explain tpp=2", "tpp"},
+      {"search --model nope --gpu a100-sxm4-80gb --num-gpus 8", "model.preset"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = Run(c.args);
+    EXPECT_EQ(o.code, 2) << c.args;
+    EXPECT_NE(o.err.find(c.expected), std::string::npos) << c.args << "\n" << o.err;
+    EXPECT_TRUE(o.out.empty()) << c.args;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim
