@@ -63,7 +63,7 @@ int SearchCommand(const Args& args) {
       "gpu", po::value(&gpu), "GPU (clustersim list gpus)")(
       "node", po::value(&node), "node preset (clustersim list clusters)")(
       "num-gpus", po::value<int>()->notifier([&](int v) { num_gpus = v; }), "GPUs in the job")(
-      "num-gpus-range", po::value(&range), "a:b[:step] GPU counts (step: one node)")(
+      "num-gpus-range", po::value(&range), "a:b[:step] GPU counts (step default 8)")(
       "global-batch-size", po::value<int>()->notifier([&](int v) { gbs = v; }),
       "sequences per step (default: the scenario's, else one per GPU)")(
       "seq-length", po::value<int>()->notifier([&](int v) { seq = v; }), "sequence length")(
@@ -154,7 +154,7 @@ int SearchCommand(const Args& args) {
   std::cerr << absl::StrFormat(
       "search: %d enumerated, pruned in %.2f s; %d simulated in %.2f s on %d threads "
       "(%.1f strategies/s); %.2f s in all\n",
-      report->enumerated, report->prune_seconds, report->simulated + 0, report->simulate_seconds,
+      report->enumerated, report->prune_seconds, report->simulated, report->simulate_seconds,
       req.threads,
       report->simulate_seconds > 0 ? report->simulated / report->simulate_seconds : 0.0, total);
   return 0;
