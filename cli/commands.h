@@ -27,6 +27,7 @@ int CalibrateCommand(const Args& args);   // calibrate MEASUREMENTS [--output FI
 int ValidateKernelsCommand(const Args& args);  // validate-kernels MEASUREMENTS [--calibration FILE]
 int CompareCommand(const Args& args);     // compare SCENARIO... [--set k=v] [--variant "k=v,..."]
 int SearchCommand(const Args& args);      // search --model M --gpu G --num-gpus N [flags]
+int SweepCommand(const Args& args);       // sweep SWEEP_FILE --output PREFIX [--shard i/N]
 
 // Prints "clustersim: error: <message>" and returns the exit code for `s`.
 int Fail(const absl::Status& s);

@@ -29,6 +29,8 @@ constexpr Command kCommands[] = {
      "compare SCENARIO... [--variant \"tp=4\"]  side-by-side table of runs (compare --help)"},
     {"search", SearchCommand,
      "search --model M --gpu G --num-gpus N  rank parallel strategies (search --help)"},
+    {"sweep", SweepCommand,
+     "sweep SWEEP_FILE --output PREFIX  grid to CSV + JSON lines, resumable (sweep --help)"},
 };
 
 void Usage(std::ostream& out) {

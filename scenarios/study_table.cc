@@ -97,26 +97,48 @@ std::string StrategyLabel(const config::Scenario& s) {
   return out;
 }
 
+std::string StudyJsonObject(const StudyRow& row) {
+  const config::Result& r = row.result;
+  std::string out = absl::StrCat("{\"label\": ", JsonString(row.label),
+                                 ", \"strategy\": ", JsonString(StrategyLabel(r.scenario())));
+  for (const Metric& m : Metrics()) {
+    if (m.needs_train && !r.has_train()) continue;
+    absl::StrAppend(&out, ", ", JsonString(std::string(m.name)), ": ",
+                    m.boolean ? (m.value(r) != 0 ? "true" : "false")
+                              : absl::StrFormat("%.9g", m.value(r)));
+  }
+  return absl::StrCat(out, "}");
+}
+
+std::string StudyCsvHeader() {
+  std::string out = "label,strategy";
+  for (const Metric& m : Metrics()) absl::StrAppend(&out, ",", std::string(m.name));
+  return absl::StrCat(out, "\n");
+}
+
+std::string StudyCsvRow(const StudyRow& row) {
+  std::string out = absl::StrCat(CsvQuote(row.label), ",",
+                                 CsvQuote(StrategyLabel(row.result.scenario())));
+  for (const Metric& m : Metrics()) absl::StrAppend(&out, ",", CsvQuote(Cell(m, row.result)));
+  return absl::StrCat(out, "\n");
+}
+
 absl::StatusOr<std::string> FormatStudyTable(const std::vector<StudyRow>& rows,
                                              std::string_view format, bool side_by_side) {
   const std::vector<Metric>& metrics = Metrics();
   if (format == "json") {
     std::string out = "[\n";
     for (size_t i = 0; i < rows.size(); ++i) {
-      const config::Result& r = rows[i].result;
-      absl::StrAppend(&out, "  {\"label\": ", JsonString(rows[i].label),
-                      ", \"strategy\": ", JsonString(StrategyLabel(r.scenario())));
-      for (const Metric& m : metrics) {
-        if (m.needs_train && !r.has_train()) continue;
-        absl::StrAppend(&out, ", ", JsonString(std::string(m.name)), ": ",
-                        m.boolean ? (m.value(r) != 0 ? "true" : "false")
-                                  : absl::StrFormat("%.9g", m.value(r)));
-      }
-      absl::StrAppend(&out, i + 1 < rows.size() ? "},\n" : "}\n");
+      absl::StrAppend(&out, "  ", StudyJsonObject(rows[i]), i + 1 < rows.size() ? ",\n" : "\n");
     }
     return absl::StrCat(out, "]\n");
   }
-  if (format != "text" && format != "csv") {
+  if (format == "csv") {
+    std::string out = StudyCsvHeader();
+    for (const StudyRow& row : rows) out += StudyCsvRow(row);
+    return out;
+  }
+  if (format != "text") {
     return absl::InvalidArgumentError(
         absl::StrCat("--format=", std::string(format), " is not known; use text, csv or json"));
   }
@@ -128,14 +150,6 @@ absl::StatusOr<std::string> FormatStudyTable(const std::vector<StudyRow>& rows,
     std::vector<std::string> line = {row.label, StrategyLabel(row.result.scenario())};
     for (const Metric& m : metrics) line.push_back(Cell(m, row.result));
     cells.push_back(std::move(line));
-  }
-  if (format == "csv") {
-    std::string out;
-    for (const auto& line : cells) {
-      for (size_t c = 0; c < line.size(); ++c) absl::StrAppend(&out, c ? "," : "", CsvQuote(line[c]));
-      absl::StrAppend(&out, "\n");
-    }
-    return out;
   }
   if (!side_by_side) return Aligned(cells);
   std::vector<std::vector<std::string>> transposed(cells[0].size());

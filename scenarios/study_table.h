@@ -32,6 +32,12 @@ struct StudyRow {
 // ep only when > 1; the schedule only with pp > 1).
 std::string StrategyLabel(const config::Scenario& resolved);
 
+// One result as a JSON object on one line (no newline), and as a CSV row
+// (with newline) under StudyCsvHeader(): for files appended point by point.
+std::string StudyJsonObject(const StudyRow& row);
+std::string StudyCsvHeader();
+std::string StudyCsvRow(const StudyRow& row);
+
 // InvalidArgument for a format other than text, csv or json.
 absl::StatusOr<std::string> FormatStudyTable(const std::vector<StudyRow>& rows,
                                              std::string_view format, bool side_by_side);

@@ -249,5 +249,23 @@ TEST_F(CliTest, SearchErrorsNameTheFlag) {
   }
 }
 
+TEST_F(CliTest, SweepWritesResumableTablesAndAParetoFront) {
+  const std::string sweep = src_ + "/scenarios/sweeps/gpt-22b-grid.textproto";
+  const std::string prefix = (dir_ / "grid").string();
+  Outcome first = Run("sweep " + sweep + " --output " + prefix + " --shard 0/2");
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.out.find("8 points in shard 0/2: 0 already done, 8 run"), std::string::npos)
+      << first.out;
+  Outcome rest = Run("sweep " + sweep + " --output " + prefix);
+  ASSERT_EQ(rest.code, 0) << rest.err;
+  EXPECT_NE(rest.out.find("16 points in shard 0/1: 8 already done, 8 run"), std::string::npos)
+      << rest.out;
+  EXPECT_NE(rest.out.find("Pareto front (days to train vs total $)"), std::string::npos);
+  EXPECT_NE(Slurp(prefix + ".csv").find("label,strategy,step_time_s"), std::string::npos);
+  EXPECT_EQ(Run("sweep " + sweep + " --output " + prefix + " --shard 3/2").code, 2);
+  EXPECT_EQ(Run("sweep " + sweep).code, 2);  // no --output
+  EXPECT_EQ(Run("sweep /nonexistent.textproto --output " + prefix).code, 2);
+}
+
 }  // namespace
 }  // namespace clustersim
