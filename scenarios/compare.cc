@@ -37,6 +37,10 @@ absl::StatusOr<std::vector<CompareCase>> BuildCompareCases(const CompareRequest&
     const std::string stem = std::filesystem::path(path).stem().string();
     cases.push_back({stem, *base});
     for (const std::string& variant : request.variants) {
+      if (variant.find('=') == std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--variant \"", variant, "\" has no field=value; e.g. --variant \"tp=4,mbs=2\""));
+      }
       CompareCase c{absl::StrCat(stem, " [", variant, "]"), *base};
       if (absl::Status s = ApplyAssignments(variant, &c.scenario); !s.ok()) {
         return Prefixed(s, absl::StrCat("--variant \"", variant, "\""));

@@ -267,5 +267,18 @@ TEST_F(CliTest, SweepWritesResumableTablesAndAParetoFront) {
   EXPECT_EQ(Run("sweep /nonexistent.textproto --output " + prefix).code, 2);
 }
 
+TEST_F(CliTest, SizingQuestionScenariosRunAndFit) {
+  const std::string q = src_ + "/scenarios/questions/";
+  Outcome o = Run("compare " + q + "7b-1t-tokens-8xa100-p4d.textproto " + q +
+                  "7b-1t-tokens-8xh100.textproto --format json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.find("\"fits_in_memory\": false"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"total_usd\""), std::string::npos);
+  Outcome sweep = Run("sweep " + q + "7b-1t-tokens-8xh100.sweep.textproto --output " +
+                      (dir_ / "q7b").string());
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("4 run (0 rejected)"), std::string::npos) << sweep.out;
+}
+
 }  // namespace
 }  // namespace clustersim
