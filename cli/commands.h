@@ -25,6 +25,9 @@ int CollectiveCommand(const Args& args);  // collective [flags]
 int ValidateCommand(const Args& args);    // validate FILE.csv... [flags]
 int CalibrateCommand(const Args& args);   // calibrate MEASUREMENTS [--output FILE]
 int ValidateKernelsCommand(const Args& args);  // validate-kernels MEASUREMENTS [--calibration FILE]
+int CompareCommand(const Args& args);     // compare SCENARIO... [--set k=v] [--variant "k=v,..."]
+int SearchCommand(const Args& args);      // search --model M --gpu G --num-gpus N [flags]
+int SweepCommand(const Args& args);       // sweep SWEEP_FILE --output PREFIX [--shard i/N]
 
 // Prints "clustersim: error: <message>" and returns the exit code for `s`.
 int Fail(const absl::Status& s);

@@ -1,14 +1,40 @@
-// `clustersim list gpus|models|clusters`: the catalogs' canonical names.
+// `clustersim list gpus|models|clusters|prices`: the catalogs' canonical names
+// (prices: the whole price catalog with dates and sources).
 #include <iostream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli/commands.h"
 #include "models/gpu_catalog.h"
+#include "models/pricing.h"
 #include "models/transformer_config.h"
 #include "topology/cluster.h"
 
 namespace clustersim::cli {
+namespace {
+
+// One row per entry, name-sorted; owned hardware shows its cost inputs.
+void PrintPrices(std::ostream& out) {
+  out << absl::StrFormat("%-24s %-16s %-15s %-15s %9s  %s\n", "name", "gpu", "provider", "kind",
+                         "$/GPU-h", "date; source");
+  for (const models::PriceEntry& e : models::PriceCatalog::Default().entries()) {
+    if (e.owned) {
+      const models::OwnedCosts& c = e.owned_costs;
+      out << absl::StrFormat(
+          "%-24s %-16s %-15s %-15s %9s  $%.0f/GPU over %.0f y, util %.2f, PUE %.2f, $%.3f/kWh, "
+          "hosting $%.0f/node-month; %s; %s; %s\n",
+          e.name, e.gpu, e.provider, e.kind, "owned", c.purchase_usd_per_gpu,
+          c.amortisation_years, c.utilisation, c.pue, c.usd_per_kwh, c.hosting_usd_per_node_month,
+          e.date, e.source, e.assumptions);
+    } else {
+      out << absl::StrFormat("%-24s %-16s %-15s %-15s %9.3f  %s; %s\n", e.name, e.gpu,
+                             e.provider, e.kind, e.usd_per_gpu_hour, e.date, e.source);
+    }
+  }
+}
+
+}  // namespace
 
 int ListCommand(const Args& args) {
   const std::string what = args.empty() ? "" : args[0];
@@ -19,9 +45,12 @@ int ListCommand(const Args& args) {
     names = models::ModelCatalog::Default().Names();
   } else if (what == "clusters") {
     names = topology::NodePresetNames();
+  } else if (what == "prices") {
+    PrintPrices(std::cout);
+    return 0;
   } else {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "list: unknown catalog \"", what, "\"; use gpus, models or clusters")));
+        "list: unknown catalog \"", what, "\"; use gpus, models, clusters or prices")));
   }
   for (const std::string& n : names) std::cout << n << "\n";
   return 0;

@@ -16,7 +16,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"run", RunCommand, "run [SCENARIO] [flags]      simulate one training step (run --help)"},
-    {"list", ListCommand, "list gpus|models|clusters   print the catalogs"},
+    {"list", ListCommand, "list gpus|models|clusters|prices  print the catalogs"},
     {"collective", CollectiveCommand,
      "collective [flags]          nccl-tests-style table for a cluster (collective --help)"},
     {"validate", ValidateCommand,
@@ -25,6 +25,12 @@ constexpr Command kCommands[] = {
      "calibrate MEASUREMENTS      fit the kernel model to measurements (calibrate --help)"},
     {"validate-kernels", ValidateKernelsCommand,
      "validate-kernels MEASUREMENTS  kernel predictions vs measurements, held-out error"},
+    {"compare", CompareCommand,
+     "compare SCENARIO... [--variant \"tp=4\"]  side-by-side table of runs (compare --help)"},
+    {"search", SearchCommand,
+     "search --model M --gpu G --num-gpus N  rank parallel strategies (search --help)"},
+    {"sweep", SweepCommand,
+     "sweep SWEEP_FILE --output PREFIX  grid to CSV + JSON lines, resumable (sweep --help)"},
 };
 
 void Usage(std::ostream& out) {

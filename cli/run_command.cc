@@ -13,6 +13,7 @@
 #include "scenarios/loader.h"
 #include "scenarios/resolve.h"
 #include "scenarios/runner.h"
+#include "scenarios/train_cost.h"
 #include "traces/atomic_file.h"
 #include "viz/summary_text.h"
 
@@ -94,7 +95,7 @@ int RunCommand(const Args& args) {
   if (flags->format == "json") {
     std::cout << *json;
   } else {
-    std::cout << viz::FormatSummary(*result);
+    std::cout << viz::FormatSummary(*result) << scenarios::FormatCostText(*result);
     if (!options.trace_path.empty()) std::cout << "  trace                      " << options.trace_path << "\n";
     if (!options.report_path.empty()) std::cout << "  report                     " << options.report_path << "\n";
     if (!flags->output_dir.empty()) {

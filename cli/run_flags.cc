@@ -1,5 +1,6 @@
 #include "cli/run_flags.h"
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <sstream>
@@ -20,11 +21,12 @@ void Opt(po::options_description& d, const char* name, std::optional<T>* slot, c
 
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
-      tier, model_config, finetune, attention;
+      tier, model_config, finetune, attention, price_source;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
       last_layers;
-  std::optional<double> price;
+  std::optional<double> price, purchase, amortisation, utilisation, pue, kwh, hosting, tokens;
+  std::optional<int64_t> steps;
 };
 
 }  // namespace
@@ -51,7 +53,17 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(cluster, "collective-algorithm", &v.algorithm, "auto|ring|tree|nvls|hierarchical");
   Opt(cluster, "collective-protocol", &v.protocol, "NCCL protocol: auto|ll|ll128|simple");
   Opt(cluster, "network-tier", &v.tier, "analytic (alpha-beta) | flow (link contention)");
-  Opt(cluster, "usd-per-gpu-hour", &v.price, "price per GPU-hour");
+  po::options_description money("Money (clustersim list prices)");
+  Opt(money, "price-source", &v.price_source, "price catalog entry, e.g. aws-p5, lambda-h100");
+  Opt(money, "usd-per-gpu-hour", &v.price, "price per GPU-hour (overrides the catalog)");
+  Opt(money, "purchase-usd-per-gpu", &v.purchase, "owned hardware: purchase price per GPU");
+  Opt(money, "amortisation-years", &v.amortisation, "owned hardware: years to amortise over");
+  Opt(money, "utilisation", &v.utilisation, "average power draw / TDP, (0, 1]");
+  Opt(money, "pue", &v.pue, "power usage effectiveness, >= 1");
+  Opt(money, "usd-per-kwh", &v.kwh, "owned hardware: electricity price");
+  Opt(money, "hosting-usd-per-node-month", &v.hosting, "owned hardware: hosting per node-month");
+  Opt(money, "train-tokens", &v.tokens, "price a run of this many tokens, e.g. 1e12");
+  Opt(money, "train-steps", &v.steps, "price a run of this many steps");
   po::options_description strategy("Strategy");
   Opt(strategy, "tensor-model-parallel-size", &v.tp, "tensor-parallel size");
   Opt(strategy, "pipeline-model-parallel-size", &v.pp, "pipeline-parallel size");
@@ -93,9 +105,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::options_description all;
-  all.add(model).add(cluster).add(strategy).add(output).add(hidden);
+  all.add(model).add(cluster).add(strategy).add(money).add(output).add(hidden);
   po::options_description visible;
-  visible.add(model).add(cluster).add(strategy).add(output);
+  visible.add(model).add(cluster).add(strategy).add(money).add(output);
   std::ostringstream help;
   help << "usage: clustersim run [SCENARIO] [flags]\n\n" << visible;
   f.help_text = help.str();
@@ -131,7 +143,17 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.algorithm) o.mutable_network()->set_collective_algorithm(*v.algorithm);
   if (v.protocol) o.mutable_network()->set_collective_protocol(*v.protocol);
   if (v.tier) o.mutable_network()->set_tier(*v.tier);
-  if (v.price) o.mutable_pricing()->set_usd_per_gpu_hour(*v.price);
+  config::PricingConfig* pr = o.mutable_pricing();
+  if (v.price) pr->set_usd_per_gpu_hour(*v.price);
+  if (v.price_source) pr->set_price_source(*v.price_source);
+  if (v.purchase) pr->set_purchase_usd_per_gpu(*v.purchase);
+  if (v.amortisation) pr->set_amortisation_years(*v.amortisation);
+  if (v.utilisation) pr->set_utilisation(*v.utilisation);
+  if (v.pue) pr->set_pue(*v.pue);
+  if (v.kwh) pr->set_usd_per_kwh(*v.kwh);
+  if (v.hosting) pr->set_hosting_usd_per_node_month(*v.hosting);
+  if (v.tokens) pr->set_train_tokens(*v.tokens);
+  if (v.steps) pr->set_train_steps(*v.steps);
   config::ParallelismConfig* p = o.mutable_parallelism();
   if (v.tp) p->set_tensor_model_parallel_size(*v.tp);
   if (v.pp) p->set_pipeline_model_parallel_size(*v.pp);

@@ -46,18 +46,24 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-absl::StatusOr<config::Scenario> ParseScenarioText(std::string_view text,
-                                                   std::string_view origin) {
-  config::Scenario scenario;
+absl::Status ParseTextMessage(std::string_view text, std::string_view origin,
+                              google::protobuf::Message* out) {
   google::protobuf::TextFormat::Parser parser;
   FirstError errors;
   parser.RecordErrorsTo(&errors);
   google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  if (!parser.Parse(&input, &scenario)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(std::string(origin), ": ", errors.has_error() ? errors.text() : "malformed text format",
-                     " (see scenarios/scenario.proto for the fields)"));
+  if (!parser.Parse(&input, out)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(origin), ": ", errors.has_error() ? errors.text() : "malformed text format",
+        " (see scenarios/", out->GetDescriptor()->file()->name().substr(10), " for the fields)"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<config::Scenario> ParseScenarioText(std::string_view text,
+                                                   std::string_view origin) {
+  config::Scenario scenario;
+  if (absl::Status s = ParseTextMessage(text, origin, &scenario); !s.ok()) return s;
   return scenario;
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "google/protobuf/message.h"
 #include "scenarios/scenario.pb.h"
 
 namespace clustersim::scenarios {
@@ -24,6 +25,11 @@ absl::StatusOr<config::Scenario> LoadScenarioFile(const std::string& path);
 // `origin` names the input in error messages (a path, or "<flags>").
 absl::StatusOr<config::Scenario> ParseScenarioText(std::string_view text, std::string_view origin);
 absl::StatusOr<config::Scenario> ParseScenarioJson(std::string_view json, std::string_view origin);
+
+// Any message in text format (sweep files too); errors as above, naming the
+// message's .proto file.
+absl::Status ParseTextMessage(std::string_view text, std::string_view origin,
+                              google::protobuf::Message* out);
 
 // Reads a whole file. NOT_FOUND names the path and the reason.
 absl::StatusOr<std::string> ReadFile(const std::string& path);

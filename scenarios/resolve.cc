@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/dtype.h"
-#include "models/pricing.h"
 #include "strategies/host_overhead.h"
 #include "scenarios/resolve_cluster.h"
 #include "scenarios/resolve_model.h"
@@ -132,18 +131,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   r.protocol = *pr;
 
   // Price.
-  if (in.pricing().has_usd_per_gpu_hour()) {
-    r.usd_per_gpu_hour = in.pricing().usd_per_gpu_hour();
-    r.price_source = "scenario pricing.usd_per_gpu_hour";
-    if (r.usd_per_gpu_hour < 0) {
-      return absl::InvalidArgumentError("pricing.usd_per_gpu_hour must not be negative");
-    }
-  } else if (auto price = models::DefaultGpuHourPrice(r.gpu->name)) {
-    r.usd_per_gpu_hour = price->usd_per_gpu_hour;
-    r.price_source = std::string(price->source);
-  } else {
-    r.price_source = "no default price for this GPU; set pricing.usd_per_gpu_hour";
-  }
+  absl::StatusOr<ResolvedPricing> pricing =
+      ResolvePricing(in.pricing(), *r.gpu, cluster->gpus_per_node);
+  if (!pricing.ok()) return pricing.status();
+  r.pricing = *std::move(pricing);
 
   // Echo every resolved value.
   config::Scenario& e = r.echo;
@@ -174,7 +165,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
-  e.mutable_pricing()->set_usd_per_gpu_hour(r.usd_per_gpu_hour);
+  EchoPricing(r.pricing, e.mutable_pricing());
   e.mutable_network()->set_tier(tier);
   e.mutable_network()->set_collective_algorithm(algo);
   e.mutable_network()->set_collective_protocol(proto);

@@ -11,7 +11,8 @@
 // goes in a DGX A100); parallel sizes 1; micro_batch_size 1; global_batch_size
 // = micro_batch_size x data-parallel size; precision bf16; recompute none;
 // attention flash (training.attention; carried as model.attention_backend);
-// network tier analytic, algorithm auto; price from models/pricing.
+// network tier analytic, algorithm auto; price from the GPU's default entry in
+// the price catalog (scenarios/train_cost.h).
 //
 // Example:
 //   absl::StatusOr<ResolvedScenario> r = Resolve(scenario);
@@ -25,6 +26,7 @@
 #include "models/gpu_catalog.h"
 #include "models/transformer_config.h"
 #include "scenarios/scenario.pb.h"
+#include "scenarios/train_cost.h"
 #include "strategies/parallel_config.h"
 #include "topology/cluster_spec.h"
 #include "topology/collective.h"
@@ -44,8 +46,7 @@ struct ResolvedScenario {
   bool flow_network = false;  // network.tier is "flow"
   double host_overhead_us_per_op = 0;
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
-  double usd_per_gpu_hour = 0;
-  std::string price_source;
+  ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };
 
 absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& scenario);

@@ -28,7 +28,7 @@ TEST(ResolveTest, FillsDefaultsAndDerivesDataParallel) {
   EXPECT_EQ(r->echo.parallelism().data_parallel_size(), 2);
   EXPECT_EQ(r->echo.training().precision(), "bf16");
   EXPECT_EQ(r->echo.model().hidden_size(), 6144);
-  EXPECT_GT(r->usd_per_gpu_hour, 0);
+  EXPECT_GT(r->pricing.usd_per_gpu_hour, 0);
 }
 
 TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {

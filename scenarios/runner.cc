@@ -1,6 +1,7 @@
 #include "scenarios/runner.h"
 
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "models/calibration.h"
@@ -14,6 +15,7 @@
 #include "sim/simulator.h"
 #include "strategies/flow_executor.h"
 #include "strategies/placement.h"
+#include "strategies/search_space.h"
 #include "strategies/step_builder.h"
 #include "strategies/step_describer.h"
 #include "strategies/step_stats.h"
@@ -31,26 +33,6 @@ namespace clustersim::scenarios {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-models::MemoryInputs MemoryInputsOf(const ResolvedScenario& s) {
-  models::MemoryInputs in;
-  in.model = s.model;
-  in.shard.tensor_parallel = s.parallel.tensor_parallel;
-  in.shard.sequence_parallel = s.parallel.sequence_parallel;
-  in.shard.context_parallel = s.parallel.context_parallel;
-  in.shard.micro_batch_size = s.parallel.micro_batch_size;
-  in.shard.dtype = s.parallel.precision;
-  in.shard.recompute = s.parallel.recompute;
-  in.shard.expert_parallel = s.parallel.expert_parallel;
-  in.pipeline_parallel = s.parallel.pipeline_parallel;
-  in.data_parallel = s.parallel.data_parallel;
-  in.virtual_pipeline = s.parallel.virtual_pipeline;
-  in.num_microbatches = s.parallel.num_microbatches();
-  in.distributed_optimizer = s.parallel.distributed_optimizer;
-  in.zero_stage = s.parallel.zero_stage;
-  in.finetune = s.finetune;
-  return in;
-}
 
 void SetGib(const models::MemoryBreakdown& m, config::MemoryBreakdownGib* b) {
   b->set_weights(m.weights.count() / kGiB);
@@ -75,7 +57,7 @@ std::vector<models::MemoryBreakdown> MemoryByStage(const models::MemoryInputs& i
 // every stage's model and simulated peak.
 void FillMemory(const ResolvedScenario& s, const std::vector<models::MemoryBreakdown>& by_stage,
                 const MemoryTimeline& timeline, config::Result* out) {
-  const models::MemoryInputs in = MemoryInputsOf(s);
+  const models::MemoryInputs in = strategies::MemoryInputsFor(s.model, s.parallel, s.finetune);
   const models::MemoryBreakdown& m = by_stage[0];
   SetGib(m, out->mutable_memory_breakdown_gib());
   out->set_peak_memory_gib(m.Total().count() / kGiB);
@@ -177,11 +159,15 @@ std::vector<viz::MemoryCurve> ReportCurves(const MemoryTimeline& memory,
 }  // namespace
 
 absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunOptions& options) {
-  absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(s.cluster);
-  if (!cluster.ok()) {
-    return absl::Status(cluster.status().code(),
-                        absl::StrCat("cluster: ", cluster.status().message()));
+  std::optional<topology::Cluster> built;
+  if (options.cluster == nullptr) {
+    absl::StatusOr<topology::Cluster> c = topology::BuildCluster(s.cluster);
+    if (!c.ok()) {
+      return absl::Status(c.status().code(), absl::StrCat("cluster: ", c.status().message()));
+    }
+    built.emplace(*std::move(c));
   }
+  const topology::Cluster* cluster = options.cluster != nullptr ? options.cluster : &*built;
   if (cluster->num_gpus() < s.num_gpus) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cluster.num_gpus=", s.num_gpus, " exceeds the ", cluster->num_gpus(), " GPUs of ",
@@ -240,7 +226,8 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
       links->OnRates(now, c);
     });
   }
-  const models::MemoryInputs memory_inputs = MemoryInputsOf(s);
+  const models::MemoryInputs memory_inputs =
+      strategies::MemoryInputsFor(s.model, s.parallel, s.finetune);
   const std::vector<models::MemoryBreakdown> memory_by_stage = MemoryByStage(memory_inputs);
   std::vector<StaticMemory> static_by_stage;
   for (const models::MemoryBreakdown& m : memory_by_stage) {
@@ -311,9 +298,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.mutable_exposed_comm_breakdown_s()->set_cp_s(sum.exposed_cp.ToSeconds());
   r.set_compute_s(sum.compute.ToSeconds());
   FillMemory(s, memory_by_stage, memory, &r);
-  r.mutable_cost()->set_usd_per_gpu_hour(s.usd_per_gpu_hour);
-  r.mutable_cost()->set_usd_per_step(s.usd_per_gpu_hour * gpus * step_s / 3600.0);
-  r.mutable_cost()->set_price_source(s.price_source);
+  FillCost(s.pricing, {step_s, tokens, s.num_gpus, s.gpu->tdp_w}, &r);
   r.set_num_microbatches(s.parallel.num_microbatches());
   r.set_data_parallel_size(s.parallel.data_parallel);
   r.set_simulated_events(static_cast<double>(simulator.ExecutedEvents()));

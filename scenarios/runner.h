@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "scenarios/resolve.h"
 #include "scenarios/result.pb.h"
+#include "topology/cluster.h"
 #include "traces/chrome_trace_writer.h"
 #include "traces/id_ranges.h"
 
@@ -35,6 +36,9 @@ struct RunOptions {
   // Above this many GPUs, simulate one tensor-parallel rank per group too
   // (exact; smaller runs keep every GPU so that traces show them all).
   int fold_tensor_parallel_above_gpus = 64;
+  // A cluster already built from the scenario's cluster spec, shared by many
+  // runs (search: its routes are memoised, thread-safely); null: build one.
+  const topology::Cluster* cluster = nullptr;
 };
 
 absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& scenario,

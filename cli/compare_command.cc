@@ -1,0 +1,56 @@
+// `clustersim compare SCENARIO... [--set field=value]... [--variant "a=1,b=2"]...
+// [--format text|csv|json]`: simulate each case and print them side by side.
+#include <iostream>
+#include <sstream>
+
+#include "boost/program_options.hpp"
+#include "cli/commands.h"
+#include "cli/parse_args.h"
+#include "scenarios/compare.h"
+#include "scenarios/study_table.h"
+
+namespace clustersim::cli {
+namespace po = boost::program_options;
+
+int CompareCommand(const Args& args) {
+  scenarios::CompareRequest request;
+  std::string format;
+  bool help = false;
+  po::options_description visible("Options");
+  visible.add_options()(
+      "set", po::value<std::vector<std::string>>(&request.sets)->composing(),
+      "field=value applied to every case (repeatable), e.g. --set train_tokens=1e12")(
+      "variant", po::value<std::vector<std::string>>(&request.variants)->composing(),
+      "\"field=value,...\": one more case per scenario (repeatable), e.g. --variant \"tp=4,pp=2\"")(
+      "format", po::value<std::string>(&format)->default_value("text"), "text|csv|json")(
+      "help,h", po::bool_switch(&help), "show this help");
+  po::options_description all;
+  all.add(visible).add_options()(
+      "scenario", po::value<std::vector<std::string>>(&request.scenario_paths), "scenario files");
+  po::positional_options_description pos;
+  pos.add("scenario", -1);
+  po::variables_map vm;
+  if (absl::Status s = ParseArgs(args, all, &pos, "compare", &vm); !s.ok()) return Fail(s);
+  if (help) {
+    std::cout << "usage: clustersim compare SCENARIO... [--set field=value]... "
+                 "[--variant \"field=value,...\"]... [--format text|csv|json]\n\n"
+                 "Fields are scenario.proto paths (parallelism.tensor_model_parallel_size) or\n"
+                 "aliases: tp pp vp cp ep dp zero distopt sp schedule mbs gbs recompute precision\n"
+                 "gpu num_gpus model tier price price_source train_tokens train_steps.\n\n"
+              << visible;
+    return 0;
+  }
+  if (format != "text" && format != "csv" && format != "json") {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--format=", format, " is not known; use text, csv or json")));
+  }
+  absl::StatusOr<std::vector<scenarios::StudyRow>> rows = scenarios::RunCompare(request);
+  if (!rows.ok()) return Fail(rows.status());
+  absl::StatusOr<std::string> table =
+      scenarios::FormatStudyTable(*rows, format, /*side_by_side=*/true);
+  if (!table.ok()) return Fail(table.status());
+  std::cout << *table;
+  return 0;
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,163 @@
+// `clustersim search [SCENARIO] --model M --gpu G --num-gpus N [flags]`: rank
+// the feasible parallel strategies (scenarios/search.h); --explain tells why
+// one strategy is rejected. Timing and the progress bar go to stderr, so that
+// stdout is the same for the same input.
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "boost/program_options.hpp"
+#include "cli/commands.h"
+#include "cli/parse_args.h"
+#include "scenarios/loader.h"
+#include "scenarios/search.h"
+
+namespace clustersim::cli {
+namespace po = boost::program_options;
+namespace {
+
+// "a:b" or "a:b:step" -> a, a+step, ..., <= b; step defaults to `node`.
+absl::StatusOr<std::vector<int>> ParseRange(const std::string& text, int node) {
+  const std::vector<std::string> parts = absl::StrSplit(text, ':');
+  int a = 0, b = 0, step = node;
+  if ((parts.size() != 2 && parts.size() != 3) || !absl::SimpleAtoi(parts[0], &a) ||
+      !absl::SimpleAtoi(parts[1], &b) || (parts.size() == 3 && !absl::SimpleAtoi(parts[2], &step)) ||
+      a < 1 || b < a || step < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--num-gpus-range=", text, " is not a:b or a:b:step with 1 <= a <= b; e.g. 64:512:64"));
+  }
+  std::vector<int> out;
+  for (int n = a; n <= b && out.size() <= 64; n += step) out.push_back(n);
+  if (out.size() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("--num-gpus-range=", text,
+                                                   " has more than 64 sizes; use a larger step"));
+  }
+  return out;
+}
+
+void DrawProgress(size_t done, size_t total) {
+  const int width = 40;
+  const int filled = total ? static_cast<int>(width * done / total) : width;
+  std::cerr << absl::StrFormat("\r[%s%s] %d/%d simulated", std::string(filled, '#'),
+                               std::string(width - filled, ' '), done, total);
+  if (done == total) std::cerr << "\n";
+}
+
+}  // namespace
+
+int SearchCommand(const Args& args) {
+  std::string scenario_path, model, gpu, node, range, explain, format, price_source, precision;
+  std::optional<int> num_gpus, gbs, seq;
+  std::optional<double> price, tokens;
+  scenarios::SearchRequest req;
+  bool help = false, no_progress = false;
+  po::options_description visible("Options");
+  visible.add_options()("model", po::value(&model), "model preset (clustersim list models)")(
+      "gpu", po::value(&gpu), "GPU (clustersim list gpus)")(
+      "node", po::value(&node), "node preset (clustersim list clusters)")(
+      "num-gpus", po::value<int>()->notifier([&](int v) { num_gpus = v; }), "GPUs in the job")(
+      "num-gpus-range", po::value(&range), "a:b[:step] GPU counts (step default 8)")(
+      "global-batch-size", po::value<int>()->notifier([&](int v) { gbs = v; }),
+      "sequences per step (default: the scenario's, else one per GPU)")(
+      "seq-length", po::value<int>()->notifier([&](int v) { seq = v; }), "sequence length")(
+      "precision", po::value(&precision), "bf16|fp16")(
+      "price-source", po::value(&price_source), "price catalog entry (clustersim list prices)")(
+      "usd-per-gpu-hour", po::value<double>()->notifier([&](double v) { price = v; }),
+      "price per GPU-hour")(
+      "train-tokens", po::value<double>()->notifier([&](double v) { tokens = v; }),
+      "tokens of the run, for time-to-train and dollars, e.g. 1.5e13")(
+      "rank-by", po::value(&req.rank_by)->default_value("time"), "time | cost | time-to-train")(
+      "budget-usd", po::value(&req.budget_usd)->default_value(0), "drop runs costing more")(
+      "top-k", po::value(&req.top_k)->default_value(10), "strategies to print")(
+      "threads", po::value(&req.threads)->default_value(
+                     std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
+      "simulation threads (default: all cores)")(
+      "explain", po::value(&explain), "\"tp=2,pp=4,...\": why this strategy is rejected, or its result")(
+      "format", po::value(&format)->default_value("text"), "text|csv|json")(
+      "no-progress", po::bool_switch(&no_progress), "no progress bar on stderr")(
+      "help,h", po::bool_switch(&help), "show this help");
+  po::options_description all;
+  all.add(visible).add_options()("scenario", po::value(&scenario_path), "base scenario");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  if (absl::Status s = ParseArgs(args, all, &pos, "search", &vm); !s.ok()) return Fail(s);
+  if (help) {
+    std::cout << "usage: clustersim search [SCENARIO] --model M --gpu G --num-gpus N [flags]\n\n"
+                 "Enumerates tp, pp, vp, cp, ep, micro-batch, recompute, optimizer sharding and\n"
+                 "schedule; rejects by divisibility and memory before simulating; simulates the\n"
+                 "rest in parallel and ranks them. SCENARIO, if given, supplies the model,\n"
+                 "cluster, batch and pricing; flags override it.\n\n"
+              << visible;
+    return 0;
+  }
+  if (format != "text" && format != "csv" && format != "json") {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--format=", format, " is not known; use text, csv or json")));
+  }
+  config::Scenario& base = req.base;
+  if (!scenario_path.empty()) {
+    absl::StatusOr<config::Scenario> loaded = scenarios::LoadScenarioFile(scenario_path);
+    if (!loaded.ok()) return Fail(loaded.status());
+    base = *std::move(loaded);
+  }
+  if (!model.empty()) base.mutable_model()->set_preset(model);
+  if (!gpu.empty()) base.mutable_cluster()->set_gpu(gpu);
+  if (!node.empty()) base.mutable_cluster()->set_node(node);
+  if (gbs) base.mutable_training()->set_global_batch_size(*gbs);
+  if (seq) base.mutable_model()->set_seq_length(*seq);
+  if (!precision.empty()) base.mutable_training()->set_precision(precision);
+  if (!price_source.empty()) base.mutable_pricing()->set_price_source(price_source);
+  if (price) base.mutable_pricing()->set_usd_per_gpu_hour(*price);
+  if (tokens) base.mutable_pricing()->set_train_tokens(*tokens);
+  if (!base.has_model() || (!base.model().has_preset() && !base.model().has_num_layers() &&
+                            !base.model().has_model_config_file())) {
+    return Fail(absl::InvalidArgumentError(
+        "search needs a model: --model NAME (clustersim list models) or a SCENARIO file"));
+  }
+  if (!base.cluster().has_gpu()) {
+    return Fail(absl::InvalidArgumentError(
+        "search needs a GPU: --gpu NAME (clustersim list gpus) or a SCENARIO file"));
+  }
+  if (num_gpus && !range.empty()) {
+    return Fail(absl::InvalidArgumentError("give --num-gpus or --num-gpus-range, not both"));
+  }
+  if (num_gpus) {
+    req.gpu_counts = {*num_gpus};
+  } else if (!range.empty()) {
+    absl::StatusOr<std::vector<int>> counts = ParseRange(range, 8);
+    if (!counts.ok()) return Fail(counts.status());
+    req.gpu_counts = *counts;
+  } else if (base.cluster().has_num_gpus()) {
+    req.gpu_counts = {base.cluster().num_gpus()};
+  }
+  if (!explain.empty()) {
+    absl::StatusOr<std::string> text = scenarios::ExplainStrategy(req, explain);
+    if (!text.ok()) return Fail(text.status());
+    std::cout << *text;
+    return 0;
+  }
+  if (!no_progress && isatty(STDERR_FILENO)) req.progress = DrawProgress;
+  absl::StatusOr<scenarios::SearchReport> report = scenarios::RunSearch(req);
+  if (!report.ok()) return Fail(report.status());
+  absl::StatusOr<std::string> text = scenarios::FormatSearchReport(*report, format);
+  if (!text.ok()) return Fail(text.status());
+  std::cout << *text;
+  const double total = report->prune_seconds + report->simulate_seconds;
+  std::cerr << absl::StrFormat(
+      "search: %d enumerated, pruned in %.2f s; %d simulated in %.2f s on %d threads "
+      "(%.1f strategies/s); %.2f s in all\n",
+      report->enumerated, report->prune_seconds, report->simulated, report->simulate_seconds,
+      req.threads,
+      report->simulate_seconds > 0 ? report->simulated / report->simulate_seconds : 0.0, total);
+  return 0;
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,62 @@
+// `clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N]`: simulate every
+// grid point not yet in PREFIX.jsonl, append to PREFIX.csv / PREFIX.jsonl, and
+// print the time-vs-cost Pareto front (scenarios/sweep.h).
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "boost/program_options.hpp"
+#include "cli/commands.h"
+#include "cli/parse_args.h"
+#include "scenarios/sweep.h"
+
+namespace clustersim::cli {
+namespace po = boost::program_options;
+
+int SweepCommand(const Args& args) {
+  std::string path, shard;
+  scenarios::SweepOptions options;
+  bool help = false;
+  po::options_description visible("Options");
+  visible.add_options()("output", po::value(&options.output_prefix),
+                        "PREFIX: results go to PREFIX.csv and PREFIX.jsonl (appended; a rerun "
+                        "skips the points already there)")(
+      "shard", po::value(&shard), "i/N: run the points whose index is i modulo N")(
+      "help,h", po::bool_switch(&help), "show this help");
+  po::options_description all;
+  all.add(visible).add_options()("sweep", po::value(&path), "sweep file");
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  po::variables_map vm;
+  if (absl::Status s = ParseArgs(args, all, &pos, "sweep", &vm); !s.ok()) return Fail(s);
+  if (help) {
+    std::cout << "usage: clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N]\n"
+                 "SWEEP_FILE: scenarios/sweep.proto (SweepFile), e.g. "
+                 "scenarios/sweeps/gpt-22b-grid.textproto\n\n"
+              << visible;
+    return 0;
+  }
+  if (path.empty()) {
+    return Fail(absl::InvalidArgumentError("sweep needs a SWEEP_FILE (scenarios/sweep.proto)"));
+  }
+  if (!shard.empty()) {
+    if (absl::Status s = scenarios::ParseShard(shard, &options); !s.ok()) return Fail(s);
+  }
+  absl::StatusOr<std::vector<scenarios::SweepPoint>> points = scenarios::LoadSweep(path);
+  if (!points.ok()) return Fail(points.status());
+  absl::StatusOr<scenarios::SweepSummary> summary = scenarios::RunSweep(*points, options);
+  if (!summary.ok()) return Fail(summary.status());
+  std::cout << absl::StrFormat(
+      "sweep: %d points in shard %d/%d: %d already done, %d run (%d rejected)\n",
+      summary->points, options.shard, options.num_shards, summary->skipped, summary->ran,
+      summary->failed);
+  std::cout << absl::StrFormat("Pareto front (%s vs %s), every point in %s.jsonl:\n",
+                               summary->train_axes ? "days to train" : "step seconds",
+                               summary->train_axes ? "total $" : "$ per million tokens",
+                               options.output_prefix);
+  for (const scenarios::ParetoPoint& p : summary->pareto) {
+    std::cout << absl::StrFormat("  %12.4f  %12.4f  %s\n", p.time, p.cost, p.label);
+  }
+  return 0;
+}
+
+}  // namespace clustersim::cli

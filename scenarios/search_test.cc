@@ -1,0 +1,88 @@
+#include "scenarios/search.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using ::testing::HasSubstr;
+
+SearchRequest Small(int threads) {
+  SearchRequest r;
+  r.base.mutable_model()->set_preset("gpt3-1.3b");
+  r.base.mutable_cluster()->set_gpu("a100-sxm4-80gb");
+  r.base.mutable_training()->set_global_batch_size(8);
+  r.gpu_counts = {4};
+  r.top_k = 1000;
+  r.threads = threads;
+  return r;
+}
+
+TEST(SearchTest, RanksFeasibleStrategiesAndCountsRejections) {
+  absl::StatusOr<SearchReport> r = RunSearch(Small(1));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->simulated, 10u);
+  ASSERT_EQ(r->top.size(), r->simulated);
+  for (size_t i = 1; i < r->top.size(); ++i) {
+    EXPECT_LE(r->top[i - 1].result.step_time_s(), r->top[i].result.step_time_s());
+    EXPECT_TRUE(r->top[i].result.fits_in_memory());
+  }
+  size_t rejected = 0;
+  bool unsupported = false;
+  for (const auto& [reason, count] : r->rejections) {
+    rejected += count;
+    unsupported |= reason.rfind("unsupported: ", 0) == 0;
+  }
+  EXPECT_TRUE(unsupported);  // cp = 2 is enumerated and not simulated yet
+  EXPECT_EQ(rejected + r->simulated, r->enumerated);
+}
+
+TEST(SearchTest, OneAndTwoThreadsRankIdentically) {
+  absl::StatusOr<SearchReport> one = RunSearch(Small(1));
+  absl::StatusOr<SearchReport> two = RunSearch(Small(2));
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(*FormatSearchReport(*one, "csv"), *FormatSearchReport(*two, "csv"));
+  EXPECT_EQ(one->rejections, two->rejections);
+}
+
+TEST(SearchTest, CostRankingAndBudget) {
+  SearchRequest req = Small(2);
+  req.rank_by = "time-to-train";
+  EXPECT_THAT(RunSearch(req).status().message(), HasSubstr("--train-tokens"));
+  req.base.mutable_pricing()->set_train_tokens(1e9);
+  absl::StatusOr<SearchReport> all = RunSearch(req);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_GE(all->top.size(), 2u);
+  // A budget between the cheapest and the dearest run keeps only the cheaper ones.
+  double lo = 1e300, hi = 0;
+  for (const StudyRow& row : all->top) {
+    lo = std::min(lo, row.result.train().total_usd());
+    hi = std::max(hi, row.result.train().total_usd());
+  }
+  req.budget_usd = (lo + hi) / 2;
+  absl::StatusOr<SearchReport> capped = RunSearch(req);
+  ASSERT_TRUE(capped.ok());
+  EXPECT_LT(capped->top.size(), all->top.size());
+  for (const StudyRow& row : capped->top) EXPECT_LE(row.result.train().total_usd(), req.budget_usd);
+  req.rank_by = "cost";
+  req.budget_usd = 0;
+  absl::StatusOr<SearchReport> cost = RunSearch(req);
+  ASSERT_TRUE(cost.ok());
+  for (size_t i = 1; i < cost->top.size(); ++i) {
+    EXPECT_LE(cost->top[i - 1].result.cost().usd_per_million_tokens(),
+              cost->top[i].result.cost().usd_per_million_tokens());
+  }
+}
+
+TEST(SearchTest, ExplainSaysWhyOrShowsTheResult) {
+  const SearchRequest req = Small(1);
+  EXPECT_THAT(*ExplainStrategy(req, "tp=2,cp=2"), HasSubstr("rejected (unsupported)"));
+  EXPECT_THAT(*ExplainStrategy(req, "tp=3"), HasSubstr("rejected (invalid)"));
+  EXPECT_THAT(*ExplainStrategy(req, "tp=1,mbs=64,gbs=256"), HasSubstr("rejected (memory: "));
+  EXPECT_THAT(*ExplainStrategy(req, "tp=2,pp=2"), HasSubstr("feasible, simulated"));
+  EXPECT_FALSE(ExplainStrategy(req, "tpp=2").ok());
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios

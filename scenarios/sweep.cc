@@ -1,0 +1,207 @@
+#include "scenarios/sweep.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "scenarios/loader.h"
+#include "scenarios/resolve.h"
+#include "scenarios/runner.h"
+#include "scenarios/scenario_edit.h"
+#include "scenarios/study_table.h"
+#include "scenarios/sweep.pb.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+// A JSON string's contents starting at `pos` (just after the opening quote).
+std::string JsonStringAt(const std::string& line, size_t pos) {
+  std::string out;
+  for (size_t i = pos; i < line.size() && line[i] != '"'; ++i) {
+    if (line[i] == '\\' && i + 1 < line.size()) ++i;
+    out += line[i];
+  }
+  return out;
+}
+
+std::string LabelOf(const std::string& line) {
+  constexpr std::string_view kPrefix = "{\"label\": \"";
+  if (line.rfind(kPrefix, 0) != 0) return "";
+  return JsonStringAt(line, kPrefix.size());
+}
+
+// The number after "key": in one of our JSON lines; nullopt when absent.
+std::optional<double> NumberOf(const std::string& line, std::string_view key) {
+  const std::string needle = absl::StrCat("\"", std::string(key), "\": ");
+  const size_t at = line.find(needle);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t start = at + needle.size();
+  const size_t end = line.find_first_of(",}", start);
+  double v;
+  if (!absl::SimpleAtod(line.substr(start, end - start), &v)) return std::nullopt;
+  return v;
+}
+
+// Lines of `path`, with a torn last line (no newline: the writer was killed)
+// cut off the file. A missing file has no lines.
+absl::StatusOr<std::vector<std::string>> ReadLinesRepairing(const std::string& path) {
+  if (!std::filesystem::exists(path)) return std::vector<std::string>{};
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  const size_t last = text->rfind('\n');
+  const std::string whole = last == std::string::npos ? "" : text->substr(0, last + 1);
+  if (whole.size() != text->size()) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << whole;
+    if (!out) return absl::InternalError(absl::StrCat("cannot repair ", path));
+  }
+  std::vector<std::string> lines = absl::StrSplit(whole, '\n', absl::SkipEmpty());
+  return lines;
+}
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+std::vector<ParetoPoint> ParetoFront(const std::vector<std::string>& lines, bool* train_axes) {
+  *train_axes = std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return NumberOf(l, "total_usd").has_value();
+  });
+  std::vector<ParetoPoint> all;
+  for (const std::string& l : lines) {
+    const std::optional<double> t = NumberOf(l, *train_axes ? "time_to_train_days" : "step_time_s");
+    const std::optional<double> c =
+        NumberOf(l, *train_axes ? "total_usd" : "usd_per_million_tokens");
+    if (l.find("\"fits_in_memory\": true") == std::string::npos || !t || !c) continue;
+    all.push_back({LabelOf(l), *t, *c});
+  }
+  std::sort(all.begin(), all.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
+    return a.time != b.time ? a.time < b.time : a.cost != b.cost ? a.cost < b.cost : a.label < b.label;
+  });
+  std::vector<ParetoPoint> front;
+  for (const ParetoPoint& p : all) {
+    if (front.empty() || p.cost < front.back().cost) front.push_back(p);
+  }
+  return front;
+}
+
+}  // namespace
+
+absl::Status ParseShard(const std::string& text, SweepOptions* options) {
+  const std::vector<std::string> parts = absl::StrSplit(text, '/');
+  int i = 0, n = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &i) || !absl::SimpleAtoi(parts[1], &n) ||
+      n < 1 || i < 0 || i >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shard=", text, " is not i/N with 0 <= i < N; e.g. --shard 0/4"));
+  }
+  options->shard = i;
+  options->num_shards = n;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<SweepPoint>> LoadSweep(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  config::SweepFile file;
+  if (absl::Status s = ParseTextMessage(*text, path, &file); !s.ok()) return s;
+  config::Scenario base;
+  if (!file.base_scenario().empty()) {
+    const std::filesystem::path scenario_path =
+        std::filesystem::path(path).parent_path() / file.base_scenario();
+    absl::StatusOr<config::Scenario> loaded = LoadScenarioFile(scenario_path.string());
+    if (!loaded.ok()) return loaded.status();
+    base = *std::move(loaded);
+  }
+  base.MergeFrom(file.base());
+  std::vector<SweepPoint> points = {{0, "", base}};
+  for (int a = 0; a < file.axis_size(); ++a) {
+    const config::SweepAxis& axis = file.axis(a);
+    if (axis.values().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": axis[", a, "] (", axis.field(),
+                                                     ") has no values; add values: \"...\""));
+    }
+    std::vector<SweepPoint> next;
+    for (const SweepPoint& p : points) {
+      for (const std::string& v : axis.values()) {
+        SweepPoint q = p;
+        const std::string assignment = absl::StrCat(axis.field(), "=", v);
+        if (absl::Status s = SetScenarioField(assignment, &q.scenario); !s.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(path, ": axis[", a, "]: ", s.message()));
+        }
+        q.key = q.key.empty() ? assignment : absl::StrCat(q.key, ",", assignment);
+        next.push_back(std::move(q));
+      }
+    }
+    points = std::move(next);
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
+    points[i].index = i;
+    if (points[i].key.empty()) points[i].key = "base";
+  }
+  return points;
+}
+
+absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
+                                      const SweepOptions& options) {
+  if (options.output_prefix.empty()) {
+    return absl::InvalidArgumentError("--output PREFIX is required (writes PREFIX.csv, PREFIX.jsonl)");
+  }
+  const std::string jsonl_path = options.output_prefix + ".jsonl";
+  const std::string csv_path = options.output_prefix + ".csv";
+  absl::StatusOr<std::vector<std::string>> lines = ReadLinesRepairing(jsonl_path);
+  if (!lines.ok()) return lines.status();
+  absl::StatusOr<std::vector<std::string>> csv_lines = ReadLinesRepairing(csv_path);
+  if (!csv_lines.ok()) return csv_lines.status();
+  std::set<std::string> done;
+  for (const std::string& l : *lines) done.insert(LabelOf(l));
+
+  std::ofstream jsonl(jsonl_path, std::ios::binary | std::ios::app);
+  std::ofstream csv(csv_path, std::ios::binary | std::ios::app);
+  if (!jsonl || !csv) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--output ", options.output_prefix, ": cannot write ", jsonl_path, "; choose a writable folder"));
+  }
+  if (csv_lines->empty()) csv << StudyCsvHeader() << std::flush;
+  SweepSummary summary;
+  for (const SweepPoint& p : points) {
+    if (static_cast<int>(p.index % options.num_shards) != options.shard) continue;
+    ++summary.points;
+    if (done.count(p.key)) {
+      ++summary.skipped;
+      continue;
+    }
+    ++summary.ran;
+    absl::StatusOr<ResolvedScenario> resolved = Resolve(p.scenario);
+    absl::StatusOr<config::Result> result =
+        resolved.ok() ? RunScenario(*resolved, RunOptions{}) : resolved.status();
+    std::string line;
+    if (result.ok()) {
+      const StudyRow row{p.key, *result};
+      line = StudyJsonObject(row);
+      csv << StudyCsvRow(row) << std::flush;
+    } else {
+      ++summary.failed;
+      line = absl::StrCat("{\"label\": \"", JsonEscape(p.key), "\", \"error\": \"",
+                          JsonEscape(std::string(result.status().message())), "\"}");
+    }
+    jsonl << line << "\n" << std::flush;
+    lines->push_back(line);
+    if (!jsonl || !csv) return absl::InternalError(absl::StrCat("writing ", jsonl_path, " failed"));
+  }
+  summary.pareto = ParetoFront(*lines, &summary.train_axes);
+  return summary;
+}
+
+}  // namespace clustersim::scenarios

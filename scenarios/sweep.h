@@ -1,0 +1,67 @@
+// File: scenarios/sweep.h
+//
+// `clustersim sweep`: every point of a grid (scenarios/sweep.proto) simulated
+// and appended, as it finishes, to PREFIX.csv and PREFIX.jsonl (one JSON
+// object a line, study_table.h's columns; a point that fails validation is a
+// line {"label": ..., "error": ...}). A rerun reads PREFIX.jsonl and skips
+// the points already there, so an interrupted sweep loses at most the point
+// in flight (a torn last line is cut off). --shard i/N runs the points whose
+// index is i modulo N (job arrays); shards writing to their own prefixes
+// produce the same lines as one process. The time-vs-cost Pareto front
+// (time-to-train and total dollars when the run length is given, else step
+// time and dollars per million tokens) is computed over every line.
+//
+// Example:
+//   absl::StatusOr<std::vector<SweepPoint>> points = LoadSweep("grid.textproto");
+//   absl::StatusOr<SweepSummary> s = RunSweep(*points, {.output_prefix = "/tmp/grid"});
+#ifndef CLUSTERSIM_SCENARIOS_SWEEP_H_
+#define CLUSTERSIM_SCENARIOS_SWEEP_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "scenarios/scenario.pb.h"
+
+namespace clustersim::scenarios {
+
+struct SweepPoint {
+  size_t index = 0;
+  std::string key;  // "num_gpus=8,tp=4,recompute=full": the point's label
+  config::Scenario scenario;
+};
+
+// Errors name the file and the axis.
+absl::StatusOr<std::vector<SweepPoint>> LoadSweep(const std::string& path);
+
+struct SweepOptions {
+  std::string output_prefix;  // PREFIX.csv, PREFIX.jsonl
+  int shard = 0;
+  int num_shards = 1;
+};
+
+struct ParetoPoint {
+  std::string label;
+  double time = 0;  // days to train, or step seconds
+  double cost = 0;  // total dollars, or dollars per million tokens
+};
+
+struct SweepSummary {
+  size_t points = 0;   // in this shard
+  size_t skipped = 0;  // already in PREFIX.jsonl
+  size_t ran = 0;
+  size_t failed = 0;   // of those run, rejected by validation or simulation
+  bool train_axes = false;  // the Pareto front is in days and dollars
+  std::vector<ParetoPoint> pareto;  // by time, then cost
+};
+
+absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
+                                      const SweepOptions& options);
+
+// "i/N" with 0 <= i < N.
+absl::Status ParseShard(const std::string& text, SweepOptions* options);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_SWEEP_H_

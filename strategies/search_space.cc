@@ -1,0 +1,141 @@
+#include "strategies/search_space.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "models/memory_verdict.h"
+
+namespace clustersim::strategies {
+namespace {
+
+std::vector<int> PowersOfTwoUpTo(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+bool IsFieldPath(std::string_view w) {
+  const size_t dot = w.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == w.size()) return false;
+  return std::all_of(w.begin(), w.end(), [](char c) { return absl::ascii_islower(c) || c == '_' || c == '.'; });
+}
+
+// The first scenario field a validation message names ("parallelism.zero_stage"),
+// else its first four words: the key rejections are counted under.
+std::string FieldOf(const std::string& message) {
+  const std::vector<absl::string_view> words =
+      absl::StrSplit(message, absl::ByAnyChar(" =:(),;"), absl::SkipEmpty());
+  for (absl::string_view w : words) {
+    if (IsFieldPath(std::string_view(w.data(), w.size()))) return std::string(w);
+  }
+  std::vector<absl::string_view> head(words.begin(), words.begin() + std::min<size_t>(4, words.size()));
+  return absl::StrJoin(head, " ");
+}
+
+}  // namespace
+
+std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig& model,
+                                                const SearchSpace& space) {
+  struct Optimizer {
+    bool distributed;
+    int zero_stage;
+  };
+  constexpr Optimizer kOptimizers[] = {{false, 0}, {true, 0}, {false, 3}};
+  constexpr models::Recompute kRecompute[] = {models::Recompute::kNone,
+                                              models::Recompute::kSelective,
+                                              models::Recompute::kFull};
+  const std::vector<int> eps = model.num_experts > 0 ? std::vector<int>{1, 2, 4, 8}
+                                                     : std::vector<int>{1};
+  std::vector<ParallelConfig> out;
+  for (int tp : PowersOfTwoUpTo(std::min(space.gpus_per_node, space.num_gpus))) {
+    for (int pp : PowersOfTwoUpTo(std::min(model.num_layers, space.num_gpus / tp))) {
+      for (int vp : pp > 1 ? std::vector<int>{1, 2, 4} : std::vector<int>{1}) {
+        const std::vector<Schedule> schedules =
+            vp > 1    ? std::vector<Schedule>{Schedule::kInterleaved1F1B}
+            : pp > 1  ? std::vector<Schedule>{Schedule::k1F1B, Schedule::kZeroBubbleH1}
+                      : std::vector<Schedule>{Schedule::k1F1B};
+        for (Schedule schedule : schedules) {
+          for (int cp : {1, 2}) {
+            for (int ep : eps) {
+              for (int mbs : {1, 2, 4, 8}) {
+                for (models::Recompute rc : kRecompute) {
+                  for (const Optimizer& opt : kOptimizers) {
+                    ParallelConfig c;
+                    c.tensor_parallel = tp;
+                    c.pipeline_parallel = pp;
+                    c.virtual_pipeline = vp;
+                    c.schedule = schedule;
+                    c.context_parallel = cp;
+                    c.expert_parallel = ep;
+                    c.micro_batch_size = mbs;
+                    c.global_batch_size = space.global_batch_size;
+                    c.recompute = rc;
+                    c.distributed_optimizer = opt.distributed;
+                    c.zero_stage = opt.zero_stage;
+                    c.sequence_parallel = tp > 1;
+                    c.overlap_grad_reduce = true;
+                    c.precision = space.precision;
+                    c.data_parallel = 0;
+                    out.push_back(c);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
+                                     const ParallelConfig& p,
+                                     const models::FinetuneSpec& finetune) {
+  models::MemoryInputs in;
+  in.model = model;
+  in.shard.tensor_parallel = p.tensor_parallel;
+  in.shard.sequence_parallel = p.sequence_parallel;
+  in.shard.context_parallel = p.context_parallel;
+  in.shard.micro_batch_size = p.micro_batch_size;
+  in.shard.dtype = p.precision;
+  in.shard.recompute = p.recompute;
+  in.shard.expert_parallel = p.expert_parallel;
+  in.pipeline_parallel = p.pipeline_parallel;
+  in.data_parallel = p.data_parallel;
+  in.virtual_pipeline = p.virtual_pipeline;
+  in.num_microbatches = p.num_microbatches();
+  in.distributed_optimizer = p.distributed_optimizer;
+  in.zero_stage = p.zero_stage;
+  in.finetune = finetune;
+  return in;
+}
+
+Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_memory,
+                      const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config) {
+  config->data_parallel = 0;
+  if (absl::Status s = ValidateParallelConfig(model, num_gpus, config); !s.ok()) {
+    const bool unsupported = s.code() == absl::StatusCode::kUnimplemented;
+    return {absl::StrCat(unsupported ? "unsupported: " : "invalid: ", FieldOf(std::string(s.message()))),
+            std::string(s.message())};
+  }
+  const models::MemoryInputs in = MemoryInputsFor(model, *config, finetune);
+  if (absl::Status s = models::ValidateMemoryInputs(in); !s.ok()) {
+    return {absl::StrCat("invalid: ", FieldOf(std::string(s.message()))), std::string(s.message())};
+  }
+  const models::MemoryBreakdown m = models::EstimateMemory(in);
+  if (m.Total() <= gpu_memory) return {};
+  const models::MemoryVerdict v = models::JudgeMemory(in, m, gpu_memory);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  return {absl::StrCat("memory: ", v.biggest_term),
+          absl::StrFormat("needs %.1f GiB per GPU of %.1f GiB (%s biggest); %s",
+                          m.Total().count() / kGiB, gpu_memory.count() / kGiB, v.biggest_term,
+                          v.remedy)};
+}
+
+}  // namespace clustersim::strategies

@@ -1,0 +1,65 @@
+// File: strategies/search_space.h
+//
+// The parallel strategies `clustersim search` considers for one model on N
+// GPUs, and the cheap checks that reject most of them before any simulation:
+// ValidateParallelConfig (divisibility, ranges; features not simulated yet are
+// "unsupported") and the memory model (models/memory_model.h, first pipeline
+// stage, the most loaded).
+//
+// Enumerated, in this nesting order (the order results tie-break in):
+//   tp in powers of two up to the GPUs per node; pp in powers of two up to the
+//   layers; vp in {1, 2, 4} (pp > 1; interleaved schedule); cp in {1, 2}; ep in
+//   {1, 2, 4, 8} for MoE models, else 1; micro-batch in {1, 2, 4, 8};
+//   recompute none/selective/full; optimizer plain / distributed (ZeRO-1) /
+//   ZeRO-3; schedule 1f1b or zb-h1 (pp > 1, vp = 1). Sequence parallelism is on
+//   whenever tp > 1, gradient reduction overlaps the backward pass; dp is
+//   derived.
+//
+// Example:
+//   SearchSpace space{.num_gpus = 1024, .global_batch_size = 1024, .gpus_per_node = 8};
+//   std::vector<ParallelConfig> all = EnumerateStrategies(model, space);
+//   absl::StatusOr<...> verdict = PruneStrategy(model, gpu_memory, finetune, 1024, &all[0]);
+#ifndef CLUSTERSIM_STRATEGIES_SEARCH_SPACE_H_
+#define CLUSTERSIM_STRATEGIES_SEARCH_SPACE_H_
+
+#include <string>
+#include <vector>
+
+#include "models/finetune.h"
+#include "models/memory_model.h"
+#include "models/transformer_config.h"
+#include "sim/units.h"
+#include "strategies/parallel_config.h"
+
+namespace clustersim::strategies {
+
+struct SearchSpace {
+  int num_gpus = 8;
+  int global_batch_size = 1;
+  int gpus_per_node = 8;  // tp stays inside a node
+  models::Dtype precision = models::Dtype::kBf16;
+};
+
+// Every combination above, unvalidated (data_parallel is not yet derived).
+std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig& model,
+                                                const SearchSpace& space);
+
+// The memory model's inputs for a validated config (first pipeline stage).
+models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
+                                     const ParallelConfig& config,
+                                     const models::FinetuneSpec& finetune);
+
+// Why a strategy is not simulated: `reason` groups rejections for counting
+// ("invalid: parallelism.tensor_model_parallel_size", "unsupported:
+// parallelism.context_parallel_size", "memory: activations"); `detail` is
+// the full message. Empty reason: feasible (config->data_parallel derived).
+struct Pruning {
+  std::string reason;
+  std::string detail;
+};
+Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_memory,
+                      const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config);
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_SEARCH_SPACE_H_

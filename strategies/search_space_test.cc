@@ -1,0 +1,71 @@
+#include "strategies/search_space.h"
+
+#include <set>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/gpu_catalog.h"
+
+namespace clustersim::strategies {
+namespace {
+
+using ::testing::HasSubstr;
+
+models::TransformerConfig Model(const char* name) {
+  return *models::ModelCatalog::Default().Find(name);
+}
+
+sim::Bytes Memory(const char* gpu) { return (*models::GpuCatalog::Default().Find(gpu))->memory; }
+
+TEST(SearchSpaceTest, EnumeratesEveryDimensionWithoutDuplicates) {
+  const std::vector<ParallelConfig> all =
+      EnumerateStrategies(Model("llama3-70b"), {.num_gpus = 64, .global_batch_size = 128});
+  std::set<std::tuple<int, int, int, int, int, int, int, bool, int, Schedule>> seen;
+  std::set<int> tps, pps, vps;
+  for (const ParallelConfig& c : all) {
+    seen.insert({c.tensor_parallel, c.pipeline_parallel, c.virtual_pipeline, c.context_parallel,
+                 c.micro_batch_size, static_cast<int>(c.recompute), c.zero_stage,
+                 c.distributed_optimizer, c.expert_parallel, c.schedule});
+    tps.insert(c.tensor_parallel);
+    pps.insert(c.pipeline_parallel);
+    vps.insert(c.virtual_pipeline);
+    EXPECT_EQ(c.sequence_parallel, c.tensor_parallel > 1);
+    EXPECT_EQ(c.global_batch_size, 128);
+  }
+  EXPECT_EQ(seen.size(), all.size());
+  EXPECT_EQ(tps, (std::set<int>{1, 2, 4, 8}));     // tp stays in the 8-GPU node
+  EXPECT_EQ(pps, (std::set<int>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(vps, (std::set<int>{1, 2, 4}));
+}
+
+TEST(SearchSpaceTest, PrunesByRuleUnsupportedFeatureAndMemory) {
+  const models::TransformerConfig m = Model("llama3-70b");
+  ParallelConfig ok{.tensor_parallel = 8, .pipeline_parallel = 4, .sequence_parallel = true,
+                    .distributed_optimizer = true, .micro_batch_size = 1,
+                    .global_batch_size = 64, .recompute = models::Recompute::kSelective};
+  EXPECT_EQ(PruneStrategy(m, Memory("h100-sxm5-80gb"), {}, 64, &ok).reason, "");
+  EXPECT_EQ(ok.data_parallel, 2);
+
+  ParallelConfig cp = ok;
+  cp.context_parallel = 2;
+  EXPECT_EQ(PruneStrategy(m, Memory("h100-sxm5-80gb"), {}, 64, &cp).reason,
+            "unsupported: parallelism.context_parallel_size");
+
+  ParallelConfig vp = ok;
+  vp.virtual_pipeline = 3;  // 80 layers do not split into 4 x 3 chunks
+  vp.schedule = Schedule::kInterleaved1F1B;
+  const Pruning bad = PruneStrategy(m, Memory("h100-sxm5-80gb"), {}, 64, &vp);
+  EXPECT_THAT(bad.reason, HasSubstr("invalid: "));
+
+  ParallelConfig big = ok;  // 70B unsharded: 16 B/param of model states alone
+  big.tensor_parallel = 1;
+  big.pipeline_parallel = 1;
+  big.sequence_parallel = false;
+  big.distributed_optimizer = false;
+  const Pruning mem = PruneStrategy(m, Memory("h100-sxm5-80gb"), {}, 64, &big);
+  EXPECT_THAT(mem.reason, HasSubstr("memory: "));
+  EXPECT_THAT(mem.detail, HasSubstr("of 80.0 GiB"));
+}
+
+}  // namespace
+}  // namespace clustersim::strategies
