@@ -235,14 +235,14 @@ TEST_F(CliTest, SearchPrintsTopKAndRejectionsDeterministically) {
   EXPECT_NE(one.out.find("#1 "), std::string::npos) << one.out;
   EXPECT_NE(one.out.find("#3 "), std::string::npos) << one.out;
   EXPECT_EQ(one.out.find("#4 "), std::string::npos) << one.out;
-  EXPECT_NE(one.out.find("unsupported: parallelism.context_parallel_size"), std::string::npos);
+  EXPECT_NE(one.out.find("rejections by reason"), std::string::npos) << one.out;
   EXPECT_NE(one.err.find("strategies/s"), std::string::npos) << one.err;  // timing on stderr
   Outcome two = Run(args + " --threads 2");
   ASSERT_EQ(two.code, 0) << two.err;
   EXPECT_EQ(one.out, two.out);
-  Outcome explain = Run(args + " --explain tp=2,cp=2");
+  Outcome explain = Run(args + " --explain tp=3");
   ASSERT_EQ(explain.code, 0) << explain.err;
-  EXPECT_NE(explain.out.find("rejected (unsupported)"), std::string::npos) << explain.out;
+  EXPECT_NE(explain.out.find("rejected (invalid)"), std::string::npos) << explain.out;
 }
 
 TEST_F(CliTest, SearchErrorsNameTheFlag) {
