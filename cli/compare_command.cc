@@ -1,5 +1,5 @@
 // `clustersim compare SCENARIO... [--set field=value]... [--variant "a=1,b=2"]...
-// [--format text|csv|json]`: simulate each case and print them side by side.
+// [--format text|csv|json] [--report FILE.html]`: simulate each case and print them side by side.
 #include <iostream>
 #include <sstream>
 
@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/parse_args.h"
 #include "scenarios/compare.h"
+#include "scenarios/study_report_rows.h"
 #include "scenarios/study_table.h"
 
 namespace clustersim::cli {
@@ -14,7 +15,7 @@ namespace po = boost::program_options;
 
 int CompareCommand(const Args& args) {
   scenarios::CompareRequest request;
-  std::string format;
+  std::string format, report;
   bool help = false;
   po::options_description visible("Options");
   visible.add_options()(
@@ -23,6 +24,7 @@ int CompareCommand(const Args& args) {
       "variant", po::value<std::vector<std::string>>(&request.variants)->composing(),
       "\"field=value,...\": one more case per scenario (repeatable), e.g. --variant \"tp=4,pp=2\"")(
       "format", po::value<std::string>(&format)->default_value("text"), "text|csv|json")(
+      "report", po::value(&report), "FILE.html: a comparison table and a time-vs-cost scatter")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description all;
   all.add(visible).add_options()(
@@ -33,7 +35,7 @@ int CompareCommand(const Args& args) {
   if (absl::Status s = ParseArgs(args, all, &pos, "compare", &vm); !s.ok()) return Fail(s);
   if (help) {
     std::cout << "usage: clustersim compare SCENARIO... [--set field=value]... "
-                 "[--variant \"field=value,...\"]... [--format text|csv|json]\n\n"
+                 "[--variant \"field=value,...\"]... [--format text|csv|json] [--report FILE.html]\n\n"
                  "Fields are scenario.proto paths (parallelism.tensor_model_parallel_size) or\n"
                  "aliases: tp pp vp cp ep dp zero distopt sp schedule mbs gbs recompute precision\n"
                  "gpu num_gpus model tier price price_source train_tokens train_steps.\n\n"
@@ -50,6 +52,16 @@ int CompareCommand(const Args& args) {
       scenarios::FormatStudyTable(*rows, format, /*side_by_side=*/true);
   if (!table.ok()) return Fail(table.status());
   std::cout << *table;
+  if (!report.empty()) {
+    std::vector<scenarios::ReportPoint> points;
+    for (const scenarios::StudyRow& row : *rows) points.push_back(scenarios::ReportPointOf(row));
+    const absl::Status s = scenarios::WriteStudyReport(
+        report, points,
+        {.title = "clustersim compare",
+         .subtitle = absl::StrCat(request.scenario_paths.size(), " scenario(s), ", points.size(),
+                                  " case(s)")});
+    if (!s.ok()) return Fail(s);
+  }
   return 0;
 }
 

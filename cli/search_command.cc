@@ -1,6 +1,6 @@
 // `clustersim search [SCENARIO] --model M --gpu G --num-gpus N [flags]`: rank
 // the feasible parallel strategies (scenarios/search.h); --explain tells why
-// one strategy is rejected. Timing and the progress bar go to stderr, so that
+// one strategy is rejected; --report FILE.html draws the top-k. Timing and the progress bar go to stderr, so that
 // stdout is the same for the same input.
 #include <unistd.h>
 
@@ -18,6 +18,7 @@
 #include "cli/parse_args.h"
 #include "scenarios/loader.h"
 #include "scenarios/search.h"
+#include "scenarios/study_report_rows.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -53,7 +54,8 @@ void DrawProgress(size_t done, size_t total) {
 }  // namespace
 
 int SearchCommand(const Args& args) {
-  std::string scenario_path, model, gpu, node, range, explain, format, price_source, precision;
+  std::string scenario_path, model, gpu, node, range, explain, format, price_source, precision,
+      report_path;
   std::optional<int> num_gpus, gbs, seq;
   std::optional<double> price, tokens;
   scenarios::SearchRequest req;
@@ -81,6 +83,8 @@ int SearchCommand(const Args& args) {
       "simulation threads (default: all cores)")(
       "explain", po::value(&explain), "\"tp=2,pp=4,...\": why this strategy is rejected, or its result")(
       "format", po::value(&format)->default_value("text"), "text|csv|json")(
+      "report", po::value(&report_path),
+      "FILE.html: a table and a time-vs-cost scatter of the top-k strategies")(
       "no-progress", po::bool_switch(&no_progress), "no progress bar on stderr")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description all;
@@ -150,6 +154,20 @@ int SearchCommand(const Args& args) {
   absl::StatusOr<std::string> text = scenarios::FormatSearchReport(*report, format);
   if (!text.ok()) return Fail(text.status());
   std::cout << *text;
+  if (!report_path.empty()) {
+    std::vector<scenarios::ReportPoint> points;
+    for (const scenarios::StudyRow& row : report->top) {  // "#1 tp2 pp1 dp2 mbs1 ..."
+      points.push_back(scenarios::ReportPointOf(
+          {absl::StrCat(row.label, " ", scenarios::StrategyLabel(row.result.scenario())), row.result}));
+    }
+    const absl::Status s = scenarios::WriteStudyReport(
+        report_path, points,
+        {.title = "clustersim search",
+         .subtitle = absl::StrCat("top ", points.size(), " of ", report->simulated,
+                                  " simulated strategies (", report->enumerated,
+                                  " enumerated), ranked by ", req.rank_by)});
+    if (!s.ok()) return Fail(s);
+  }
   const double total = report->prune_seconds + report->simulate_seconds;
   std::cerr << absl::StrFormat(
       "search: %d enumerated, pruned in %.2f s; %d simulated in %.2f s on %d threads "

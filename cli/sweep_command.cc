@@ -1,19 +1,21 @@
 // `clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N]`: simulate every
 // grid point not yet in PREFIX.jsonl, append to PREFIX.csv / PREFIX.jsonl, and
-// print the time-vs-cost Pareto front (scenarios/sweep.h).
+// print the time-vs-cost Pareto front (scenarios/sweep.h); --report FILE.html
+// draws every line of PREFIX.jsonl as a table and a scatter.
 #include <iostream>
 
 #include "absl/strings/str_format.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
+#include "scenarios/study_report_rows.h"
 #include "scenarios/sweep.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
 
 int SweepCommand(const Args& args) {
-  std::string path, shard;
+  std::string path, shard, report;
   scenarios::SweepOptions options;
   bool help = false;
   po::options_description visible("Options");
@@ -21,6 +23,8 @@ int SweepCommand(const Args& args) {
                         "PREFIX: results go to PREFIX.csv and PREFIX.jsonl (appended; a rerun "
                         "skips the points already there)")(
       "shard", po::value(&shard), "i/N: run the points whose index is i modulo N")(
+      "report", po::value(&report),
+      "FILE.html: a table and a time-vs-cost scatter of every point in PREFIX.jsonl")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description all;
   all.add(visible).add_options()("sweep", po::value(&path), "sweep file");
@@ -29,7 +33,7 @@ int SweepCommand(const Args& args) {
   po::variables_map vm;
   if (absl::Status s = ParseArgs(args, all, &pos, "sweep", &vm); !s.ok()) return Fail(s);
   if (help) {
-    std::cout << "usage: clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N]\n"
+    std::cout << "usage: clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N] [--report FILE.html]\n"
                  "SWEEP_FILE: scenarios/sweep.proto (SweepFile), e.g. "
                  "scenarios/sweeps/gpt-22b-grid.textproto\n\n"
               << visible;
@@ -55,6 +59,20 @@ int SweepCommand(const Args& args) {
                                options.output_prefix);
   for (const scenarios::ParetoPoint& p : summary->pareto) {
     std::cout << absl::StrFormat("  %12.4f  %12.4f  %s\n", p.time, p.cost, p.label);
+  }
+  if (!report.empty()) {
+    std::vector<scenarios::ReportPoint> report_points;
+    for (const std::string& line : summary->lines) {
+      if (std::optional<scenarios::ReportPoint> p = scenarios::ReportPointOfJson(line)) {
+        report_points.push_back(*std::move(p));
+      }
+    }
+    const absl::Status s = scenarios::WriteStudyReport(
+        report, report_points,
+        {.title = absl::StrCat("clustersim sweep ", path),
+         .subtitle = absl::StrCat(summary->lines.size(), " points in ", options.output_prefix,
+                                  ".jsonl (", report_points.size(), " simulated)")});
+    if (!s.ok()) return Fail(s);
   }
   return 0;
 }

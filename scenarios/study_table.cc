@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -108,6 +109,37 @@ std::string StudyJsonObject(const StudyRow& row) {
                               : absl::StrFormat("%.9g", m.value(r)));
   }
   return absl::StrCat(out, "}");
+}
+
+namespace {
+
+// A JSON string's contents starting at `pos` (just after the opening quote).
+std::string JsonStringAt(const std::string& line, size_t pos) {
+  std::string out;
+  for (size_t i = pos; i < line.size() && line[i] != '"'; ++i) {
+    if (line[i] == '\\' && i + 1 < line.size()) ++i;
+    out += line[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string StudyJsonLabel(const std::string& line) {
+  constexpr std::string_view kPrefix = "{\"label\": \"";
+  if (line.rfind(kPrefix, 0) != 0) return "";
+  return JsonStringAt(line, kPrefix.size());
+}
+
+std::optional<double> StudyJsonNumber(const std::string& line, std::string_view key) {
+  const std::string needle = absl::StrCat("\"", std::string(key), "\": ");
+  const size_t at = line.find(needle);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t start = at + needle.size();
+  const size_t end = line.find_first_of(",}", start);
+  double v;
+  if (!absl::SimpleAtod(line.substr(start, end - start), &v)) return std::nullopt;
+  return v;
 }
 
 std::string StudyCsvHeader() {

@@ -14,6 +14,7 @@
 #ifndef CLUSTERSIM_SCENARIOS_STUDY_TABLE_H_
 #define CLUSTERSIM_SCENARIOS_STUDY_TABLE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,12 @@ std::string StrategyLabel(const config::Scenario& resolved);
 std::string StudyJsonObject(const StudyRow& row);
 std::string StudyCsvHeader();
 std::string StudyCsvRow(const StudyRow& row);
+
+// Read back from one StudyJsonObject line: its label ("" when the line does
+// not start with one) and the number after "key": (nullopt when absent or not
+// a number, e.g. on an {"label": ..., "error": ...} line).
+std::string StudyJsonLabel(const std::string& line);
+std::optional<double> StudyJsonNumber(const std::string& line, std::string_view key);
 
 // InvalidArgument for a format other than text, csv or json.
 absl::StatusOr<std::string> FormatStudyTable(const std::vector<StudyRow>& rows,

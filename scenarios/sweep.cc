@@ -19,34 +19,6 @@
 namespace clustersim::scenarios {
 namespace {
 
-// A JSON string's contents starting at `pos` (just after the opening quote).
-std::string JsonStringAt(const std::string& line, size_t pos) {
-  std::string out;
-  for (size_t i = pos; i < line.size() && line[i] != '"'; ++i) {
-    if (line[i] == '\\' && i + 1 < line.size()) ++i;
-    out += line[i];
-  }
-  return out;
-}
-
-std::string LabelOf(const std::string& line) {
-  constexpr std::string_view kPrefix = "{\"label\": \"";
-  if (line.rfind(kPrefix, 0) != 0) return "";
-  return JsonStringAt(line, kPrefix.size());
-}
-
-// The number after "key": in one of our JSON lines; nullopt when absent.
-std::optional<double> NumberOf(const std::string& line, std::string_view key) {
-  const std::string needle = absl::StrCat("\"", std::string(key), "\": ");
-  const size_t at = line.find(needle);
-  if (at == std::string::npos) return std::nullopt;
-  const size_t start = at + needle.size();
-  const size_t end = line.find_first_of(",}", start);
-  double v;
-  if (!absl::SimpleAtod(line.substr(start, end - start), &v)) return std::nullopt;
-  return v;
-}
-
 // Lines of `path`, with a torn last line (no newline: the writer was killed)
 // cut off the file. A missing file has no lines.
 absl::StatusOr<std::vector<std::string>> ReadLinesRepairing(const std::string& path) {
@@ -75,15 +47,15 @@ std::string JsonEscape(std::string_view s) {
 
 std::vector<ParetoPoint> ParetoFront(const std::vector<std::string>& lines, bool* train_axes) {
   *train_axes = std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return NumberOf(l, "total_usd").has_value();
+    return StudyJsonNumber(l, "total_usd").has_value();
   });
   std::vector<ParetoPoint> all;
   for (const std::string& l : lines) {
-    const std::optional<double> t = NumberOf(l, *train_axes ? "time_to_train_days" : "step_time_s");
+    const std::optional<double> t = StudyJsonNumber(l, *train_axes ? "time_to_train_days" : "step_time_s");
     const std::optional<double> c =
-        NumberOf(l, *train_axes ? "total_usd" : "usd_per_million_tokens");
+        StudyJsonNumber(l, *train_axes ? "total_usd" : "usd_per_million_tokens");
     if (l.find("\"fits_in_memory\": true") == std::string::npos || !t || !c) continue;
-    all.push_back({LabelOf(l), *t, *c});
+    all.push_back({StudyJsonLabel(l), *t, *c});
   }
   std::sort(all.begin(), all.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
     return a.time != b.time ? a.time < b.time : a.cost != b.cost ? a.cost < b.cost : a.label < b.label;
@@ -165,7 +137,7 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
   absl::StatusOr<std::vector<std::string>> csv_lines = ReadLinesRepairing(csv_path);
   if (!csv_lines.ok()) return csv_lines.status();
   std::set<std::string> done;
-  for (const std::string& l : *lines) done.insert(LabelOf(l));
+  for (const std::string& l : *lines) done.insert(StudyJsonLabel(l));
 
   std::ofstream jsonl(jsonl_path, std::ios::binary | std::ios::app);
   std::ofstream csv(csv_path, std::ios::binary | std::ios::app);
@@ -201,6 +173,7 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
     if (!jsonl || !csv) return absl::InternalError(absl::StrCat("writing ", jsonl_path, " failed"));
   }
   summary.pareto = ParetoFront(*lines, &summary.train_axes);
+  summary.lines = *std::move(lines);
   return summary;
 }
 

@@ -54,6 +54,7 @@ struct SweepSummary {
   size_t failed = 0;   // of those run, rejected by validation or simulation
   bool train_axes = false;  // the Pareto front is in days and dollars
   std::vector<ParetoPoint> pareto;  // by time, then cost
+  std::vector<std::string> lines;   // all of PREFIX.jsonl, this run's points included
 };
 
 absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,

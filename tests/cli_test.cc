@@ -285,6 +285,48 @@ TEST_F(CliTest, SweepWritesResumableTablesAndAParetoFront) {
   EXPECT_EQ(Run("sweep /nonexistent.textproto --output " + prefix).code, 2);
 }
 
+// --report FILE.html on the study commands: the table and the scatter with its
+// Pareto front (the markers viz/study_report_test.cc checks), the same bytes on
+// a rerun, and exit 2 with no file where the path cannot be written.
+TEST_F(CliTest, StudyCommandsWriteADeterministicReport) {
+  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
+  const std::string sweep = src_ + "/scenarios/sweeps/gpt-22b-grid.textproto";
+  struct Case {
+    std::string args, summary, axis;
+  } cases[] = {
+      {"compare " + scenario + " --variant recompute=selective --set train_tokens=1e10",
+       "2 candidates, 2 fit in memory", "time to train (days)"},
+      {"compare " + scenario + " --variant tp=4,gbs=8", "2 candidates, 1 fit in memory",
+       "step time (seconds)"},
+      {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 4 --global-batch-size 8 "
+       "--top-k 3 --no-progress",
+       "3 candidates, 3 fit in memory", "step time (seconds)"},
+      {"sweep " + sweep + " --output " + (dir_ / "grid").string(),
+       "16 candidates, 8 fit in memory", "time to train (days)"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = (dir_ / "study.html").string();
+    Outcome o = Run(c.args + " --report " + path);
+    ASSERT_EQ(o.code, 0) << c.args << "\n" << o.err;
+    const std::string html = Slurp(path);
+    EXPECT_NE(html.find("<table id=\"study-table\""), std::string::npos) << c.args;
+    EXPECT_NE(html.find("<svg id=\"study-scatter\""), std::string::npos) << c.args;
+    EXPECT_NE(html.find("<path class=\"front\""), std::string::npos) << c.args;
+    EXPECT_NE(html.find("<tr class=\"front\">"), std::string::npos) << c.args;
+    EXPECT_NE(html.find(c.summary), std::string::npos) << c.args << "\n" << html;
+    EXPECT_NE(html.find(c.axis), std::string::npos) << c.args;
+    // The sweep's rerun skips every point and draws the same lines again.
+    ASSERT_EQ(Run(c.args + " --report " + path).code, 0) << c.args;
+    EXPECT_EQ(Slurp(path), html) << c.args;
+    std::filesystem::remove(path);
+  }
+  const std::string bad = (dir_ / "missing-dir" / "study.html").string();
+  Outcome o = Run("compare " + scenario + " --variant tp=4,gbs=8 --report " + bad);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--report"), std::string::npos) << o.err;
+  EXPECT_FALSE(std::filesystem::exists(bad));
+}
+
 TEST_F(CliTest, SizingQuestionScenariosRunAndFit) {
   const std::string q = src_ + "/scenarios/questions/";
   Outcome o = Run("compare " + q + "7b-1t-tokens-8xa100-p4d.textproto " + q +

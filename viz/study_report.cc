@@ -52,7 +52,15 @@ std::string HumanDuration(double s) {
 
 std::string Dollars(double d) {
   if (!std::isfinite(d)) return "n/a";
-  return absl::StrCat("$", FixedNumber(d, d < 100 ? 2 : 0));
+  return absl::StrCat("$", FixedNumber(d, d < 1 ? 4 : (d < 100 ? 2 : 0)));
+}
+
+// The two axes of the front, as the headers and the scatter name them.
+const char* TimeName(const StudyReportOptions& options) {
+  return options.step_axes ? "step time" : "time to train";
+}
+const char* CostName(const StudyReportOptions& options) {
+  return options.step_axes ? "$ per million tokens" : "cost";
 }
 
 }  // namespace
@@ -103,26 +111,27 @@ std::string StudyTableHtml(const std::vector<StudyRow>& rows, const StudyReportO
     absl::StrAppend(&memory_header, " (of ", FixedNumber(options.memory_capacity_gib, 0), " GiB)");
   }
   std::string out = absl::StrCat(
-      "<table id=\"study-table\" class=\"study\">\n<thead><tr><th class=\"label\">strategy</th>"
-      "<th>step time</th><th>tokens/s</th><th>MFU</th><th>",
-      HtmlEscape(memory_header),
-      "</th><th>fits</th><th class=\"sorted\" title=\"sorted ascending\">time to train "
-      "&#9650;</th><th>cost</th></tr></thead>\n<tbody>\n");
+      "<table id=\"study-table\" class=\"study\">\n<thead><tr><th class=\"label\">strategy</th>",
+      options.step_axes ? "" : "<th>step time</th>", "<th>tokens/s</th><th>MFU</th><th>",
+      HtmlEscape(memory_header), "</th><th>fits</th><th>$/GPU-hour</th>",
+      "<th class=\"sorted\" title=\"sorted ascending\">", TimeName(options), " &#9650;</th><th>",
+      CostName(options), "</th></tr></thead>\n<tbody>\n");
   for (const size_t i : StudyOrder(rows)) {
     const StudyRow& r = rows[i];
     const char* cls = front[i] ? " class=\"front\"" : (r.fits ? "" : " class=\"nofit\"");
     absl::StrAppend(&out, "<tr", cls, "><td class=\"label\">", HtmlEscape(r.label), "</td><td>",
-                    HumanSeconds(r.step_time_s), "</td><td>", FixedNumber(r.tokens_per_s, 0),
-                    "</td><td>", FixedNumber(100 * r.mfu, 1), "%</td><td>",
-                    FixedNumber(r.memory_gib, 1), " GiB</td><td>", r.fits ? "yes" : "no",
-                    "</td><td>", HumanDuration(r.time_to_train_s), "</td><td>",
+                    options.step_axes ? "" : absl::StrCat(HumanSeconds(r.step_time_s), "</td><td>"),
+                    FixedNumber(r.tokens_per_s, 0), "</td><td>", FixedNumber(100 * r.mfu, 1),
+                    "%</td><td>", FixedNumber(r.memory_gib, 1), " GiB</td><td>",
+                    r.fits ? "yes" : "no", "</td><td>", Dollars(r.usd_per_gpu_hour), "</td><td>",
+                    HumanDuration(r.time_to_train_s), "</td><td>",
                     Dollars(r.dollars), "</td></tr>\n");
   }
   out += "</tbody>\n</table>\n";
   return out;
 }
 
-std::string StudyScatterSvg(const std::vector<StudyRow>& rows) {
+std::string StudyScatterSvg(const std::vector<StudyRow>& rows, const StudyReportOptions& options) {
   const std::vector<bool> front = ParetoFront(rows);
   double t_max = 0, d_max = 0;
   for (const StudyRow& r : rows) {
@@ -142,9 +151,9 @@ std::string StudyScatterSvg(const std::vector<StudyRow>& rows) {
   std::string out = absl::StrCat(
       SvgOpen("study-scatter", kWidth, kHeight), PlotAxesSvg(area),
       XTicksSvg(area, x_max, [&](double v) { return FixedNumber(v, x_max < 8 ? 1 : 0); }),
-      YTicksSvg(area, y_max, "cost", [](double v) { return Dollars(v); }));
+      YTicksSvg(area, y_max, CostName(options), [](double v) { return Dollars(v); }));
   absl::StrAppend(&out, "<text x=\"", Px(kLeft + pw / 2), "\" y=\"", Px(area.bottom() + 36),
-                  "\" text-anchor=\"middle\">time to train (", unit_name, ")</text>\n");
+                  "\" text-anchor=\"middle\">", TimeName(options), " (", unit_name, ")</text>\n");
   // The front as a staircase, fastest first.
   std::string stairs;
   for (const size_t i : StudyOrder(rows)) {
@@ -193,8 +202,9 @@ std::string RenderStudyReport(const std::vector<StudyRow>& rows,
   }
   absl::StrAppend(&out, "<p class=\"sub\">", rows.size(), " candidates, ", fitting,
                   " fit in memory, ", on_front,
-                  " on the Pareto front of time to train and cost (starred, red).</p>\n");
-  absl::StrAppend(&out, "<h2>Time against cost</h2>\n", StudyScatterSvg(rows));
+                  " on the Pareto front of ", TimeName(options), " and ", CostName(options),
+                  " (starred, red).</p>\n");
+  absl::StrAppend(&out, "<h2>Time against cost</h2>\n", StudyScatterSvg(rows, options));
   absl::StrAppend(&out, "<h2>Candidates</h2>\n", StudyTableHtml(rows, options));
   out += "</body>\n</html>\n";
   return out;

@@ -31,6 +31,7 @@ struct StudyRow {
   double mfu = 0;             // fraction of peak
   double memory_gib = 0;      // peak per GPU
   bool fits = true;           // in the GPU's memory
+  double usd_per_gpu_hour = 0;
   double dollars = 0;         // cost to train
   double time_to_train_s = 0;
 };
@@ -39,6 +40,10 @@ struct StudyReportOptions {
   std::string title = "clustersim study";
   std::string subtitle;             // e.g. the model, cluster and token budget
   double memory_capacity_gib = -1;  // shown in the table header when >= 0
+  // No run length was given: each row's time_to_train_s holds its step time
+  // and dollars its dollars per million tokens; the headers, axes and summary
+  // say so (and the separate step-time column is left out).
+  bool step_axes = false;
 };
 
 // For each row, whether it is on the Pareto front of (time_to_train_s,
@@ -52,7 +57,8 @@ std::vector<size_t> StudyOrder(const std::vector<StudyRow>& rows);
 
 // The table and the scatter alone (the page embeds both).
 std::string StudyTableHtml(const std::vector<StudyRow>& rows, const StudyReportOptions& options);
-std::string StudyScatterSvg(const std::vector<StudyRow>& rows);
+std::string StudyScatterSvg(const std::vector<StudyRow>& rows,
+                            const StudyReportOptions& options = {});
 
 // The whole page.
 std::string RenderStudyReport(const std::vector<StudyRow>& rows,

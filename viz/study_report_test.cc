@@ -91,5 +91,21 @@ TEST(StudyReportTest, PageHoldsTableAndScatterWithTheFrontMarked) {
                                            .memory_capacity_gib = 80}));
 }
 
+// Without a run length the axes are step time and dollars per million tokens
+// (in time_to_train_s and dollars); every label says so, and the step-time
+// column is not repeated.
+TEST(StudyReportTest, StepAxesRelabelTableAndScatter) {
+  std::vector<StudyRow> rows = {Row("fast", 1, 0.0125), Row("cheap", 2, 0.01)};
+  for (StudyRow& r : rows) r.time_to_train_s = r.step_time_s;
+  const std::string html = RenderStudyReport(rows, {.step_axes = true});
+  EXPECT_THAT(html, HasSubstr("on the Pareto front of step time and $ per million tokens"));
+  EXPECT_THAT(html, HasSubstr(">step time &#9650;</th><th>$ per million tokens</th>"));
+  EXPECT_THAT(html, HasSubstr("step time (seconds)</text>"));
+  EXPECT_THAT(html, Not(HasSubstr("<th>step time</th>")));
+  EXPECT_THAT(html, Not(HasSubstr("time to train")));
+  EXPECT_THAT(html, HasSubstr("<td>$0.0125</td></tr>"));  // small costs keep four decimals
+  EXPECT_THAT(html, HasSubstr("2 on the Pareto front"));
+}
+
 }  // namespace
 }  // namespace clustersim::viz
