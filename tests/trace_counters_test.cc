@@ -2,13 +2,20 @@
 // simulated schedule, checked against the memory model; link utilisation from
 // the flow tier; both through the trace filters, both formats, and reruns.
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -224,17 +231,111 @@ TEST(TraceCountersTest, TraceRanksKeepOnlyTheirGpusCountersAndNodes) {
   EXPECT_EQ(std::find(names.begin(), names.end(), "node0 NIC out utilisation"), names.end());
 }
 
-TEST(TraceCountersTest, PerfettoTraceCarriesTheSameCounters) {
+// protoc's decoding (PROTOC, Debian protobuf-compiler) of a Perfetto trace
+// with the field subset in traces/testdata/perfetto_subset.proto.
+std::string DecodePerfetto(const std::string& path) {
+  const char* protoc = std::getenv("PROTOC");
+  const char* src = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  const std::string cmd = absl::StrCat(
+      "'", protoc ? protoc : "protoc", "' --proto_path='", src ? src : ".",
+      "/traces/testdata' --decode=perfetto.protos.Trace perfetto_subset.proto < '", path,
+      "' 2>&1");
+  std::string out;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  EXPECT_EQ(::pclose(pipe), 0) << out.substr(0, 2000);
+  return out;
+}
+
+// Counter values by track name, from the decoded text: counter track
+// descriptors (uuid, name) and TYPE_COUNTER events (track_uuid, value).
+std::map<std::string, std::vector<double>> DecodedCounters(const std::string& text) {
+  std::map<uint64_t, std::string> names;
+  std::map<uint64_t, std::vector<double>> values;
+  struct Packet {
+    bool counter_track = false, has_value = false;
+    uint64_t uuid = 0, track_uuid = 0;
+    std::string name;
+    double value = 0;
+  } p;
+  const auto flush = [&] {
+    if (p.counter_track) names[p.uuid] = p.name;
+    if (p.has_value) values[p.track_uuid].push_back(p.value);
+    p = Packet{};
+  };
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string l(absl::StripLeadingAsciiWhitespace(line));
+    const auto after = [&](std::string_view prefix) { return l.substr(prefix.size()); };
+    if (l == "packet {") {
+      flush();
+    } else if (absl::StartsWith(l, "counter {")) {
+      p.counter_track = true;
+    } else if (absl::StartsWith(l, "uuid: ")) {
+      EXPECT_TRUE(absl::SimpleAtoi(after("uuid: "), &p.uuid)) << l;
+    } else if (absl::StartsWith(l, "name: \"")) {
+      p.name = after("name: \"");
+      p.name.pop_back();  // the closing quote
+    } else if (absl::StartsWith(l, "track_uuid: ")) {
+      EXPECT_TRUE(absl::SimpleAtoi(after("track_uuid: "), &p.track_uuid)) << l;
+    } else if (absl::StartsWith(l, "double_counter_value: ")) {
+      p.has_value = true;
+      EXPECT_TRUE(absl::SimpleAtod(after("double_counter_value: "), &p.value)) << l;
+    }
+  }
+  flush();
+  std::map<std::string, std::vector<double>> by_name;
+  for (const auto& [uuid, v] : values) {
+    EXPECT_EQ(names.count(uuid), 1u) << "counter values on undeclared track " << uuid;
+    std::vector<double>& all = by_name[names[uuid]];
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  for (auto& [name, v] : by_name) std::sort(v.begin(), v.end());
+  return by_name;
+}
+
+// The Perfetto trace of the same run, decoded by protoc, holds the Chrome
+// trace's counters: track "<counter> <series>" for every series, with the same
+// number of samples and the same values (memory in use per GPU; link
+// utilisation of NVLink and the NICs on the flow tier).
+TEST(TraceCountersTest, PerfettoTraceDecodesToTheSameCounters) {
   const scenarios::ResolvedScenario s = Pipeline("", R"pb(network { tier: "flow" })pb");
-  const std::string path = TempPath("perfetto");
-  ASSERT_TRUE(
-      scenarios::RunScenario(s, {.trace_path = path, .trace_format = "perfetto"}).ok());
-  const std::string bytes = *scenarios::ReadFile(path);
+  const std::string json_path = TempPath("chrome"), path = TempPath("perfetto");
+  const auto detail = traces::TraceDetail::kLayer;
+  ASSERT_TRUE(scenarios::RunScenario(s, {.trace_path = json_path, .trace_detail = detail}).ok());
+  ASSERT_TRUE(scenarios::RunScenario(
+                  s, {.trace_path = path, .trace_format = "perfetto", .trace_detail = detail})
+                  .ok());
+  const Counters chrome = ReadCounters(json_path);
+  const std::map<std::string, std::vector<double>> decoded = DecodedCounters(DecodePerfetto(path));
+  std::filesystem::remove(json_path);
   std::filesystem::remove(path);
+  std::map<std::string, std::vector<double>> expected;
+  for (const auto& [track, samples] : chrome.tracks) {
+    for (const Sample& x : samples) {
+      for (const auto& [series, v] : x.series) {
+        expected[absl::StrCat(track.second, " ", series)].push_back(v);
+      }
+    }
+  }
+  for (auto& [name, v] : expected) std::sort(v.begin(), v.end());
   for (const char* name : {"memory in use (GiB) activations", "memory in use (GiB) weights",
                            "NVLink out utilisation utilisation",
-                           "node0 NIC out utilisation utilisation", "network"}) {
-    EXPECT_NE(bytes.find(name), std::string::npos) << name;
+                           "node0 NIC out utilisation utilisation"}) {
+    ASSERT_EQ(decoded.count(name), 1u) << name;
+    EXPECT_GT(*std::max_element(decoded.at(name).begin(), decoded.at(name).end()), 0.0) << name;
+  }
+  ASSERT_EQ(decoded.size(), expected.size());
+  for (const auto& [name, want] : expected) {
+    ASSERT_EQ(decoded.count(name), 1u) << name;
+    const std::vector<double>& got = decoded.at(name);
+    ASSERT_EQ(got.size(), want.size()) << name;
+    for (size_t i = 0; i < got.size(); ++i) {
+      // The Chrome trace prints values with fewer digits than protoc.
+      EXPECT_NEAR(got[i], want[i], 1e-6 * std::max(1.0, std::fabs(want[i]))) << name << " #" << i;
+    }
   }
 }
 
