@@ -1,84 +1,150 @@
 #include "topology/collective_calibration.h"
 
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+#include "scenarios/network.pb.h"
 #include "sim/check.h"
+#include "topology/link_kind_proto.h"
+
+namespace clustersim::embedded {
+std::string_view CollectiveCalibrationData();
+}  // namespace clustersim::embedded
 
 namespace clustersim::topology {
 namespace {
 
 using sim::Nanoseconds;
 
-// NCCL src/graph/tuning.cc at NVIDIA/nccl@b6475625 (ecosystem.md §3.2):
-// baseLat and hwLat tables, in our own layout. Order: NVLink, PCIe, InfiniBand,
-// Ethernet (both NCCL's NET row).
-HopLatencies Hops(int nvlink_ns, int pcie_ns, int net_ns) {
-  return {Nanoseconds(nvlink_ns), Nanoseconds(pcie_ns), Nanoseconds(net_ns), Nanoseconds(net_ns)};
+// The parsed file owns the strings that the calibration's views point into.
+struct CalibrationTable {
+  config::CollectiveCalibrationFile file;
+  CollectiveCalibration calibration;
+};
+
+absl::Status FileError(absl::string_view where, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("collective_calibration.textproto ",
+                                                 std::string(where), ": ", std::string(what)));
 }
 
-// Measured rows (hardware-and-prices.md §3, [MLE-net] unless noted) and their role:
-//   calibrated  8x A100 ring 234.89 GB/s and 8x H100 ring 370 GB/s -> NVLink efficiency
-//               (mean of 234.89/300 = 0.783 and 370/450 = 0.822).
-//   calibrated  8x H100 NVLS ~480 GB/s -> nvls_scale (with NCCL's Hopper efficiency 0.85).
-//   calibrated  8x B200 32 KiB 1.2 GB/s -> call_overhead (the latency floor).
-//   calibrated  8x B200 128 MiB 569 GB/s -> nvls_latency (the NVLS line through that
-//               point; ring Simple predicts the same point within 1%).
-//   predicted   8x H200 ring 367.61, 8x H200 NVLS 482.26, 8x B200 845.67 (NVLS with NCCL's
-//               Blackwell efficiency 0.74), 3 nodes x 8 A100 with 4x HDR 84.8-96,
-//               4 nodes x 8 B200 with 8x 400G 377-382, B200 1 MiB 36 and 16 MiB 255
-//               (protocol choice with NCCL's own latencies).
-CollectiveCalibration MakeDefault() {
-  CollectiveCalibration c;
-  c.links = {
-      {LinkKind::kNvlink, 0.80,
-       "calibrated on 8x A100 (234.89) and 8x H100 ring (370), hardware-and-prices.md §3 "
-       "[MLE-net], [NCCL-212]"},
-      {LinkKind::kPcie, 0.88,
-       "H200 PCIe5 x16 H2D 55.43 of 63 GB/s (nvbandwidth, hardware-and-prices.md §3 [MLE-net])"},
-      {LinkKind::kInfiniband, 0.95,
-       "NCCL reaches 46-49 of 50 GB/s per NDR NIC (hardware-and-prices.md §1 [NCCL-290], "
-       "[NCCL-267])"},
-      {LinkKind::kEthernet, 0.95,
-       "assumed equal to InfiniBand (RoCE; no measured row in the references)"},
-  };
-  c.protocols = {
-      {Protocol::kLl, 0.5, false, Nanoseconds(6600), Nanoseconds(6800), Hops(600, 1000, 2700),
-       Hops(600, 1000, 5000),
-       "latencies: NCCL tuning.cc@b6475625 baseLat Ring/LL 6.6, Tree/LL 6.8 us; hwLat LL "
-       "Ring 0.6/1.0/2.7, Tree 0.6/1.0/5.0 us (NVLink/PCI/NET). Fraction 0.5: an LL line "
-       "carries 4 B of data and a 4 B flag per 8 B (NCCL's tuner also caps LL at 1/4 of the "
-       "bus bandwidth for all-reduce and at llMaxBw per node; not modelled)"},
-      {Protocol::kLl128, 0.92, true, Nanoseconds(14000), Nanoseconds(14000),
-       Hops(1900, 2500, 4000), Hops(1250, 1900, 8500),
-       "latencies: NCCL tuning.cc@b6475625 baseLat Ring/LL128 and Tree/LL128 14.0 us; hwLat "
-       "LL128 Ring 1.9/2.5/4.0, Tree 1.25/1.9/8.5 us. Fraction 0.92: tuning.cc Ring/LL128 "
-       "busBw x 0.92 (120 of 128 B are data). NVLink only: tuning.cc enables LL128 by default "
-       "only on NVLink paths (per-channel caps not modelled)"},
-      {Protocol::kSimple, 1.0, false, Nanoseconds(8400), Nanoseconds(0), Hops(3400, 5700, 14000),
-       Hops(28000, 28000, 28000),
-       "latencies: NCCL tuning.cc@b6475625 baseLat Ring/Simple 8.4, Tree/Simple 0 us; hwLat "
-       "Simple Ring 3.4/5.7/14.0, Tree 28/28/28 us (a 256 kB chunk per tree level)"},
-  };
-  // Calibrated: 8x B200 all-reduce at 32 KiB 1.2 GB/s busbw ([MLE-net]) = 1.75 x 32 KiB /
-  // 1.2 GB/s = 47.79 us; NCCL's model gives ring/LL 6.6 + 14 x 0.6 = 15.0 us + 0.16 us of
-  // data, so 32.6 us per call are not in NCCL's tuning model (kernel launch, the wait for
-  // the last rank to arrive, the framework's call).
-  c.call_overhead = Nanoseconds(32600);
-  // NCCL tuning.cc: tree bandwidth x0.85 for the pure-tree pattern (ecosystem.md §3.2).
-  c.tree_efficiency = 0.85;
-  // Calibrated: B200 128 MiB all-reduce 569 GB/s busbw (hardware-and-prices.md §3):
-  // 1.75 x 128 MiB / 569 GB/s = 412.8 us; minus call_overhead 32.6 us and 128 MiB at NVLS
-  // algbw 477.5 GB/s (281.1 us) = 99.1 us. (NCCL's own hwLat NVLS/Simple is 23 us; with it
-  // the NVLS line would pass 128 MiB at 697 GB/s, +22%.)
-  c.nvls_latency = Nanoseconds(99100);
-  // Calibrated: 8x H100 NVLS busbw ~480 GB/s ([NCCL-212], [NCCL-1455]) =
-  // 450 x scale x 0.85 x 2(8-1)/8 -> scale = 480 / (450 x 0.85 x 1.75) = 0.717.
-  c.nvls_scale = 0.717;
-  c.nvls = {
-      {"nvlink4", 0.85,
-       "NCCL src/tuning/nvls.cc nvlsEfficiency Hopper 0.85 (ecosystem.md §3.2, secondary)"},
-      {"nvlink5", 0.74,
-       "NCCL src/tuning/nvls.cc nvlsEfficiency Blackwell 0.74 (ecosystem.md §3.2, secondary)"},
-  };
-  return c;
+// NCCL's NVLink / PCI / NET rows in our LinkKind order (InfiniBand and Ethernet
+// are both NET).
+HopLatencies Hops(const config::HopLatenciesNs& h) {
+  return {Nanoseconds(h.nvlink_ns()), Nanoseconds(h.pcie_ns()), Nanoseconds(h.net_ns()),
+          Nanoseconds(h.net_ns())};
+}
+
+absl::Status CheckSource(absl::string_view where, const std::string& source) {
+  if (!source.empty()) return absl::OkStatus();
+  return FileError(where, "source must name where the number comes from");
+}
+
+absl::Status ParseLinks(const config::CollectiveCalibrationFile& f, CollectiveCalibration* c) {
+  for (int i = 0; i < f.link_size(); ++i) {
+    const config::LinkCalibrationEntry& e = f.link(i);
+    const std::string where = absl::StrCat("link[", i, "]");
+    absl::StatusOr<LinkKind> kind = LinkKindFromProto(e.kind());
+    if (!kind.ok()) return FileError(where, kind.status().message());
+    if (!(e.efficiency() > 0 && e.efficiency() <= 1)) {
+      return FileError(where, "efficiency must be in (0, 1]");
+    }
+    if (absl::Status s = CheckSource(where, e.source()); !s.ok()) return s;
+    c->links.push_back({*kind, e.efficiency(), e.source()});
+  }
+  for (LinkKind kind : {LinkKind::kNvlink, LinkKind::kPcie, LinkKind::kInfiniband,
+                        LinkKind::kEthernet}) {
+    int rows = 0;
+    for (const LinkCalibration& row : c->links) rows += row.kind == kind ? 1 : 0;
+    if (rows != 1) {
+      return FileError("link", absl::StrCat("needs exactly one row for link kind ",
+                                            std::string(LinkKindName(kind)), ", has ", rows));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseProtocols(const config::CollectiveCalibrationFile& f,
+                            CollectiveCalibration* c) {
+  if (f.protocol_size() != static_cast<int>(kConcreteProtocols.size())) {
+    return FileError("protocol", "needs one row each for ll, ll128 and simple, in that order");
+  }
+  for (int i = 0; i < f.protocol_size(); ++i) {
+    const config::ProtocolCalibrationEntry& e = f.protocol(i);
+    const std::string where = absl::StrCat("protocol[", i, "] '", e.protocol(), "'");
+    absl::StatusOr<Protocol> p = ParseProtocol(e.protocol());
+    if (!p.ok() || *p != kConcreteProtocols[i]) {
+      return FileError(where, absl::StrCat("expected '",
+                                           std::string(ProtocolName(kConcreteProtocols[i])),
+                                           "' (rows are ll, ll128, simple, in that order)"));
+    }
+    if (!(e.bandwidth_fraction() > 0 && e.bandwidth_fraction() <= 1)) {
+      return FileError(where, "bandwidth_fraction must be in (0, 1]");
+    }
+    if (!e.has_ring_hop() || !e.has_tree_hop()) {
+      return FileError(where, "ring_hop and tree_hop must be set");
+    }
+    if (absl::Status s = CheckSource(where, e.source()); !s.ok()) return s;
+    c->protocols.push_back({*p, e.bandwidth_fraction(), e.nvlink_only(),
+                            Nanoseconds(e.ring_base_ns()), Nanoseconds(e.tree_base_ns()),
+                            Hops(e.ring_hop()), Hops(e.tree_hop()), e.source()});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseScalars(const config::CollectiveCalibrationFile& f, CollectiveCalibration* c) {
+  for (auto [where, source] : {std::pair{"call_overhead_source", &f.call_overhead_source()},
+                               std::pair{"tree_efficiency_source", &f.tree_efficiency_source()},
+                               std::pair{"nvls_latency_source", &f.nvls_latency_source()},
+                               std::pair{"nvls_scale_source", &f.nvls_scale_source()}}) {
+    if (absl::Status s = CheckSource(where, *source); !s.ok()) return s;
+  }
+  if (f.call_overhead_ns() < 0 || f.nvls_latency_ns() < 0) {
+    return FileError("call_overhead_ns / nvls_latency_ns", "must be >= 0");
+  }
+  if (!(f.tree_efficiency() > 0 && f.tree_efficiency() <= 1)) {
+    return FileError("tree_efficiency", "must be in (0, 1]");
+  }
+  if (!(f.nvls_scale() > 0)) return FileError("nvls_scale", "must be > 0");
+  c->call_overhead = Nanoseconds(f.call_overhead_ns());
+  c->tree_efficiency = f.tree_efficiency();
+  c->nvls_latency = Nanoseconds(f.nvls_latency_ns());
+  c->nvls_scale = f.nvls_scale();
+  c->call_overhead_source = f.call_overhead_source();
+  c->tree_efficiency_source = f.tree_efficiency_source();
+  c->nvls_latency_source = f.nvls_latency_source();
+  c->nvls_scale_source = f.nvls_scale_source();
+  for (int i = 0; i < f.nvls_size(); ++i) {
+    const config::NvlsCalibrationEntry& e = f.nvls(i);
+    const std::string where = absl::StrCat("nvls[", i, "] '", e.nvlink(), "'");
+    absl::StatusOr<const LinkTechnology*> tech = FindLinkTechnology(e.nvlink());
+    if (!tech.ok() || (*tech)->kind != LinkKind::kNvlink) {
+      return FileError(where, "nvlink must name an NVLink technology of links.textproto");
+    }
+    if (!(e.efficiency() > 0 && e.efficiency() <= 1)) {
+      return FileError(where, "efficiency must be in (0, 1]");
+    }
+    if (absl::Status s = CheckSource(where, e.source()); !s.ok()) return s;
+    c->nvls.push_back({e.nvlink(), e.efficiency(), e.source()});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<CalibrationTable>> Parse(std::string_view textproto) {
+  auto table = std::make_unique<CalibrationTable>();
+  if (!google::protobuf::TextFormat::ParseFromString(std::string(textproto), &table->file)) {
+    return absl::InvalidArgumentError(
+        "collective_calibration.textproto: not a valid CollectiveCalibrationFile text proto");
+  }
+  for (absl::Status s : {ParseLinks(table->file, &table->calibration),
+                         ParseProtocols(table->file, &table->calibration),
+                         ParseScalars(table->file, &table->calibration)}) {
+    if (!s.ok()) return s;
+  }
+  return table;
 }
 
 }  // namespace
@@ -107,8 +173,14 @@ const NvlsCalibration* CollectiveCalibration::ForNvlink(std::string_view nvlink)
 }
 
 const CollectiveCalibration& DefaultCollectiveCalibration() {
-  static const CollectiveCalibration* const kDefault = new CollectiveCalibration(MakeDefault());
-  return *kDefault;
+  static const CalibrationTable* const kTable = [] {
+    absl::StatusOr<std::unique_ptr<CalibrationTable>> parsed =
+        Parse(embedded::CollectiveCalibrationData());
+    SIM_CHECK(parsed.ok()) << "embedded topology/data/collective_calibration.textproto: "
+                           << parsed.status();
+    return parsed->release();
+  }();
+  return kTable->calibration;
 }
 
 }  // namespace clustersim::topology

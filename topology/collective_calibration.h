@@ -1,13 +1,14 @@
 // File: topology/collective_calibration.h
 //
-// The constants of the collective model, as embedded data with the source of
-// each: one bandwidth efficiency per link kind; per NCCL protocol (LL, LL128,
+// The constants of the collective model, as data with the source of each:
+// topology/data/collective_calibration.textproto (schema scenarios/network.proto),
+// embedded in the binary and parsed once at first use: one bandwidth efficiency per link kind; per NCCL protocol (LL, LL128,
 // Simple) a bandwidth fraction and NCCL's latency table (base latency per
 // algorithm, per-hop hardware latency per link kind); one per-call overhead;
 // the tree and NVLS factors. No constant is fitted to a single measured row
 // that it is then checked against: which measured row calibrated which
 // constant, and which rows are predictions, is written next to each value in
-// collective_calibration.cc and checked by calibration_test.cc.
+// collective_calibration.textproto and checked by calibration_test.cc.
 //
 // Example:
 //   const CollectiveCalibration& cal = DefaultCollectiveCalibration();
@@ -67,6 +68,11 @@ struct CollectiveCalibration {
   sim::Duration nvls_latency;   // one NVLS all-reduce, whole operation (Simple only)
   double nvls_scale;            // NVLS algbw = link bw x nvls_scale x efficiency(gen)
   std::vector<NvlsCalibration> nvls;
+  // Where call_overhead, tree_efficiency, nvls_latency and nvls_scale come from.
+  std::string_view call_overhead_source;
+  std::string_view tree_efficiency_source;
+  std::string_view nvls_latency_source;
+  std::string_view nvls_scale_source;
 
   // REQUIRES: a row for `kind` exists (true for the default table).
   const LinkCalibration& ForLink(LinkKind kind) const;

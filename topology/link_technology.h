@@ -2,7 +2,9 @@
 //
 // The link technologies a cluster is built from (NVLink generations, PCIe
 // generations, InfiniBand HDR/NDR/XDR, Ethernet/RoCE speeds), as immutable
-// embedded data with a source per row. Bandwidth is per direction.
+// data with a source per row: topology/data/links.textproto (schema
+// scenarios/network.proto), embedded in the binary and parsed once at first use.
+// Bandwidth is per direction.
 //
 // Example:
 //   absl::StatusOr<const LinkTechnology*> ndr = FindLinkTechnology("ib-ndr");
@@ -32,7 +34,7 @@ struct LinkTechnology {
   std::string_view source;   // document, table or URL the numbers come from
 };
 
-// All technologies in a fixed order (the order of the embedded table).
+// All technologies in a fixed order (the order of links.textproto).
 const std::vector<LinkTechnology>& LinkTechnologies();
 
 // Returns the technology called `name`, or NotFound listing the valid names.

@@ -1,52 +1,91 @@
 #include "topology/node_preset.h"
 
+#include <memory>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/text_format.h"
+#include "scenarios/network.pb.h"
+#include "sim/check.h"
+#include "topology/link_technology.h"
+
+namespace clustersim::embedded {
+std::string_view NodePresetsData();
+}  // namespace clustersim::embedded
 
 namespace clustersim::topology {
 namespace {
 
-std::vector<NodePreset> MakeTable() {
-  return {
-      {"dgx-a100", "A100-SXM4-80GB", 8, "nvlink3", false, "pcie4-x16", 8, 8, "ib-hdr",
-       "NVLink3 via NVSwitch",
-       "hardware-and-prices.md §1: NVLink3 300 GB/s uni, no SHARP on A100 (§3 [MLE-net]); "
-       "8x HDR 200G per node (Selene, unverified); modelled as one PCIe4 switch per GPU/NIC "
-       "pair (the real board shares 4 switches, 2 GPUs + 2 NICs each [memory]) so that each "
-       "GPU uses its own NIC, as NCCL does"},
-      {"dgx-h100", "H100-SXM5-80GB", 8, "nvlink4", true, "pcie5-x16", 8, 8, "ib-ndr",
-       "NVLink4 via NVSwitch, NVLS",
-       "hardware-and-prices.md §1: NVLink4 450 GB/s uni, NVSwitch 450 GB/s reduction bandwidth "
-       "[MLE-net]; NDR 400G CX-7 per GPU [NCCL-290]; one PCIe5 switch per GPU/NIC pair (assumption)"},
-      {"dgx-h200", "H200-SXM-141GB", 8, "nvlink4", true, "pcie5-x16", 8, 8, "ib-ndr",
-       "NVLink4 via NVSwitch, NVLS",
-       "hardware-and-prices.md §1: H200 NVLink4 450/900 [MLE-acc]; §3 NVLS rows [MLE-net]; "
-       "NICs as DGX H100 [memory]"},
-      {"hgx-b200", "B200-SXM", 8, "nvlink5", true, "pcie5-x16", 8, 8, "ib-ndr",
-       "NVLink5 via NVSwitch, NVLS",
-       "hardware-and-prices.md §1: NVLink5 900 GB/s uni [MLE-net]; 8x 400G per node "
-       "(AWS P6-B200: 8x EFA v4 50 GB/s per GPU)"},
-      {"pcie-rtx4090-8x", "RTX-4090", 8, "", false, "pcie4-x16", 2, 1, "roce-100g",
-       "PCIe4 switches, no NVLink",
-       "hardware-and-prices.md §1: RTX 4090 has no NVLink, PCIe 4.0 x16 [WAREDB-4090]; "
-       "2 PCIe switches x 4 GPUs and one 100GbE NIC: a typical 4U 8-GPU server (assumption)"},
-      {"pcie-a10g-8x", "A10G", 8, "", false, "pcie4-x16", 2, 1, "roce-100g",
-       "PCIe4 switches, no NVLink",
-       "AWS g5.48xlarge: 8x A10G, 100 Gb/s networking, PCIe 4.0 ([memory], unverified); "
-       "switch layout: assumption"},
-      {"pcie-l40s-8x", "L40S", 8, "", false, "pcie4-x16", 2, 4, "roce-100g",
-       "PCIe4 switches, no NVLink",
-       "AWS g6e.48xlarge: 8x L40S, 400 Gb/s networking (4x 100G), PCIe 4.0 ([memory], "
-       "unverified); switch layout: assumption"},
-  };
+// The parsed file owns the strings that the NodePreset views point into.
+struct PresetTable {
+  config::NodePresetFile file;
+  std::vector<NodePreset> presets;
+};
+
+absl::Status RowError(int index, const std::string& name, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("nodes.textproto node[", index, "] '", name, "': ", std::string(what)));
+}
+
+// A link technology field must name a row of links.textproto ("" allowed where optional).
+absl::Status CheckLink(int index, const std::string& preset, absl::string_view field,
+                       const std::string& value, bool optional) {
+  if (optional && value.empty()) return absl::OkStatus();
+  absl::StatusOr<const LinkTechnology*> tech = FindLinkTechnology(value);
+  if (tech.ok()) return absl::OkStatus();
+  return RowError(index, preset, absl::StrCat(std::string(field), ": ", std::string(tech.status().message())));
+}
+
+absl::StatusOr<NodePreset> FromProto(const config::NodePresetEntry& e, int index) {
+  if (e.name().empty()) return RowError(index, e.name(), "name must be set");
+  if (e.gpu().empty()) return RowError(index, e.name(), "gpu must name a GPU catalog entry");
+  if (e.gpus_per_node() <= 0) return RowError(index, e.name(), "gpus_per_node must be > 0");
+  if (e.pcie_switches() <= 0) return RowError(index, e.name(), "pcie_switches must be > 0");
+  if (e.nics() <= 0) return RowError(index, e.name(), "nics must be > 0");
+  for (absl::Status s : {CheckLink(index, e.name(), "gpu_link", e.gpu_link(), true),
+                         CheckLink(index, e.name(), "pcie", e.pcie(), false),
+                         CheckLink(index, e.name(), "nic_link", e.nic_link(), false)}) {
+    if (!s.ok()) return s;
+  }
+  if (e.nvls() && e.gpu_link().empty()) {
+    return RowError(index, e.name(), "nvls needs an NVSwitch: set gpu_link or nvls: false");
+  }
+  if (e.source().empty()) {
+    return RowError(index, e.name(), "source must name where the numbers come from");
+  }
+  return NodePreset{e.name(), e.gpu(),     e.gpus_per_node(), e.gpu_link(),
+                    e.nvls(), e.pcie(),    e.pcie_switches(), e.nics(),
+                    e.nic_link(), e.description(), e.source()};
+}
+
+absl::StatusOr<std::unique_ptr<PresetTable>> Parse(std::string_view textproto) {
+  auto table = std::make_unique<PresetTable>();
+  if (!google::protobuf::TextFormat::ParseFromString(std::string(textproto), &table->file)) {
+    return absl::InvalidArgumentError("nodes.textproto: not a valid NodePresetFile text proto");
+  }
+  for (int i = 0; i < table->file.node_size(); ++i) {
+    absl::StatusOr<NodePreset> preset = FromProto(table->file.node(i), i);
+    if (!preset.ok()) return preset.status();
+    for (const NodePreset& earlier : table->presets) {
+      if (earlier.name == preset->name) {
+        return RowError(i, table->file.node(i).name(), "duplicate name");
+      }
+    }
+    table->presets.push_back(*preset);
+  }
+  return table;
 }
 
 }  // namespace
 
 const std::vector<NodePreset>& NodePresets() {
-  static const std::vector<NodePreset>* const kTable = new std::vector<NodePreset>(MakeTable());
-  return *kTable;
+  static const PresetTable* const kTable = [] {
+    absl::StatusOr<std::unique_ptr<PresetTable>> parsed = Parse(embedded::NodePresetsData());
+    SIM_CHECK(parsed.ok()) << "embedded topology/data/nodes.textproto: " << parsed.status();
+    return parsed->release();
+  }();
+  return kTable->presets;
 }
 
 std::vector<std::string> NodePresetNames() {

@@ -1,7 +1,8 @@
 // File: topology/node_preset.h
 //
-// The server ("node") presets a cluster is built from, as immutable embedded
-// data with a source per row. Names:
+// The server ("node") presets a cluster is built from, as immutable data with a
+// source per row: topology/data/nodes.textproto (schema scenarios/network.proto),
+// embedded in the binary and parsed once at first use. Names:
 //   dgx-a100         8x A100 SXM, NVLink3 via NVSwitch, PCIe4, 8x IB HDR 200G
 //   dgx-h100         8x H100 SXM, NVLink4 via NVSwitch (NVLS), PCIe5, 8x IB NDR 400G
 //   dgx-h200         8x H200 SXM, as dgx-h100
@@ -43,7 +44,7 @@ struct NodePreset {
   std::string_view source;
 };
 
-// All presets in a fixed order.
+// All presets in a fixed order (the order of nodes.textproto).
 const std::vector<NodePreset>& NodePresets();
 
 // Names of all presets, in the order of NodePresets().
