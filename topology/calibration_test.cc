@@ -1,6 +1,6 @@
 // Reproduces the measured NCCL bus bandwidths of hardware-and-prices.md §3 with
 // the analytic model and prints the comparison table (for the README). Each row
-// says whether it calibrated a constant (collective_calibration.cc) or is a
+// says whether it calibrated a constant (topology/data/collective_calibration.textproto) or is a
 // prediction made with constants calibrated elsewhere.
 #include <cstdio>
 #include <numeric>
