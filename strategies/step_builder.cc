@@ -516,17 +516,15 @@ class Builder {
       for (size_t x = 0; x < gpus.size(); ++x) sent[gpus[x]] = sends[x];
     }
     if (backward && ring.steps > 1) {
-      std::vector<sim::TaskId> finals(gpus.size());
+      std::vector<sim::TaskId> finals(compute_.size(), kNone);  // per local GPU
       for (size_t x = 0; x < gpus.size(); ++x) {
         absl::StatusOr<sim::TaskId> s = send(*ring_ops_[6], x);
         if (!s.ok()) return s.status();
         Chain(gpus[x], *s);
-        finals[x] = *s;
+        finals[gpus[x]] = *s;
       }
       for (size_t x = 0; x < gpus.size(); ++x) {
-        for (size_t y = 0; y < gpus.size(); ++y) {
-          if (gpus[y] == prev[x]) waits_[gpus[x]].push_back(finals[y]);
-        }
+        if (finals[prev[x]] != kNone) waits_[gpus[x]].push_back(finals[prev[x]]);
       }
     }
     return absl::OkStatus();
