@@ -1,7 +1,8 @@
 // `clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N]`: simulate every
 // grid point not yet in PREFIX.jsonl, append to PREFIX.csv / PREFIX.jsonl, and
 // print the time-vs-cost Pareto front (scenarios/sweep.h); --report FILE.html
-// draws every line of PREFIX.jsonl as a table and a scatter.
+// draws every line of PREFIX.jsonl as a table and a scatter. Under
+// `mpirun -np N` the points are spread over the ranks (scenarios/sweep_mpi.h).
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -10,6 +11,7 @@
 #include "cli/parse_args.h"
 #include "scenarios/study_report_rows.h"
 #include "scenarios/sweep.h"
+#include "scenarios/sweep_mpi.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -33,7 +35,8 @@ int SweepCommand(const Args& args) {
   po::variables_map vm;
   if (absl::Status s = ParseArgs(args, all, &pos, "sweep", &vm); !s.ok()) return Fail(s);
   if (help) {
-    std::cout << "usage: clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N] [--report FILE.html]\n"
+    std::cout << "usage: [mpirun -np N] clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N] "
+                 "[--report FILE.html]\n"
                  "SWEEP_FILE: scenarios/sweep.proto (SweepFile), e.g. "
                  "scenarios/sweeps/gpt-22b-grid.textproto\n\n"
               << visible;
@@ -45,9 +48,17 @@ int SweepCommand(const Args& args) {
   if (!shard.empty()) {
     if (absl::Status s = scenarios::ParseShard(shard, &options); !s.ok()) return Fail(s);
   }
-  absl::StatusOr<std::vector<scenarios::SweepPoint>> points = scenarios::LoadSweep(path);
-  if (!points.ok()) return Fail(points.status());
-  absl::StatusOr<scenarios::SweepSummary> summary = scenarios::RunSweep(*points, options);
+  absl::StatusOr<scenarios::SweepSummary> summary;
+  if (scenarios::LaunchedMpiRanks() > 1) {
+    scenarios::MpiSweepOutcome outcome =
+        scenarios::RunSweepOverMpi([&] { return scenarios::LoadSweep(path); }, options);
+    if (!outcome.coordinator) return outcome.summary.ok() ? 0 : 1;  // rank 0 reports
+    summary = std::move(outcome.summary);
+  } else {
+    absl::StatusOr<std::vector<scenarios::SweepPoint>> points = scenarios::LoadSweep(path);
+    if (!points.ok()) return Fail(points.status());
+    summary = scenarios::RunSweep(*points, options);
+  }
   if (!summary.ok()) return Fail(summary.status());
   std::cout << absl::StrFormat(
       "sweep: %d points in shard %d/%d: %d already done, %d run (%d rejected)\n",

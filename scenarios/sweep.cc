@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "scenarios/scenario_edit.h"
 #include "scenarios/study_table.h"
 #include "scenarios/sweep.pb.h"
+#include "sim/check.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -125,8 +127,28 @@ absl::StatusOr<std::vector<SweepPoint>> LoadSweep(const std::string& path) {
   return points;
 }
 
+SweepLine SimulateSweepPoint(const SweepPoint& p) {
+  absl::StatusOr<ResolvedScenario> resolved = Resolve(p.scenario);
+  absl::StatusOr<config::Result> result =
+      resolved.ok() ? RunScenario(*resolved, RunOptions{}) : resolved.status();
+  if (!result.ok()) {
+    return {absl::StrCat("{\"label\": \"", JsonEscape(p.key), "\", \"error\": \"",
+                         JsonEscape(std::string(result.status().message())), "\"}"),
+            "", true};
+  }
+  const StudyRow row{p.key, *result};
+  return {StudyJsonObject(row), StudyCsvRow(row), false};
+}
+
+absl::Status SimulateInProcess(const std::vector<const SweepPoint*>& todo, const SweepEmit& emit) {
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (absl::Status s = emit(i, SimulateSweepPoint(*todo[i])); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
-                                      const SweepOptions& options) {
+                                      const SweepOptions& options, const SweepExecutor& executor) {
   if (options.output_prefix.empty()) {
     return absl::InvalidArgumentError("--output PREFIX is required (writes PREFIX.csv, PREFIX.jsonl)");
   }
@@ -147,31 +169,38 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
   }
   if (csv_lines->empty()) csv << StudyCsvHeader() << std::flush;
   SweepSummary summary;
+  std::vector<const SweepPoint*> todo;
   for (const SweepPoint& p : points) {
     if (static_cast<int>(p.index % options.num_shards) != options.shard) continue;
     ++summary.points;
     if (done.count(p.key)) {
       ++summary.skipped;
-      continue;
-    }
-    ++summary.ran;
-    absl::StatusOr<ResolvedScenario> resolved = Resolve(p.scenario);
-    absl::StatusOr<config::Result> result =
-        resolved.ok() ? RunScenario(*resolved, RunOptions{}) : resolved.status();
-    std::string line;
-    if (result.ok()) {
-      const StudyRow row{p.key, *result};
-      line = StudyJsonObject(row);
-      csv << StudyCsvRow(row) << std::flush;
     } else {
-      ++summary.failed;
-      line = absl::StrCat("{\"label\": \"", JsonEscape(p.key), "\", \"error\": \"",
-                          JsonEscape(std::string(result.status().message())), "\"}");
+      todo.push_back(&p);
     }
-    jsonl << line << "\n" << std::flush;
-    lines->push_back(line);
-    if (!jsonl || !csv) return absl::InternalError(absl::StrCat("writing ", jsonl_path, " failed"));
   }
+  // Lines finished ahead of an earlier point wait here, so the files keep
+  // point order (one line is appended, and flushed, at a time).
+  std::map<size_t, SweepLine> waiting;
+  size_t next = 0;
+  const SweepEmit emit = [&](size_t position, SweepLine line) -> absl::Status {
+    SIM_CHECK(position >= next && position < todo.size() && !waiting.count(position))
+        << "sweep point " << position << " emitted twice or out of range";
+    waiting.emplace(position, std::move(line));
+    for (auto it = waiting.begin(); it != waiting.end() && it->first == next;
+         it = waiting.erase(it), ++next) {
+      ++summary.ran;
+      if (it->second.failed) ++summary.failed;
+      csv << it->second.csv << std::flush;
+      jsonl << it->second.json << "\n" << std::flush;
+      lines->push_back(std::move(it->second.json));
+      if (!jsonl || !csv) return absl::InternalError(absl::StrCat("writing ", jsonl_path, " failed"));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = executor(todo, emit); !s.ok()) return s;
+  SIM_CHECK(next == todo.size()) << "the sweep executor finished " << next << " of " << todo.size()
+                                 << " points";
   summary.pareto = ParetoFront(*lines, &summary.train_axes);
   summary.lines = *std::move(lines);
   return summary;

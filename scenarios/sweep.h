@@ -7,7 +7,10 @@
 // the points already there, so an interrupted sweep loses at most the point
 // in flight (a torn last line is cut off). --shard i/N runs the points whose
 // index is i modulo N (job arrays); shards writing to their own prefixes
-// produce the same lines as one process. The time-vs-cost Pareto front
+// produce the same lines as one process. Lines are written in point order
+// whatever order the points finish in, so a distributed run (an executor
+// that simulates points elsewhere, e.g. scenarios/sweep_mpi.h) writes the
+// same bytes as one process. The time-vs-cost Pareto front
 // (time-to-train and total dollars when the run length is given, else step
 // time and dollars per million tokens) is computed over every line.
 //
@@ -18,6 +21,7 @@
 #define CLUSTERSIM_SCENARIOS_SWEEP_H_
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,8 +61,29 @@ struct SweepSummary {
   std::vector<std::string> lines;   // all of PREFIX.jsonl, this run's points included
 };
 
+// One simulated point as it goes into the files.
+struct SweepLine {
+  std::string json;  // one line, no newline; {"label": ..., "error": ...} when rejected
+  std::string csv;   // one row with its newline; empty when rejected
+  bool failed = false;
+};
+
+// Resolves and simulates one point (validation errors become an error line).
+SweepLine SimulateSweepPoint(const SweepPoint& point);
+
+// Simulates every point of `todo` and passes its line to `emit` with the
+// point's position in `todo`, in any order, each position exactly once; stops
+// at the first error `emit` returns and returns it.
+using SweepEmit = std::function<absl::Status(size_t position, SweepLine line)>;
+using SweepExecutor =
+    std::function<absl::Status(const std::vector<const SweepPoint*>& todo, const SweepEmit& emit)>;
+
+// The default executor: every point in order, in this process.
+absl::Status SimulateInProcess(const std::vector<const SweepPoint*>& todo, const SweepEmit& emit);
+
 absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
-                                      const SweepOptions& options);
+                                      const SweepOptions& options,
+                                      const SweepExecutor& executor = SimulateInProcess);
 
 // "i/N" with 0 <= i < N.
 absl::Status ParseShard(const std::string& text, SweepOptions* options);
