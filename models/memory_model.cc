@@ -63,11 +63,18 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
 
 // ZeRO-3 / FSDP working set (strategies/step_builder.h): the layer being
 // computed and the prefetched next one, gathered in 16 bits, plus one layer's
-// unsharded gradient (main-grad dtype) before its reduce-scatter.
+// unsharded gradient (main-grad dtype) before its reduce-scatter. A
+// mixture-of-experts layer gathers its dense part over dp x cp and the rank's
+// experts (1/(tp x ep) of them) over the expert-data-parallel group (dp x
+// cp / ep ranks); when that group is one rank the experts are never sharded,
+// so the model states already hold them whole.
 double ZeroThreeGatherBytes(const MemoryInputs& in, const ParameterCounts& counts) {
   const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
-  if (zero_stage < 3 || in.data_parallel * in.shard.context_parallel == 1) return 0;
-  const double layer = counts.per_layer / in.shard.tensor_parallel;
+  const int dp_group = in.data_parallel * in.shard.context_parallel;
+  if (zero_stage < 3 || dp_group == 1) return 0;
+  const double t = in.shard.tensor_parallel, ep = in.shard.expert_parallel;
+  const double experts = dp_group / in.shard.expert_parallel > 1 ? counts.expert_per_layer : 0.0;
+  const double layer = (counts.per_layer - counts.expert_per_layer) / t + experts / (t * ep);
   const double grad = in.finetune.method == FinetuneMethod::kFull
                           ? BytesPerElement(in.main_grad_dtype)
                           : 0.0;

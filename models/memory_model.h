@@ -47,7 +47,9 @@
 // ZeRO-3 / FSDP working set, counted in `other`: two layers of parameters
 //   gathered in 16 bits (the current one and the prefetched next, as the step
 //   builder issues them) and one layer's unsharded gradient before its
-//   reduce-scatter.
+//   reduce-scatter. On a mixture-of-experts layer that is the dense part
+//   (÷ tp) plus the rank's experts (÷ tp·ep), the experts only when the
+//   expert-data-parallel group (dp·cp/ep) shards them.
 // Context parallelism: every activation term above uses s' = s/cp; the ring
 //   attention adds its K/V receive buffers, 2 x (K/V + dK/dV) chunks of
 //   b·s'·2·(g/t)·d 16-bit values (Transformer Engine double-buffers the ring).

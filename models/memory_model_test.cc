@@ -245,3 +245,39 @@ TEST(MemoryModelTest, ZeroThreeCountsItsGatherBuffers) {
 }
 
 }  // namespace clustersim::models
+
+namespace clustersim::models {
+namespace {
+
+// ZeRO-3 on Mixtral 8x7B: the dense states shard over dp x cp, the experts
+// over the expert-data-parallel group (dp / ep); the gather buffers hold the
+// dense layer and the rank's experts, the experts only while they are sharded.
+TEST(MemoryModelTest, ZeroThreeOnMoeShardsExpertsOverTheExpertDataGroup) {
+  MemoryInputs in;
+  in.model = Preset("mixtral-8x7b");
+  in.shard = {.tensor_parallel = 2, .sequence_parallel = true, .expert_parallel = 4};
+  in.pipeline_parallel = 4;
+  in.data_parallel = 8;
+  in.num_microbatches = 8;
+  const MemoryBreakdown unsharded = EstimateMemory(in);
+  in.zero_stage = 3;
+  ASSERT_TRUE(ValidateMemoryInputs(in).ok());
+  const MemoryBreakdown zero3 = EstimateMemory(in);
+  const ParameterCounts pc = CountParameters(in.model);
+  const double experts = 8 * pc.expert_per_layer / (2 * 4);  // 8 layers on stage 0, / tp·ep
+  const double dense = unsharded.weights.count() / 2.0 - experts;  // 16-bit weights
+  // 18 B per parameter: dense ones over dp 8, experts over dp / ep = 2.
+  EXPECT_NEAR(zero3.ModelStates().count(), dense * 18 / 8 + experts * 18 / 2, 1e3);
+  const double layer = (pc.per_layer - pc.expert_per_layer) / 2 + pc.expert_per_layer / 8;
+  EXPECT_NEAR(static_cast<double>((zero3.other - unsharded.other).count()), layer * (4 + 4), 1);
+  // ep 8: expert-data groups of one rank keep the experts whole, ungathered.
+  in.shard.expert_parallel = 8;
+  const MemoryBreakdown ep8 = EstimateMemory(in);
+  in.zero_stage = 0;
+  const MemoryBreakdown ep8_unsharded = EstimateMemory(in);
+  const double dense_layer = (pc.per_layer - pc.expert_per_layer) / 2;
+  EXPECT_NEAR(static_cast<double>((ep8.other - ep8_unsharded.other).count()), dense_layer * 8, 1);
+}
+
+}  // namespace
+}  // namespace clustersim::models

@@ -55,11 +55,6 @@ absl::Status ValidateExpertParallel(const models::TransformerConfig& model,
         " needs parallelism.sequence_parallel=true (Megatron-core's MoE layer refuses to train "
         "without it); turn sequence parallelism on, or use tp 1"));
   }
-  if (p.zero_stage == 3) {
-    return absl::UnimplementedError(
-        "parallelism.zero_stage=3 (FSDP) on a mixture-of-experts model is not supported yet; use "
-        "zero_stage <= 2 or parallelism.use_distributed_optimizer");
-  }
   return absl::OkStatus();
 }
 

@@ -22,7 +22,8 @@
 namespace clustersim::strategies {
 
 // REQUIRES: `p.data_parallel` derived. InvalidArgument naming the field and a
-// fix; Unimplemented for ZeRO-3 / FSDP on a MoE model.
+// fix. (ZeRO-3 / FSDP shards the experts over the expert-data-parallel group:
+// strategies/step_builder.h.)
 absl::Status ValidateExpertParallel(const models::TransformerConfig& model,
                                     const ParallelConfig& p);
 

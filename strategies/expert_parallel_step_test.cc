@@ -2,6 +2,7 @@
 // expert gradients over the expert-data-parallel group, folding exactness, and
 // the all-to-all cost against the alpha-beta formula on a real topology.
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -72,12 +73,14 @@ struct RunOptions {
   bool fold_tp = false;
   bool distributed_optimizer = false;
   bool overlap = false;
+  int zero_stage = 0;
 };
 
 StepRun Step(ParallelConfig p, int world, const topology::NetworkModel& net, RunOptions o = {}) {
   const models::TransformerConfig model = SmallMoe();
   p.distributed_optimizer = o.distributed_optimizer;
   p.overlap_grad_reduce = o.overlap;
+  p.zero_stage = o.zero_stage;
   const absl::Status valid = ValidateParallelConfig(model, world, &p);
   SIM_CHECK(valid.ok()) << valid;
   const models::KernelModel kernels(*models::GpuCatalog::Default().Find("h100-sxm5-80gb").value());
@@ -180,6 +183,64 @@ TEST(ExpertParallelStepTest, ExpertGradientsReduceOverExpertDataParallelGroup) {
   // ep 4 leaves expert-data-parallel groups of one: no expert reduction.
   StepRun ep4 = Step(Sixteen(4), 16, net, {.distributed_optimizer = true});
   EXPECT_TRUE(Named(ep4.plan, "expert_dp_").empty());
+}
+
+// ZeRO-3 / FSDP on an MoE model: each layer's dense shard is gathered and
+// reduced over the data-parallel group, its experts over the
+// expert-data-parallel group, per micro-batch and pass, with no bucketed
+// reduction or parameter gather at the end of the step.
+TEST(ExpertParallelStepTest, ZeroThreeShardsDenseOverDataAndExpertsOverExpertDataGroup) {
+  const FlatNetwork net;
+  // dp 4, ep 2: expert-data-parallel groups of 2.
+  StepRun r = Step(Sixteen(2), 16, net, {.zero_stage = 3});
+  const models::ParameterCounts pc = models::CountParameters(SmallMoe());
+  std::map<std::string, int> count;
+  for (const TaskInfo& info : r.plan.infos) {
+    if (!info.is_collective || info.stage != 0) continue;
+    ++count[info.op->name];
+    if (info.op->name == "zero3_expert_param_allgather" ||
+        info.op->name == "zero3_expert_grad_reduce_scatter") {
+      EXPECT_EQ(info.group_size, 2);
+      // The rank's experts of one layer (/ tp 2 / ep 2), 16-bit.
+      EXPECT_NEAR(info.op->comm_bytes.count(), pc.expert_per_layer / 4 * 2, 2);
+    } else if (info.op->name.rfind("zero3_", 0) == 0) {
+      EXPECT_EQ(info.group_size, 4) << info.op->name;
+    }
+    if (info.op->name == "zero3_param_allgather" && info.layer == 0) {
+      EXPECT_NEAR(info.op->comm_bytes.count(), (pc.per_layer - pc.expert_per_layer) / 2 * 2, 2);
+    }
+  }
+  // Stage 0 (2 simulated tp ranks): 2 layers + the embedding, 2 micro-batches,
+  // gathered before forward and backward, reduced after backward.
+  EXPECT_EQ(count["zero3_param_allgather"], 2 * 2 * 2 * 3);
+  EXPECT_EQ(count["zero3_grad_reduce_scatter"], 2 * 2 * 3);
+  EXPECT_EQ(count["zero3_expert_param_allgather"], 2 * 2 * 2 * 2);
+  EXPECT_EQ(count["zero3_expert_grad_reduce_scatter"], 2 * 2 * 2);
+  for (const char* bucketed : {"dp_grad_reduce_scatter", "dp_param_allgather",
+                               "expert_dp_grad_reduce_scatter", "expert_dp_param_allgather"}) {
+    EXPECT_EQ(count[bucketed], 0) << bucketed;
+  }
+  // Sharding parameters costs communication: slower than the distributed optimizer.
+  StepRun distopt = Step(Sixteen(2), 16, net, {.distributed_optimizer = true});
+  EXPECT_GT(r.summary.step_time, distopt.summary.step_time);
+  EXPECT_GT(r.summary.exposed_dp, distopt.summary.exposed_dp);
+  // ep 4: expert-data groups of one rank, whose experts stay whole.
+  StepRun ep4 = Step(Sixteen(4), 16, net, {.zero_stage = 3});
+  EXPECT_TRUE(Named(ep4.plan, "zero3_expert_").empty());
+  EXPECT_FALSE(Named(ep4.plan, "zero3_param_allgather").empty());
+}
+
+TEST(ExpertParallelStepTest, ZeroThreeFoldingIsExact) {
+  const FlatNetwork net;
+  StepRun folded = Step(Sixteen(2), 16, net, {.zero_stage = 3});
+  StepRun full = Step(Sixteen(2), 16, net, {.fold_dp = false, .zero_stage = 3});
+  StepRun folded_tp = Step(Sixteen(2), 16, net, {.fold_tp = true, .zero_stage = 3});
+  EXPECT_EQ(full.plan.simulated_gpus.size(), 16u);
+  for (const StepRun* r : {&full, &folded_tp}) {
+    EXPECT_EQ(r->summary.step_time, folded.summary.step_time);
+    EXPECT_EQ(r->summary.exposed_dp, folded.summary.exposed_dp);
+    EXPECT_EQ(r->summary.exposed_ep, folded.summary.exposed_ep);
+  }
 }
 
 topology::Cluster DgxH100(int nodes) {

@@ -50,12 +50,12 @@ TEST(SearchSpaceTest, PrunesByRuleUnsupportedFeatureAndMemory) {
   cp.context_parallel = 2;
   EXPECT_EQ(PruneStrategy(m, Memory("h100-sxm5-80gb"), {}, 64, &cp).reason, "");
 
-  // ZeRO-3 on a mixture-of-experts model is not simulated yet.
+  // ZeRO-3 on a mixture-of-experts model is simulated (strategies/step_builder.h).
   ParallelConfig zero3{.tensor_parallel = 2, .pipeline_parallel = 4, .sequence_parallel = true,
                        .zero_stage = 3, .micro_batch_size = 1, .global_batch_size = 64,
                        .recompute = models::Recompute::kFull};
   EXPECT_EQ(PruneStrategy(Model("mixtral-8x7b"), Memory("h100-sxm5-80gb"), {}, 64, &zero3).reason,
-            "unsupported: parallelism.zero_stage");
+            "");
 
   ParallelConfig vp = ok;
   vp.virtual_pipeline = 3;  // 80 layers do not split into 4 x 3 chunks

@@ -106,6 +106,7 @@ class Builder {
     layer_started_.assign(n, kNone);
     pending_layer_start_.assign(n, false);
     last_reduce_.assign(n, kNone);
+    last_expert_reduce_.assign(n, kNone);
     grad_done_.assign(n, std::vector<sim::TaskId>(L + 2, kNone));
     SplitBackward();
 
@@ -305,65 +306,92 @@ class Builder {
   static const models::Op& Deref(const models::Op& op) { return op; }
   static const models::Op& Deref(const models::Op* op) { return *op; }
 
-  // Parameters of `layer` on one GPU (-1 embedding, L head), divided by tp.
-  double LayerParams(int layer) const {
+  // ZeRO-3 shards of `layer` (-1 embedding, L head) on one GPU, in
+  // parameters: dense (divided by tp) or, for a mixture-of-experts layer, its
+  // routed experts (divided by tp x ep). The head and embedding have no experts.
+  double LayerParams(int layer, bool experts) const {
     const models::ParameterCounts pc = models::CountParameters(*in_.model);
     const double tp = p_.tensor_parallel;
-    if (layer < 0) return pc.embedding / tp;
-    if (layer >= in_.model->num_layers) return (pc.final_norm + pc.lm_head) / tp;
-    return pc.per_layer / tp;
+    if (layer < 0) return experts ? 0 : pc.embedding / tp;
+    if (layer >= in_.model->num_layers) return experts ? 0 : (pc.final_norm + pc.lm_head) / tp;
+    return experts ? pc.expert_per_layer / (tp * p_.expert_parallel)
+                   : (pc.per_layer - pc.expert_per_layer) / tp;
   }
 
-  const models::Op& ZeroOp(bool gather, int layer) {
-    const int kind = layer < 0 ? 0 : (layer >= in_.model->num_layers ? 2 : 1);
+  const models::Op& ZeroOp(bool gather, int layer, bool experts) {
+    const int kind = experts ? 3 : layer < 0 ? 0 : (layer >= in_.model->num_layers ? 2 : 1);
     const models::Op*& slot = zero_ops_[gather ? 0 : 1][kind];
     if (slot == nullptr) {
       models::Op op;
-      op.name = gather ? "zero3_param_allgather" : "zero3_grad_reduce_scatter";
+      op.name = absl::StrCat("zero3_", experts ? "expert_" : "",
+                             gather ? "param_allgather" : "grad_reduce_scatter");
       op.kind = models::OpKind::kCollective;
       op.group = models::CommGroup::kData;
       op.comm = gather ? models::CommKind::kAllGather : models::CommKind::kReduceScatter;
       // 16-bit parameters gathered; gradients reduced in the parameter dtype
       // (FSDP MixedPrecision / DeepSpeed ZeRO-3 defaults).
-      op.comm_bytes = sim::Bytes(static_cast<int64_t>(LayerParams(layer)) * 2);
+      op.comm_bytes = sim::Bytes(static_cast<int64_t>(LayerParams(layer, experts)) * 2);
       slot = &AddStepOp(std::move(op));
     }
     return *slot;
   }
 
+  // The ZeRO-3 shards of `layer`: its dense parameters over the data x context
+  // group and, on an MoE layer, its experts over the expert-data-parallel
+  // group (placement.h); a group of one rank holds its shard whole.
+  struct ZeroShard {
+    bool experts;
+    std::vector<int> group;
+  };
+  std::vector<ZeroShard> ZeroShards(int i, int layer) const {
+    const int gpu = plan_.simulated_gpus[i];
+    std::vector<ZeroShard> out = {{false, placement_.DataContextGroup(gpu)}};
+    if (in_.model->num_experts > 0 && layer >= 0 && layer < in_.model->num_layers) {
+      out.push_back({true, placement_.ExpertDataGroup(gpu)});
+    }
+    std::erase_if(out, [](const ZeroShard& z) { return z.group.size() == 1; });
+    return out;
+  }
+
   // ZeRO-3 / FSDP: before a layer's forward or backward, all-gather its
-  // parameters over the data-parallel group. The gather for a layer is issued
-  // when the previous layer starts (one layer of prefetch, as FSDP's
-  // limit_all_gathers), and the layer's first op waits for it.
+  // parameters (ZeroShards). The gathers for a layer are issued when the
+  // previous layer starts (one layer of prefetch, as FSDP's
+  // limit_all_gathers), and the layer's first op waits for them.
   absl::Status GatherParameters(const Ctx& ctx, int layer) {
-    const models::Op& op = ZeroOp(true, layer);
     for (int i : *ctx.gpus) {
-      absl::StatusOr<sim::TaskId> t = AddDataCollective(op, i, ctx, layer);
-      if (!t.ok()) return t.status();
-      After(layer_started_[i], *t);
-      waits_[i].push_back(*t);
+      for (const ZeroShard& z : ZeroShards(i, layer)) {
+        absl::StatusOr<sim::TaskId> t =
+            AddDataCollective(ZeroOp(true, layer, z.experts), i, z.group, ctx, layer);
+        if (!t.ok()) return t.status();
+        After(layer_started_[i], *t);
+        waits_[i].push_back(*t);
+      }
       layer_started_[i] = kNone;  // set by the layer's first op below
       pending_layer_start_[i] = true;
     }
     return absl::OkStatus();
   }
 
-  // After a layer's backward: reduce-scatter its gradients (not blocking compute).
+  // After a layer's backward: reduce-scatter its gradients over the same
+  // groups (not blocking compute).
   absl::Status ReduceGradients(const Ctx& ctx, int layer) {
-    const models::Op& op = ZeroOp(false, layer);
     for (int i : *ctx.gpus) {
-      absl::StatusOr<sim::TaskId> t = AddDataCollective(op, i, ctx, layer);
-      if (!t.ok()) return t.status();
-      After(last_[i], *t);
-      last_reduce_[i] = *t;
+      for (const ZeroShard& z : ZeroShards(i, layer)) {
+        absl::StatusOr<sim::TaskId> t =
+            AddDataCollective(ZeroOp(false, layer, z.experts), i, z.group, ctx, layer);
+        if (!t.ok()) return t.status();
+        After(last_[i], *t);
+        (z.experts ? last_expert_reduce_ : last_reduce_)[i] = *t;
+      }
     }
     return absl::OkStatus();
   }
 
-  // A data-parallel collective for simulated GPU i (and, unfolded, its group).
-  absl::StatusOr<sim::TaskId> AddDataCollective(const models::Op& op, int i, const Ctx& ctx,
+  // A collective of simulated GPU i over its `group` (unfolded, every member
+  // adds its own) on its data-parallel lane.
+  absl::StatusOr<sim::TaskId> AddDataCollective(const models::Op& op, int i,
+                                                const std::vector<int>& group, const Ctx& ctx,
                                                 int layer) {
-    const std::vector<int> group = placement_.DataContextGroup(plan_.simulated_gpus[i]);
     absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
     if (!est.ok()) return est.status();
     TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
@@ -766,8 +794,12 @@ class Builder {
       const std::vector<Bucket> buckets = MakeBuckets(i, /*experts=*/true);
       for (int j : members) {
         for (const Bucket& b : buckets) expert_params_[j] += b.params;
+        // ZeRO-3 reduced them layer by layer (ReduceGradients).
+        if (zero3_ && last_expert_reduce_[j] != kNone) {
+          expert_synced_[j].push_back(last_expert_reduce_[j]);
+        }
       }
-      if (group.size() == 1) continue;
+      if (group.size() == 1 || zero3_) continue;
       for (size_t bi = 0; bi < buckets.size(); ++bi) {
         models::Op op = GradOp(buckets[bi], dist_opt);
         op.name = dist_opt ? "expert_dp_grad_reduce_scatter" : "expert_dp_grad_allreduce";
@@ -786,7 +818,10 @@ class Builder {
   absl::Status AddExpertParamGather(bool dist_opt) {
     const int n = static_cast<int>(compute_.size());
     const int group_size = p_.data_parallel * p_.context_parallel / p_.expert_parallel;
-    if (in_.model->num_experts == 0 || !dist_opt || group_size == 1) return absl::OkStatus();
+    // (ZeRO-3 gathers them layer by layer instead.)
+    if (in_.model->num_experts == 0 || !dist_opt || group_size == 1 || zero3_) {
+      return absl::OkStatus();
+    }
     for (int i = 0; i < n; ++i) {
       const int gpu = plan_.simulated_gpus[i];
       const std::vector<int> group = placement_.ExpertDataGroup(gpu);
@@ -892,14 +927,16 @@ class Builder {
   // ZeRO-3 parameter gathers).
   std::vector<std::vector<sim::TaskId>> waits_;
   std::vector<sim::TaskId> layer_started_;  // first task of the current layer, per GPU
-  std::vector<sim::TaskId> last_reduce_;    // ZeRO-3: last gradient reduce-scatter, per GPU
+  // ZeRO-3, per GPU: the last dense and the last expert gradient reduce-scatter.
+  std::vector<sim::TaskId> last_reduce_, last_expert_reduce_;
   // MoE, per GPU: expert-gradient reductions its optimizer step waits for,
   // its expert parameters, and its optimizer step.
   std::vector<std::vector<sim::TaskId>> expert_synced_;
   std::vector<double> expert_params_;
   std::vector<sim::TaskId> optimizer_step_;
   std::vector<bool> pending_layer_start_;
-  const models::Op* zero_ops_[2][3] = {};  // [gather, reduce][embedding, layer, head]
+  // [gather, reduce][embedding, dense layer, head, experts of a layer]
+  const models::Op* zero_ops_[2][4] = {};
   const models::Op* launch_op_ = nullptr;
   std::vector<sim::TaskId> last_;
   std::vector<sim::TaskId> action_first_;  // first task of the current action per GPU

@@ -26,7 +26,11 @@
 // and FSDP do with gradient accumulation (sharded gradients, no unsharded
 // accumulation buffer; models/memory_model.h counts that working set).
 // Under zero-bubble schedules the reduce-scatter follows the deferred weight
-// gradient, which needs no gather.
+// gradient, which needs no gather. On a mixture-of-experts model each layer
+// has two shards: the dense part (attention, router, norms) gathered and
+// reduced over the data x context group, and the rank's experts over the
+// expert-data-parallel group (dp·cp/ep ranks; none when that is one rank),
+// with the same prefetch; both sit on the data-parallel lane.
 //
 // Data-parallel folding: when `fold_data_parallel` is set, only data-parallel
 // replica 0 is simulated. Every replica runs the same ops on the same
