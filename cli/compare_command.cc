@@ -42,10 +42,7 @@ int CompareCommand(const Args& args) {
               << visible;
     return 0;
   }
-  if (format != "text" && format != "csv" && format != "json") {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--format=", format, " is not known; use text, csv or json")));
-  }
+  if (absl::Status s = CheckTableFormat(format); !s.ok()) return Fail(s);
   absl::StatusOr<std::vector<scenarios::StudyRow>> rows = scenarios::RunCompare(request);
   if (!rows.ok()) return Fail(rows.status());
   absl::StatusOr<std::string> table =

@@ -23,4 +23,10 @@ absl::Status ParseArgs(const std::vector<std::string>& args, const po::options_d
   return absl::OkStatus();
 }
 
+absl::Status CheckTableFormat(const std::string& format) {
+  if (format == "text" || format == "csv" || format == "json") return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format=", format, " is not known; use text, csv or json"));
+}
+
 }  // namespace clustersim::cli

@@ -7,6 +7,7 @@
 // Example:
 //   po::variables_map vm;
 //   if (absl::Status s = ParseArgs(args, all, &pos, "validate", &vm); !s.ok()) return Fail(s);
+//   if (absl::Status s = CheckTableFormat(format); !s.ok()) return Fail(s);
 #ifndef CLUSTERSIM_CLI_PARSE_ARGS_H_
 #define CLUSTERSIM_CLI_PARSE_ARGS_H_
 
@@ -24,6 +25,10 @@ absl::Status ParseArgs(const std::vector<std::string>& args,
                        const boost::program_options::options_description& options,
                        const boost::program_options::positional_options_description* positional,
                        std::string_view command, boost::program_options::variables_map* vm);
+
+// --format for the study tables (compare, search): InvalidArgument naming the
+// flag and the choices unless `format` is text, csv or json.
+absl::Status CheckTableFormat(const std::string& format);
 
 }  // namespace clustersim::cli
 

@@ -102,10 +102,7 @@ int SearchCommand(const Args& args) {
               << visible;
     return 0;
   }
-  if (format != "text" && format != "csv" && format != "json") {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--format=", format, " is not known; use text, csv or json")));
-  }
+  if (absl::Status s = CheckTableFormat(format); !s.ok()) return Fail(s);
   config::Scenario& base = req.base;
   if (!scenario_path.empty()) {
     absl::StatusOr<config::Scenario> loaded = scenarios::LoadScenarioFile(scenario_path);

@@ -55,9 +55,9 @@ std::vector<models::MemoryBreakdown> MemoryByStage(const models::MemoryInputs& i
 
 // Memory per GPU (stage 0, the most loaded under 1F1B), the verdict, and
 // every stage's model and simulated peak.
-void FillMemory(const ResolvedScenario& s, const std::vector<models::MemoryBreakdown>& by_stage,
+void FillMemory(const ResolvedScenario& s, const models::MemoryInputs& in,
+                const std::vector<models::MemoryBreakdown>& by_stage,
                 const MemoryTimeline& timeline, config::Result* out) {
-  const models::MemoryInputs in = strategies::MemoryInputsFor(s.model, s.parallel, s.finetune);
   const models::MemoryBreakdown& m = by_stage[0];
   SetGib(m, out->mutable_memory_breakdown_gib());
   out->set_peak_memory_gib(m.Total().count() / kGiB);
@@ -297,7 +297,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.mutable_exposed_comm_breakdown_s()->set_ep_s(sum.exposed_ep.ToSeconds());
   r.mutable_exposed_comm_breakdown_s()->set_cp_s(sum.exposed_cp.ToSeconds());
   r.set_compute_s(sum.compute.ToSeconds());
-  FillMemory(s, memory_by_stage, memory, &r);
+  FillMemory(s, memory_inputs, memory_by_stage, memory, &r);
   FillCost(s.pricing, {step_s, tokens, s.num_gpus, s.gpu->tdp_w}, &r);
   r.set_num_microbatches(s.parallel.num_microbatches());
   r.set_data_parallel_size(s.parallel.data_parallel);

@@ -9,6 +9,7 @@
 #include "google/protobuf/text_format.h"
 #include "scenarios/network.pb.h"
 #include "sim/check.h"
+#include "topology/data_rows.h"
 #include "topology/link_kind_proto.h"
 
 namespace clustersim::embedded {
@@ -25,8 +26,7 @@ struct LinkTable {
 };
 
 absl::Status RowError(int index, const std::string& name, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("links.textproto link[", index, "] '", name, "': ", std::string(what)));
+  return DataRowError("links.textproto", "link", index, name, std::string(what));
 }
 
 absl::StatusOr<LinkTechnology> FromProto(const config::LinkTechnologyEntry& e, int index) {
@@ -61,13 +61,10 @@ absl::StatusOr<std::unique_ptr<LinkTable>> Parse(std::string_view textproto) {
   if (!google::protobuf::TextFormat::ParseFromString(std::string(textproto), &table->file)) {
     return absl::InvalidArgumentError("links.textproto: not a valid LinkTechnologyFile text proto");
   }
-  for (int i = 0; i < table->file.link_size(); ++i) {
-    absl::StatusOr<LinkTechnology> tech = FromProto(table->file.link(i), i);
-    if (!tech.ok()) return tech.status();
-    for (const LinkTechnology& earlier : table->links) {
-      if (earlier.name == tech->name) return RowError(i, table->file.link(i).name(), "duplicate name");
-    }
-    table->links.push_back(*tech);
+  if (absl::Status s = ConvertNamedRows("links.textproto", "link", table->file.link(), FromProto,
+                                        &table->links);
+      !s.ok()) {
+    return s;
   }
   return table;
 }

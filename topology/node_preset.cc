@@ -8,6 +8,7 @@
 #include "google/protobuf/text_format.h"
 #include "scenarios/network.pb.h"
 #include "sim/check.h"
+#include "topology/data_rows.h"
 #include "topology/link_technology.h"
 
 namespace clustersim::embedded {
@@ -24,8 +25,7 @@ struct PresetTable {
 };
 
 absl::Status RowError(int index, const std::string& name, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("nodes.textproto node[", index, "] '", name, "': ", std::string(what)));
+  return DataRowError("nodes.textproto", "node", index, name, std::string(what));
 }
 
 // A link technology field must name a row of links.textproto ("" allowed where optional).
@@ -64,15 +64,10 @@ absl::StatusOr<std::unique_ptr<PresetTable>> Parse(std::string_view textproto) {
   if (!google::protobuf::TextFormat::ParseFromString(std::string(textproto), &table->file)) {
     return absl::InvalidArgumentError("nodes.textproto: not a valid NodePresetFile text proto");
   }
-  for (int i = 0; i < table->file.node_size(); ++i) {
-    absl::StatusOr<NodePreset> preset = FromProto(table->file.node(i), i);
-    if (!preset.ok()) return preset.status();
-    for (const NodePreset& earlier : table->presets) {
-      if (earlier.name == preset->name) {
-        return RowError(i, table->file.node(i).name(), "duplicate name");
-      }
-    }
-    table->presets.push_back(*preset);
+  if (absl::Status s = ConvertNamedRows("nodes.textproto", "node", table->file.node(), FromProto,
+                                        &table->presets);
+      !s.ok()) {
+    return s;
   }
   return table;
 }
