@@ -173,6 +173,8 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
     }
   }
   report.prune_seconds = SecondsSince(prune_start);
+  report.feasible = slots.size();
+  if (request.prune_only) slots.clear();
 
   const Clock::time_point sim_start = Clock::now();
   SimulateAll(slots, request);

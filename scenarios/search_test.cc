@@ -35,6 +35,18 @@ TEST(SearchTest, RanksFeasibleStrategiesAndCountsRejections) {
   EXPECT_EQ(rejected + r->simulated, r->enumerated);
 }
 
+TEST(SearchTest, PruneOnlyCountsWhatWouldBeSimulated) {
+  absl::StatusOr<SearchReport> full = RunSearch(Small(2));
+  SearchRequest req = Small(2);
+  req.prune_only = true;
+  absl::StatusOr<SearchReport> pruned = RunSearch(req);
+  ASSERT_TRUE(full.ok() && pruned.ok());
+  EXPECT_EQ(pruned->feasible, full->simulated);
+  EXPECT_EQ(pruned->simulated, 0u);
+  EXPECT_TRUE(pruned->top.empty());
+  EXPECT_EQ(pruned->enumerated, full->enumerated);
+}
+
 TEST(SearchTest, OneAndTwoThreadsRankIdentically) {
   absl::StatusOr<SearchReport> one = RunSearch(Small(1));
   absl::StatusOr<SearchReport> two = RunSearch(Small(2));
