@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/parse_args.h"
 #include "scenarios/loader.h"
+#include "scenarios/scenario_edit.h"
 #include "scenarios/search.h"
 #include "scenarios/study_report_rows.h"
 
@@ -58,6 +61,7 @@ int SearchCommand(const Args& args) {
       report_path;
   std::optional<int> num_gpus, gbs, seq;
   std::optional<double> price, tokens;
+  std::vector<std::string> sets;
   scenarios::SearchRequest req;
   bool help = false, no_progress = false;
   po::options_description visible("Options");
@@ -75,6 +79,9 @@ int SearchCommand(const Args& args) {
       "price per GPU-hour")(
       "train-tokens", po::value<double>()->notifier([&](double v) { tokens = v; }),
       "tokens of the run, for time-to-train and dollars, e.g. 1.5e13")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "field=value applied to the base scenario (repeatable, as compare --set), e.g. "
+      "--set training.finetune=lora")(
       "rank-by", po::value(&req.rank_by)->default_value("time"), "time | cost | time-to-train")(
       "budget-usd", po::value(&req.budget_usd)->default_value(0), "drop runs costing more")(
       "top-k", po::value(&req.top_k)->default_value(10), "strategies to print")(
@@ -118,6 +125,9 @@ int SearchCommand(const Args& args) {
   if (!price_source.empty()) base.mutable_pricing()->set_price_source(price_source);
   if (price) base.mutable_pricing()->set_usd_per_gpu_hour(*price);
   if (tokens) base.mutable_pricing()->set_train_tokens(*tokens);
+  for (const std::string& assignment : sets) {
+    if (absl::Status s = scenarios::SetScenarioField(assignment, &base); !s.ok()) return Fail(s);
+  }
   if (!base.has_model() || (!base.model().has_preset() && !base.model().has_num_layers() &&
                             !base.model().has_model_config_file())) {
     return Fail(absl::InvalidArgumentError(

@@ -63,15 +63,23 @@ config::Scenario WithStrategy(const config::Scenario& base, const strategies::Pa
   return s;
 }
 
+// The global batch the strategies divide: the scenario's, else one sequence per GPU.
+int SearchBatch(const config::Scenario& base, int num_gpus) {
+  return base.training().has_global_batch_size() ? base.training().global_batch_size() : num_gpus;
+}
+
 // What the search needs from the base scenario: resolved once at one GPU
-// count (model, GPU, finetune, precision, pricing) with a trivial strategy.
+// count (model, GPU, finetune, precision, pricing) with a trivial strategy,
+// data parallel over every GPU with one sequence each, so that a count the
+// batch does not divide (3 in 1:8:1) resolves too; the enumerated strategies
+// divide the real batch (SearchBatch) and are rejected where it does not.
 absl::StatusOr<ResolvedScenario> ResolveBase(const config::Scenario& base, int num_gpus) {
   config::Scenario s = base;
   s.mutable_cluster()->set_num_gpus(num_gpus);
   s.clear_parallelism();
   s.mutable_training()->clear_micro_batch_size();
   s.mutable_training()->clear_recompute_granularity();
-  if (!s.training().has_global_batch_size()) s.mutable_training()->set_global_batch_size(num_gpus);
+  s.mutable_training()->set_global_batch_size(num_gpus);
   return Resolve(s);
 }
 
@@ -134,6 +142,11 @@ absl::Status CheckRequest(const SearchRequest& r) {
         "--rank-by time-to-train and --budget-usd need the run length; add --train-tokens N "
         "(e.g. 1e12) or --train-steps N");
   }
+  if (r.base.training().has_global_batch_size() && r.base.training().global_batch_size() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.global_batch_size=", r.base.training().global_batch_size(),
+        " must be >= 1; set --global-batch-size to the sequences per step, e.g. 1024"));
+  }
   if (r.budget_usd < 0) return absl::InvalidArgumentError("--budget-usd must be >= 0");
   if (r.top_k < 1) return absl::InvalidArgumentError("--top-k must be >= 1");
   if (r.threads < 1) return absl::InvalidArgumentError("--threads must be >= 1");
@@ -157,7 +170,7 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
     clusters.push_back(std::make_unique<topology::Cluster>(*std::move(cluster)));
     strategies::SearchSpace space;
     space.num_gpus = num_gpus;
-    space.global_batch_size = base->parallel.global_batch_size;
+    space.global_batch_size = SearchBatch(request.base, num_gpus);
     space.gpus_per_node = base->echo.cluster().gpus_per_node();
     space.precision = base->parallel.precision;
     for (strategies::ParallelConfig& c : strategies::EnumerateStrategies(base->model, space)) {
@@ -173,6 +186,8 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
     }
   }
   report.prune_seconds = SecondsSince(prune_start);
+  report.feasible = slots.size();
+  if (request.prune_only) slots.clear();
 
   const Clock::time_point sim_start = Clock::now();
   SimulateAll(slots, request);
@@ -212,7 +227,7 @@ absl::StatusOr<std::string> ExplainStrategy(const SearchRequest& request,
   if (!base.ok()) return base.status();
   // The search's defaults (sp with tp > 1, overlapped reduction), then the edits.
   strategies::ParallelConfig defaults;
-  defaults.global_batch_size = base->parallel.global_batch_size;
+  defaults.global_batch_size = SearchBatch(request.base, num_gpus);
   defaults.overlap_grad_reduce = true;
   config::Scenario s = WithStrategy(request.base, defaults, num_gpus);
   s.mutable_parallelism()->clear_sequence_parallel();

@@ -40,12 +40,16 @@ struct SearchRequest {
   double budget_usd = 0;         // 0: no budget
   int top_k = 10;
   int threads = 1;
+  // Stop after pruning: count the strategies that fit (SearchReport::feasible)
+  // and simulate none, e.g. to find the fewest GPUs a model fits on.
+  bool prune_only = false;
   // Called from worker threads, serialised, after each simulation.
   std::function<void(size_t done, size_t total)> progress;
 };
 
 struct SearchReport {
   size_t enumerated = 0;
+  size_t feasible = 0;  // passed validation and the memory model
   size_t simulated = 0;
   // (reason, count), most frequent first, then by name.
   std::vector<std::pair<std::string, size_t>> rejections;

@@ -35,6 +35,31 @@ TEST(SearchTest, RanksFeasibleStrategiesAndCountsRejections) {
   EXPECT_EQ(rejected + r->simulated, r->enumerated);
 }
 
+TEST(SearchTest, PruneOnlyCountsWhatWouldBeSimulated) {
+  absl::StatusOr<SearchReport> full = RunSearch(Small(2));
+  SearchRequest req = Small(2);
+  req.prune_only = true;
+  absl::StatusOr<SearchReport> pruned = RunSearch(req);
+  ASSERT_TRUE(full.ok() && pruned.ok());
+  EXPECT_EQ(pruned->feasible, full->simulated);
+  EXPECT_EQ(pruned->simulated, 0u);
+  EXPECT_TRUE(pruned->top.empty());
+  EXPECT_EQ(pruned->enumerated, full->enumerated);
+}
+
+TEST(SearchTest, ACountTheBatchDoesNotDivideIsRejectedNotAnError) {
+  SearchRequest req = Small(2);  // global batch 8
+  req.gpu_counts = {3, 4};
+  absl::StatusOr<SearchReport> r = RunSearch(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<SearchReport> four = RunSearch(Small(2));
+  ASSERT_TRUE(four.ok());
+  EXPECT_EQ(r->simulated, four->simulated);  // nothing on 3 GPUs divides 8 sequences
+  EXPECT_GT(r->enumerated, four->enumerated);
+  req.base.mutable_training()->set_global_batch_size(0);
+  EXPECT_THAT(RunSearch(req).status().message(), HasSubstr("training.global_batch_size"));
+}
+
 TEST(SearchTest, OneAndTwoThreadsRankIdentically) {
   absl::StatusOr<SearchReport> one = RunSearch(Small(1));
   absl::StatusOr<SearchReport> two = RunSearch(Small(2));

@@ -245,6 +245,19 @@ TEST_F(CliTest, SearchPrintsTopKAndRejectionsDeterministically) {
   EXPECT_NE(explain.out.find("rejected (invalid)"), std::string::npos) << explain.out;
 }
 
+TEST_F(CliTest, SearchSetEditsTheBaseScenario) {
+  // Full training of 7B does not fit one RTX 4090; QLoRA does (README "Sizing questions").
+  const std::string args = "search " + src_ +
+                           "/scenarios/questions/7b-on-one-rtx4090.textproto --num-gpus 1 "
+                           "--top-k 1 --no-progress";
+  Outcome full = Run(args);
+  ASSERT_EQ(full.code, 0) << full.err;
+  EXPECT_EQ(full.out.find("#1 "), std::string::npos) << full.out;
+  Outcome qlora = Run(args + " --set training.finetune=qlora");
+  ASSERT_EQ(qlora.code, 0) << qlora.err;
+  EXPECT_NE(qlora.out.find("#1 "), std::string::npos) << qlora.out;
+}
+
 TEST_F(CliTest, SearchErrorsNameTheFlag) {
   struct Case {
     std::string args, expected;
@@ -258,6 +271,8 @@ TEST_F(CliTest, SearchErrorsNameTheFlag) {
       {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus-range 16:8", "--num-gpus-range"},
       {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 8 --explain tpp=2", "tpp"},
       {"search --model nope --gpu a100-sxm4-80gb --num-gpus 8", "model.preset"},
+      {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 8 --set training.finetun=lora",
+       "training.finetun"},
   };
   for (const Case& c : cases) {
     Outcome o = Run(c.args);
