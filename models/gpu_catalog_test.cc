@@ -22,13 +22,13 @@ TEST(GpuCatalogTest, FindsCanonicalNames) {
        {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
         "h200-sxm-141gb", "b200-sxm-180gb", "l40s", "a10g", "rtx-3090", "rtx-4090",
         "jetson-agx-orin-32gb", "jetson-agx-orin-64gb", "apple-m2-ultra",
-        "xeon-platinum-8480plus"}) {
+        "xeon-platinum-8480plus", "a10-pcie-24gb", "rtx-a6000"}) {
     absl::StatusOr<const GpuSpec*> g = GpuCatalog::Default().Find(name);
     ASSERT_TRUE(g.ok()) << name << ": " << g.status();
     EXPECT_EQ((*g)->name, name);
   }
   std::vector<std::string> names = GpuCatalog::Default().Names();
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 17u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
 }
 
@@ -180,6 +180,18 @@ TEST(GpuCatalogTest, ServingDevicesCarryKindMemoryAndSources) {
   for (const std::string& name : GpuCatalog::Default().Names()) {
     EXPECT_FALSE(Gpu(name).source.empty()) << name;
     EXPECT_GT(Gpu(name).memory_bandwidth_gbs, 0) << name;
+  }
+}
+
+// Ampere GA102 parts: SMs x 1024 dense FP16 FLOP/clk x clock (FP32 accumulate at
+// full rate on the data-centre A10 and the professional A6000).
+TEST(GpuCatalogTest, Ga102ProfessionalPeaksAgreeWithSmsAndClock) {
+  for (const char* name : {"a10-pcie-24gb", "rtx-a6000"}) {
+    const GpuSpec& g = Gpu(name);
+    EXPECT_NEAR(g.sm_count * 1024.0 * g.boost_clock_mhz * 1e6 / g.PeakFlops(Dtype::kFp16), 1.0,
+                2e-3)
+        << name;
+    EXPECT_FALSE(g.Supports(Dtype::kFp8)) << name;
   }
 }
 

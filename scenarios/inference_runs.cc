@@ -47,6 +47,8 @@ const std::vector<DeviceRule>& DeviceRules() {
       {{"rtx 4090"}, "", "rtx-4090"},
       {{"rtx 3090"}, "ti", "rtx-3090"},
       {{"a10g"}, "", "a10g"},
+      {{"a10 "}, "", "a10-pcie-24gb"},
+      {{"rtx a6000"}, "", "rtx-a6000"},
       {{"m2 ultra"}, "", "apple-m2-ultra"},
       {{"8480"}, "", "xeon-platinum-8480plus"},
   };
@@ -76,12 +78,8 @@ DeviceMatch MatchDevice(const std::string& text, std::vector<std::string>* assum
     }
     return {catalog, ""};
   }
-  std::string reason =
-      absl::StrCat("device '", text, "' is not in the device catalog (`clustersim list gpus`)");
-  if (absl::StartsWith(d, "a10 ")) {
-    absl::StrAppend(&reason, "; an A10 is not the catalogued A10G (different clocks and power)");
-  }
-  return {"", reason};
+  return {"", absl::StrCat("device '", text,
+                           "' is not in the device catalog (`clustersim list gpus`)")};
 }
 
 // A weight or KV dtype text -> the scenario's name ("int4-gptq", ...).

@@ -57,7 +57,7 @@ TEST(InferenceRunsTest, EveryRowIsMappedOrSaysWhyNot) {
     }
   }
   // The rows on catalog devices with dense Llama/Qwen models; the rest say why.
-  EXPECT_EQ(mapped, 38);
+  EXPECT_EQ(mapped, 41);
 }
 
 TEST(InferenceRunsTest, TensorRtLlmThroughputRowMapsExactly) {
@@ -123,6 +123,15 @@ TEST(InferenceRunsTest, QuantisedEdgeAndAppleRows) {
   EXPECT_EQ(orin.scenario->cluster().gpu(), "jetson-agx-orin-64gb");
   EXPECT_EQ(orin.scenario->inference().workload().prompt_length().value(), 1);  // tg128
 
+  const InferenceRun& a10 = runs.at("A10-01");  // the A10, not AWS's A10G
+  ASSERT_TRUE(a10.scenario) << a10.not_supported;
+  EXPECT_EQ(a10.scenario->cluster().gpu(), "a10-pcie-24gb");
+  EXPECT_EQ(a10.scenario->inference().workload().prompt_length().value(), 20);
+  EXPECT_EQ(a10.scenario->inference().workload().output_length().value(), 267);
+  const InferenceRun& a6000 = runs.at("TINYCHAT-02");
+  ASSERT_TRUE(a6000.scenario) << a6000.not_supported;
+  EXPECT_EQ(a6000.scenario->cluster().gpu(), "rtx-a6000");
+
   const InferenceRun& mem = runs.at("MEM-05");  // 405B FP8 on 8x H100, memory metric
   ASSERT_TRUE(mem.scenario) << mem.not_supported;
   EXPECT_EQ(mem.scenario->cluster().num_gpus(), 8);
@@ -135,7 +144,6 @@ TEST(InferenceRunsTest, UnsupportedRowsSayWhy) {
   EXPECT_THAT(runs.at("LCPP-SPARK-01").not_supported, HasSubstr("'DGX Spark GB10' is not in"));
   EXPECT_THAT(runs.at("LCPP-SPARK-04").not_supported, HasSubstr("MoE model"));
   EXPECT_THAT(runs.at("MEM-03").not_supported, HasSubstr("MoE model"));
-  EXPECT_THAT(runs.at("A10-01").not_supported, HasSubstr("not the catalogued A10G"));
   EXPECT_THAT(runs.at("LCPP-MAC-03").not_supported, HasSubstr("M2 Max"));
   EXPECT_THAT(runs.at("JETSON-02").not_supported, HasSubstr("Orin Nano"));
   EXPECT_THAT(runs.at("CPU-01").not_supported, HasSubstr("i5-6500"));
@@ -196,7 +204,7 @@ TEST(InferenceValidationTest, ReportListsEveryRowWithSetupOrReason) {
   EXPECT_THAT(text, HasSubstr("setup: Llama-2-7B on 1x h100-sxm5-80gb (tp 1)"));
   EXPECT_THAT(text, HasSubstr("not run: not supported: MoE model"));
   EXPECT_THAT(text, HasSubstr("not run: the serving simulator (`clustersim serve`)"));
-  EXPECT_THAT(text, HasSubstr("rows: 54, mapped to a scenario: 38, not supported: 16, ran: 0"));
+  EXPECT_THAT(text, HasSubstr("rows: 54, mapped to a scenario: 41, not supported: 13, ran: 0"));
   EXPECT_THAT(text, HasSubstr("MAPE: n/a (no row ran)"));
   absl::StatusOr<double> p = PredictServingMetric(*r->rows[0].run.scenario, "ttft_ms");
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);

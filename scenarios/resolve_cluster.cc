@@ -33,6 +33,8 @@ constexpr NodeRule kNodeRules[] = {
     {"a100-pcie", "pcie-a100-1x"},
     {"h100-pcie", "pcie-h100-1x"},
     {"rtx-3090", "workstation-rtx3090-1x"},
+    {"rtx-a6000", "workstation-rtx-a6000-1x"},
+    {"a10-pcie", "pcie-a10-1x"},
     {"jetson-agx-orin", "jetson-agx-orin"},
     {"apple-m2-ultra", "mac-studio-m2-ultra"},
     {"xeon-platinum-8480plus", "cpu-server-xeon-8480plus"},

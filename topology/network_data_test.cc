@@ -32,7 +32,8 @@ TEST(NetworkDataTest, NodePresetsParseWithSources) {
                                       "pcie-rtx4090-8x", "pcie-a10g-8x", "pcie-l40s-8x",
                                       // Serving hosts (issue 9).
                                       "pcie-a100-1x", "pcie-h100-1x", "pcie-l40s-1x",
-                                      "pcie-a10g-1x", "workstation-rtx4090-1x",
+                                      "pcie-a10g-1x", "pcie-a10-1x",
+                                      "workstation-rtx-a6000-1x", "workstation-rtx4090-1x",
                                       "workstation-rtx4090-2x", "workstation-rtx3090-1x",
                                       "workstation-rtx3090-2x", "jetson-agx-orin",
                                       "mac-studio-m2-ultra", "cpu-server-xeon-8480plus"}));
