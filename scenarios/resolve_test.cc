@@ -266,6 +266,8 @@ TEST(ResolveTest, SingleDeviceHostsAreTheDefaultsForPcieParts) {
                            std::pair{"rtx-3090", "workstation-rtx3090-1x"},
                            std::pair{"h100-pcie-80gb", "pcie-h100-1x"},
                            std::pair{"a100-pcie-80gb", "pcie-a100-1x"},
+                           std::pair{"a10-pcie-24gb", "pcie-a10-1x"},
+                           std::pair{"rtx-a6000", "workstation-rtx-a6000-1x"},
                            // Unchanged: the 8-GPU server stays the 4090's default.
                            std::pair{"rtx-4090", "pcie-rtx4090-8x"}}) {
     config::ClusterConfig c;
