@@ -1,6 +1,8 @@
 // `clustersim validate FILE.csv...`: simulate every row of published
 // measurement tables and print measured vs predicted, MAPE per source and
-// overall. Exit 1 when --max-mape is given and exceeded.
+// overall. Exit 1 when --max-mape is given and exceeded. A serving table
+// (tests/validation/inference-runs.csv, detected by its header) is reported by
+// scenarios/inference_validation.h.
 #include <exception>
 #include <map>
 #include <iostream>
@@ -13,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/parse_args.h"
 #include "scenarios/csv_table.h"
+#include "scenarios/inference_validation.h"
 #include "scenarios/loader.h"
 #include "scenarios/validation.h"
 
@@ -85,6 +88,18 @@ int ValidateCommand(const Args& args) {
     if (!text.ok()) return Fail(text.status());
     absl::StatusOr<scenarios::CsvTable> table = scenarios::ParseCsv(*text, f);
     if (!table.ok()) return Fail(table.status());
+    if (scenarios::IsInferenceRunsTable(*table)) {
+      // Serving rows (issue 9): every row with its setup and prediction or reason.
+      absl::StatusOr<scenarios::InferenceValidationReport> inference =
+          scenarios::ValidateInferenceTable(*table, f);
+      if (!inference.ok()) return Fail(inference.status());
+      std::cout << scenarios::FormatInferenceValidationReport(*inference, target) << "\n";
+      if (max_mape >= 0 && inference->ran > 0 && inference->mape > max_mape) {
+        std::cerr << "clustersim: validation MAPE above --max-mape " << max_mape << "%\n";
+        exceeded = true;
+      }
+      continue;
+    }
     absl::StatusOr<scenarios::ValidationReport> report =
         scenarios::ValidateTable(*table, f,
                                  {.stride = stride, .offset = offset,

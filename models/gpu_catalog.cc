@@ -22,6 +22,14 @@ absl::Status EntryError(int index, const std::string& name, absl::string_view wh
       absl::StrCat("gpu[", index, "] '", name, "': ", what));
 }
 
+absl::StatusOr<DeviceKind> ParseDeviceKind(const std::string& name) {
+  if (name.empty() || name == "gpu") return DeviceKind::kGpu;
+  if (name == "soc-gpu") return DeviceKind::kSocGpu;
+  if (name == "cpu") return DeviceKind::kCpu;
+  return absl::InvalidArgumentError(
+      absl::StrCat("device_kind \"", name, "\" is not known; use gpu, soc-gpu or cpu"));
+}
+
 absl::StatusOr<GpuSpec> FromProto(const config::GpuCatalogEntry& e, int index) {
   GpuSpec g;
   g.name = e.name();
@@ -37,9 +45,15 @@ absl::StatusOr<GpuSpec> FromProto(const config::GpuCatalogEntry& e, int index) {
     }
     g.dense_peak_flops[DtypeIndex(*d)] = p.dense_tflops() * 1e12;
   }
-  if (!g.Supports(Dtype::kBf16)) {
-    return EntryError(index, g.name, "needs a bf16 peak (every catalogued GPU has one)");
+  // Apple GPUs have FP16 but no native BF16 matrix rate; every device has one of the two.
+  if (!g.Supports(Dtype::kBf16) && !g.Supports(Dtype::kFp16)) {
+    return EntryError(index, g.name, "needs a bf16 or fp16 peak");
   }
+  absl::StatusOr<DeviceKind> kind = ParseDeviceKind(e.device_kind());
+  if (!kind.ok()) return EntryError(index, g.name, kind.status().message());
+  g.kind = *kind;
+  g.unified_memory = e.unified_memory();
+  if (!e.compute_unit().empty()) g.compute_unit = e.compute_unit();
   if (!(e.memory_gib() > 0)) return EntryError(index, g.name, "memory_gib must be > 0");
   if (!(e.memory_bandwidth_gbs() > 0)) {
     return EntryError(index, g.name, "memory_bandwidth_gbs must be > 0");
@@ -69,13 +83,17 @@ absl::StatusOr<GpuSpec> FromProto(const config::GpuCatalogEntry& e, int index) {
     }
     if (c.source().empty()) return EntryError(index, g.name, "gemm_ceiling.source must be set");
     g.gemm_ceiling_by_dtype[DtypeIndex(*d)] = c.fraction();
-    if (*d == Dtype::kBf16) {
-      g.gemm_ceiling_fraction = c.fraction();
-      g.gemm_ceiling_source = c.source();
-    }
+  }
+  // The default ceiling: BF16's, or FP16's on a device without BF16.
+  const Dtype base = g.Supports(Dtype::kBf16) ? Dtype::kBf16 : Dtype::kFp16;
+  g.gemm_ceiling_fraction = g.gemm_ceiling_by_dtype[DtypeIndex(base)];
+  for (const config::GemmCeiling& c : e.gemm_ceiling()) {
+    if (c.dtype() == DtypeName(base)) g.gemm_ceiling_source = c.source();
   }
   if (g.gemm_ceiling_fraction == 0) {
-    return EntryError(index, g.name, "needs a bf16 gemm_ceiling (measured or a documented default)");
+    return EntryError(index, g.name,
+                      absl::StrCat("needs a ", std::string(DtypeName(base)),
+                                   " gemm_ceiling (measured or a documented default)"));
   }
   return g;
 }
@@ -89,6 +107,15 @@ std::string SupportedList(const GpuSpec& gpu) {
 }
 
 }  // namespace
+
+std::string_view DeviceKindName(DeviceKind k) {
+  switch (k) {
+    case DeviceKind::kGpu: return "gpu";
+    case DeviceKind::kSocGpu: return "soc-gpu";
+    case DeviceKind::kCpu: return "cpu";
+  }
+  return "unknown";
+}
 
 absl::Status CheckDtypeSupported(const GpuSpec& gpu, Dtype d) {
   if (gpu.Supports(d)) return absl::OkStatus();

@@ -28,6 +28,17 @@
 
 namespace clustersim::models {
 
+// What a catalog device is (catalog field device_kind). Training is modelled on
+// kGpu only; the others are serving devices (issue 9).
+enum class DeviceKind {
+  kGpu,     // a discrete GPU with its own memory ("gpu")
+  kSocGpu,  // a GPU inside a system on a chip sharing LPDDR/unified memory ("soc-gpu")
+  kCpu,     // a server CPU; peaks are its matrix/vector units ("cpu")
+};
+
+// "gpu", "soc-gpu", "cpu".
+std::string_view DeviceKindName(DeviceKind k);
+
 struct GpuSpec {
   std::string name;          // canonical: "a100-sxm4-80gb", "h100-sxm5-80gb", ...
   std::string display_name;  // "NVIDIA A100-SXM4-80GB"
@@ -36,7 +47,8 @@ struct GpuSpec {
   double PeakFlops(Dtype d) const { return dense_peak_flops[DtypeIndex(d)]; }
   bool Supports(Dtype d) const { return PeakFlops(d) > 0; }
   // Measured max achievable matmul FLOP/s over peak for `d`: the dtype's own
-  // measurement when the catalog has one, else gemm_ceiling_fraction (BF16).
+  // measurement when the catalog has one, else gemm_ceiling_fraction (BF16's,
+  // or FP16's on a device without BF16).
   double GemmCeiling(Dtype d) const {
     const double f = gemm_ceiling_by_dtype[DtypeIndex(d)];
     return f > 0 ? f : gemm_ceiling_fraction;
@@ -49,9 +61,12 @@ struct GpuSpec {
   sim::Bytes l2_cache;              // 0 when not in our sources
   double tdp_w = 0;
   double list_price_usd = 0;        // 0 when no list price is published
-  double gemm_ceiling_fraction = 0; // measured max matmul FLOPS / peak (BF16)
+  double gemm_ceiling_fraction = 0; // measured max matmul FLOPS / peak (BF16, else FP16)
   std::string gemm_ceiling_source;
   std::string source;               // where the numbers come from
+  DeviceKind kind = DeviceKind::kGpu;
+  bool unified_memory = false;      // memory is shared with the host CPU and OS
+  std::string compute_unit = "SMs"; // what sm_count counts ("GPU cores", "CPU cores")
 
   std::array<double, kAllDtypes.size()> dense_peak_flops{};      // indexed by DtypeIndex
   std::array<double, kAllDtypes.size()> gemm_ceiling_by_dtype{};  // 0 = use BF16's

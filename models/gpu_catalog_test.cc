@@ -20,13 +20,15 @@ const GpuSpec& Gpu(std::string_view name) {
 TEST(GpuCatalogTest, FindsCanonicalNames) {
   for (const char* name :
        {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
-        "h200-sxm-141gb", "b200-sxm-180gb", "l40s", "a10g", "rtx-3090", "rtx-4090"}) {
+        "h200-sxm-141gb", "b200-sxm-180gb", "l40s", "a10g", "rtx-3090", "rtx-4090",
+        "jetson-agx-orin-32gb", "jetson-agx-orin-64gb", "apple-m2-ultra",
+        "xeon-platinum-8480plus", "a10-pcie-24gb", "rtx-a6000"}) {
     absl::StatusOr<const GpuSpec*> g = GpuCatalog::Default().Find(name);
     ASSERT_TRUE(g.ok()) << name << ": " << g.status();
     EXPECT_EQ((*g)->name, name);
   }
   std::vector<std::string> names = GpuCatalog::Default().Names();
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 17u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
 }
 
@@ -96,6 +98,8 @@ TEST(GpuCatalogTest, EveryEntryIsSourcedAndSane) {
     EXPECT_FALSE(g.gemm_ceiling_source.empty()) << name;
     EXPECT_GT(g.gemm_ceiling_fraction, 0.5) << name;
     EXPECT_LE(g.gemm_ceiling_fraction, 1.0) << name;
+    // Tensor-core ordering holds on NVIDIA parts (Apple GPUs and CPUs have no TF32).
+    if (!g.Supports(Dtype::kTf32)) continue;
     EXPECT_GE(g.PeakFlops(Dtype::kTf32), g.PeakFlops(Dtype::kFp32)) << name;
     EXPECT_GT(g.PeakFlops(Dtype::kBf16), g.PeakFlops(Dtype::kTf32)) << name;
   }
@@ -134,6 +138,82 @@ TEST(DtypeTest, ParsesCanonicalNames) {
   absl::StatusOr<Dtype> bad = ParseDtype("bfloat16");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("bf16"));
+}
+
+// Issue 9's serving devices: kind, unified memory and the spec-sheet figures
+// (models/data/gpus.textproto header lists the sources).
+TEST(GpuCatalogTest, ServingDevicesCarryKindMemoryAndSources) {
+  const GpuSpec& mac = Gpu("apple-m2-ultra");
+  EXPECT_EQ(mac.kind, DeviceKind::kSocGpu);
+  EXPECT_TRUE(mac.unified_memory);
+  EXPECT_EQ(mac.memory, sim::GiB(192));
+  EXPECT_DOUBLE_EQ(mac.memory_bandwidth_gbs, 800);
+  EXPECT_FALSE(mac.Supports(Dtype::kBf16));
+  EXPECT_DOUBLE_EQ(mac.PeakFlops(Dtype::kFp16), 27.2e12);
+  EXPECT_EQ(mac.compute_unit, "GPU cores");
+  EXPECT_DOUBLE_EQ(mac.GemmCeiling(Dtype::kFp16), 0.75);  // the FP16 default ceiling
+
+  for (const char* orin : {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb"}) {
+    const GpuSpec& g = Gpu(orin);
+    EXPECT_EQ(g.kind, DeviceKind::kSocGpu) << orin;
+    EXPECT_TRUE(g.unified_memory) << orin;
+    EXPECT_DOUBLE_EQ(g.memory_bandwidth_gbs, 204.8) << orin;
+    // Ampere SM: 4096 dense INT8 OP/clk, as A100 (2048 BF16 FLOP/clk x 2).
+    EXPECT_NEAR(g.sm_count * 4096.0 * g.boost_clock_mhz * 1e6 / g.PeakFlops(Dtype::kInt8), 1.0,
+                2e-3)
+        << orin;
+  }
+  EXPECT_EQ(Gpu("jetson-agx-orin-64gb").memory, sim::GiB(64));
+  EXPECT_EQ(Gpu("jetson-agx-orin-32gb").memory, sim::GiB(32));
+
+  const GpuSpec& cpu = Gpu("xeon-platinum-8480plus");
+  EXPECT_EQ(cpu.kind, DeviceKind::kCpu);
+  EXPECT_EQ(cpu.compute_unit, "CPU cores");
+  EXPECT_DOUBLE_EQ(cpu.memory_bandwidth_gbs, 8 * 4800e6 * 8 / 1e9);  // 8 ch DDR5-4800
+  EXPECT_NEAR(cpu.PeakFlops(Dtype::kBf16), cpu.sm_count * 1024.0 * cpu.boost_clock_mhz * 1e6,
+              1e9);  // AMX: 1024 BF16 ops/clk/core
+
+  for (const char* discrete : {"h100-sxm5-80gb", "l40s", "rtx-4090"}) {
+    EXPECT_EQ(Gpu(discrete).kind, DeviceKind::kGpu) << discrete;
+    EXPECT_FALSE(Gpu(discrete).unified_memory) << discrete;
+  }
+  for (const std::string& name : GpuCatalog::Default().Names()) {
+    EXPECT_FALSE(Gpu(name).source.empty()) << name;
+    EXPECT_GT(Gpu(name).memory_bandwidth_gbs, 0) << name;
+  }
+}
+
+// Ampere GA102 parts: SMs x 1024 dense FP16 FLOP/clk x clock (FP32 accumulate at
+// full rate on the data-centre A10 and the professional A6000).
+TEST(GpuCatalogTest, Ga102ProfessionalPeaksAgreeWithSmsAndClock) {
+  for (const char* name : {"a10-pcie-24gb", "rtx-a6000"}) {
+    const GpuSpec& g = Gpu(name);
+    EXPECT_NEAR(g.sm_count * 1024.0 * g.boost_clock_mhz * 1e6 / g.PeakFlops(Dtype::kFp16), 1.0,
+                2e-3)
+        << name;
+    EXPECT_FALSE(g.Supports(Dtype::kFp8)) << name;
+  }
+}
+
+// Serving needs INT8 peaks on every inference GPU the question list names.
+TEST(GpuCatalogTest, InferenceGpusCarryInt8AndFp8Peaks) {
+  for (const char* g : {"l40s", "a10g", "rtx-3090", "rtx-4090", "jetson-agx-orin-64gb"}) {
+    EXPECT_TRUE(Gpu(g).Supports(Dtype::kInt8)) << g;
+  }
+  EXPECT_DOUBLE_EQ(Gpu("l40s").PeakFlops(Dtype::kFp8), 733e12);
+  EXPECT_DOUBLE_EQ(Gpu("rtx-4090").PeakFlops(Dtype::kFp8), 330.3e12);
+}
+
+TEST(GpuCatalogTest, ParseRejectsUnknownDeviceKind) {
+  absl::StatusOr<GpuCatalog> c = GpuCatalog::Parse(R"pb(
+    gpu {
+      name: "x" device_kind: "tpu" peak { dtype: "bf16" dense_tflops: 1 } memory_gib: 1
+      memory_bandwidth_gbs: 1 sm_count: 1 source: "s"
+      gemm_ceiling { dtype: "bf16" fraction: 0.5 source: "s" }
+    })pb");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("gpu[0] 'x': device_kind \"tpu\""));
+  EXPECT_THAT(c.status().message(), HasSubstr("gpu, soc-gpu or cpu"));
 }
 
 }  // namespace

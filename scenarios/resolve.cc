@@ -35,6 +35,17 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(in.cluster());
   if (!cluster.ok()) return cluster.status();
   r.gpu = cluster->gpu;
+  // Kernel, memory and network models of a training step are GPU ones; a
+  // serving-only device (Jetson, Apple silicon, a CPU) says so instead of
+  // producing numbers nobody measured.
+  if (r.gpu->kind != models::DeviceKind::kGpu && !in.has_inference()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.gpu: ", r.gpu->name, " (", r.gpu->display_name, ") is a ",
+        std::string(models::DeviceKindName(r.gpu->kind)),
+        " device; training is modelled on discrete GPUs only (the kernel, memory and network "
+        "models are GPU ones). Serve on it instead (an `inference` section), or train on a GPU "
+        "such as h100-sxm5-80gb"));
+  }
   r.cluster = cluster->spec;
   r.num_gpus = cluster->num_gpus;
 

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "topology/node_preset.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -21,9 +22,22 @@ struct NodeRule {
   std::string_view node;
 };
 constexpr NodeRule kNodeRules[] = {
-    {"a100-sxm4", "dgx-a100"},  {"h100-sxm5", "dgx-h100"}, {"h200-sxm", "dgx-h200"},
-    {"b200", "hgx-b200"},       {"rtx-4090", "pcie-rtx4090-8x"}, {"l40s", "pcie-l40s-8x"},
+    {"a100-sxm4", "dgx-a100"},
+    {"h100-sxm5", "dgx-h100"},
+    {"h200-sxm", "dgx-h200"},
+    {"b200", "hgx-b200"},
+    {"rtx-4090", "pcie-rtx4090-8x"},
+    {"l40s", "pcie-l40s-8x"},
     {"a10g", "pcie-a10g-8x"},
+    // Single-device hosts (issue 9).
+    {"a100-pcie", "pcie-a100-1x"},
+    {"h100-pcie", "pcie-h100-1x"},
+    {"rtx-3090", "workstation-rtx3090-1x"},
+    {"rtx-a6000", "workstation-rtx-a6000-1x"},
+    {"a10-pcie", "pcie-a10-1x"},
+    {"jetson-agx-orin", "jetson-agx-orin"},
+    {"apple-m2-ultra", "mac-studio-m2-ultra"},
+    {"xeon-platinum-8480plus", "cpu-server-xeon-8480plus"},
 };
 
 }  // namespace
@@ -70,8 +84,17 @@ absl::StatusOr<ResolvedCluster> ResolveCluster(const config::ClusterConfig& c) {
     if (!node.ok()) return node.status();
     out.spec.node_preset = *node;
   }
-  out.gpus_per_node = out.spec.custom_node ? out.spec.custom_node->gpus_per_node
-                                           : (c.has_gpus_per_node() ? c.gpus_per_node() : 8);
+  if (out.spec.custom_node) {
+    out.gpus_per_node = out.spec.custom_node->gpus_per_node;
+  } else if (c.has_gpus_per_node()) {
+    out.gpus_per_node = c.gpus_per_node();
+  } else {
+    // The preset's own count (1 for a Mac Studio or a single-GPU host).
+    absl::StatusOr<const topology::NodePreset*> preset =
+        topology::FindNodePreset(out.spec.node_preset);
+    if (!preset.ok()) return WithField(preset.status(), "cluster.node");
+    out.gpus_per_node = (*preset)->gpus_per_node;
+  }
   if (out.spec.custom_node && c.has_gpus_per_node() &&
       c.gpus_per_node() != out.gpus_per_node) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -1,9 +1,11 @@
 #include "scenarios/resolve.h"
 
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "scenarios/loader.h"
+#include "scenarios/resolve_cluster.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -231,6 +233,69 @@ TEST(ResolveTest, ContextParallelDerivesDataParallel) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->parallel.data_parallel, 2);
   EXPECT_EQ(r->echo.parallelism().context_parallel_size(), 4);
+}
+
+// Issue 9: serving-only devices resolve their cluster (single-device hosts) but
+// a training run on them is a clear error naming the field.
+TEST(ResolveTest, ServingDevicesResolveClustersButRefuseTraining) {
+  for (const char* gpu : {"apple-m2-ultra", "jetson-agx-orin-64gb", "jetson-agx-orin-32gb",
+                          "xeon-platinum-8480plus"}) {
+    config::ClusterConfig c;
+    c.set_gpu(gpu);
+    absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(c);
+    ASSERT_TRUE(cluster.ok()) << gpu << ": " << cluster.status();
+    EXPECT_EQ(cluster->gpus_per_node, 1) << gpu;  // the preset's count, not 8
+    EXPECT_EQ(cluster->num_gpus, 1) << gpu;
+
+    config::Scenario s = Parse(R"pb(model { preset: "llama2-7b" })pb");
+    s.mutable_cluster()->set_gpu(gpu);
+    absl::StatusOr<ResolvedScenario> r = Resolve(s);
+    ASSERT_FALSE(r.ok()) << gpu;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("cluster.gpu: "), absl::string_view::npos);
+    EXPECT_NE(r.status().message().find("training is modelled on discrete GPUs only"),
+              absl::string_view::npos)
+        << r.status();
+  }
+}
+
+TEST(ResolveTest, SingleDeviceHostsAreTheDefaultsForPcieParts) {
+  for (auto [gpu, node] : {std::pair{"apple-m2-ultra", "mac-studio-m2-ultra"},
+                           std::pair{"jetson-agx-orin-32gb", "jetson-agx-orin"},
+                           std::pair{"xeon-platinum-8480plus", "cpu-server-xeon-8480plus"},
+                           std::pair{"rtx-3090", "workstation-rtx3090-1x"},
+                           std::pair{"h100-pcie-80gb", "pcie-h100-1x"},
+                           std::pair{"a100-pcie-80gb", "pcie-a100-1x"},
+                           std::pair{"a10-pcie-24gb", "pcie-a10-1x"},
+                           std::pair{"rtx-a6000", "workstation-rtx-a6000-1x"},
+                           // Unchanged: the 8-GPU server stays the 4090's default.
+                           std::pair{"rtx-4090", "pcie-rtx4090-8x"}}) {
+    config::ClusterConfig c;
+    c.set_gpu(gpu);
+    absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(c);
+    ASSERT_TRUE(cluster.ok()) << gpu << ": " << cluster.status();
+    EXPECT_EQ(cluster->spec.node_preset, node);
+  }
+  // 2x RTX 4090 over PCIe: a workstation preset with 2 GPUs per node.
+  config::ClusterConfig c;
+  c.set_gpu("rtx-4090");
+  c.set_node("workstation-rtx4090-2x");
+  absl::StatusOr<ResolvedCluster> two = ResolveCluster(c);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->gpus_per_node, 2);
+  EXPECT_EQ(two->num_gpus, 2);
+  EXPECT_EQ(two->spec.num_nodes, 1);
+}
+
+// A PCIe GPU trains on a single-GPU host (training still works there).
+TEST(ResolveTest, TrainingOnASingleGpuHostResolves) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "h100-pcie-80gb" }
+    model { preset: "llama2-7b" }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->num_gpus, 1);
+  EXPECT_EQ(r->cluster.node_preset, "pcie-h100-1x");
 }
 
 }  // namespace

@@ -355,5 +355,35 @@ TEST_F(CliTest, SizingQuestionScenariosRunAndFit) {
   EXPECT_NE(sweep.out.find("4 run (0 rejected)"), std::string::npos) << sweep.out;
 }
 
+// Issue 9: the serving table is recognised by its header; every row is listed
+// with its setup or the reason it is not run, and the command exits cleanly.
+TEST_F(CliTest, ValidateListsEveryInferenceRow) {
+  Outcome o = Run("validate " + src_ + "/tests/validation/inference-runs.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const char* id : {"TRTV08-01", "TRTH200-02", "LCPP-SPARK-04", "TINYCHAT-07", "PPL-03",
+                         "VLLM-CI-02", "LCPP-MAC-06", "MLC-02", "JETSON-02", "MEM-06", "CPU-01",
+                         "A10-01"}) {
+    EXPECT_NE(o.out.find(std::string(id) + " "), std::string::npos) << id;
+  }
+  EXPECT_NE(o.out.find("rows: 54, mapped to a scenario: 41"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("setup: Llama-2-7B on 1x apple-m2-ultra (tp 1), weights int4-gptq g32"),
+            std::string::npos)
+      << o.out;
+}
+
+// Serving-only devices are listed, and training on them is a clear error.
+TEST_F(CliTest, ServingDevicesAreListedAndRefuseTraining) {
+  Outcome list = Run("list gpus");
+  ASSERT_EQ(list.code, 0) << list.err;
+  for (const char* gpu : {"jetson-agx-orin-32gb", "jetson-agx-orin-64gb", "apple-m2-ultra",
+                          "xeon-platinum-8480plus"}) {
+    EXPECT_NE(list.out.find(gpu), std::string::npos) << gpu;
+  }
+  Outcome run = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --gpu apple-m2-ultra");
+  EXPECT_NE(run.code, 0);
+  EXPECT_NE(run.err.find("cluster.gpu: apple-m2-ultra"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("training is modelled on discrete GPUs only"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace clustersim

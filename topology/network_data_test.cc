@@ -13,7 +13,7 @@ namespace {
 
 TEST(NetworkDataTest, LinksParseWithSources) {
   const std::vector<LinkTechnology>& links = LinkTechnologies();
-  ASSERT_EQ(links.size(), 12u);  // 3 NVLink, 3 PCIe, 3 InfiniBand, 3 Ethernet
+  ASSERT_EQ(links.size(), 13u);  // 3 NVLink, 3 PCIe, 3 InfiniBand, 4 Ethernet (with eth-10g)
   std::set<LinkKind> kinds;
   for (const LinkTechnology& t : links) {
     SCOPED_TRACE(std::string(t.name));
@@ -29,7 +29,14 @@ TEST(NetworkDataTest, LinksParseWithSources) {
 TEST(NetworkDataTest, NodePresetsParseWithSources) {
   EXPECT_EQ(NodePresetNames(),
             (std::vector<std::string>{"dgx-a100", "dgx-h100", "dgx-h200", "hgx-b200",
-                                      "pcie-rtx4090-8x", "pcie-a10g-8x", "pcie-l40s-8x"}));
+                                      "pcie-rtx4090-8x", "pcie-a10g-8x", "pcie-l40s-8x",
+                                      // Serving hosts (issue 9).
+                                      "pcie-a100-1x", "pcie-h100-1x", "pcie-l40s-1x",
+                                      "pcie-a10g-1x", "pcie-a10-1x",
+                                      "workstation-rtx-a6000-1x", "workstation-rtx4090-1x",
+                                      "workstation-rtx4090-2x", "workstation-rtx3090-1x",
+                                      "workstation-rtx3090-2x", "jetson-agx-orin",
+                                      "mac-studio-m2-ultra", "cpu-server-xeon-8480plus"}));
   for (const NodePreset& p : NodePresets()) {
     SCOPED_TRACE(std::string(p.name));
     EXPECT_FALSE(p.source.empty());

@@ -10,6 +10,11 @@
 //   pcie-rtx4090-8x  8x RTX 4090, no NVLink, PCIe4 switches under one host bridge, 1x 100GbE
 //   pcie-a10g-8x     8x A10G (AWS g5.48xlarge-like), PCIe4, 1x 100GbE
 //   pcie-l40s-8x     8x L40S (AWS g6e.48xlarge-like), PCIe4, 4x 100GbE
+//   Single-device hosts for serving (issue 9): pcie-a100-1x, pcie-h100-1x,
+//   pcie-l40s-1x, pcie-a10g-1x, pcie-a10-1x, workstation-rtx-a6000-1x,
+//   workstation-rtx4090-1x/-2x and
+//   workstation-rtx3090-1x/-2x (PCIe through the CPU, no NVLink), jetson-agx-orin,
+//   mac-studio-m2-ultra, cpu-server-xeon-8480plus (one device per host).
 //
 // Inside a node, GPUs are split evenly over `pcie_switches` PCIe switches that
 // hang off one host bridge; NIC i sits on switch i*pcie_switches/nics. An

@@ -1,0 +1,62 @@
+// File: scenarios/inference_validation.h
+//
+// `clustersim validate` on the inference table (tests/validation/
+// inference-runs.csv, issue 9): every row with its mapped setup and either
+// "not run: <reason>" or the prediction, measured vs predicted error, and the
+// MAPE over the rows that ran.
+//
+// Predictions go through one function, PredictServingMetric. On this branch it
+// returns Unimplemented (the serving simulator lives on another branch); the
+// integrator wires it to `clustersim serve` at merge, and the report needs no
+// other change.
+//
+// Example:
+//   absl::StatusOr<InferenceValidationReport> r = ValidateInferenceTable(table, "runs.csv");
+//   std::cout << FormatInferenceValidationReport(*r, /*target_pct=*/15);
+#ifndef CLUSTERSIM_SCENARIOS_INFERENCE_VALIDATION_H_
+#define CLUSTERSIM_SCENARIOS_INFERENCE_VALIDATION_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "scenarios/csv_table.h"
+#include "scenarios/inference_runs.h"
+#include "scenarios/scenario.pb.h"
+
+namespace clustersim::scenarios {
+
+// The serving simulator's value of `metric` (a name IsKnownServingMetric
+// accepts, in the table's unit) for `scenario`. Unimplemented until the
+// serving simulator is merged.
+absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
+                                            std::string_view metric);
+
+struct InferenceValidationRow {
+  InferenceRun run;
+  std::optional<double> predicted;  // set when the row ran
+  std::string not_run;              // why it did not ("not supported: ..." or the simulator's error)
+  double error_pct = 0;             // (predicted - measured) / measured x 100, when it ran
+};
+
+struct InferenceValidationReport {
+  std::string origin;
+  std::vector<InferenceValidationRow> rows;  // every row of the table, in order
+  int ran = 0;
+  double mape = 0;  // over the rows that ran; 0 when none did
+};
+
+// Maps and predicts every row; error only for a table without the columns.
+absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(const CsvTable& table,
+                                                                 std::string_view origin);
+
+// Per row: id, metric, measured and unit, setup (with assumptions), then the
+// prediction and error or "not run: ..."; then the summary line.
+std::string FormatInferenceValidationReport(const InferenceValidationReport& report,
+                                            double target_pct);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_INFERENCE_VALIDATION_H_
