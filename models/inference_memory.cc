@@ -15,12 +15,13 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Weights of one GPU on a stage of `layers` layers, with the embedding and/or
 // the LM head when the stage holds them.
 double StageWeightBytes(const InferenceMemoryInputs& in, int layers, bool embedding, bool head) {
-  const TransformerConfig& m = in.model;
+  const TransformerConfig& m = in.replica.model;
   const ParameterCounts p = CountParameters(m);
-  const int tp = in.tensor_parallel;
+  const int tp = in.replica.tensor_parallel;
   // Attention (QKV + output) and MLP weights: k is h for QKV/FC1, a·d or f for
   // the others; int8's per-channel scale depends on it only through 16/k.
-  const double bits = BitsPerWeight(in.weight_format, in.quant_group_size, m.hidden_size);
+  const double bits =
+      BitsPerWeight(in.replica.weight_format, in.replica.quant_group_size, m.hidden_size);
   const double linear = p.linear_per_layer / tp * bits / 8.0;
   const double other16 = (p.per_layer - p.linear_per_layer) / tp * 2.0;  // norms, biases, router
   double total = layers * (linear + other16);
@@ -41,20 +42,19 @@ sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
 }
 
 InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity) {
-  const TransformerConfig& m = in.model;
+  const TransformerConfig& m = in.replica.model;
   InferenceMemory r;
   r.capacity = capacity;
-  r.budget = sim::Bytes(static_cast<int64_t>(static_cast<double>(capacity.count()) *
-                                             in.memory_utilization));
-  const int pp = in.pipeline_parallel;
+  r.budget = sim::Bytes(
+      static_cast<int64_t>(static_cast<double>(capacity.count()) * in.memory_utilization));
+  const int pp = in.replica.pipeline_parallel;
   const int layers = static_cast<int>(CeilDiv(m.num_layers, pp));
-  const double weights =
-      pp == 1 ? StageWeightBytes(in, layers, true, true)
-              : std::max(StageWeightBytes(in, layers, true, false),
-                         StageWeightBytes(in, layers, false, true));
+  const double weights = pp == 1 ? StageWeightBytes(in, layers, true, true)
+                                 : std::max(StageWeightBytes(in, layers, true, false),
+                                            StageWeightBytes(in, layers, false, true));
   r.weights = sim::Bytes(static_cast<int64_t>(std::ceil(weights)));
 
-  const int tp = in.tensor_parallel;
+  const int tp = in.replica.tensor_parallel;
   const int64_t tokens = in.max_tokens_per_step;
   const int64_t h = m.hidden_size, d = m.head_dim();
   const int64_t attention = 2 * h + (m.num_attention_heads + 2 * m.num_query_groups) * d / tp;
@@ -65,7 +65,7 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
                              sampled * static_cast<int64_t>(m.vocab_size) * 4);
   r.overheads = in.overheads.cuda_context + in.overheads.gemm_workspace;
 
-  r.kv_bytes_per_token = KvBytesPerToken(m, tp, pp, in.kv_cache_dtype);
+  r.kv_bytes_per_token = KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype);
   r.kv_block_bytes = r.kv_bytes_per_token * in.kv_block_size;
   const sim::Bytes left = r.budget - r.weights - r.activations - r.overheads;
   r.kv_cache = left.count() > 0 ? left : sim::Bytes(0);
@@ -84,52 +84,53 @@ InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const Gpu
     v.fits = true;
     v.some_remedy_fits = true;
     v.summary = absl::StrCat("fits: weights ", GiB(m.weights), ", KV cache ", GiB(m.kv_cache),
-                             " = ", m.kv_blocks, " blocks of ", in.kv_block_size, " tokens: ",
-                             m.max_concurrent_sequences, " concurrent sequences of ",
+                             " = ", m.kv_blocks, " blocks of ", in.kv_block_size,
+                             " tokens: ", m.max_concurrent_sequences, " concurrent sequences of ",
                              in.sequence_length, " tokens");
     return v;
   }
-  const sim::Bytes needed = m.weights + m.activations + m.overheads + m.kv_block_bytes *
-                                                                          m.blocks_per_sequence;
+  const sim::Bytes needed =
+      m.weights + m.activations + m.overheads + m.kv_block_bytes * m.blocks_per_sequence;
   v.summary = absl::StrCat(
-      "does not fit: ", in.model.name, " needs ", GiB(needed), " per GPU (weights ",
-      GiB(m.weights), " in ", std::string(WeightFormatName(in.weight_format)), " at tp ", in.tensor_parallel,
-      ", activations ", GiB(m.activations), ", overheads ", GiB(m.overheads), ", KV of one ",
-      in.sequence_length, "-token sequence ", GiB(m.kv_block_bytes * m.blocks_per_sequence),
-      ") but ", gpu.name, " gives ", GiB(m.budget), " (", GiB(m.capacity), " x ",
-      absl::StrFormat("%.2f", in.memory_utilization), ")");
+      "does not fit: ", in.replica.model.name, " needs ", GiB(needed), " per GPU (weights ",
+      GiB(m.weights), " in ", std::string(WeightFormatName(in.replica.weight_format)), " at tp ",
+      in.replica.tensor_parallel, ", activations ", GiB(m.activations), ", overheads ",
+      GiB(m.overheads), ", KV of one ", in.sequence_length, "-token sequence ",
+      GiB(m.kv_block_bytes * m.blocks_per_sequence), ") but ", gpu.name, " gives ", GiB(m.budget),
+      " (", GiB(m.capacity), " x ", absl::StrFormat("%.2f", in.memory_utilization), ")");
 
   std::vector<std::string> remedies;
   // 1. Quantise.
   for (WeightFormat f : {WeightFormat::kFp8, WeightFormat::kInt8, WeightFormat::kInt4Awq}) {
-    if (BitsPerWeight(f, in.quant_group_size, in.model.hidden_size) >=
-        BitsPerWeight(in.weight_format, in.quant_group_size, in.model.hidden_size)) {
+    if (BitsPerWeight(f, in.replica.quant_group_size, in.replica.model.hidden_size) >=
+        BitsPerWeight(in.replica.weight_format, in.replica.quant_group_size,
+                      in.replica.model.hidden_size)) {
       continue;
     }
     if (!CheckDtypeSupported(gpu, ComputeDtype(f)).ok()) continue;
     InferenceMemoryInputs q = in;
-    q.weight_format = f;
+    q.replica.weight_format = f;
     if (EstimateInferenceMemory(q, gpu.memory).fits) {
-      remedies.push_back(absl::StrCat("quantise: inference.weight_dtype=",
-                                      std::string(WeightFormatName(f))));
+      remedies.push_back(
+          absl::StrCat("quantise: inference.weight_dtype=", std::string(WeightFormatName(f))));
       break;
     }
   }
   // 2. Raise tensor parallelism (at this format, then at 4-bit).
-  for (WeightFormat f : {in.weight_format, WeightFormat::kInt4Awq}) {
+  for (WeightFormat f : {in.replica.weight_format, WeightFormat::kInt4Awq}) {
     bool found = false;
-    for (int tp = in.tensor_parallel * 2; tp <= 64 && !found; tp *= 2) {
-      if (in.model.num_attention_heads % tp != 0) break;
+    for (int tp = in.replica.tensor_parallel * 2; tp <= 64 && !found; tp *= 2) {
+      if (in.replica.model.num_attention_heads % tp != 0) break;
       InferenceMemoryInputs t = in;
-      t.tensor_parallel = tp;
-      t.weight_format = f;
+      t.replica.tensor_parallel = tp;
+      t.replica.weight_format = f;
       if (EstimateInferenceMemory(t, gpu.memory).fits) {
         remedies.push_back(absl::StrCat(
-            "raise inference.tensor_parallel_size to ", tp, " (", tp * in.pipeline_parallel,
+            "raise inference.tensor_parallel_size to ", tp, " (", tp * in.replica.pipeline_parallel,
             " GPUs per replica)",
-            f == in.weight_format ? ""
-                                  : absl::StrCat(" with inference.weight_dtype=",
-                                                 std::string(WeightFormatName(f)))));
+            f == in.replica.weight_format
+                ? ""
+                : absl::StrCat(" with inference.weight_dtype=", std::string(WeightFormatName(f)))));
         found = true;
       }
     }
@@ -146,9 +147,9 @@ InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const Gpu
   }
   v.some_remedy_fits = !remedies.empty();
   if (remedies.empty()) {
-    v.remedy = absl::StrCat(
-        "it does not fit even at 4-bit (int4-awq) with tensor parallelism up to the ",
-        "attention heads; use a GPU with more memory or a smaller model");
+    v.remedy =
+        absl::StrCat("it does not fit even at 4-bit (int4-awq) with tensor parallelism up to the ",
+                     "attention heads; use a GPU with more memory or a smaller model");
   } else {
     v.remedy = absl::StrCat("try: ", remedies[0]);
     for (size_t i = 1; i < remedies.size(); ++i) absl::StrAppend(&v.remedy, "; or ", remedies[i]);

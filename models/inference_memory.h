@@ -27,7 +27,7 @@
 //                a sequence of n tokens holds ceil(n / kv_block_size) blocks.
 //
 // Example:
-//   models::InferenceMemoryInputs in{.model = llama3_8b};
+//   models::InferenceMemoryInputs in{.replica = {.model = llama3_8b}};
 //   in.sequence_length = 2048;
 //   models::InferenceMemory m = models::EstimateInferenceMemory(in, gpu.memory);
 //   // m.weights ~ 14.96 GiB, m.kv_bytes_per_token = 131072, m.max_concurrent_sequences
@@ -46,12 +46,18 @@
 
 namespace clustersim::models {
 
-struct InferenceMemoryInputs {
+// What one serving replica runs: the model, how it is split over GPUs and the
+// formats of its weights and KV cache.
+struct ReplicaModel {
   TransformerConfig model;
   int tensor_parallel = 1, pipeline_parallel = 1;
   WeightFormat weight_format = WeightFormat::kBf16;
   int quant_group_size = 128;
   Dtype kv_cache_dtype = Dtype::kBf16;
+};
+
+struct InferenceMemoryInputs {
+  ReplicaModel replica;
   double memory_utilization = 0.9;
   int kv_block_size = 16;
   int max_batch_size = 256;
@@ -63,7 +69,7 @@ struct InferenceMemoryInputs {
 struct InferenceMemory {
   sim::Bytes capacity, budget;  // device memory; x memory_utilization
   sim::Bytes weights, activations, overheads;
-  sim::Bytes kv_cache;          // budget minus the above; 0 when nothing is left
+  sim::Bytes kv_cache;  // budget minus the above; 0 when nothing is left
   sim::Bytes kv_bytes_per_token;
   sim::Bytes kv_block_bytes;
   int64_t kv_blocks = 0;
@@ -72,7 +78,7 @@ struct InferenceMemory {
   bool fits = false;                     // at least one sequence of sequence_length fits
 };
 
-// REQUIRES: ValidateTransformer(in.model).ok(); tp divides the heads; sizes > 0.
+// REQUIRES: ValidateTransformer(in.replica.model).ok(); tp divides the heads; sizes > 0.
 InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity);
 
 // Tokens of KV cache per GPU for one token of one sequence (see the table).
@@ -81,8 +87,8 @@ sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
 
 struct InferenceVerdict {
   bool fits = false;
-  std::string summary;  // "fits: 4,412 KV blocks ..." or "does not fit: ..."
-  std::string remedy;   // empty when it fits; otherwise changes that were tried and fit
+  std::string summary;            // "fits: 4,412 KV blocks ..." or "does not fit: ..."
+  std::string remedy;             // empty when it fits; otherwise changes that were tried and fit
   bool some_remedy_fits = false;  // some remedy (4-bit, raised tp, shorter context) fits
 };
 

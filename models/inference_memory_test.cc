@@ -6,9 +6,9 @@
 namespace clustersim::models {
 namespace {
 
-using ::testing::HasSubstr;
 using sim::GiB;
 using sim::MiB;
+using ::testing::HasSubstr;
 
 TransformerConfig Preset(std::string_view name) {
   absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
@@ -20,7 +20,7 @@ const GpuSpec& Gpu(std::string_view name) { return **GpuCatalog::Default().Find(
 
 InferenceMemoryInputs Llama8b() {
   InferenceMemoryInputs in;
-  in.model = Preset("llama3-8b");
+  in.replica.model = Preset("llama3-8b");
   in.sequence_length = 2048;
   return in;
 }
@@ -41,16 +41,16 @@ TEST(InferenceMemoryTest, KvBytesPerTokenIsGqaAware) {
 
 TEST(InferenceMemoryTest, WeightsFollowTheFormat) {
   InferenceMemoryInputs in = Llama8b();
-  const double params = CountParameters(in.model).Total(in.model.num_layers);
+  const double params = CountParameters(in.replica.model).Total(in.replica.model.num_layers);
   const InferenceMemory bf16 = EstimateInferenceMemory(in, GiB(80));
   EXPECT_NEAR(static_cast<double>(bf16.weights.count()), 2 * params, 1e-6 * params);
-  in.weight_format = WeightFormat::kInt4Awq;
+  in.replica.weight_format = WeightFormat::kInt4Awq;
   const InferenceMemory q4 = EstimateInferenceMemory(in, GiB(80));
-  const ParameterCounts p = CountParameters(in.model);
-  const double expected = p.linear_per_layer * 32 * 4.15625 / 8 +
-                          (params - p.linear_per_layer * 32) * 2;
+  const ParameterCounts p = CountParameters(in.replica.model);
+  const double expected =
+      p.linear_per_layer * 32 * 4.15625 / 8 + (params - p.linear_per_layer * 32) * 2;
   EXPECT_NEAR(static_cast<double>(q4.weights.count()), expected, 1e-6 * expected);
-  in.tensor_parallel = 2;
+  in.replica.tensor_parallel = 2;
   EXPECT_NEAR(static_cast<double>(EstimateInferenceMemory(in, GiB(80)).weights.count()),
               expected / 2, 1e-3 * expected);
 }
@@ -73,7 +73,7 @@ TEST(InferenceMemoryTest, BlocksBoundConcurrentSequences) {
   in.sequence_length = 8192;
   EXPECT_EQ(EstimateInferenceMemory(in, GiB(80)).max_concurrent_sequences, m.kv_blocks / 512);
   in.sequence_length = 2048;
-  in.kv_cache_dtype = Dtype::kFp8;
+  in.replica.kv_cache_dtype = Dtype::kFp8;
   EXPECT_NEAR(EstimateInferenceMemory(in, GiB(80)).max_concurrent_sequences,
               2 * m.max_concurrent_sequences, 1);
   in.max_batch_size = 64;
@@ -82,7 +82,7 @@ TEST(InferenceMemoryTest, BlocksBoundConcurrentSequences) {
 
 TEST(InferenceMemoryTest, Llama70bOnOneH100SuggestsFp8) {
   InferenceMemoryInputs in = Llama8b();
-  in.model = Preset("llama3-70b");
+  in.replica.model = Preset("llama3-70b");
   const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("h100-sxm5-80gb"));
   EXPECT_FALSE(v.fits);
   EXPECT_THAT(v.summary, HasSubstr("does not fit"));
@@ -93,7 +93,7 @@ TEST(InferenceMemoryTest, Llama70bOnOneH100SuggestsFp8) {
 
 TEST(InferenceMemoryTest, A100IsNotOfferedFp8) {
   InferenceMemoryInputs in = Llama8b();
-  in.model = Preset("llama3-70b");
+  in.replica.model = Preset("llama3-70b");
   const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("a100-sxm4-80gb"));
   EXPECT_FALSE(v.fits);
   EXPECT_THAT(v.remedy, ::testing::Not(HasSubstr("=fp8")));

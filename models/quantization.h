@@ -58,8 +58,7 @@ Dtype ComputeDtype(WeightFormat f);
 // InvalidArgument naming `field` when `gpu` cannot run `f` (FP8 or INT8
 // tensor cores missing), e.g. "inference.weight_dtype=fp8: dtype fp8 is not
 // supported by a100-sxm4-80gb ...; use bf16, int8 or int4-awq".
-absl::Status CheckWeightFormatSupported(const GpuSpec& gpu, WeightFormat f,
-                                        std::string_view field);
+absl::Status CheckWeightFormatSupported(const GpuSpec& gpu, WeightFormat f, std::string_view field);
 
 // KV-cache element types: bf16, fp16, fp8 (E4M3/E5M2 storage, dequantised in
 // the attention kernel, so it needs no FP8 tensor cores: vLLM's

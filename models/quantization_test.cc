@@ -40,8 +40,8 @@ TEST(QuantizationTest, WeightOnlyFormatsComputeIn16Bit) {
 }
 
 TEST(QuantizationTest, Fp8WeightsOnA100AreRejectedWithAlternatives) {
-  const absl::Status s =
-      CheckWeightFormatSupported(Gpu("a100-sxm4-80gb"), WeightFormat::kFp8, "inference.weight_dtype");
+  const absl::Status s = CheckWeightFormatSupported(Gpu("a100-sxm4-80gb"), WeightFormat::kFp8,
+                                                    "inference.weight_dtype");
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("inference.weight_dtype=fp8"));
   EXPECT_THAT(s.message(), HasSubstr("a100-sxm4-80gb"));

@@ -26,7 +26,7 @@ Op Collective(std::string name, models::CommKind kind, int64_t bytes) {
   op.kind = OpKind::kCollective;
   op.comm = kind;
   op.group = kind == models::CommKind::kSendRecv ? models::CommGroup::kPipeline
-                                                  : models::CommGroup::kTensor;
+                                                 : models::CommGroup::kTensor;
   op.comm_bytes = sim::Bytes(bytes);
   return op;
 }
@@ -42,8 +42,8 @@ Op GemmOp(std::string name, int64_t rows, int64_t n, int64_t k, models::Dtype dt
   op.n = n;
   op.k = k;
   op.dtype = dtype;
-  op.flops = sim::Flops(2.0 * static_cast<double>(rows) * static_cast<double>(n) *
-                        static_cast<double>(k));
+  op.flops =
+      sim::Flops(2.0 * static_cast<double>(rows) * static_cast<double>(n) * static_cast<double>(k));
   op.bytes = sim::Bytes(rows * k * 2 + rows * n * 2 +
                         static_cast<int64_t>(static_cast<double>(k * n) * weight_bits / 8.0));
   return op;
@@ -78,9 +78,9 @@ IterationTotals Summarise(const std::vector<SequenceWork>& work) {
     } else {
       t.prefill_tokens += w.new_tokens;
       t.prefill_kv_tokens += w.context + w.new_tokens;
-      t.prefill_pairs += static_cast<double>(w.new_tokens) *
-                         (static_cast<double>(w.context) +
-                          static_cast<double>(w.new_tokens + 1) / 2.0);
+      t.prefill_pairs +=
+          static_cast<double>(w.new_tokens) *
+          (static_cast<double>(w.context) + static_cast<double>(w.new_tokens + 1) / 2.0);
     }
   }
   return t;
@@ -89,31 +89,30 @@ IterationTotals Summarise(const std::vector<SequenceWork>& work) {
 ServingCostModel::ServingCostModel(ServingModelSpec spec, const models::KernelModel& kernels,
                                    const topology::NetworkModel& network)
     : spec_(std::move(spec)), kernels_(&kernels), network_(&network) {
-  gemm_dtype_ = models::ComputeDtype(spec_.weight_format);
-  attention_dtype_ = kernels.gpu().Supports(models::Dtype::kBf16) ? models::Dtype::kBf16
-                                                                  : models::Dtype::kFp16;
+  gemm_dtype_ = models::ComputeDtype(spec_.replica.weight_format);
+  attention_dtype_ =
+      kernels.gpu().Supports(models::Dtype::kBf16) ? models::Dtype::kBf16 : models::Dtype::kFp16;
 }
 
 absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
                                                           const models::KernelModel& kernels,
                                                           const topology::NetworkModel& network) {
-  const models::TransformerConfig& m = spec.model;
-  const int tp = spec.tensor_parallel, pp = spec.pipeline_parallel;
+  const models::TransformerConfig& m = spec.replica.model;
+  const int tp = spec.replica.tensor_parallel, pp = spec.replica.pipeline_parallel;
   if (tp < 1 || m.num_attention_heads % tp != 0 || m.ffn_hidden_size % tp != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "inference.tensor_parallel_size=", tp, " must divide model.num_attention_heads=",
-        m.num_attention_heads, " and model.ffn_hidden_size=", m.ffn_hidden_size,
-        "; try 1, 2, 4 or 8"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("inference.tensor_parallel_size=", tp,
+                     " must divide model.num_attention_heads=", m.num_attention_heads,
+                     " and model.ffn_hidden_size=", m.ffn_hidden_size, "; try 1, 2, 4 or 8"));
   }
   if (pp < 1 || m.num_layers % pp != 0) {
     return absl::InvalidArgumentError(absl::StrCat("inference.pipeline_parallel_size=", pp,
-                                                   " must divide model.num_layers=",
-                                                   m.num_layers));
+                                                   " must divide model.num_layers=", m.num_layers));
   }
   if (static_cast<int>(spec.gpus.size()) != tp * pp) {
     return absl::InternalError("ServingModelSpec.gpus must hold tp x pp GPUs");
   }
-  if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.weight_format,
+  if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.replica.weight_format,
                                                   "inference.weight_dtype");
       !s.ok()) {
     return s;
@@ -129,18 +128,19 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
 }
 
 std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t) const {
-  const models::TransformerConfig& m = spec_.model;
-  const int64_t tp = spec_.tensor_parallel;
+  const models::TransformerConfig& m = spec_.replica.model;
+  const int64_t tp = spec_.replica.tensor_parallel;
   const int64_t T = t.tokens, h = m.hidden_size, d = m.head_dim();
   const int64_t heads = m.num_attention_heads / tp;
   const int64_t kv_heads = std::max<int64_t>(1, m.num_query_groups / tp);
   const int64_t f = m.ffn_hidden_size / tp;
   const bool gated = m.activation == models::Activation::kSwiglu;
-  const int64_t kv_bytes = models::BytesPerElement(spec_.kv_cache_dtype);
+  const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
 
   auto gemm = [&](std::string name, int64_t rows, int64_t n, int64_t k) {
-    return GemmOp(std::move(name), rows, n, k, gemm_dtype_,
-                  models::BitsPerWeight(spec_.weight_format, spec_.quant_group_size, k));
+    return GemmOp(
+        std::move(name), rows, n, k, gemm_dtype_,
+        models::BitsPerWeight(spec_.replica.weight_format, spec_.replica.quant_group_size, k));
   };
 
   std::vector<Op> ops;
@@ -165,28 +165,30 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t) const {
   if (t.decode_seqs > 0) {
     Op a = MemoryOp("attention_decode", t.decode_kv_tokens * 2 * kv_heads * d * kv_bytes +
                                             t.decode_seqs * heads * d * 2 * 2);
-    a.flops = sim::Flops(4.0 * static_cast<double>(heads * d) *
-                         static_cast<double>(t.decode_kv_tokens));
+    a.flops =
+        sim::Flops(4.0 * static_cast<double>(heads * d) * static_cast<double>(t.decode_kv_tokens));
     ops.push_back(std::move(a));
   }
   ops.push_back(gemm("o_proj_gemm", T, h, heads * d));
-  if (tp > 1) ops.push_back(Collective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
+  if (tp > 1)
+    ops.push_back(Collective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
   ops.push_back(MemoryOp("post_norm", T * h * 2 * 3));
   ops.push_back(gemm("gate_up_gemm", T, gated ? 2 * f : f, h));
   ops.push_back(MemoryOp("activation", T * f * (gated ? 3 : 2) * 2));
   ops.push_back(gemm("down_gemm", T, h, f));
-  if (tp > 1) ops.push_back(Collective("tp_allreduce_mlp", models::CommKind::kAllReduce, T * h * 2));
+  if (tp > 1)
+    ops.push_back(Collective("tp_allreduce_mlp", models::CommKind::kAllReduce, T * h * 2));
   return ops;
 }
 
 std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
-  const models::TransformerConfig& m = spec_.model;
-  const int64_t tp = spec_.tensor_parallel;
+  const models::TransformerConfig& m = spec_.replica.model;
+  const int64_t tp = spec_.replica.tensor_parallel;
   const int64_t T = t.tokens, S = t.sampled, h = m.hidden_size;
   const int64_t vocab = m.vocab_size / tp;
   std::vector<Op> ops;
   ops.push_back(MemoryOp("embedding", T * h * 2 * 2));
-  for (int s = 1; s < spec_.pipeline_parallel; ++s) {
+  for (int s = 1; s < spec_.replica.pipeline_parallel; ++s) {
     Op send = Collective(absl::StrCat("pp_send_stage", s), models::CommKind::kSendRecv, T * h * 2);
     send.batch = s;  // the receiving stage
     ops.push_back(std::move(send));
@@ -205,7 +207,7 @@ std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
 }
 
 absl::Status ServingCostModel::Add(const std::vector<Op>& ops, int64_t times, Part* part) const {
-  const int tp = spec_.tensor_parallel;
+  const int tp = spec_.replica.tensor_parallel;
   const std::vector<int> tp_group(spec_.gpus.begin(), spec_.gpus.begin() + tp);
   for (const Op& op : ops) {
     if (op.kind == OpKind::kCollective) {
@@ -220,9 +222,9 @@ absl::Status ServingCostModel::Add(const std::vector<Op>& ops, int64_t times, Pa
       }
       absl::StatusOr<topology::CollectiveEstimate> e = network_->Estimate(r);
       if (!e.ok()) {
-        return absl::Status(e.status().code(),
-                            absl::StrCat("costing ", op.name, " over the replica's GPUs: ",
-                                         e.status().message()));
+        return absl::Status(
+            e.status().code(),
+            absl::StrCat("costing ", op.name, " over the replica's GPUs: ", e.status().message()));
       }
       part->communication += e->time * times;
     } else {
@@ -241,7 +243,7 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
   t.tokens = tokens;
   t.sampled = sampled;
   Part part;
-  absl::Status s = Add(LayerOps(t), spec_.model.num_layers, &part);
+  absl::Status s = Add(LayerOps(t), spec_.replica.model.num_layers, &part);
   if (s.ok()) s = Add(IterationOps(t), 1, &part);
   SIM_CHECK(s.ok()) << "serving iteration cost: " << s.message();
   return linear_.emplace(key, part).first->second;
@@ -256,7 +258,7 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   std::erase_if(ops, [](const Op& op) {
     return op.name != "attention_prefill" && op.name != "attention_decode";
   });
-  SIM_CHECK(Add(ops, spec_.model.num_layers, &attention).ok());
+  SIM_CHECK(Add(ops, spec_.replica.model.num_layers, &attention).ok());
   IterationCost c;
   c.compute = linear.compute + attention.compute;
   c.communication = linear.communication + attention.communication;

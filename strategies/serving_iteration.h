@@ -44,8 +44,8 @@
 //
 // Example:
 //   absl::StatusOr<ServingCostModel> m = ServingCostModel::Create(spec, kernels, network);
-//   IterationTotals t = Summarise({{.new_tokens = 512, .context = 0}, {.new_tokens = 1, .context = 900}});
-//   IterationCost c = m->Cost(t);   // c.time
+//   IterationTotals t = Summarise({{.new_tokens = 512, .context = 0}, {.new_tokens = 1, .context =
+//   900}}); IterationCost c = m->Cost(t);   // c.time
 #ifndef CLUSTERSIM_STRATEGIES_SERVING_ITERATION_H_
 #define CLUSTERSIM_STRATEGIES_SERVING_ITERATION_H_
 
@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "models/inference_memory.h"
 #include "models/kernel_model.h"
 #include "models/quantization.h"
 #include "models/transformer_config.h"
@@ -74,22 +75,18 @@ struct SequenceWork {
 
 // What an iteration's cost depends on.
 struct IterationTotals {
-  int64_t tokens = 0;           // T: new tokens (GEMM rows)
-  int64_t sampled = 0;          // S: rows of the LM head
-  int64_t prefill_tokens = 0;   // new tokens of prefill chunks
+  int64_t tokens = 0;             // T: new tokens (GEMM rows)
+  int64_t sampled = 0;            // S: rows of the LM head
+  int64_t prefill_tokens = 0;     // new tokens of prefill chunks
   int64_t prefill_kv_tokens = 0;  // Σ (context + new) over prefill chunks
-  double prefill_pairs = 0;     // Σ new·(context + (new + 1)/2): causal query-key pairs
+  double prefill_pairs = 0;       // Σ new·(context + (new + 1)/2): causal query-key pairs
   int64_t decode_seqs = 0;
   int64_t decode_kv_tokens = 0;  // Σ (context + 1) over decode steps
 };
 IterationTotals Summarise(const std::vector<SequenceWork>& work);
 
 struct ServingModelSpec {
-  models::TransformerConfig model;
-  int tensor_parallel = 1, pipeline_parallel = 1;
-  models::WeightFormat weight_format = models::WeightFormat::kBf16;
-  int quant_group_size = 128;
-  models::Dtype kv_cache_dtype = models::Dtype::kBf16;
+  models::ReplicaModel replica;
   // Global GPU indices of the replica, stage by stage: stage s holds
   // gpus[s·tp .. s·tp + tp - 1]. REQUIRES: size tp·pp.
   std::vector<int> gpus;

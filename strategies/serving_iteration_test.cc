@@ -16,8 +16,7 @@ class ServingIterationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     gpu_ = *models::GpuCatalog::Default().Find("h100-sxm5-80gb");
-    kernels_.emplace(*gpu_, models::KernelModelParams{},
-                     models::Calibration::Shipped(gpu_->name));
+    kernels_.emplace(*gpu_, models::KernelModelParams{}, models::Calibration::Shipped(gpu_->name));
     absl::StatusOr<topology::Cluster> c = topology::BuildCluster({.node_preset = "dgx-h100"});
     ASSERT_TRUE(c.ok()) << c.status();
     cluster_.emplace(*std::move(c));
@@ -27,9 +26,9 @@ class ServingIterationTest : public ::testing::Test {
   ServingCostModel Model(int tp, models::WeightFormat f = models::WeightFormat::kBf16,
                          std::string_view preset = "llama3-8b") {
     ServingModelSpec spec;
-    spec.model = *models::ModelCatalog::Default().Find(preset);
-    spec.tensor_parallel = tp;
-    spec.weight_format = f;
+    spec.replica.model = *models::ModelCatalog::Default().Find(preset);
+    spec.replica.tensor_parallel = tp;
+    spec.replica.weight_format = f;
     for (int i = 0; i < tp; ++i) spec.gpus.push_back(i);
     absl::StatusOr<ServingCostModel> m = ServingCostModel::Create(spec, *kernels_, *network_);
     EXPECT_TRUE(m.ok()) << m.status();
@@ -61,8 +60,7 @@ TEST_F(ServingIterationTest, BatchOneDecodeIsBoundByReadingTheWeights) {
 
 TEST_F(ServingIterationTest, FourBitWeightsSpeedUpDecodeAboutThreefold) {
   const double bf16 = Model(1).Cost(Decode(1, 1024)).time.ToSeconds();
-  const double q4 =
-      Model(1, models::WeightFormat::kInt4Awq).Cost(Decode(1, 1024)).time.ToSeconds();
+  const double q4 = Model(1, models::WeightFormat::kInt4Awq).Cost(Decode(1, 1024)).time.ToSeconds();
   // Linear weights shrink 3.85x; embeddings and LM head stay 16-bit.
   EXPECT_GT(bf16 / q4, 2.5);
   EXPECT_LT(bf16 / q4, 3.85);
@@ -112,14 +110,14 @@ TEST_F(ServingIterationTest, RejectsFp8OnA100AndABadTp) {
   const models::GpuSpec* a100 = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
   models::KernelModel kernels(*a100);
   ServingModelSpec spec;
-  spec.model = *models::ModelCatalog::Default().Find("llama3-8b");
-  spec.weight_format = models::WeightFormat::kFp8;
+  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
+  spec.replica.weight_format = models::WeightFormat::kFp8;
   spec.gpus = {0};
   absl::StatusOr<ServingCostModel> m = ServingCostModel::Create(spec, kernels, *network_);
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("inference.weight_dtype=fp8"));
-  spec.weight_format = models::WeightFormat::kBf16;
-  spec.tensor_parallel = 3;
+  spec.replica.weight_format = models::WeightFormat::kBf16;
+  spec.replica.tensor_parallel = 3;
   spec.gpus = {0, 1, 2};
   m = ServingCostModel::Create(spec, kernels, *network_);
   ASSERT_FALSE(m.ok());

@@ -25,8 +25,13 @@ class Server {
  public:
   Server(const std::vector<ServingRequest>& requests, const SchedulerConfig& config,
          const IterationCostFn& cost, bool keep, sim::Simulator& sim)
-      : requests_(requests), config_(config), cost_(cost), keep_(keep), sim_(sim),
-        seqs_(requests.size()), free_blocks_(config.kv_blocks),
+      : requests_(requests),
+        config_(config),
+        cost_(cost),
+        keep_(keep),
+        sim_(sim),
+        seqs_(requests.size()),
+        free_blocks_(config.kv_blocks),
         watermark_blocks_(static_cast<int64_t>(
             std::ceil(config.watermark * static_cast<double>(config.kv_blocks)))) {
     run_.requests.resize(requests.size());
@@ -81,7 +86,7 @@ class Server {
         const int64_t victim = running_.back();
         Preempt(victim);
         if (victim == i) break;  // itself: every later one is gone too
-        continue;  // retry i
+        continue;                // retry i
       }
       if (needed > s.blocks) {
         ++s.blocks;
@@ -101,7 +106,9 @@ class Server {
       if (!Prefilling(i) || std::find(owners_.begin(), owners_.end(), i) != owners_.end()) continue;
       Sequence& s = seqs_[i];
       const int64_t chunk = std::min(s.target - s.prefilled, *budget);
-      work_.push_back({.new_tokens = chunk, .context = s.prefilled, .decode = false,
+      work_.push_back({.new_tokens = chunk,
+                       .context = s.prefilled,
+                       .decode = false,
                        .samples = s.prefilled + chunk == s.target});
       owners_.push_back(i);
       *budget -= chunk;
@@ -124,8 +131,8 @@ class Server {
       s.blocks = blocks;
       free_blocks_ -= blocks;
       running_.push_back(i);
-      work_.push_back({.new_tokens = chunk, .context = 0, .decode = false,
-                       .samples = chunk == s.target});
+      work_.push_back(
+          {.new_tokens = chunk, .context = 0, .decode = false, .samples = chunk == s.target});
       owners_.push_back(i);
       *budget -= std::min(chunk, *budget);
     }
@@ -157,6 +164,7 @@ class Server {
     const IterationCost c = cost_(totals);
     ++run_.num_iterations;
     run_.busy += c.time;
+    run_.communication += c.communication;
     run_.flops += c.flops;
     batch_sum_ += static_cast<double>(work_.size());
     run_.peak_running = std::max<int64_t>(run_.peak_running, running_.size());
@@ -165,6 +173,7 @@ class Server {
                                  .end = sim_.Now() + c.time,
                                  .prefill_tokens = totals.prefill_tokens,
                                  .decode_seqs = totals.decode_seqs,
+                                 .batch = static_cast<int64_t>(work_.size()),
                                  .running = static_cast<int64_t>(running_.size()),
                                  .waiting = static_cast<int64_t>(waiting_.size()),
                                  .kv_blocks_used = config_.kv_blocks - free_blocks_});
@@ -222,9 +231,9 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
   for (size_t i = 0; i < requests.size(); ++i) {
     const ServingRequest& r = requests[i];
     if (r.prompt_tokens < 1 || r.output_tokens < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "request ", i, ": prompt and output lengths must be >= 1 token (got ", r.prompt_tokens,
-          " and ", r.output_tokens, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": prompt and output lengths must be >= 1 token (got ",
+                       r.prompt_tokens, " and ", r.output_tokens, ")"));
     }
     if (i > 0 && r.arrival < requests[i - 1].arrival) {
       return absl::InternalError("SimulateServing: requests must be sorted by arrival");
@@ -240,10 +249,10 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
           "inference.tensor_parallel_size or quantise (inference.weight_dtype, kv_cache_dtype)"));
     }
     if (!config.chunked_prefill && r.prompt_tokens > config.max_tokens_per_step) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "request ", i, ": prompt of ", r.prompt_tokens,
-          " tokens exceeds inference.max_tokens_per_step=",
-          config.max_tokens_per_step, "; raise it or set inference.chunked_prefill"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": prompt of ", r.prompt_tokens,
+                       " tokens exceeds inference.max_tokens_per_step=", config.max_tokens_per_step,
+                       "; raise it or set inference.chunked_prefill"));
     }
   }
   sim::Simulator sim;

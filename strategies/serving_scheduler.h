@@ -71,20 +71,22 @@ struct RequestRecord {
 struct IterationRecord {
   sim::Time start, end;
   int64_t prefill_tokens = 0, decode_seqs = 0;
+  int64_t batch = 0;                 // sequences in this iteration
   int64_t running = 0, waiting = 0;  // after scheduling this iteration
   int64_t kv_blocks_used = 0;
 };
 
 struct ServingRun {
-  std::vector<RequestRecord> requests;     // in the order given
-  std::vector<IterationRecord> iterations; // when asked to keep them
+  std::vector<RequestRecord> requests;      // in the order given
+  std::vector<IterationRecord> iterations;  // when asked to keep them
   int64_t num_iterations = 0;
-  sim::Duration busy;      // sum of iteration times
-  double flops = 0;        // model FLOPs of every iteration
+  sim::Duration busy;           // sum of iteration times
+  sim::Duration communication;  // their collectives' share
+  double flops = 0;             // model FLOPs of every iteration
   int64_t preemptions = 0;
   int64_t peak_running = 0;
-  double mean_batch = 0;   // sequences per iteration, averaged over iterations
-  sim::Time end;           // when the last request finished
+  double mean_batch = 0;  // sequences per iteration, averaged over iterations
+  sim::Time end;          // when the last request finished
 };
 
 using IterationCostFn = std::function<IterationCost(const IterationTotals&)>;
