@@ -159,15 +159,17 @@ std::string RenderServeReport(const config::ServeResult& r) {
     absl::StrAppend(
         &out, "<h2>Latency against throughput</h2>\n<p class=\"sub\">",
         "Each point re-simulates Poisson arrivals at 10%, 20%, ... 100% of the capacity.</p>\n",
+        "<p class=\"sub\">Time per output token (ms)</p>\n",
         CurveSvg(
-            "serve-curve-tpot", r, "ms per output token",
+            "serve-curve-tpot", r, "ms",
             Series{{"TPOT p50",
                     {"#2b6cb0", [](const config::ServeCurvePoint& p) { return p.tpot_p50_ms(); }}},
                    {"TPOT p99",
                     {"#dd6b20", [](const config::ServeCurvePoint& p) { return p.tpot_p99_ms(); }}}},
             r.tpot_ms().p99(), st.target_tpot_ms()),
+        "<p class=\"sub\">Time to first token (ms)</p>\n",
         CurveSvg(
-            "serve-curve-ttft", r, "ms to first token",
+            "serve-curve-ttft", r, "ms",
             Series{{"TTFT p99",
                     {"#2f855a", [](const config::ServeCurvePoint& p) { return p.ttft_p99_ms(); }}}},
             r.ttft_ms().p99(), st.target_ttft_ms()));
@@ -230,9 +232,12 @@ std::string FormatServeSummary(const config::ServeResult& r) {
   absl::StrAppend(
       &out,
       line("$ / million output tokens",
-           absl::StrCat(FixedNumber(r.cost().usd_per_million_output_tokens(), 3), " (",
-                        FixedNumber(r.cost().usd_per_gpu_hour(), 2), " $/GPU-hour, ",
-                        r.cost().price_source(), ")")),
+           r.cost().usd_per_gpu_hour() > 0
+               ? absl::StrCat(FixedNumber(r.cost().usd_per_million_output_tokens(), 3), " (",
+                              FixedNumber(r.cost().usd_per_gpu_hour(), 2), " $/GPU-hour, ",
+                              r.cost().price_source(), ")")
+               : absl::StrCat("n/a: no catalog price for ", r.gpu(),
+                              "; set --usd-per-gpu-hour (pricing.usd_per_gpu_hour)")),
       line("energy", absl::StrCat(FixedNumber(r.cost().joules_per_output_token(), 2),
                                   " J per output token, ", FixedNumber(r.cost().energy_kwh(), 4),
                                   " kWh (at ", FixedNumber(r.cost().power_w(), 0), " W)")));
