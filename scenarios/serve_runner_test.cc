@@ -149,6 +149,27 @@ TEST(ServeRunnerTest, TensorParallelReplicaCommunicates) {
   EXPECT_NEAR(r->memory().kv_bytes_per_token(), 65536, 0);
 }
 
+// Pipeline stages run one after another for one batch: each GPU holds half
+// the layers (half the weights and KV per token) and the step takes as long
+// as on one GPU, plus the activation send between the stages.
+TEST(ServeRunnerTest, PipelineStagesSplitMemoryNotTime) {
+  config::Scenario one = Example();
+  one.mutable_inference()->mutable_workload()->set_kind("fixed-batch");
+  one.mutable_inference()->mutable_workload()->set_batch_size(1);
+  config::Scenario two = one;
+  two.mutable_cluster()->set_num_gpus(2);
+  two.mutable_inference()->set_pipeline_parallel_size(2);
+  absl::StatusOr<config::ServeResult> a = Serve(one, {.curve = false});
+  absl::StatusOr<config::ServeResult> b = Serve(two, {.curve = false});
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_EQ(b->memory().kv_bytes_per_token(), a->memory().kv_bytes_per_token() / 2);
+  EXPECT_LT(b->memory().weights_gib(), 0.6 * a->memory().weights_gib());
+  EXPECT_GT(b->communication_fraction(), 0);
+  EXPECT_GT(b->tpot_ms().p50(), a->tpot_ms().p50());
+  EXPECT_LT(b->tpot_ms().p50(), 1.05 * a->tpot_ms().p50());
+  EXPECT_NEAR(b->gpu_busy_fraction(), a->gpu_busy_fraction() / 2, 0.01);
+}
+
 TEST(ServeRunnerTest, BadInputNamesTheField) {
   config::Scenario s = Example();
   s.mutable_model()->set_preset("llama3-405b");
