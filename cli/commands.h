@@ -28,6 +28,7 @@ int ValidateKernelsCommand(const Args& args);  // validate-kernels MEASUREMENTS 
 int CompareCommand(const Args& args);     // compare SCENARIO... [--set k=v] [--variant "k=v,..."]
 int SearchCommand(const Args& args);      // search --model M --gpu G --num-gpus N [flags]
 int SweepCommand(const Args& args);       // sweep SWEEP_FILE --output PREFIX [--shard i/N]
+int ServeCommand(const Args& args);       // serve [SCENARIO] [flags]
 
 // Prints "clustersim: error: <message>" and returns the exit code for `s`.
 int Fail(const absl::Status& s);

@@ -31,6 +31,8 @@ constexpr Command kCommands[] = {
      "search --model M --gpu G --num-gpus N  rank parallel strategies (search --help)"},
     {"sweep", SweepCommand,
      "sweep SWEEP_FILE --output PREFIX  grid to CSV + JSON lines, resumable (sweep --help)"},
+    {"serve", ServeCommand,
+     "serve [SCENARIO] [flags]    simulate serving: latency, throughput, $ (serve --help)"},
 };
 
 void Usage(std::ostream& out) {

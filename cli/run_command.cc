@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "cli/run_flags.h"
-#include "google/protobuf/util/json_util.h"
 #include "scenarios/loader.h"
 #include "scenarios/resolve.h"
 #include "scenarios/runner.h"
@@ -18,20 +18,6 @@
 #include "viz/summary_text.h"
 
 namespace clustersim::cli {
-namespace {
-
-absl::StatusOr<std::string> ToJson(const google::protobuf::Message& m) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions o;
-  o.add_whitespace = true;
-  o.always_print_primitive_fields = true;
-  o.preserve_proto_field_names = true;
-  const auto st = google::protobuf::util::MessageToJsonString(m, &json, o);
-  if (!st.ok()) return absl::InternalError(std::string(st.message()));
-  return json;
-}
-
-}  // namespace
 
 int RunCommand(const Args& args) {
   absl::StatusOr<RunFlags> flags = ParseRunFlags(args);

@@ -14,11 +14,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-template <typename T>
-void Opt(po::options_description& d, const char* name, std::optional<T>* slot, const char* help) {
-  d.add_options()(name, po::value<T>()->notifier([slot](const T& v) { *slot = v; }), help);
-}
-
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
       tier, model_config, finetune, attention, price_source;

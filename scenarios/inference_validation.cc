@@ -1,5 +1,6 @@
 #include "scenarios/inference_validation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -7,15 +8,43 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "scenarios/serve_resolve.h"
+#include "scenarios/serve_runner.h"
 
 namespace clustersim::scenarios {
 
 absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
                                             std::string_view metric) {
-  // The seam to the serving simulator (`clustersim serve`), wired at merge.
-  return absl::UnimplementedError(absl::StrCat(
-      "the serving simulator (`clustersim serve`) is not part of this build; ", scenario.name(),
-      "'s ", std::string(metric), " is predicted once it is merged"));
+  absl::StatusOr<ResolvedServe> resolved = ResolveServe(scenario);
+  if (!resolved.ok()) return resolved.status();
+  // Throughput and latency rows come from the simulated timeline; the curve's
+  // re-simulations are not needed here.
+  absl::StatusOr<config::ServeResult> r = RunServe(*resolved, {.curve = false});
+  if (!r.ok()) return r.status();
+  const config::ServeMemory& mem = r->memory();
+  const double prompt = scenario.inference().workload().prompt_length().value();
+  const double batch = std::max(1, scenario.inference().workload().batch_size());
+  if (metric == "output_tokens_per_s_per_gpu") return r->output_tokens_per_s_per_gpu();
+  if (metric == "output_tokens_per_s_total") return r->output_tokens_per_s();
+  // Generation rate of the decode phase (llama.cpp's tg): tokens per second of
+  // each sequence between its tokens, times the batch.
+  if (metric == "gen_tokens_per_s") return batch * 1000.0 / r->tpot_ms().mean();
+  // Prompt processing rate (llama.cpp's pp): the batch's prompt tokens over
+  // the time to the first token.
+  if (metric == "prompt_tokens_per_s") return batch * prompt * 1000.0 / r->ttft_ms().mean();
+  if (metric == "ttft_ms") return r->ttft_ms().mean();
+  if (metric == "tpot_ms") return r->tpot_ms().mean();
+  if (metric == "e2e_latency_ms") return r->e2e_ms().mean();
+  if (metric == "weights_gib_per_gpu") return mem.weights_gib();
+  if (metric == "kv_bytes_per_token") return static_cast<double>(mem.kv_bytes_per_token());
+  const double kv_tokens = static_cast<double>(mem.kv_blocks()) * mem.kv_block_size();
+  if (metric == "kv_cache_tokens") return kv_tokens;
+  // vLLM's "maximum concurrency for L tokens per request": KV tokens / L.
+  if (metric == "max_concurrency" && mem.sequence_length() > 0) {
+    return kv_tokens / static_cast<double>(mem.sequence_length());
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("metric '", std::string(metric), "' is not produced by the serving simulator"));
 }
 
 absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(const CsvTable& table,

@@ -5,10 +5,9 @@
 // "not run: <reason>" or the prediction, measured vs predicted error, and the
 // MAPE over the rows that ran.
 //
-// Predictions go through one function, PredictServingMetric. On this branch it
-// returns Unimplemented (the serving simulator lives on another branch); the
-// integrator wires it to `clustersim serve` at merge, and the report needs no
-// other change.
+// Predictions go through one function, PredictServingMetric, which resolves
+// the row's scenario and runs the serving simulator (scenarios/serve_runner.h),
+// as `clustersim serve` does.
 //
 // Example:
 //   absl::StatusOr<InferenceValidationReport> r = ValidateInferenceTable(table, "runs.csv");
@@ -29,8 +28,8 @@
 namespace clustersim::scenarios {
 
 // The serving simulator's value of `metric` (a name IsKnownServingMetric
-// accepts, in the table's unit) for `scenario`. Unimplemented until the
-// serving simulator is merged.
+// accepts, in the table's unit) for `scenario`, from one serving simulation;
+// the simulator's error (e.g. a model that does not fit) otherwise.
 absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
                                             std::string_view metric);
 

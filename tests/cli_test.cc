@@ -1,11 +1,13 @@
 // Runs the clustersim binary as a user would: exit codes, stderr, and that a
 // failed run leaves no output file behind.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -383,6 +385,71 @@ TEST_F(CliTest, ServingDevicesAreListedAndRefuseTraining) {
   EXPECT_NE(run.code, 0);
   EXPECT_NE(run.err.find("cluster.gpu: apple-m2-ultra"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("training is modelled on discrete GPUs only"), std::string::npos);
+
+TEST_F(CliTest, ServeExamplePrintsLatencyThroughputAndCost) {
+  const std::string scenario = src_ + "/scenarios/serve-llama3-8b-h100.textproto";
+  Outcome text = Run("serve " + scenario + " --no-curve");
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const char* line : {"TTFT p50/p90/p99", "TPOT p50/p90/p99", "end-to-end p50/p90/p99",
+                           "output tokens/s", "sustainable rate", "$ / million output tokens",
+                           "energy", "KV cache"}) {
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  }
+  Outcome json = Run("serve " + scenario + " --no-curve --format json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  for (const char* key : {"\"ttft_ms\"", "\"tpot_ms\"", "\"p99\"", "\"output_tokens_per_s\"",
+                          "\"gpu_busy_fraction\"", "\"usd_per_million_output_tokens\"",
+                          "\"max_concurrent_sequences\"", "\"saturated\""}) {
+    EXPECT_NE(json.out.find(key), std::string::npos) << key;
+  }
+}
+
+TEST_F(CliTest, ServeFlagsAloneWriteTraceAndReport) {
+  const std::string trace = (dir_ / "serve.json").string();
+  const std::string report = (dir_ / "serve.html").string();
+  Outcome o = Run("serve --model llama3-8b --gpu h100-sxm5-80gb --request-rate 5 "
+                  "--num-requests 50 --prompt-len 512 --output-len 64 --weight-dtype int4-awq "
+                  "--chunked-prefill --target-tpot-ms 20 --trace " + trace + " --report " + report);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("weights int4-awq"), std::string::npos) << o.out;
+  EXPECT_NE(Slurp(trace).find("\"traceEvents\""), std::string::npos);
+  const std::string html = Slurp(report);
+  EXPECT_NE(html.find("<svg id=\"serve-curve-tpot\""), std::string::npos);
+  EXPECT_NE(html.find("class=\"target\""), std::string::npos);
+}
+
+TEST_F(CliTest, ServeBadInputExitsTwoWithTheFieldAndNoFiles) {
+  const std::string trace = (dir_ / "bad.json").string();
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--model llama3-8b --gpu a100-sxm4-80gb --weight-dtype fp8",
+            "inference.weight_dtype=fp8"},
+           {"--model llama3-8b --gpu h100-sxm5-80gb --prompt-len 0",
+            "inference.workload.prompt_length.value=0"},
+           {"--model llama3-8b --gpu h100-sxm5-80gb --output-len -3",
+            "inference.workload.output_length.value=-3"},
+           {"--model llama3-405b --gpu h100-sxm5-80gb", "does not fit"},
+           {"--model llama3-8b --gpu h100-sxm5-80gb --request-rate -1",
+            "inference.workload.request_rate_per_s=-1"},
+           {"--model llama3-8b --gpu h100-sxm5-80gb --tp 3 --num-gpus 3",
+            "inference.tensor_parallel_size=3"},
+       }) {
+    Outcome o = Run("serve " + c.args + " --trace " + trace);
+    EXPECT_EQ(o.code, 2) << c.args << "\n" << o.err;
+    EXPECT_NE(o.err.find(c.message), std::string::npos) << c.args << "\n" << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_FALSE(std::filesystem::exists(trace)) << c.args;
+  }
+}
+
+TEST_F(CliTest, ServeOverloadReportsSaturationNotAHang) {
+  Outcome o = Run("serve --model llama3-8b --gpu h100-sxm5-80gb --request-rate 500 "
+                  "--num-requests 100 --no-curve");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("saturated: the offered 500 req/s exceed the capacity"),
+            std::string::npos) << o.out;
 }
 
 }  // namespace

@@ -24,6 +24,14 @@ std::string HtmlEscape(std::string_view text);
 // print as "n/a" and -0 prints as 0.
 std::string FixedNumber(double v, int decimals);
 
+// The CSS every report page starts with: body, headings, subtitles.
+inline constexpr std::string_view kPageBaseCss = R"css(
+body { font-family: sans-serif; margin: 16px 20px; color: #222; max-width: 1380px; }
+h1 { font-size: 22px; margin: 0 0 4px 0; }
+h2 { font-size: 17px; margin: 22px 0 6px 0; border-bottom: 1px solid #ddd; }
+p.sub { margin: 2px 0; color: #555; }
+)css";
+
 // A duration in seconds with a unit that suits it: "812 us", "12.35 ms", "1.420 s".
 std::string HumanSeconds(double seconds);
 

@@ -1,0 +1,175 @@
+// `clustersim serve [SCENARIO] [flags]`: load the scenario, override its
+// `inference` section (and model, cluster, price) from flags, resolve,
+// simulate serving, and print the summary (text) or the ServeResult (JSON);
+// --trace and --report write files atomically.
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "boost/program_options.hpp"
+#include "cli/commands.h"
+#include "cli/json_output.h"
+#include "cli/parse_args.h"
+#include "scenarios/loader.h"
+#include "scenarios/serve_resolve.h"
+#include "scenarios/serve_runner.h"
+#include "viz/serve_report.h"
+
+namespace clustersim::cli {
+namespace po = boost::program_options;
+namespace {
+
+struct ServeValues {
+  std::optional<std::string> model, model_config, gpu, node, weight_dtype, kv_dtype, price_source;
+  std::optional<int> num_gpus, tp, pp, batch, num_requests, prompt, output, max_batch, max_tokens,
+      group_size, block_size;
+  std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price;
+  std::optional<uint64_t> seed;
+};
+
+void SetLength(int v, config::LengthDistribution* d) {
+  d->Clear();
+  d->set_kind("fixed");
+  d->set_value(v);
+}
+
+config::Scenario Overrides(const ServeValues& v, bool chunked) {
+  config::Scenario o;
+  if (v.model) o.mutable_model()->set_preset(*v.model);
+  if (v.model_config) o.mutable_model()->set_model_config_file(*v.model_config);
+  if (v.gpu) o.mutable_cluster()->set_gpu(*v.gpu);
+  if (v.num_gpus) o.mutable_cluster()->set_num_gpus(*v.num_gpus);
+  if (v.node) o.mutable_cluster()->set_node(*v.node);
+  if (v.price_source) o.mutable_pricing()->set_price_source(*v.price_source);
+  if (v.price) o.mutable_pricing()->set_usd_per_gpu_hour(*v.price);
+  config::InferenceConfig* i = o.mutable_inference();
+  if (v.tp) i->set_tensor_parallel_size(*v.tp);
+  if (v.pp) i->set_pipeline_parallel_size(*v.pp);
+  if (v.weight_dtype) i->set_weight_dtype(*v.weight_dtype);
+  if (v.kv_dtype) i->set_kv_cache_dtype(*v.kv_dtype);
+  if (v.group_size) i->set_quant_group_size(*v.group_size);
+  if (v.max_batch) i->set_max_batch_size(*v.max_batch);
+  if (v.max_tokens) i->set_max_tokens_per_step(*v.max_tokens);
+  if (v.block_size) i->set_kv_block_size(*v.block_size);
+  if (v.memory_utilization) i->set_memory_utilization(*v.memory_utilization);
+  if (v.target_tpot) i->set_target_time_per_output_token_ms(*v.target_tpot);
+  if (v.target_ttft) i->set_target_time_to_first_token_ms(*v.target_ttft);
+  if (chunked) i->set_chunked_prefill(true);
+  config::InferenceWorkload* w = i->mutable_workload();
+  if (v.batch) {
+    w->set_kind("fixed-batch");
+    w->set_batch_size(*v.batch);
+  }
+  if (v.rate) {
+    w->set_kind("poisson");
+    w->set_request_rate_per_s(*v.rate);
+  }
+  if (v.num_requests) w->set_num_requests(*v.num_requests);
+  if (v.seed) w->set_seed(*v.seed);
+  if (v.prompt) SetLength(*v.prompt, w->mutable_prompt_length());
+  if (v.output) SetLength(*v.output, w->mutable_output_length());
+  return o;
+}
+
+}  // namespace
+
+int ServeCommand(const Args& args) {
+  ServeValues v;
+  std::string scenario_path, format = "text", trace_path, report_path;
+  bool chunked = false, help = false, no_curve = false;
+  po::options_description deploy("Deployment (override the scenario)");
+  Opt(deploy, "model", &v.model, "model preset (clustersim list models)");
+  Opt(deploy, "model-config", &v.model_config, "a Hugging Face config.json");
+  Opt(deploy, "gpu", &v.gpu, "GPU name (clustersim list gpus)");
+  Opt(deploy, "num-gpus", &v.num_gpus, "GPUs in the deployment (default: one replica)");
+  Opt(deploy, "node", &v.node, "node preset (clustersim list clusters)");
+  Opt(deploy, "tp", &v.tp, "tensor-parallel size of a replica");
+  Opt(deploy, "pp", &v.pp, "pipeline-parallel size of a replica");
+  Opt(deploy, "weight-dtype", &v.weight_dtype, "bf16|fp16|fp8|int8|int4-gptq|int4-awq");
+  Opt(deploy, "quant-group-size", &v.group_size, "4-bit group size (default 128)");
+  Opt(deploy, "kv-cache-dtype", &v.kv_dtype, "bf16|fp16|fp8|int8");
+  Opt(deploy, "memory-utilization", &v.memory_utilization, "fraction of GPU memory (default 0.9)");
+  Opt(deploy, "price-source", &v.price_source, "price catalog entry (clustersim list prices)");
+  Opt(deploy, "usd-per-gpu-hour", &v.price, "price per GPU-hour");
+  po::options_description sched("Scheduler (vLLM names in brackets)");
+  Opt(sched, "max-batch-size", &v.max_batch, "running sequences at most [max_num_seqs]");
+  Opt(sched, "max-tokens-per-step", &v.max_tokens, "tokens per iteration [max_num_batched_tokens]");
+  Opt(sched, "kv-block-size", &v.block_size, "tokens per paged KV block (default 16)");
+  sched.add_options()("chunked-prefill", po::bool_switch(&chunked),
+                      "mix prompt chunks with decode steps [enable_chunked_prefill]");
+  po::options_description work("Workload");
+  Opt(work, "batch-size", &v.batch, "a fixed batch of this many requests per replica");
+  Opt(work, "request-rate", &v.rate, "Poisson arrivals, requests per second (all replicas)");
+  Opt(work, "num-requests", &v.num_requests, "requests to simulate (default 200)");
+  Opt(work, "prompt-len", &v.prompt, "prompt tokens (default 1024)");
+  Opt(work, "output-len", &v.output, "output tokens (default 128)");
+  Opt(work, "seed", &v.seed, "random seed of arrivals and lengths");
+  Opt(work, "target-tpot-ms", &v.target_tpot, "p99 time-per-output-token target");
+  Opt(work, "target-ttft-ms", &v.target_ttft, "p99 time-to-first-token target");
+  po::options_description output("Output");
+  output.add_options()("format", po::value<std::string>(&format)->default_value("text"),
+                       "text|json")(
+      "trace", po::value<std::string>(&trace_path),
+      "write a Chrome trace of the iterations (open in ui.perfetto.dev)")(
+      "report", po::value<std::string>(&report_path),
+      "write the HTML inference page (latency-vs-throughput curve)")(
+      "no-curve", po::bool_switch(&no_curve), "skip the curve's 10 re-simulations")(
+      "help,h", po::bool_switch(&help), "show this help");
+  po::options_description hidden;
+  hidden.add_options()("scenario", po::value<std::string>(&scenario_path), "scenario file");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::options_description all;
+  all.add(deploy).add(sched).add(work).add(output).add(hidden);
+  po::options_description visible;
+  visible.add(deploy).add(sched).add(work).add(output);
+
+  po::variables_map vm;
+  if (absl::Status s = ParseArgs(args, all, &pos, "serve", &vm); !s.ok()) return Fail(s);
+  if (help) {
+    std::ostringstream text;
+    text << "usage: clustersim serve [SCENARIO] [flags]\n\n" << visible;
+    std::cout << text.str();
+    return 0;
+  }
+  if (format != "text" && format != "json") {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--format=", format, " is not known; use text or json")));
+  }
+  if (v.batch && v.rate) {
+    return Fail(absl::InvalidArgumentError(
+        "--batch-size and --request-rate both set the workload; keep one"));
+  }
+  config::Scenario scenario;
+  if (!scenario_path.empty()) {
+    absl::StatusOr<config::Scenario> loaded = scenarios::LoadScenarioFile(scenario_path);
+    if (!loaded.ok()) return Fail(loaded.status());
+    scenario = *std::move(loaded);
+  }
+  const config::Scenario overrides = Overrides(v, chunked);
+  if (v.batch) scenario.mutable_inference()->mutable_workload()->clear_request_rate_per_s();
+  if (v.rate) scenario.mutable_inference()->mutable_workload()->clear_batch_size();
+  if (v.prompt) scenario.mutable_inference()->mutable_workload()->clear_prompt_length();
+  if (v.output) scenario.mutable_inference()->mutable_workload()->clear_output_length();
+  scenario.MergeFrom(overrides);
+  absl::StatusOr<scenarios::ResolvedServe> resolved = scenarios::ResolveServe(scenario);
+  if (!resolved.ok()) return Fail(resolved.status());
+  absl::StatusOr<config::ServeResult> result = scenarios::RunServe(
+      *resolved, {.trace_path = trace_path, .report_path = report_path, .curve = !no_curve});
+  if (!result.ok()) return Fail(result.status());
+  if (format == "json") {
+    absl::StatusOr<std::string> json = ToJson(*result);
+    if (!json.ok()) return Fail(json.status());
+    std::cout << *json;
+  } else {
+    std::cout << viz::FormatServeSummary(*result);
+    if (!trace_path.empty()) std::cout << "  trace                       " << trace_path << "\n";
+    if (!report_path.empty()) std::cout << "  report                      " << report_path << "\n";
+  }
+  return 0;
+}
+
+}  // namespace clustersim::cli

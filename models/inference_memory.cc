@@ -1,0 +1,160 @@
+#include "models/inference_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace clustersim::models {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Weights of one GPU on a stage of `layers` layers, with the embedding and/or
+// the LM head when the stage holds them.
+double StageWeightBytes(const InferenceMemoryInputs& in, int layers, bool embedding, bool head) {
+  const TransformerConfig& m = in.replica.model;
+  const ParameterCounts p = CountParameters(m);
+  const int tp = in.replica.tensor_parallel;
+  // Attention (QKV + output) and MLP weights: k is h for QKV/FC1, a·d or f for
+  // the others; int8's per-channel scale depends on it only through 16/k.
+  const double bits =
+      BitsPerWeight(in.replica.weight_format, in.replica.quant_group_size, m.hidden_size);
+  const double linear = p.linear_per_layer / tp * bits / 8.0;
+  const double other16 = (p.per_layer - p.linear_per_layer) / tp * 2.0;  // norms, biases, router
+  double total = layers * (linear + other16);
+  if (embedding) total += p.embedding / tp * 2.0;
+  if (head) total += (p.lm_head + p.final_norm) / tp * 2.0;
+  return total;
+}
+
+std::string GiB(sim::Bytes b) { return absl::StrFormat("%.2f GiB", b.ToGiB()); }
+
+}  // namespace
+
+sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
+                           int pipeline_parallel, Dtype kv_cache_dtype) {
+  const int64_t layers = CeilDiv(model.num_layers, pipeline_parallel);
+  const int64_t kv_heads = std::max<int64_t>(1, model.num_query_groups / tensor_parallel);
+  return sim::Bytes(layers * 2 * kv_heads * model.head_dim() * BytesPerElement(kv_cache_dtype));
+}
+
+InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity) {
+  const TransformerConfig& m = in.replica.model;
+  InferenceMemory r;
+  r.capacity = capacity;
+  r.budget = sim::Bytes(
+      static_cast<int64_t>(static_cast<double>(capacity.count()) * in.memory_utilization));
+  const int pp = in.replica.pipeline_parallel;
+  const int layers = static_cast<int>(CeilDiv(m.num_layers, pp));
+  const double weights = pp == 1 ? StageWeightBytes(in, layers, true, true)
+                                 : std::max(StageWeightBytes(in, layers, true, false),
+                                            StageWeightBytes(in, layers, false, true));
+  r.weights = sim::Bytes(static_cast<int64_t>(std::ceil(weights)));
+
+  const int tp = in.replica.tensor_parallel;
+  const int64_t tokens = in.max_tokens_per_step;
+  const int64_t h = m.hidden_size, d = m.head_dim();
+  const int64_t attention = 2 * h + (m.num_attention_heads + 2 * m.num_query_groups) * d / tp;
+  const int64_t f = m.ffn_hidden_size / tp;
+  const int64_t mlp = 2 * h + (m.activation == Activation::kSwiglu ? 3 * f : 2 * f);
+  const int64_t sampled = std::min<int64_t>(tokens, in.max_batch_size);
+  r.activations = sim::Bytes(tokens * std::max(attention, mlp) * 2 +
+                             sampled * static_cast<int64_t>(m.vocab_size) * 4);
+  r.overheads = in.overheads.cuda_context + in.overheads.gemm_workspace;
+
+  r.kv_bytes_per_token = KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype);
+  r.kv_block_bytes = r.kv_bytes_per_token * in.kv_block_size;
+  const sim::Bytes left = r.budget - r.weights - r.activations - r.overheads;
+  r.kv_cache = left.count() > 0 ? left : sim::Bytes(0);
+  r.kv_blocks = r.kv_cache.count() / r.kv_block_bytes.count();
+  r.blocks_per_sequence = CeilDiv(in.sequence_length, in.kv_block_size);
+  r.max_concurrent_sequences =
+      std::min<int64_t>(r.kv_blocks / r.blocks_per_sequence, in.max_batch_size);
+  r.fits = r.max_concurrent_sequences >= 1;
+  return r;
+}
+
+InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const GpuSpec& gpu) {
+  InferenceVerdict v;
+  const InferenceMemory m = EstimateInferenceMemory(in, gpu.memory);
+  if (m.fits) {
+    v.fits = true;
+    v.some_remedy_fits = true;
+    v.summary = absl::StrCat("fits: weights ", GiB(m.weights), ", KV cache ", GiB(m.kv_cache),
+                             " = ", m.kv_blocks, " blocks of ", in.kv_block_size,
+                             " tokens: ", m.max_concurrent_sequences, " concurrent sequences of ",
+                             in.sequence_length, " tokens");
+    return v;
+  }
+  const sim::Bytes needed =
+      m.weights + m.activations + m.overheads + m.kv_block_bytes * m.blocks_per_sequence;
+  v.summary = absl::StrCat(
+      "does not fit: ", in.replica.model.name, " needs ", GiB(needed), " per GPU (weights ",
+      GiB(m.weights), " in ", std::string(WeightFormatName(in.replica.weight_format)), " at tp ",
+      in.replica.tensor_parallel, ", activations ", GiB(m.activations), ", overheads ",
+      GiB(m.overheads), ", KV of one ", in.sequence_length, "-token sequence ",
+      GiB(m.kv_block_bytes * m.blocks_per_sequence), ") but ", gpu.name, " gives ", GiB(m.budget),
+      " (", GiB(m.capacity), " x ", absl::StrFormat("%.2f", in.memory_utilization), ")");
+
+  std::vector<std::string> remedies;
+  // 1. Quantise.
+  for (WeightFormat f : {WeightFormat::kFp8, WeightFormat::kInt8, WeightFormat::kInt4Awq}) {
+    if (BitsPerWeight(f, in.replica.quant_group_size, in.replica.model.hidden_size) >=
+        BitsPerWeight(in.replica.weight_format, in.replica.quant_group_size,
+                      in.replica.model.hidden_size)) {
+      continue;
+    }
+    if (!CheckDtypeSupported(gpu, ComputeDtype(f)).ok()) continue;
+    InferenceMemoryInputs q = in;
+    q.replica.weight_format = f;
+    if (EstimateInferenceMemory(q, gpu.memory).fits) {
+      remedies.push_back(
+          absl::StrCat("quantise: inference.weight_dtype=", std::string(WeightFormatName(f))));
+      break;
+    }
+  }
+  // 2. Raise tensor parallelism (at this format, then at 4-bit).
+  for (WeightFormat f : {in.replica.weight_format, WeightFormat::kInt4Awq}) {
+    bool found = false;
+    for (int tp = in.replica.tensor_parallel * 2; tp <= 64 && !found; tp *= 2) {
+      if (in.replica.model.num_attention_heads % tp != 0) break;
+      InferenceMemoryInputs t = in;
+      t.replica.tensor_parallel = tp;
+      t.replica.weight_format = f;
+      if (EstimateInferenceMemory(t, gpu.memory).fits) {
+        remedies.push_back(absl::StrCat(
+            "raise inference.tensor_parallel_size to ", tp, " (", tp * in.replica.pipeline_parallel,
+            " GPUs per replica)",
+            f == in.replica.weight_format
+                ? ""
+                : absl::StrCat(" with inference.weight_dtype=", std::string(WeightFormatName(f)))));
+        found = true;
+      }
+    }
+    if (found) break;
+  }
+  // 3. Shorten the context (the weights must fit first).
+  if (m.budget.count() > (m.weights + m.activations + m.overheads).count()) {
+    const int64_t tokens = m.kv_cache.count() / m.kv_bytes_per_token.count();
+    const int64_t longest = tokens / in.kv_block_size * in.kv_block_size;
+    if (longest >= 1) {
+      remedies.push_back(absl::StrCat("shorten the context to at most ", longest,
+                                      " tokens (prompt + output lengths)"));
+    }
+  }
+  v.some_remedy_fits = !remedies.empty();
+  if (remedies.empty()) {
+    v.remedy =
+        absl::StrCat("it does not fit even at 4-bit (int4-awq) with tensor parallelism up to the ",
+                     "attention heads; use a GPU with more memory or a smaller model");
+  } else {
+    v.remedy = absl::StrCat("try: ", remedies[0]);
+    for (size_t i = 1; i < remedies.size(); ++i) absl::StrAppend(&v.remedy, "; or ", remedies[i]);
+  }
+  return v;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,105 @@
+// File: models/inference_memory.h
+//
+// Memory of one GPU of a serving replica (vLLM's accounting): the budget is
+// memory x memory_utilization (vLLM's gpu_memory_utilization, default 0.9);
+// from it go the weights, the peak activations of one step and fixed
+// overheads; what remains is the paged KV cache, cut into blocks of
+// kv_block_size tokens. The number of blocks decides how many sequences of a
+// given length run at once.
+//
+//   weights      per linear weight BitsPerWeight(format) (models/quantization.h),
+//                layers / pp and linear weights / tp; embeddings, LM head and
+//                norms 16-bit, vocabulary-parallel / tp; the most loaded stage
+//                (the first holds the embedding, the last the LM head).
+//   KV per token layers_per_stage x 2 (K and V) x kv_heads_per_gpu x head_dim x
+//                bytes(kv dtype); kv_heads_per_gpu = max(1, g / tp): GQA-aware,
+//                and a KV head is replicated when tp exceeds the query groups,
+//                as vLLM does. Llama 3 8B in BF16: 32 x 2 x 8 x 128 x 2 = 128 KiB.
+//   activations  the peak of one step of max_tokens_per_step tokens T, which is
+//                what vLLM's profile run measures: the larger of the attention
+//                block (2 x h + (a + 2g) x d / tp) and the MLP block
+//                (2 x h + 3 x f / tp gated, 2 x h + 2 x f / tp otherwise)
+//                16-bit values per token, plus fp32 logits over the full
+//                vocabulary for min(T, max_batch_size) sampled rows.
+//   overheads    MemoryOverheads (CUDA context, cuBLAS workspace; assumptions
+//                stated in models/memory_model.h).
+//   blocks       floor(kv_cache / (kv_block_size x KV per token));
+//                a sequence of n tokens holds ceil(n / kv_block_size) blocks.
+//
+// Example:
+//   models::InferenceMemoryInputs in{.replica = {.model = llama3_8b}};
+//   in.sequence_length = 2048;
+//   models::InferenceMemory m = models::EstimateInferenceMemory(in, gpu.memory);
+//   // m.weights ~ 14.96 GiB, m.kv_bytes_per_token = 131072, m.max_concurrent_sequences
+#ifndef CLUSTERSIM_MODELS_INFERENCE_MEMORY_H_
+#define CLUSTERSIM_MODELS_INFERENCE_MEMORY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "models/dtype.h"
+#include "models/gpu_catalog.h"
+#include "models/memory_model.h"
+#include "models/quantization.h"
+#include "models/transformer_config.h"
+#include "sim/units.h"
+
+namespace clustersim::models {
+
+// What one serving replica runs: the model, how it is split over GPUs and the
+// formats of its weights and KV cache.
+struct ReplicaModel {
+  TransformerConfig model;
+  int tensor_parallel = 1, pipeline_parallel = 1;
+  WeightFormat weight_format = WeightFormat::kBf16;
+  int quant_group_size = 128;
+  Dtype kv_cache_dtype = Dtype::kBf16;
+};
+
+struct InferenceMemoryInputs {
+  ReplicaModel replica;
+  double memory_utilization = 0.9;
+  int kv_block_size = 16;
+  int max_batch_size = 256;
+  int max_tokens_per_step = 2048;
+  int64_t sequence_length = 2048;  // prompt + output of the longest request
+  MemoryOverheads overheads;
+};
+
+struct InferenceMemory {
+  sim::Bytes capacity, budget;  // device memory; x memory_utilization
+  sim::Bytes weights, activations, overheads;
+  sim::Bytes kv_cache;  // budget minus the above; 0 when nothing is left
+  sim::Bytes kv_bytes_per_token;
+  sim::Bytes kv_block_bytes;
+  int64_t kv_blocks = 0;
+  int64_t blocks_per_sequence = 0;       // at sequence_length
+  int64_t max_concurrent_sequences = 0;  // min(kv_blocks / blocks_per_sequence, max_batch_size)
+  bool fits = false;                     // at least one sequence of sequence_length fits
+};
+
+// REQUIRES: ValidateTransformer(in.replica.model).ok(); tp divides the heads; sizes > 0.
+InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity);
+
+// Tokens of KV cache per GPU for one token of one sequence (see the table).
+sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
+                           int pipeline_parallel, Dtype kv_cache_dtype);
+
+struct InferenceVerdict {
+  bool fits = false;
+  std::string summary;            // "fits: 4,412 KV blocks ..." or "does not fit: ..."
+  std::string remedy;             // empty when it fits; otherwise changes that were tried and fit
+  bool some_remedy_fits = false;  // some remedy (4-bit, raised tp, shorter context) fits
+};
+
+// Tries remedies by re-estimating, in this order: quantise the weights (the
+// first of fp8, int8, int4-awq that `gpu` runs and that fits), raise tp
+// (2, 4, 8 ... dividing the attention heads, up to 64; the GPUs it needs are
+// named), and shorten the context (the longest sequence_length that fits,
+// when the weights fit at all). Remedies name the scenario fields
+// (inference.weight_dtype, inference.tensor_parallel_size, the lengths).
+InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const GpuSpec& gpu);
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_INFERENCE_MEMORY_H_

@@ -1,0 +1,122 @@
+#include "models/inference_memory.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::models {
+namespace {
+
+using sim::GiB;
+using sim::MiB;
+using ::testing::HasSubstr;
+
+TransformerConfig Preset(std::string_view name) {
+  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+const GpuSpec& Gpu(std::string_view name) { return **GpuCatalog::Default().Find(name); }
+
+InferenceMemoryInputs Llama8b() {
+  InferenceMemoryInputs in;
+  in.replica.model = Preset("llama3-8b");
+  in.sequence_length = 2048;
+  return in;
+}
+
+// Llama 3 8B: 32 layers, 8 KV heads of 128: 32 x 2 x 8 x 128 x 2 B = 128 KiB
+// per token in BF16 (reference/models.md's KV-cache formula).
+TEST(InferenceMemoryTest, KvBytesPerTokenIsGqaAware) {
+  const TransformerConfig m = Preset("llama3-8b");
+  EXPECT_EQ(KvBytesPerToken(m, 1, 1, Dtype::kBf16).count(), 131072);
+  EXPECT_EQ(KvBytesPerToken(m, 1, 1, Dtype::kFp8).count(), 65536);
+  EXPECT_EQ(KvBytesPerToken(m, 8, 1, Dtype::kBf16).count(), 16384);
+  // tp 16 > 8 KV heads: each GPU still keeps one (replicated) KV head.
+  EXPECT_EQ(KvBytesPerToken(m, 16, 1, Dtype::kBf16).count(), 16384);
+  EXPECT_EQ(KvBytesPerToken(m, 1, 2, Dtype::kBf16).count(), 65536);
+  // Llama 2 7B has no GQA: 32 KV heads, 4x Llama 3 8B's.
+  EXPECT_EQ(KvBytesPerToken(Preset("llama2-7b"), 1, 1, Dtype::kBf16).count(), 4 * 131072);
+}
+
+TEST(InferenceMemoryTest, WeightsFollowTheFormat) {
+  InferenceMemoryInputs in = Llama8b();
+  const double params = CountParameters(in.replica.model).Total(in.replica.model.num_layers);
+  const InferenceMemory bf16 = EstimateInferenceMemory(in, GiB(80));
+  EXPECT_NEAR(static_cast<double>(bf16.weights.count()), 2 * params, 1e-6 * params);
+  in.replica.weight_format = WeightFormat::kInt4Awq;
+  const InferenceMemory q4 = EstimateInferenceMemory(in, GiB(80));
+  const ParameterCounts p = CountParameters(in.replica.model);
+  const double expected =
+      p.linear_per_layer * 32 * 4.15625 / 8 + (params - p.linear_per_layer * 32) * 2;
+  EXPECT_NEAR(static_cast<double>(q4.weights.count()), expected, 1e-6 * expected);
+  in.replica.tensor_parallel = 2;
+  EXPECT_NEAR(static_cast<double>(EstimateInferenceMemory(in, GiB(80)).weights.count()),
+              expected / 2, 1e-3 * expected);
+}
+
+TEST(InferenceMemoryTest, BlocksBoundConcurrentSequences) {
+  InferenceMemoryInputs in = Llama8b();
+  in.max_batch_size = 10000;
+  const InferenceMemory m = EstimateInferenceMemory(in, Gpu("h100-sxm5-80gb").memory);
+  ASSERT_TRUE(m.fits);
+  EXPECT_EQ(m.budget.count(), static_cast<int64_t>(0.9 * static_cast<double>(GiB(80).count())));
+  EXPECT_EQ(m.kv_cache, m.budget - m.weights - m.activations - m.overheads);
+  EXPECT_EQ(m.kv_block_bytes.count(), 16 * 131072);
+  EXPECT_EQ(m.kv_blocks, m.kv_cache.count() / m.kv_block_bytes.count());
+  EXPECT_EQ(m.blocks_per_sequence, 128);
+  EXPECT_EQ(m.max_concurrent_sequences, m.kv_blocks / 128);
+  // ~56 GiB of KV cache at 2 MiB a block: ~28k blocks, ~220 sequences of 2048.
+  EXPECT_GT(m.max_concurrent_sequences, 200);
+  EXPECT_LT(m.max_concurrent_sequences, 240);
+  // Longer sequences: fewer of them; an FP8 cache: twice as many.
+  in.sequence_length = 8192;
+  EXPECT_EQ(EstimateInferenceMemory(in, GiB(80)).max_concurrent_sequences, m.kv_blocks / 512);
+  in.sequence_length = 2048;
+  in.replica.kv_cache_dtype = Dtype::kFp8;
+  EXPECT_NEAR(EstimateInferenceMemory(in, GiB(80)).max_concurrent_sequences,
+              2 * m.max_concurrent_sequences, 1);
+  in.max_batch_size = 64;
+  EXPECT_EQ(EstimateInferenceMemory(in, GiB(80)).max_concurrent_sequences, 64);
+}
+
+TEST(InferenceMemoryTest, Llama70bOnOneH100SuggestsFp8) {
+  InferenceMemoryInputs in = Llama8b();
+  in.replica.model = Preset("llama3-70b");
+  const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("h100-sxm5-80gb"));
+  EXPECT_FALSE(v.fits);
+  EXPECT_THAT(v.summary, HasSubstr("does not fit"));
+  EXPECT_THAT(v.remedy, HasSubstr("inference.weight_dtype=fp8"));
+  EXPECT_THAT(v.remedy, HasSubstr("inference.tensor_parallel_size to 2"));
+  EXPECT_TRUE(v.some_remedy_fits);
+}
+
+TEST(InferenceMemoryTest, A100IsNotOfferedFp8) {
+  InferenceMemoryInputs in = Llama8b();
+  in.replica.model = Preset("llama3-70b");
+  const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("a100-sxm4-80gb"));
+  EXPECT_FALSE(v.fits);
+  EXPECT_THAT(v.remedy, ::testing::Not(HasSubstr("=fp8")));
+  EXPECT_THAT(v.remedy, HasSubstr("inference.weight_dtype=int"));
+}
+
+TEST(InferenceMemoryTest, LongContextSuggestsShorterContext) {
+  InferenceMemoryInputs in = Llama8b();
+  in.sequence_length = 1 << 20;  // 128 GiB of KV for one sequence
+  const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("h100-sxm5-80gb"));
+  EXPECT_FALSE(v.fits);
+  EXPECT_THAT(v.remedy, HasSubstr("shorten the context to at most"));
+}
+
+TEST(InferenceMemoryTest, TooSmallEvenAtFourBitSaysSo) {
+  GpuSpec tiny = Gpu("rtx-4090");
+  tiny.name = "tiny";
+  tiny.memory = MiB(512);
+  const InferenceVerdict v = JudgeInferenceMemory(Llama8b(), tiny);
+  EXPECT_FALSE(v.fits);
+  EXPECT_FALSE(v.some_remedy_fits);
+  EXPECT_THAT(v.remedy, HasSubstr("does not fit even at 4-bit"));
+}
+
+}  // namespace
+}  // namespace clustersim::models

@@ -1,0 +1,103 @@
+#include "models/quantization.h"
+
+#include <array>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace clustersim::models {
+namespace {
+
+constexpr std::array<std::pair<WeightFormat, std::string_view>, 6> kFormats = {{
+    {WeightFormat::kBf16, "bf16"},
+    {WeightFormat::kFp16, "fp16"},
+    {WeightFormat::kFp8, "fp8"},
+    {WeightFormat::kInt8, "int8"},
+    {WeightFormat::kInt4Gptq, "int4-gptq"},
+    {WeightFormat::kInt4Awq, "int4-awq"},
+}};
+
+// fp16 scale + packed 4-bit zero point per group (see the header).
+constexpr double kGroupOverheadBits = 16.0 + 4.0;
+
+}  // namespace
+
+absl::StatusOr<WeightFormat> ParseWeightFormat(std::string_view name, std::string_view field) {
+  for (const auto& [format, text] : kFormats) {
+    if (text == name) return format;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      std::string(field), "=\"", std::string(name),
+      "\" is not a known weight format; use bf16, fp16, fp8, int8, int4-gptq or int4-awq"));
+}
+
+std::string_view WeightFormatName(WeightFormat f) {
+  for (const auto& [format, text] : kFormats) {
+    if (format == f) return text;
+  }
+  return "?";
+}
+
+bool IsFourBit(WeightFormat f) {
+  return f == WeightFormat::kInt4Gptq || f == WeightFormat::kInt4Awq;
+}
+
+double BitsPerWeight(WeightFormat f, int group_size, int64_t input_features) {
+  switch (f) {
+    case WeightFormat::kBf16:
+    case WeightFormat::kFp16:
+      return 16.0;
+    case WeightFormat::kFp8:
+      return 8.0;
+    case WeightFormat::kInt8:
+      return 8.0 + 16.0 / static_cast<double>(input_features);
+    case WeightFormat::kInt4Gptq:
+    case WeightFormat::kInt4Awq:
+      return 4.0 + kGroupOverheadBits / static_cast<double>(group_size);
+  }
+  return 16.0;
+}
+
+Dtype ComputeDtype(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::kBf16:
+      return Dtype::kBf16;
+    case WeightFormat::kFp8:
+      return Dtype::kFp8;
+    case WeightFormat::kInt8:
+      return Dtype::kInt8;
+    case WeightFormat::kFp16:
+    case WeightFormat::kInt4Gptq:
+    case WeightFormat::kInt4Awq:
+      return Dtype::kFp16;
+  }
+  return Dtype::kBf16;
+}
+
+absl::Status CheckWeightFormatSupported(const GpuSpec& gpu, WeightFormat f,
+                                        std::string_view field) {
+  const absl::Status s = CheckDtypeSupported(gpu, ComputeDtype(f));
+  if (s.ok()) return s;
+  std::string alternatives;
+  for (const auto& [format, text] : kFormats) {
+    if (CheckDtypeSupported(gpu, ComputeDtype(format)).ok()) {
+      absl::StrAppend(&alternatives, alternatives.empty() ? "" : ", ", std::string(text));
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(std::string(field), "=",
+                                                 std::string(WeightFormatName(f)), ": ",
+                                                 s.message(), "; use ", alternatives));
+}
+
+absl::StatusOr<Dtype> ParseKvCacheDtype(std::string_view name, std::string_view field) {
+  if (name == "bf16") return Dtype::kBf16;
+  if (name == "fp16") return Dtype::kFp16;
+  if (name == "fp8") return Dtype::kFp8;
+  if (name == "int8") return Dtype::kInt8;
+  return absl::InvalidArgumentError(absl::StrCat(std::string(field), "=\"", std::string(name),
+                                                 "\" is not a KV-cache dtype; use bf16, fp16, "
+                                                 "fp8 or int8"));
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,70 @@
+// File: models/quantization.h
+//
+// How serving stores a model's weights and its KV cache: the weight formats
+// users pick in vLLM / TensorRT-LLM (`inference.weight_dtype`), the bits each
+// weight takes in memory including quantisation scales and zero points, the
+// dtype the GEMMs compute in, and whether a device can run the format.
+//
+//   format      stored bits per weight            GEMM computes in
+//   bf16/fp16   16                                bf16/fp16
+//   fp8         8 (one scale per tensor: ~0)      fp8 (W8A8, needs FP8 tensor cores)
+//   int8        8 + 16/k (one fp16 scale per      int8 (W8A8 SmoothQuant-style,
+//               output channel of k inputs)       needs INT8 tensor cores)
+//   int4-gptq   4 + (16 + 4)/g                    fp16 (weight-only: the kernel
+//   int4-awq    4 + (16 + 4)/g                    dequantises, e.g. Marlin/AWQ)
+//
+// 4-bit formats keep one fp16 scale and one 4-bit zero point (packed eight per
+// int32, GPTQ's `qzeros`, AutoAWQ's `qzeros`) per group of g consecutive input
+// weights (quant_group_size, default 128): 4 + 20/128 = 4.156 bits. Sources:
+// the GPTQ paper (Frantar et al. 2022, arXiv 2210.17323) and AWQ (Lin et al.
+// 2023, arXiv 2306.00978) for the grouping; the packed layouts of AutoGPTQ's
+// QuantLinear and AutoAWQ's WQLinear_GEMM. GPTQ's act-order index (one int32
+// per input row) adds 32/n bits per weight (< 0.01 for n >= 4096): ignored.
+// Embeddings, norms and the LM head stay 16-bit in every format (vLLM and
+// AutoGPTQ/AutoAWQ checkpoints quantise the linear layers of the blocks only).
+//
+// Example:
+//   absl::StatusOr<models::WeightFormat> f = models::ParseWeightFormat("int4-awq",
+//                                                                       "inference.weight_dtype");
+//   double bits = models::BitsPerWeight(*f, 128, 4096);   // 4.15625
+#ifndef CLUSTERSIM_MODELS_QUANTIZATION_H_
+#define CLUSTERSIM_MODELS_QUANTIZATION_H_
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "models/dtype.h"
+#include "models/gpu_catalog.h"
+
+namespace clustersim::models {
+
+enum class WeightFormat { kBf16, kFp16, kFp8, kInt8, kInt4Gptq, kInt4Awq };
+
+// "bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq". An unknown name is
+// InvalidArgument naming `field` and the valid names.
+absl::StatusOr<WeightFormat> ParseWeightFormat(std::string_view name, std::string_view field);
+std::string_view WeightFormatName(WeightFormat f);
+bool IsFourBit(WeightFormat f);
+
+// Bits one linear-layer weight takes in memory, scales and zero points
+// included. `group_size` matters for 4-bit formats, `input_features` (k of the
+// k x n weight) for int8's per-channel scales. REQUIRES: both > 0.
+double BitsPerWeight(WeightFormat f, int group_size, int64_t input_features);
+
+// The dtype the format's GEMMs run in (table above).
+Dtype ComputeDtype(WeightFormat f);
+
+// InvalidArgument naming `field` when `gpu` cannot run `f` (FP8 or INT8
+// tensor cores missing), e.g. "inference.weight_dtype=fp8: dtype fp8 is not
+// supported by a100-sxm4-80gb ...; use bf16, int8 or int4-awq".
+absl::Status CheckWeightFormatSupported(const GpuSpec& gpu, WeightFormat f, std::string_view field);
+
+// KV-cache element types: bf16, fp16, fp8 (E4M3/E5M2 storage, dequantised in
+// the attention kernel, so it needs no FP8 tensor cores: vLLM's
+// kv_cache_dtype=fp8 runs on Ampere), int8. InvalidArgument naming `field`.
+absl::StatusOr<Dtype> ParseKvCacheDtype(std::string_view name, std::string_view field);
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_QUANTIZATION_H_

@@ -1,0 +1,61 @@
+#include "models/quantization.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+const GpuSpec& Gpu(std::string_view name) { return **GpuCatalog::Default().Find(name); }
+
+TEST(QuantizationTest, ParsesEveryFormatAndRejectsUnknownNamingTheField) {
+  for (std::string_view n : {"bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq"}) {
+    absl::StatusOr<WeightFormat> f = ParseWeightFormat(n, "inference.weight_dtype");
+    ASSERT_TRUE(f.ok()) << n;
+    EXPECT_EQ(WeightFormatName(*f), n);
+  }
+  absl::StatusOr<WeightFormat> bad = ParseWeightFormat("int3", "inference.weight_dtype");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("inference.weight_dtype=\"int3\""));
+  EXPECT_THAT(bad.status().message(), HasSubstr("int4-awq"));
+}
+
+TEST(QuantizationTest, FourBitCountsGroupScalesAndZeros) {
+  // 4 bits + (16-bit scale + 4-bit zero) / 128 = 4.15625.
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kInt4Awq, 128, 4096), 4.15625);
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kInt4Gptq, 64, 4096), 4.3125);
+  EXPECT_GT(BitsPerWeight(WeightFormat::kInt4Gptq, 32, 4096),
+            BitsPerWeight(WeightFormat::kInt4Gptq, 128, 4096));
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kBf16, 128, 4096), 16);
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kFp8, 128, 4096), 8);
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kInt8, 128, 4096), 8 + 16.0 / 4096);
+}
+
+TEST(QuantizationTest, WeightOnlyFormatsComputeIn16Bit) {
+  EXPECT_EQ(ComputeDtype(WeightFormat::kInt4Awq), Dtype::kFp16);
+  EXPECT_EQ(ComputeDtype(WeightFormat::kFp8), Dtype::kFp8);
+  EXPECT_EQ(ComputeDtype(WeightFormat::kInt8), Dtype::kInt8);
+}
+
+TEST(QuantizationTest, Fp8WeightsOnA100AreRejectedWithAlternatives) {
+  const absl::Status s = CheckWeightFormatSupported(Gpu("a100-sxm4-80gb"), WeightFormat::kFp8,
+                                                    "inference.weight_dtype");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("inference.weight_dtype=fp8"));
+  EXPECT_THAT(s.message(), HasSubstr("a100-sxm4-80gb"));
+  EXPECT_THAT(s.message(), HasSubstr("int4-awq"));
+  EXPECT_TRUE(CheckWeightFormatSupported(Gpu("h100-sxm5-80gb"), WeightFormat::kFp8, "f").ok());
+  EXPECT_TRUE(CheckWeightFormatSupported(Gpu("a100-sxm4-80gb"), WeightFormat::kInt4Gptq, "f").ok());
+}
+
+TEST(QuantizationTest, KvCacheDtypes) {
+  EXPECT_EQ(*ParseKvCacheDtype("fp8", "inference.kv_cache_dtype"), Dtype::kFp8);
+  absl::StatusOr<Dtype> bad = ParseKvCacheDtype("int4", "inference.kv_cache_dtype");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("inference.kv_cache_dtype"));
+}
+
+}  // namespace
+}  // namespace clustersim::models

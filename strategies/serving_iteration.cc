@@ -1,0 +1,270 @@
+#include "strategies/serving_iteration.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "sim/check.h"
+
+namespace clustersim::strategies {
+namespace {
+
+using models::Op;
+using models::OpKind;
+
+Op MemoryOp(std::string name, int64_t bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kMemoryBound;
+  op.bytes = sim::Bytes(bytes);
+  return op;
+}
+
+Op Collective(std::string name, models::CommKind kind, int64_t bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kCollective;
+  op.comm = kind;
+  op.group = kind == models::CommKind::kSendRecv ? models::CommGroup::kPipeline
+                                                 : models::CommGroup::kTensor;
+  op.comm_bytes = sim::Bytes(bytes);
+  return op;
+}
+
+// rows x k activations times a k x n weight of `weight_bits` per element;
+// 16-bit activations in and out.
+Op GemmOp(std::string name, int64_t rows, int64_t n, int64_t k, models::Dtype dtype,
+          double weight_bits) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kGemm;
+  op.m = rows;
+  op.n = n;
+  op.k = k;
+  op.dtype = dtype;
+  op.flops =
+      sim::Flops(2.0 * static_cast<double>(rows) * static_cast<double>(n) * static_cast<double>(k));
+  op.bytes = sim::Bytes(rows * k * 2 + rows * n * 2 +
+                        static_cast<int64_t>(static_cast<double>(k * n) * weight_bits / 8.0));
+  return op;
+}
+
+topology::Collective ToCollective(models::CommKind k) {
+  switch (k) {
+    case models::CommKind::kAllReduce:
+      return topology::Collective::kAllReduce;
+    case models::CommKind::kAllGather:
+      return topology::Collective::kAllGather;
+    case models::CommKind::kReduceScatter:
+      return topology::Collective::kReduceScatter;
+    case models::CommKind::kAllToAll:
+      return topology::Collective::kAllToAll;
+    case models::CommKind::kSendRecv:
+      return topology::Collective::kSendRecv;
+  }
+  return topology::Collective::kAllReduce;
+}
+
+}  // namespace
+
+IterationTotals Summarise(const std::vector<SequenceWork>& work) {
+  IterationTotals t;
+  for (const SequenceWork& w : work) {
+    t.tokens += w.new_tokens;
+    if (w.samples) ++t.sampled;
+    if (w.decode) {
+      ++t.decode_seqs;
+      t.decode_kv_tokens += w.context + w.new_tokens;
+    } else {
+      t.prefill_tokens += w.new_tokens;
+      t.prefill_kv_tokens += w.context + w.new_tokens;
+      t.prefill_pairs +=
+          static_cast<double>(w.new_tokens) *
+          (static_cast<double>(w.context) + static_cast<double>(w.new_tokens + 1) / 2.0);
+    }
+  }
+  return t;
+}
+
+ServingCostModel::ServingCostModel(ServingModelSpec spec, const models::KernelModel& kernels,
+                                   const topology::NetworkModel& network)
+    : spec_(std::move(spec)), kernels_(&kernels), network_(&network) {
+  gemm_dtype_ = models::ComputeDtype(spec_.replica.weight_format);
+  attention_dtype_ =
+      kernels.gpu().Supports(models::Dtype::kBf16) ? models::Dtype::kBf16 : models::Dtype::kFp16;
+}
+
+absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
+                                                          const models::KernelModel& kernels,
+                                                          const topology::NetworkModel& network) {
+  const models::TransformerConfig& m = spec.replica.model;
+  const int tp = spec.replica.tensor_parallel, pp = spec.replica.pipeline_parallel;
+  if (tp < 1 || m.num_attention_heads % tp != 0 || m.ffn_hidden_size % tp != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inference.tensor_parallel_size=", tp,
+                     " must divide model.num_attention_heads=", m.num_attention_heads,
+                     " and model.ffn_hidden_size=", m.ffn_hidden_size, "; try 1, 2, 4 or 8"));
+  }
+  if (pp < 1 || m.num_layers % pp != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("inference.pipeline_parallel_size=", pp,
+                                                   " must divide model.num_layers=", m.num_layers));
+  }
+  if (static_cast<int>(spec.gpus.size()) != tp * pp) {
+    return absl::InternalError("ServingModelSpec.gpus must hold tp x pp GPUs");
+  }
+  if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.replica.weight_format,
+                                                  "inference.weight_dtype");
+      !s.ok()) {
+    return s;
+  }
+  ServingCostModel model(std::move(spec), kernels, network);
+  Part probe;
+  IterationTotals t;
+  t.tokens = 1;
+  t.sampled = 1;
+  if (auto s = model.Add(model.LayerOps(t), 1, &probe); !s.ok()) return s;
+  if (auto s = model.Add(model.IterationOps(t), 1, &probe); !s.ok()) return s;
+  return model;
+}
+
+std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t) const {
+  const models::TransformerConfig& m = spec_.replica.model;
+  const int64_t tp = spec_.replica.tensor_parallel;
+  const int64_t T = t.tokens, h = m.hidden_size, d = m.head_dim();
+  const int64_t heads = m.num_attention_heads / tp;
+  const int64_t kv_heads = std::max<int64_t>(1, m.num_query_groups / tp);
+  const int64_t f = m.ffn_hidden_size / tp;
+  const bool gated = m.activation == models::Activation::kSwiglu;
+  const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
+
+  auto gemm = [&](std::string name, int64_t rows, int64_t n, int64_t k) {
+    return GemmOp(
+        std::move(name), rows, n, k, gemm_dtype_,
+        models::BitsPerWeight(spec_.replica.weight_format, spec_.replica.quant_group_size, k));
+  };
+
+  std::vector<Op> ops;
+  ops.push_back(MemoryOp("input_norm", T * h * 2 * 2));
+  ops.push_back(gemm("qkv_gemm", T, (heads + 2 * kv_heads) * d, h));
+  ops.push_back(MemoryOp("kv_cache_write", T * 2 * kv_heads * d * (2 + kv_bytes)));
+  if (t.prefill_tokens > 0) {
+    Op a;
+    a.name = "attention_prefill";
+    a.kind = OpKind::kAttention;
+    a.batch = heads;
+    a.m = t.prefill_tokens;
+    a.n = t.prefill_kv_tokens;
+    a.k = d;
+    a.causal = false;  // the causal pairs are counted exactly in the flops
+    a.dtype = attention_dtype_;
+    a.flops = sim::Flops(4.0 * static_cast<double>(heads * d) * t.prefill_pairs);
+    a.bytes = sim::Bytes(t.prefill_tokens * heads * d * 2 * 2 +
+                         t.prefill_kv_tokens * 2 * kv_heads * d * kv_bytes);
+    ops.push_back(std::move(a));
+  }
+  if (t.decode_seqs > 0) {
+    Op a = MemoryOp("attention_decode", t.decode_kv_tokens * 2 * kv_heads * d * kv_bytes +
+                                            t.decode_seqs * heads * d * 2 * 2);
+    a.flops =
+        sim::Flops(4.0 * static_cast<double>(heads * d) * static_cast<double>(t.decode_kv_tokens));
+    ops.push_back(std::move(a));
+  }
+  ops.push_back(gemm("o_proj_gemm", T, h, heads * d));
+  if (tp > 1)
+    ops.push_back(Collective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
+  ops.push_back(MemoryOp("post_norm", T * h * 2 * 3));
+  ops.push_back(gemm("gate_up_gemm", T, gated ? 2 * f : f, h));
+  ops.push_back(MemoryOp("activation", T * f * (gated ? 3 : 2) * 2));
+  ops.push_back(gemm("down_gemm", T, h, f));
+  if (tp > 1)
+    ops.push_back(Collective("tp_allreduce_mlp", models::CommKind::kAllReduce, T * h * 2));
+  return ops;
+}
+
+std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
+  const models::TransformerConfig& m = spec_.replica.model;
+  const int64_t tp = spec_.replica.tensor_parallel;
+  const int64_t T = t.tokens, S = t.sampled, h = m.hidden_size;
+  const int64_t vocab = m.vocab_size / tp;
+  std::vector<Op> ops;
+  ops.push_back(MemoryOp("embedding", T * h * 2 * 2));
+  for (int s = 1; s < spec_.replica.pipeline_parallel; ++s) {
+    Op send = Collective(absl::StrCat("pp_send_stage", s), models::CommKind::kSendRecv, T * h * 2);
+    send.batch = s;  // the receiving stage
+    ops.push_back(std::move(send));
+  }
+  ops.push_back(MemoryOp("final_norm", S * h * 2 * 2));
+  if (S > 0) {
+    // 16-bit weights in every format.
+    ops.push_back(GemmOp("lm_head_gemm", S, vocab, h, attention_dtype_, 16.0));
+    if (tp > 1) {
+      ops.push_back(Collective("logits_allgather", models::CommKind::kAllGather,
+                               S * static_cast<int64_t>(m.vocab_size) * 2));
+    }
+    ops.push_back(MemoryOp("sampling", S * static_cast<int64_t>(m.vocab_size) * 4 * 2));
+  }
+  return ops;
+}
+
+absl::Status ServingCostModel::Add(const std::vector<Op>& ops, int64_t times, Part* part) const {
+  const int tp = spec_.replica.tensor_parallel;
+  const std::vector<int> tp_group(spec_.gpus.begin(), spec_.gpus.begin() + tp);
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kCollective) {
+      topology::CollectiveRequest r;
+      r.op = ToCollective(op.comm);
+      r.bytes = op.comm_bytes;
+      if (op.comm == models::CommKind::kSendRecv) {
+        const int64_t stage = op.batch;
+        r.gpus = {spec_.gpus[(stage - 1) * tp], spec_.gpus[stage * tp]};
+      } else {
+        r.gpus = tp_group;
+      }
+      absl::StatusOr<topology::CollectiveEstimate> e = network_->Estimate(r);
+      if (!e.ok()) {
+        return absl::Status(
+            e.status().code(),
+            absl::StrCat("costing ", op.name, " over the replica's GPUs: ", e.status().message()));
+      }
+      part->communication += e->time * times;
+    } else {
+      part->compute += kernels_->Cost(op).time * times;
+      part->flops += op.flops.count() * static_cast<double>(times * tp);
+    }
+  }
+  return absl::OkStatus();
+}
+
+ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled) {
+  const auto key = std::make_pair(tokens, sampled);
+  auto it = linear_.find(key);
+  if (it != linear_.end()) return it->second;
+  IterationTotals t;
+  t.tokens = tokens;
+  t.sampled = sampled;
+  Part part;
+  absl::Status s = Add(LayerOps(t), spec_.replica.model.num_layers, &part);
+  if (s.ok()) s = Add(IterationOps(t), 1, &part);
+  SIM_CHECK(s.ok()) << "serving iteration cost: " << s.message();
+  return linear_.emplace(key, part).first->second;
+}
+
+IterationCost ServingCostModel::Cost(const IterationTotals& t) {
+  SIM_CHECK(t.tokens >= 1) << "an iteration needs at least one token";
+  const Part linear = Linear(t.tokens, t.sampled);
+  // The attention ops are the part that depends on the sequences' contexts.
+  Part attention;
+  std::vector<Op> ops = LayerOps(t);
+  std::erase_if(ops, [](const Op& op) {
+    return op.name != "attention_prefill" && op.name != "attention_decode";
+  });
+  SIM_CHECK(Add(ops, spec_.replica.model.num_layers, &attention).ok());
+  IterationCost c;
+  c.compute = linear.compute + attention.compute;
+  c.communication = linear.communication + attention.communication;
+  c.time = c.compute + c.communication;
+  c.flops = linear.flops + attention.flops;
+  return c;
+}
+
+}  // namespace clustersim::strategies

@@ -1,0 +1,143 @@
+// File: strategies/serving_iteration.h
+//
+// What one iteration (one forward step) of a serving replica costs: the ops of
+// every transformer layer for that iteration's batch shape, each costed by
+// models::KernelModel, plus the tensor-parallel all-reduces (two per layer)
+// and, with pipeline parallelism, the activation sends between stages, costed
+// by the topology's NetworkModel over the replica's real GPUs and links.
+//
+// One layer on one tensor-parallel shard, in execution order (vLLM's Llama):
+//   input_norm          memory-bound: T·h 16-bit values in and out
+//   qkv_gemm            m = T, n = (a + 2g)·d / tp, k = h
+//   kv_cache_write      memory-bound: T new K and V rows into the paged cache
+//   attention_prefill   FlashAttention over the prefill chunks (when any):
+//                       flops = 4·(a/tp)·d·Σ new·(context + (new + 1)/2) (the
+//                       causal query-key pairs, counted exactly), reads Q and
+//                       the chunks' K/V (context included), writes O
+//   attention_decode    paged attention of the decoding sequences (when any):
+//                       memory-bound, reads every decoding sequence's whole KV
+//                       (Σ (context + 1) tokens x 2 x g/tp x d x kv bytes)
+//   o_proj_gemm         m = T, n = h, k = a·d / tp
+//   tp_allreduce_attn   T·h 16-bit values (tp > 1)
+//   post_norm           memory-bound: residual add and RMSNorm
+//   gate_up_gemm        m = T, n = 2f/tp (gated) or f/tp, k = h
+//   activation          memory-bound
+//   down_gemm           m = T, n = h, k = f/tp
+//   tp_allreduce_mlp    T·h 16-bit values (tp > 1)
+// T = new tokens of the iteration (prefill chunks + one per decoding sequence).
+// Once per iteration: embedding (memory-bound), final_norm, lm_head_gemm over
+// the S rows that sample a token (m = S, n = V/tp, k = h, 16-bit weights),
+// logits_allgather (S·V 16-bit values, tp > 1) and sampling (memory-bound).
+//
+// Weight bytes of every GEMM follow the weight format (models/quantization.h:
+// 4-bit weights stream 4.16 bits per weight), so decode, which is bound by
+// reading the weights, speeds up with quantisation; the GEMM runs in the
+// format's compute dtype. A decode step of Llama 3 8B in BF16 on one H100
+// streams ~15 GB: ~5.2 ms at 86% of 3.35 TB/s, plus kernel overheads.
+//
+// Iteration time = L x (layer ops + all-reduces) + once-per-iteration ops +
+// (pp - 1) stage-to-stage sends; stages run one after another for one batch
+// (no overlap between batches across stages, as one vLLM virtual engine).
+// Nothing overlaps inside an iteration (vLLM runs them in one stream).
+//
+// The GEMM and collective part depends only on (T, S): it is memoised.
+//
+// Example:
+//   absl::StatusOr<ServingCostModel> m = ServingCostModel::Create(spec, kernels, network);
+//   IterationTotals t = Summarise({{.new_tokens = 512, .context = 0}, {.new_tokens = 1, .context =
+//   900}}); IterationCost c = m->Cost(t);   // c.time
+#ifndef CLUSTERSIM_STRATEGIES_SERVING_ITERATION_H_
+#define CLUSTERSIM_STRATEGIES_SERVING_ITERATION_H_
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/inference_memory.h"
+#include "models/kernel_model.h"
+#include "models/quantization.h"
+#include "models/transformer_config.h"
+#include "models/workload.h"
+#include "sim/units.h"
+#include "topology/network_model.h"
+
+namespace clustersim::strategies {
+
+// One sequence's share of an iteration.
+struct SequenceWork {
+  int64_t new_tokens = 1;  // a prefill chunk's length, or 1 for a decode step
+  int64_t context = 0;     // tokens already in the KV cache before this step
+  bool decode = false;     // a decode step (else a prefill chunk)
+  bool samples = true;     // produces a token: decode, or a prompt's last chunk
+};
+
+// What an iteration's cost depends on.
+struct IterationTotals {
+  int64_t tokens = 0;             // T: new tokens (GEMM rows)
+  int64_t sampled = 0;            // S: rows of the LM head
+  int64_t prefill_tokens = 0;     // new tokens of prefill chunks
+  int64_t prefill_kv_tokens = 0;  // Σ (context + new) over prefill chunks
+  double prefill_pairs = 0;       // Σ new·(context + (new + 1)/2): causal query-key pairs
+  int64_t decode_seqs = 0;
+  int64_t decode_kv_tokens = 0;  // Σ (context + 1) over decode steps
+};
+IterationTotals Summarise(const std::vector<SequenceWork>& work);
+
+struct ServingModelSpec {
+  models::ReplicaModel replica;
+  // Global GPU indices of the replica, stage by stage: stage s holds
+  // gpus[s·tp .. s·tp + tp - 1]. REQUIRES: size tp·pp.
+  std::vector<int> gpus;
+};
+
+struct IterationCost {
+  sim::Duration time;           // the whole iteration
+  sim::Duration compute;        // kernels
+  sim::Duration communication;  // all-reduces, logits gather, stage sends
+  double flops = 0;             // model FLOPs of the replica (all its GPUs)
+};
+
+class ServingCostModel {
+ public:
+  // Errors (InvalidArgument) name the inference.* field: tp not dividing the
+  // heads, the ffn size or the vocabulary; pp not dividing the layers; a
+  // weight format the GPU lacks; a collective the network cannot cost.
+  // `kernels` and `network` must outlive the model.
+  static absl::StatusOr<ServingCostModel> Create(ServingModelSpec spec,
+                                                 const models::KernelModel& kernels,
+                                                 const topology::NetworkModel& network);
+
+  // The cost of one iteration. Memoises the (T, S) part; not thread-safe.
+  // REQUIRES: t.tokens >= 1.
+  IterationCost Cost(const IterationTotals& t);
+
+  // One layer's ops on one tensor-parallel shard, in execution order (the
+  // collectives included, OpKind::kCollective), and the once-per-iteration ops.
+  std::vector<models::Op> LayerOps(const IterationTotals& t) const;
+  std::vector<models::Op> IterationOps(const IterationTotals& t) const;
+
+  const ServingModelSpec& spec() const { return spec_; }
+
+ private:
+  ServingCostModel(ServingModelSpec spec, const models::KernelModel& kernels,
+                   const topology::NetworkModel& network);
+  struct Part {
+    sim::Duration compute, communication;
+    double flops = 0;
+  };
+  // Costs `ops` (x `times`) into `part`.
+  absl::Status Add(const std::vector<models::Op>& ops, int64_t times, Part* part) const;
+  Part& Linear(int64_t tokens, int64_t sampled);
+
+  ServingModelSpec spec_;
+  const models::KernelModel* kernels_;
+  const topology::NetworkModel* network_;
+  models::Dtype gemm_dtype_, attention_dtype_;
+  std::map<std::pair<int64_t, int64_t>, Part> linear_;  // by (T, S)
+};
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_SERVING_ITERATION_H_

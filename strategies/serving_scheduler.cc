@@ -1,0 +1,267 @@
+#include "strategies/serving_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "absl/strings/str_cat.h"
+#include "sim/check.h"
+#include "sim/simulator.h"
+
+namespace clustersim::strategies {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct Sequence {
+  int64_t target = 0;     // tokens to prefill: prompt + tokens produced before (re)admission
+  int64_t prefilled = 0;  // of target
+  int64_t generated = 0;  // output tokens produced
+  int64_t blocks = 0;
+};
+
+// One replica: the queue, the running batch and the paged KV cache.
+class Server {
+ public:
+  Server(const std::vector<ServingRequest>& requests, const SchedulerConfig& config,
+         const IterationCostFn& cost, bool keep, sim::Simulator& sim)
+      : requests_(requests),
+        config_(config),
+        cost_(cost),
+        keep_(keep),
+        sim_(sim),
+        seqs_(requests.size()),
+        free_blocks_(config.kv_blocks),
+        watermark_blocks_(static_cast<int64_t>(
+            std::ceil(config.watermark * static_cast<double>(config.kv_blocks)))) {
+    run_.requests.resize(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      run_.requests[i].arrival = requests[i].arrival;
+      run_.requests[i].prompt_tokens = requests[i].prompt_tokens;
+      run_.requests[i].output_tokens = requests[i].output_tokens;
+    }
+  }
+
+  void Arrive(int64_t i) {
+    waiting_.push_back(i);
+    if (!busy_) StartIteration();
+  }
+
+  ServingRun Finish() {
+    if (run_.num_iterations > 0) {
+      run_.mean_batch = batch_sum_ / static_cast<double>(run_.num_iterations);
+    }
+    return std::move(run_);
+  }
+
+ private:
+  bool Prefilling(int64_t i) const { return seqs_[i].prefilled < seqs_[i].target; }
+
+  // Frees i's blocks and puts it back at the front of the queue.
+  void Preempt(int64_t i) {
+    Sequence& s = seqs_[i];
+    free_blocks_ += s.blocks;
+    s.blocks = 0;
+    s.prefilled = 0;
+    s.target = requests_[i].prompt_tokens + s.generated;
+    running_.erase(std::find(running_.begin(), running_.end(), i));
+    waiting_.push_front(i);
+    ++run_.requests[i].preemptions;
+    ++run_.preemptions;
+  }
+
+  // One decode step for every running sequence past its prefill; preempts the
+  // newest sequences while blocks run out.
+  void ScheduleDecodes(int64_t* budget) {
+    for (size_t r = 0; r < running_.size() && *budget > 0;) {
+      const int64_t i = running_[r];
+      Sequence& s = seqs_[i];
+      if (Prefilling(i)) {
+        ++r;
+        continue;
+      }
+      const int64_t context = requests_[i].prompt_tokens + s.generated - 1;
+      const int64_t needed = CeilDiv(context + 1, config_.kv_block_size);
+      if (needed > s.blocks && free_blocks_ == 0) {
+        const int64_t victim = running_.back();
+        Preempt(victim);
+        if (victim == i) break;  // itself: every later one is gone too
+        continue;                // retry i
+      }
+      if (needed > s.blocks) {
+        ++s.blocks;
+        --free_blocks_;
+      }
+      work_.push_back({.new_tokens = 1, .context = context, .decode = true, .samples = true});
+      owners_.push_back(i);
+      --*budget;
+      ++r;
+    }
+  }
+
+  // Prompt chunks of running partial prefills (chunked prefill only).
+  void ScheduleRunningPrefills(int64_t* budget) {
+    for (int64_t i : running_) {
+      if (*budget == 0) return;
+      if (!Prefilling(i) || std::find(owners_.begin(), owners_.end(), i) != owners_.end()) continue;
+      Sequence& s = seqs_[i];
+      const int64_t chunk = std::min(s.target - s.prefilled, *budget);
+      work_.push_back({.new_tokens = chunk,
+                       .context = s.prefilled,
+                       .decode = false,
+                       .samples = s.prefilled + chunk == s.target});
+      owners_.push_back(i);
+      *budget -= chunk;
+    }
+  }
+
+  // Admits queued requests FCFS while sequences, tokens and blocks allow.
+  void Admit(int64_t* budget) {
+    while (!waiting_.empty() && *budget > 0 &&
+           static_cast<int64_t>(running_.size()) < config_.max_batch_size) {
+      const int64_t i = waiting_.front();
+      Sequence& s = seqs_[i];
+      if (s.target == 0) s.target = requests_[i].prompt_tokens + s.generated;
+      const int64_t blocks = CeilDiv(s.target, config_.kv_block_size);
+      if (free_blocks_ - blocks < watermark_blocks_) return;
+      const int64_t chunk = config_.chunked_prefill ? std::min(s.target, *budget) : s.target;
+      // A recomputed sequence may outgrow the budget; alone it still runs.
+      if (chunk > *budget && !work_.empty()) return;
+      waiting_.pop_front();
+      s.blocks = blocks;
+      free_blocks_ -= blocks;
+      running_.push_back(i);
+      work_.push_back(
+          {.new_tokens = chunk, .context = 0, .decode = false, .samples = chunk == s.target});
+      owners_.push_back(i);
+      *budget -= std::min(chunk, *budget);
+    }
+  }
+
+  void StartIteration() {
+    work_.clear();
+    owners_.clear();
+    int64_t budget = config_.max_tokens_per_step;
+    if (config_.chunked_prefill) {
+      ScheduleDecodes(&budget);
+      ScheduleRunningPrefills(&budget);
+      Admit(&budget);
+    } else {
+      Admit(&budget);
+      if (work_.empty()) ScheduleDecodes(&budget);
+    }
+    if (work_.empty()) {
+      // Nothing to run: idle until the next arrival. A queued request with
+      // nothing running can always be admitted (checked up front), so an
+      // empty iteration means an empty server.
+      SIM_CHECK(waiting_.empty() || !running_.empty())
+          << "serving scheduler: request " << waiting_.front() << " can never be admitted";
+      busy_ = false;
+      return;
+    }
+    busy_ = true;
+    const IterationTotals totals = Summarise(work_);
+    const IterationCost c = cost_(totals);
+    ++run_.num_iterations;
+    run_.busy += c.time;
+    run_.communication += c.communication;
+    run_.flops += c.flops;
+    batch_sum_ += static_cast<double>(work_.size());
+    run_.peak_running = std::max<int64_t>(run_.peak_running, running_.size());
+    if (keep_) {
+      run_.iterations.push_back({.start = sim_.Now(),
+                                 .end = sim_.Now() + c.time,
+                                 .prefill_tokens = totals.prefill_tokens,
+                                 .decode_seqs = totals.decode_seqs,
+                                 .batch = static_cast<int64_t>(work_.size()),
+                                 .running = static_cast<int64_t>(running_.size()),
+                                 .waiting = static_cast<int64_t>(waiting_.size()),
+                                 .kv_blocks_used = config_.kv_blocks - free_blocks_});
+    }
+    sim_.ScheduleAfter(c.time, [this] { EndIteration(); });
+  }
+
+  void EndIteration() {
+    for (size_t w = 0; w < work_.size(); ++w) {
+      const int64_t i = owners_[w];
+      Sequence& s = seqs_[i];
+      if (!work_[w].decode) s.prefilled += work_[w].new_tokens;
+      if (!work_[w].samples) continue;
+      if (s.generated == 0) run_.requests[i].first_token = sim_.Now();
+      ++s.generated;
+      if (s.generated == requests_[i].output_tokens) {
+        run_.requests[i].finish = sim_.Now();
+        run_.end = sim_.Now();
+        free_blocks_ += s.blocks;
+        s.blocks = 0;
+        running_.erase(std::find(running_.begin(), running_.end(), i));
+      }
+    }
+    StartIteration();
+  }
+
+  const std::vector<ServingRequest>& requests_;
+  const SchedulerConfig& config_;
+  const IterationCostFn& cost_;
+  const bool keep_;
+  sim::Simulator& sim_;
+  std::vector<Sequence> seqs_;
+  std::deque<int64_t> waiting_;
+  std::vector<int64_t> running_;  // in admission order
+  int64_t free_blocks_;
+  const int64_t watermark_blocks_;
+  bool busy_ = false;
+  std::vector<SequenceWork> work_;  // the iteration in flight
+  std::vector<int64_t> owners_;     // its sequences
+  double batch_sum_ = 0;
+  ServingRun run_;
+};
+
+}  // namespace
+
+absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& requests,
+                                           const SchedulerConfig& config,
+                                           const IterationCostFn& cost, bool keep_iterations) {
+  if (config.max_batch_size < 1 || config.max_tokens_per_step < 1 || config.kv_block_size < 1) {
+    return absl::InvalidArgumentError(
+        "inference.max_batch_size, max_tokens_per_step and kv_block_size must be >= 1");
+  }
+  const int64_t watermark =
+      static_cast<int64_t>(std::ceil(config.watermark * static_cast<double>(config.kv_blocks)));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const ServingRequest& r = requests[i];
+    if (r.prompt_tokens < 1 || r.output_tokens < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": prompt and output lengths must be >= 1 token (got ",
+                       r.prompt_tokens, " and ", r.output_tokens, ")"));
+    }
+    if (i > 0 && r.arrival < requests[i - 1].arrival) {
+      return absl::InternalError("SimulateServing: requests must be sorted by arrival");
+    }
+    const int64_t whole = CeilDiv(r.prompt_tokens + r.output_tokens, config.kv_block_size);
+    const int64_t prompt = CeilDiv(r.prompt_tokens + r.output_tokens - 1, config.kv_block_size);
+    if (whole > config.kv_blocks || prompt + watermark > config.kv_blocks) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": ", r.prompt_tokens, " prompt + ", r.output_tokens,
+          " output tokens need ", whole, " KV blocks of ", config.kv_block_size,
+          " tokens but the cache holds ", config.kv_blocks,
+          "; shorten inference.workload.prompt_length / output_length, raise "
+          "inference.tensor_parallel_size or quantise (inference.weight_dtype, kv_cache_dtype)"));
+    }
+    if (!config.chunked_prefill && r.prompt_tokens > config.max_tokens_per_step) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": prompt of ", r.prompt_tokens,
+                       " tokens exceeds inference.max_tokens_per_step=", config.max_tokens_per_step,
+                       "; raise it or set inference.chunked_prefill"));
+    }
+  }
+  sim::Simulator sim;
+  Server server(requests, config, cost, keep_iterations, sim);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    sim.ScheduleAt(requests[i].arrival, [&server, i] { server.Arrive(static_cast<int64_t>(i)); });
+  }
+  sim.Run();
+  return server.Finish();
+}
+
+}  // namespace clustersim::strategies

@@ -1,0 +1,105 @@
+// File: strategies/serving_scheduler.h
+//
+// A continuous-batching server (vLLM's scheduler) simulated as events on a
+// sim::Simulator: requests arrive at their times; the replica runs one
+// iteration at a time, and between iterations the scheduler decides the next
+// batch, so new requests join between decode steps. Each iteration's duration
+// comes from the cost function (strategies/serving_iteration.h), evaluated for
+// that iteration's exact batch shape.
+//
+// Paged KV cache: `kv_blocks` blocks of `kv_block_size` tokens. A sequence of
+// n tokens in the cache holds ceil(n / block) blocks; blocks are allocated for
+// the prompt at admission and one at a time as decoding crosses a block edge,
+// and freed when the request finishes. Admission keeps `watermark` of the
+// blocks free (vLLM's BlockSpaceManager watermark, 0.01). When a decode step
+// finds no free block, the most recently admitted running sequence is
+// preempted (vLLM's default "recompute" preemption): its blocks are freed and
+// it returns to the front of the queue, to be prefilled again over its prompt
+// and the tokens it already produced.
+//
+// Policy without chunked prefill (vLLM V0's default): if queued requests can
+// be admitted (FCFS, within max_batch_size running sequences, the token
+// budget max_tokens_per_step for their prompts, and free blocks), the
+// iteration is their prefill alone; otherwise it is one decode step of every
+// running sequence. With chunked prefill (vLLM's --enable-chunked-prefill):
+// every iteration takes all decode steps first (one token each), then fills
+// the rest of the token budget with prompt chunks: running partial prefills
+// first, then newly admitted requests; decode and prefill share the
+// iteration.
+//
+// Token accounting (vLLM's benchmark_serving.py): the prompt's prefill emits
+// the first output token (TTFT = its iteration's end - arrival); each decode
+// step emits one more; a request finishes when it has `output_tokens` tokens.
+//
+// Example:
+//   absl::StatusOr<ServingRun> run = SimulateServing(requests, config,
+//       [&](const IterationTotals& t) { return model.Cost(t); }, /*keep_iterations=*/true);
+#ifndef CLUSTERSIM_STRATEGIES_SERVING_SCHEDULER_H_
+#define CLUSTERSIM_STRATEGIES_SERVING_SCHEDULER_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/units.h"
+#include "strategies/serving_iteration.h"
+
+namespace clustersim::strategies {
+
+struct ServingRequest {
+  sim::Time arrival;
+  int64_t prompt_tokens = 0;
+  int64_t output_tokens = 0;
+};
+
+struct SchedulerConfig {
+  int max_batch_size = 256;            // vLLM max_num_seqs
+  int64_t max_tokens_per_step = 2048;  // vLLM max_num_batched_tokens
+  bool chunked_prefill = false;
+  int64_t kv_blocks = 0;
+  int kv_block_size = 16;
+  double watermark = 0.01;
+};
+
+struct RequestRecord {
+  sim::Time arrival, first_token, finish;
+  int64_t prompt_tokens = 0, output_tokens = 0;
+  int preemptions = 0;
+};
+
+struct IterationRecord {
+  sim::Time start, end;
+  int64_t prefill_tokens = 0, decode_seqs = 0;
+  int64_t batch = 0;                 // sequences in this iteration
+  int64_t running = 0, waiting = 0;  // after scheduling this iteration
+  int64_t kv_blocks_used = 0;
+};
+
+struct ServingRun {
+  std::vector<RequestRecord> requests;      // in the order given
+  std::vector<IterationRecord> iterations;  // when asked to keep them
+  int64_t num_iterations = 0;
+  sim::Duration busy;           // sum of iteration times
+  sim::Duration communication;  // their collectives' share
+  double flops = 0;             // model FLOPs of every iteration
+  int64_t preemptions = 0;
+  int64_t peak_running = 0;
+  double mean_batch = 0;  // sequences per iteration, averaged over iterations
+  sim::Time end;          // when the last request finished
+};
+
+using IterationCostFn = std::function<IterationCost(const IterationTotals&)>;
+
+// Simulates every request to completion on one replica. `requests` must be
+// sorted by arrival. Errors (InvalidArgument) name the field when a request
+// can never run: its prompt and output need more KV blocks than the cache
+// holds, or (without chunked prefill) its prompt exceeds max_tokens_per_step.
+// Always terminates: every iteration makes progress.
+absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& requests,
+                                           const SchedulerConfig& config,
+                                           const IterationCostFn& cost, bool keep_iterations);
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_SERVING_SCHEDULER_H_
