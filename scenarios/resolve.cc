@@ -60,6 +60,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.sequence_parallel = p.sequence_parallel();
   pc.distributed_optimizer = p.use_distributed_optimizer();
   pc.overlap_grad_reduce = p.overlap_grad_reduce();
+  pc.tp_comm_overlap = p.tp_comm_overlap();
   pc.zero_stage = p.zero_stage();
   pc.first_stage_layers = p.first_pipeline_num_layers();
   pc.last_stage_layers = p.last_pipeline_num_layers();
@@ -152,6 +153,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ep->set_sequence_parallel(pc.sequence_parallel);
   ep->set_use_distributed_optimizer(pc.distributed_optimizer);
   ep->set_overlap_grad_reduce(pc.overlap_grad_reduce);
+  if (pc.tp_comm_overlap) ep->set_tp_comm_overlap(true);
   ep->set_zero_stage(pc.zero_stage);
   ep->set_first_pipeline_num_layers(pc.first_stage_layers);
   ep->set_last_pipeline_num_layers(pc.last_stage_layers);

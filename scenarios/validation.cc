@@ -75,6 +75,8 @@ struct PublishedAssumptions {
   // per row); the reason is written next to each.
   const char* attention;
   const char* text;
+  // parallelism.tp_comm_overlap, only where the source states it.
+  bool tp_comm_overlap = false;
 };
 
 // What each source leaves unstated, and what we run with (documented in
@@ -103,9 +105,12 @@ PublishedAssumptions AssumptionsFor(const std::string& source) {
   if (source == "MCORE24") {
     // Attention: flash. Megatron-core (2024) runs attention through
     // Transformer Engine's fused FlashAttention/cuDNN kernels by default.
+    // TP overlap: the source's notes list --tp-comm-overlap among its flags.
     return {1, "selective", true, true, true, "bf16", "flash",
             "micro-batch 1, selective recompute + sequence parallel, distributed optimizer, "
-            "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine)"};
+            "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine), "
+            "TP communication overlapped with GEMMs (--tp-comm-overlap, stated)",
+            true};
   }
   if (source == "KOR22") {
     // Attention: unfused. Korthikanti et al. (arXiv 2205.05198, May 2022)
@@ -215,6 +220,7 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   p->set_sequence_parallel(sequence_parallel);
   p->set_use_distributed_optimizer(a.distributed_optimizer);
   p->set_overlap_grad_reduce(a.overlap_grad_reduce);
+  if (a.tp_comm_overlap && sequence_parallel) p->set_tp_comm_overlap(true);
   config::TrainingConfig* tr = s.mutable_training();
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);

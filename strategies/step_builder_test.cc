@@ -120,6 +120,45 @@ TEST(StepBuilderTest, TensorParallelCollectivesAreExposed) {
   EXPECT_EQ(r.summary.step_time, r.summary.compute + r.summary.exposed_comm);
 }
 
+// --tp-comm-overlap: the same collectives and kernels, but each sequence-
+// parallel all-gather / reduce-scatter runs beside a GEMM, so less of it is
+// exposed; it cannot beat the tensor lane, which still carries every byte.
+TEST(StepBuilderTest, TpCommOverlapHidesCollectivesUnderGemms) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.sequence_parallel = true;
+  const SimRun plain = Simulate(SmallGpt(), p, 2, true, net);
+  p.tp_comm_overlap = true;
+  const SimRun overlapped = Simulate(SmallGpt(), p, 2, true, net);
+  sim::Duration tp_lane;
+  int collectives = 0;
+  for (const TaskInfo& info : overlapped.plan.infos) {
+    if (!info.is_collective) continue;
+    ++collectives;
+    tp_lane += sim::Microseconds(10) +
+               sim::TransferTime(info.op->comm_bytes, sim::Bandwidth::GigabytesPerSecond(100));
+  }
+  int plain_collectives = 0;
+  for (const TaskInfo& info : plain.plan.infos) plain_collectives += info.is_collective ? 1 : 0;
+  EXPECT_EQ(collectives, plain_collectives);
+  EXPECT_EQ(overlapped.summary.compute, plain.summary.compute);
+  EXPECT_LT(overlapped.summary.exposed_tp, plain.summary.exposed_tp / 2);
+  EXPECT_LT(overlapped.summary.step_time, plain.summary.step_time);
+  EXPECT_GE(overlapped.summary.step_time, tp_lane);
+  EXPECT_EQ(overlapped.summary.step_time,
+            overlapped.summary.compute + overlapped.summary.exposed_comm);
+}
+
+TEST(StepBuilderTest, TpCommOverlapNeedsSequenceParallel) {
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.tp_comm_overlap = true;
+  const absl::Status s = ValidateParallelConfig(SmallGpt(), 2, &p);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("parallelism.tp_comm_overlap"), std::string_view::npos) << s;
+}
+
 TEST(StepBuilderTest, FoldedDataParallelMatchesUnfolded) {
   FixedNetwork net;
   ParallelConfig p;
