@@ -112,6 +112,12 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
         "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
         " must be between 0 and 1e6 microseconds"));
   }
+  r.pipeline_p2p_host_us = t.pipeline_p2p_host_us();
+  if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.pipeline_p2p_host_us=", r.pipeline_p2p_host_us,
+        " must be between 0 and 1e6 microseconds (0: Megatron's p2p, no engine cost)"));
+  }
 
   // Network.
   const config::NetworkConfig& n = in.network();
@@ -164,6 +170,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_global_batch_size(pc.global_batch_size);
   et->set_precision(std::string(models::DtypeName(pc.precision)));
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
+  if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");

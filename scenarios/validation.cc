@@ -12,6 +12,7 @@
 #include "models/transformer_config.h"
 #include "scenarios/resolve.h"
 #include "scenarios/runner.h"
+#include "strategies/host_overhead.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -298,9 +299,15 @@ ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::
   // reproduce these runs (src/model/gpt_modeling.py at f8dda84) is Megatron's
   // unfused attention: baddbmm, FusedScaleMaskSoftmax, dropout, bmm.
   s.mutable_training()->set_attention("unfused");
+  // Pipeline engine: the runs are Megatron-DeepSpeed (vTrain data/README.md),
+  // whose pipeline parallelism is DeepSpeed's PipelineEngine.
+  s.mutable_training()->set_pipeline_p2p_host_us(options.pipeline_p2p_host_us >= 0
+                                                     ? options.pipeline_p2p_host_us
+                                                     : strategies::kDeepSpeedPipelineP2pHostUs);
   v.assumptions =
       "A100 SXM4 80GB in DGX A100 nodes, fp16, full recompute (vTrain use_checkpoint), 1F1B, "
-      "GPT-2 vocabulary 50257 padded, unfused attention (vTrain's profiled Megatron model)";
+      "GPT-2 vocabulary 50257 padded, unfused attention (vTrain's profiled Megatron model), "
+      "DeepSpeed pipeline engine (blocking p2p, strategies/host_overhead.h)";
   if (tp * dp * pp != gpus) {
     v.reason = "tp x dp x pp does not equal the GPU count";
     return v;

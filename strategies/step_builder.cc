@@ -95,7 +95,8 @@ class Builder {
       cp_lane_.push_back(p_.context_parallel > 1
                              ? plan_.graph.AddResource(gpu + "/comm:cp", g, kContextCommLane)
                              : 0);
-      host_lane_.push_back(in_.host_overhead_per_op > sim::Duration::Zero()
+      host_lane_.push_back(in_.host_overhead_per_op > sim::Duration::Zero() ||
+                                   in_.pipeline_p2p_host > sim::Duration::Zero()
                                ? plan_.graph.AddResource(gpu + "/host", g, kHostLane)
                                : 0);
       stage_gpus_[placement_.CoordsOf(g).pp].push_back(i);
@@ -637,6 +638,11 @@ class Builder {
       TaskInfo info{.op = &op, .phase = forward ? Phase::kForward : Phase::kBackward,
                     .microbatch = mb, .stage = stage, .is_collective = true,
                     .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
+      if (in_.pipeline_p2p_host > sim::Duration::Zero()) {
+        TaskInfo engine{.op = &PipelineEngineOp(), .phase = info.phase, .microbatch = mb,
+                        .stage = stage};
+        Chain(i, plan_.graph.AddTask(host_lane_[i], in_.pipeline_p2p_host, NewInfo(engine)));
+      }
       const sim::TaskId t = AddCollectiveTask({pp_lane_[i]}, *est, info,
                                               topology::Collective::kSendRecv,
                                               {from_gpu, to_gpu}, op.comm_bytes);
@@ -644,6 +650,18 @@ class Builder {
       sends_[{local_of_[to_gpu], to_pos, forward, mb}] = t;
     }
     return absl::OkStatus();
+  }
+
+  // The host work of one blocking pipeline send instruction
+  // (StepInputs::pipeline_p2p_host), owned by step_ops.
+  const models::Op& PipelineEngineOp() {
+    if (pipeline_engine_op_ == nullptr) {
+      models::Op op;
+      op.name = "pp_engine_p2p";
+      op.kind = models::OpKind::kMemoryBound;
+      pipeline_engine_op_ = &AddStepOp(std::move(op));
+    }
+    return *pipeline_engine_op_;
   }
 
   void MarkGradDone(const std::vector<int>& gpus, int index) {
@@ -950,6 +968,7 @@ class Builder {
   std::vector<bool> pending_layer_start_;
   const models::Op* zero_ops_[2][3] = {};  // [gather, reduce][embedding, layer, head]
   const models::Op* launch_op_ = nullptr;
+  const models::Op* pipeline_engine_op_ = nullptr;
   std::vector<sim::TaskId> last_;
   std::vector<sim::TaskId> action_first_;  // first task of the current action per GPU
   std::vector<std::vector<sim::TaskId>> grad_done_;
