@@ -77,7 +77,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
       "flash (fused kernel, default) | unfused (Megatron before FlashAttention)");
   strategy.add_options()("sequence-parallel", po::bool_switch(), "sequence parallelism")(
       "use-distributed-optimizer", po::bool_switch(), "shard optimizer states over data parallel")(
-      "overlap-grad-reduce", po::bool_switch(), "overlap gradient reduction with backward");
+      "overlap-grad-reduce", po::bool_switch(), "overlap gradient reduction with backward")(
+      "tp-comm-overlap", po::bool_switch(),
+      "overlap sequence-parallel all-gather/reduce-scatter with GEMMs");
   po::options_description output("Output");
   output.add_options()("format", po::value<std::string>(&f.format)->default_value("text"),
                        "text|json")("trace", po::value<std::string>(&f.trace_path),
@@ -161,6 +163,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (vm["sequence-parallel"].as<bool>()) p->set_sequence_parallel(true);
   if (vm["use-distributed-optimizer"].as<bool>()) p->set_use_distributed_optimizer(true);
   if (vm["overlap-grad-reduce"].as<bool>()) p->set_overlap_grad_reduce(true);
+  if (vm["tp-comm-overlap"].as<bool>()) p->set_tp_comm_overlap(true);
   config::TrainingConfig* t = o.mutable_training();
   if (v.mbs) t->set_micro_batch_size(*v.mbs);
   if (v.gbs) t->set_global_batch_size(*v.gbs);

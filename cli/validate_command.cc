@@ -47,7 +47,7 @@ int ValidateCommand(const Args& args) {
   std::vector<std::string> files;
   double target = 10, max_mape = -1;
   int stride = 1, offset = 0;
-  double host_overhead = -1;
+  double host_overhead = -1, pipeline_p2p_host = -1;
   std::vector<std::string> source_bounds;
   bool help = false;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
@@ -60,6 +60,8 @@ int ValidateCommand(const Args& args) {
       "offset", po::value(&offset)->default_value(0), "first row to run (0-based)")(
       "host-overhead-us", po::value(&host_overhead),
       "override every row's host launch time per op (microseconds)")(
+      "pipeline-p2p-host-us", po::value(&pipeline_p2p_host),
+      "override the vTrain rows' pipeline-engine host time per send (microseconds)")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -103,7 +105,8 @@ int ValidateCommand(const Args& args) {
     absl::StatusOr<scenarios::ValidationReport> report =
         scenarios::ValidateTable(*table, f,
                                  {.stride = stride, .offset = offset,
-                                  .host_overhead_us = host_overhead});
+                                  .host_overhead_us = host_overhead,
+                                  .pipeline_p2p_host_us = pipeline_p2p_host});
     if (!report.ok()) return Fail(report.status());
     std::cout << scenarios::FormatValidationReport(*report, target) << "\n";
     if (max_mape >= 0 && report->overall_mape > max_mape) {

@@ -71,6 +71,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.sequence_parallel = p.sequence_parallel();
   pc.distributed_optimizer = p.use_distributed_optimizer();
   pc.overlap_grad_reduce = p.overlap_grad_reduce();
+  pc.tp_comm_overlap = p.tp_comm_overlap();
   pc.zero_stage = p.zero_stage();
   pc.first_stage_layers = p.first_pipeline_num_layers();
   pc.last_stage_layers = p.last_pipeline_num_layers();
@@ -122,6 +123,12 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
         "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
         " must be between 0 and 1e6 microseconds"));
   }
+  r.pipeline_p2p_host_us = t.pipeline_p2p_host_us();
+  if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.pipeline_p2p_host_us=", r.pipeline_p2p_host_us,
+        " must be between 0 and 1e6 microseconds (0: Megatron's p2p, no engine cost)"));
+  }
 
   // Network.
   const config::NetworkConfig& n = in.network();
@@ -163,6 +170,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ep->set_sequence_parallel(pc.sequence_parallel);
   ep->set_use_distributed_optimizer(pc.distributed_optimizer);
   ep->set_overlap_grad_reduce(pc.overlap_grad_reduce);
+  if (pc.tp_comm_overlap) ep->set_tp_comm_overlap(true);
   ep->set_zero_stage(pc.zero_stage);
   ep->set_first_pipeline_num_layers(pc.first_stage_layers);
   ep->set_last_pipeline_num_layers(pc.last_stage_layers);
@@ -173,6 +181,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_global_batch_size(pc.global_batch_size);
   et->set_precision(std::string(models::DtypeName(pc.precision)));
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
+  if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");

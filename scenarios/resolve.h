@@ -45,6 +45,7 @@ struct ResolvedScenario {
   topology::Protocol protocol = topology::Protocol::kAuto;
   bool flow_network = false;  // network.tier is "flow"
   double host_overhead_us_per_op = 0;
+  double pipeline_p2p_host_us = 0;  // training.pipeline_p2p_host_us
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };

@@ -187,6 +187,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.fold_data_parallel = options.fold_data_parallel;
   in.external_collectives = s.flow_network;
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);
+  in.pipeline_p2p_host = sim::Duration::FromSecondsDouble(s.pipeline_p2p_host_us * 1e-6);
   in.fold_tensor_parallel = s.num_gpus > options.fold_tensor_parallel_above_gpus;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
   if (!plan.ok()) return plan.status();

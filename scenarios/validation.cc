@@ -12,6 +12,7 @@
 #include "models/transformer_config.h"
 #include "scenarios/resolve.h"
 #include "scenarios/runner.h"
+#include "strategies/host_overhead.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -75,6 +76,8 @@ struct PublishedAssumptions {
   // per row); the reason is written next to each.
   const char* attention;
   const char* text;
+  // parallelism.tp_comm_overlap, only where the source states it.
+  bool tp_comm_overlap = false;
 };
 
 // What each source leaves unstated, and what we run with (documented in
@@ -103,9 +106,12 @@ PublishedAssumptions AssumptionsFor(const std::string& source) {
   if (source == "MCORE24") {
     // Attention: flash. Megatron-core (2024) runs attention through
     // Transformer Engine's fused FlashAttention/cuDNN kernels by default.
+    // TP overlap: the source's notes list --tp-comm-overlap among its flags.
     return {1, "selective", true, true, true, "bf16", "flash",
             "micro-batch 1, selective recompute + sequence parallel, distributed optimizer, "
-            "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine)"};
+            "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine), "
+            "TP communication overlapped with GEMMs (--tp-comm-overlap, stated)",
+            true};
   }
   if (source == "KOR22") {
     // Attention: unfused. Korthikanti et al. (arXiv 2205.05198, May 2022)
@@ -215,6 +221,7 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   p->set_sequence_parallel(sequence_parallel);
   p->set_use_distributed_optimizer(a.distributed_optimizer);
   p->set_overlap_grad_reduce(a.overlap_grad_reduce);
+  if (a.tp_comm_overlap && sequence_parallel) p->set_tp_comm_overlap(true);
   config::TrainingConfig* tr = s.mutable_training();
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);
@@ -292,9 +299,15 @@ ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::
   // reproduce these runs (src/model/gpt_modeling.py at f8dda84) is Megatron's
   // unfused attention: baddbmm, FusedScaleMaskSoftmax, dropout, bmm.
   s.mutable_training()->set_attention("unfused");
+  // Pipeline engine: the runs are Megatron-DeepSpeed (vTrain data/README.md),
+  // whose pipeline parallelism is DeepSpeed's PipelineEngine.
+  s.mutable_training()->set_pipeline_p2p_host_us(options.pipeline_p2p_host_us >= 0
+                                                     ? options.pipeline_p2p_host_us
+                                                     : strategies::kDeepSpeedPipelineP2pHostUs);
   v.assumptions =
       "A100 SXM4 80GB in DGX A100 nodes, fp16, full recompute (vTrain use_checkpoint), 1F1B, "
-      "GPT-2 vocabulary 50257 padded, unfused attention (vTrain's profiled Megatron model)";
+      "GPT-2 vocabulary 50257 padded, unfused attention (vTrain's profiled Megatron model), "
+      "DeepSpeed pipeline engine (blocking p2p, strategies/host_overhead.h)";
   if (tp * dp * pp != gpus) {
     v.reason = "tp x dp x pp does not equal the GPU count";
     return v;

@@ -60,6 +60,8 @@ struct ValidationOptions {
   int offset = 0;  // first row run (0-based); with stride 2: 0 = even rows, 1 = odd
   // Overrides every row's training.host_overhead_us_per_op (< 0: default).
   double host_overhead_us = -1;
+  // Overrides the vTrain rows' training.pipeline_p2p_host_us (< 0: default).
+  double pipeline_p2p_host_us = -1;
 };
 
 absl::StatusOr<ValidationReport> ValidateTable(const CsvTable& table, std::string_view origin,

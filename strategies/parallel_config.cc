@@ -116,6 +116,12 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
         "parallelism.sequence_parallel=true needs parallelism.tensor_model_parallel_size > 1; "
         "raise tp or turn sequence parallelism off");
   }
+  if (p->tp_comm_overlap && !p->sequence_parallel) {
+    return absl::InvalidArgumentError(
+        "parallelism.tp_comm_overlap=true needs parallelism.sequence_parallel=true (it overlaps "
+        "the sequence-parallel all-gathers and reduce-scatters); turn sequence parallelism on "
+        "or tp_comm_overlap off");
+  }
   const int mp = p->model_parallel_size();
   if (world_size % mp != 0) {
     return absl::InvalidArgumentError(absl::StrCat(

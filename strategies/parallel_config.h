@@ -36,6 +36,14 @@ struct ParallelConfig {
   // Overlap the data-parallel gradient reduction with the backward pass
   // (Megatron-LM --overlap-grad-reduce), bucket by bucket.
   bool overlap_grad_reduce = false;
+  // Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): each
+  // sequence-parallel all-gather runs under the GEMM that consumes it, each
+  // reduce-scatter under the GEMM whose output it reduces (forward, chunk by
+  // chunk) or, in backward, under the weight-gradient GEMM that follows
+  // (TE's bulk overlap). Costed as the two running side by side: the next op
+  // waits for both. Not modelled: the first/last chunk that cannot overlap
+  // and the SMs the communication kernels take. Needs sequence_parallel.
+  bool tp_comm_overlap = false;
   int micro_batch_size = 1;
   int global_batch_size = 1;
   models::Recompute recompute = models::Recompute::kNone;

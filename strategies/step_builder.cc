@@ -95,7 +95,8 @@ class Builder {
       cp_lane_.push_back(p_.context_parallel > 1
                              ? plan_.graph.AddResource(gpu + "/comm:cp", g, kContextCommLane)
                              : 0);
-      host_lane_.push_back(in_.host_overhead_per_op > sim::Duration::Zero()
+      host_lane_.push_back(in_.host_overhead_per_op > sim::Duration::Zero() ||
+                                   in_.pipeline_p2p_host > sim::Duration::Zero()
                                ? plan_.graph.AddResource(gpu + "/host", g, kHostLane)
                                : 0);
       stage_gpus_[placement_.CoordsOf(g).pp].push_back(i);
@@ -103,6 +104,8 @@ class Builder {
     last_.assign(n, kNone);
     action_first_.assign(n, kNone);
     waits_.assign(n, {});
+    under_next_.assign(n, {});
+    before_last_.assign(n, kNone);
     layer_started_.assign(n, kNone);
     pending_layer_start_.assign(n, false);
     last_reduce_.assign(n, kNone);
@@ -242,6 +245,9 @@ class Builder {
     return absl::OkStatus();
   }
 
+  // How a tensor-parallel collective sits on a GPU's chain (TensorOverlap).
+  enum class Overlap { kNone, kUnderNext, kUnderPrevious };
+
   struct Ctx {
     int stage;
     int chunk;
@@ -254,10 +260,12 @@ class Builder {
   // Appends `t` to GPU i's chain of work (program order across its lanes).
   void Chain(int i, sim::TaskId t) {
     After(last_[i], t);
+    before_last_[i] = last_[i];
     last_[i] = t;
     if (action_first_[i] == kNone) action_first_[i] = t;
     for (sim::TaskId w : waits_[i]) After(w, t);
     waits_[i].clear();
+    waits_[i].swap(under_next_[i]);
     if (pending_layer_start_[i]) {
       layer_started_[i] = t;
       pending_layer_start_[i] = false;
@@ -289,12 +297,14 @@ class Builder {
     if (zero3_ && ctx.phase != Phase::kBackwardWeight) {
       RETURN_IF_ERROR_(GatherParameters(ctx, layer));
     }
-    for (const auto& item : ops) {
-      const models::Op& op = Deref(item);
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const models::Op& op = Deref(ops[k]);
       if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
         RETURN_IF_ERROR_(AddExpertCollective(op, ctx, layer));
       } else if (op.kind == models::OpKind::kCollective) {
-        RETURN_IF_ERROR_(AddTensorCollective(op, ctx, layer));
+        const models::Op* prev = k > 0 ? &Deref(ops[k - 1]) : nullptr;
+        const models::Op* next = k + 1 < ops.size() ? &Deref(ops[k + 1]) : nullptr;
+        RETURN_IF_ERROR_(AddTensorCollective(op, ctx, layer, TensorOverlap(op, layer, prev, next)));
       } else if (op.kind == models::OpKind::kAttention && plan_.workload.context_ring) {
         RETURN_IF_ERROR_(AddRingAttention(op, ctx, layer));
       } else {
@@ -445,13 +455,36 @@ class Builder {
     return plan_.graph.AddExternalTask(lanes, NewInfo(info));
   }
 
-  absl::Status AddTensorCollective(const models::Op& op, const Ctx& ctx, int layer) {
+  // Which GEMM a tensor-parallel collective of a transformer layer runs under
+  // with parallelism.tp_comm_overlap (strategies/parallel_config.h): an
+  // all-gather under the GEMM after it; a reduce-scatter under the GEMM after
+  // it (backward: dgrad's reduce-scatter under wgrad) or else the one before
+  // it (forward: out_proj, fc2). Dense GEMMs only: the MoE token dispatch is
+  // not a userbuffers overlap.
+  Overlap TensorOverlap(const models::Op& op, int layer, const models::Op* prev,
+                        const models::Op* next) const {
+    if (!p_.tp_comm_overlap || layer < 0 || layer >= in_.model->num_layers) return Overlap::kNone;
+    auto dense_gemm = [](const models::Op* o) {
+      return o != nullptr && o->kind == models::OpKind::kGemm && !o->name.starts_with("expert_");
+    };
+    if (op.comm != models::CommKind::kAllGather && op.comm != models::CommKind::kReduceScatter) {
+      return Overlap::kNone;
+    }
+    if (dense_gemm(next)) return Overlap::kUnderNext;
+    if (op.comm == models::CommKind::kReduceScatter && dense_gemm(prev)) {
+      return Overlap::kUnderPrevious;
+    }
+    return Overlap::kNone;
+  }
+
+  absl::Status AddTensorCollective(const models::Op& op, const Ctx& ctx, int layer,
+                                   Overlap overlap = Overlap::kNone) {
     if (op.group != models::CommGroup::kTensor) {
       return absl::UnimplementedError(
           absl::StrCat("collective op ", op.name, " over a non-tensor group is not supported yet"));
     }
     for (const std::vector<int>& group : *ctx.tp_groups) {
-      RETURN_IF_ERROR_(AddChainedCollective(op, ctx, layer, group, tp_lane_));
+      RETURN_IF_ERROR_(AddChainedCollective(op, ctx, layer, group, tp_lane_, overlap));
     }
     return absl::OkStatus();
   }
@@ -562,7 +595,8 @@ class Builder {
   // j, in each member's program order.
   absl::Status AddChainedCollective(const models::Op& op, const Ctx& ctx, int layer,
                                     const std::vector<int>& group,
-                                    const std::vector<sim::ResourceId>& lane_of) {
+                                    const std::vector<sim::ResourceId>& lane_of,
+                                    Overlap overlap = Overlap::kNone) {
     absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
     if (!est.ok()) return est.status();
     const std::vector<int> members = SimulatedMembers(group);
@@ -574,7 +608,19 @@ class Builder {
                   .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
     const sim::TaskId t =
         AddCollectiveTask(lanes, *est, info, ToCollective(op.comm), group, op.comm_bytes);
-    for (int j : members) Chain(j, t);
+    for (int j : members) {
+      switch (overlap) {
+        case Overlap::kNone: Chain(j, t); break;
+        case Overlap::kUnderNext:  // starts with the next op; the op after that waits
+          After(last_[j], t);
+          under_next_[j].push_back(t);
+          break;
+        case Overlap::kUnderPrevious:  // started with the last op; the next op waits
+          After(before_last_[j], t);
+          waits_[j].push_back(t);
+          break;
+      }
+    }
     return absl::OkStatus();
   }
 
@@ -620,6 +666,11 @@ class Builder {
       TaskInfo info{.op = &op, .phase = forward ? Phase::kForward : Phase::kBackward,
                     .microbatch = mb, .stage = stage, .is_collective = true,
                     .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
+      if (in_.pipeline_p2p_host > sim::Duration::Zero()) {
+        TaskInfo engine{.op = &PipelineEngineOp(), .phase = info.phase, .microbatch = mb,
+                        .stage = stage};
+        Chain(i, plan_.graph.AddTask(host_lane_[i], in_.pipeline_p2p_host, NewInfo(engine)));
+      }
       const sim::TaskId t = AddCollectiveTask({pp_lane_[i]}, *est, info,
                                               topology::Collective::kSendRecv,
                                               {from_gpu, to_gpu}, op.comm_bytes);
@@ -627,6 +678,18 @@ class Builder {
       sends_[{local_of_[to_gpu], to_pos, forward, mb}] = t;
     }
     return absl::OkStatus();
+  }
+
+  // The host work of one blocking pipeline send instruction
+  // (StepInputs::pipeline_p2p_host), owned by step_ops.
+  const models::Op& PipelineEngineOp() {
+    if (pipeline_engine_op_ == nullptr) {
+      models::Op op;
+      op.name = "pp_engine_p2p";
+      op.kind = models::OpKind::kMemoryBound;
+      pipeline_engine_op_ = &AddStepOp(std::move(op));
+    }
+    return *pipeline_engine_op_;
   }
 
   void MarkGradDone(const std::vector<int>& gpus, int index) {
@@ -926,6 +989,10 @@ class Builder {
   // Per GPU: tasks the next op on its chain must wait for (host launches,
   // ZeRO-3 parameter gathers).
   std::vector<std::vector<sim::TaskId>> waits_;
+  // Per GPU: overlapped collectives the op after the next one waits for, and
+  // the task before the last one on the chain (tp_comm_overlap).
+  std::vector<std::vector<sim::TaskId>> under_next_;
+  std::vector<sim::TaskId> before_last_;
   std::vector<sim::TaskId> layer_started_;  // first task of the current layer, per GPU
   // ZeRO-3, per GPU: the last dense and the last expert gradient reduce-scatter.
   std::vector<sim::TaskId> last_reduce_, last_expert_reduce_;
@@ -938,6 +1005,7 @@ class Builder {
   // [gather, reduce][embedding, dense layer, head, experts of a layer]
   const models::Op* zero_ops_[2][4] = {};
   const models::Op* launch_op_ = nullptr;
+  const models::Op* pipeline_engine_op_ = nullptr;
   std::vector<sim::TaskId> last_;
   std::vector<sim::TaskId> action_first_;  // first task of the current action per GPU
   std::vector<std::vector<sim::TaskId>> grad_done_;

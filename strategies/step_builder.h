@@ -77,6 +77,10 @@ struct StepInputs {
   // one task per layer and pass. Zero turns the host lane off. Default and
   // source: strategies/host_overhead.h.
   sim::Duration host_overhead_per_op;
+  // Host time the pipeline engine blocks for on each stage-to-stage send
+  // (training.pipeline_p2p_host_us; DeepSpeed's PipelineEngine): a task on the
+  // sender's host lane that the send waits for. Zero: none.
+  sim::Duration pipeline_p2p_host;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
 };

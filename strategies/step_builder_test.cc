@@ -42,7 +42,7 @@ struct SimRun {
 };
 
 SimRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int world, bool fold,
-             const FixedNetwork& net) {
+             const FixedNetwork& net, sim::Duration pipeline_p2p_host = sim::Duration::Zero()) {
   EXPECT_TRUE(ValidateParallelConfig(model, world, &p).ok());
   const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
   const models::KernelModel kernels(*gpu);
@@ -52,6 +52,7 @@ SimRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int wo
   in.kernels = &kernels;
   in.network = &net;
   in.fold_data_parallel = fold;
+  in.pipeline_p2p_host = pipeline_p2p_host;
   absl::StatusOr<StepPlan> plan = BuildStep(in);
   EXPECT_TRUE(plan.ok()) << plan.status();
   SimRun r{*std::move(plan), {}};
@@ -118,6 +119,72 @@ TEST(StepBuilderTest, TensorParallelCollectivesAreExposed) {
   EXPECT_EQ(layer_collectives, 4 * 4);
   EXPECT_EQ(r.summary.exposed_tp, expected);
   EXPECT_EQ(r.summary.step_time, r.summary.compute + r.summary.exposed_comm);
+}
+
+// --tp-comm-overlap: the same collectives and kernels, but each sequence-
+// parallel all-gather / reduce-scatter runs beside a GEMM, so less of it is
+// exposed; it cannot beat the tensor lane, which still carries every byte.
+TEST(StepBuilderTest, TpCommOverlapHidesCollectivesUnderGemms) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.sequence_parallel = true;
+  const SimRun plain = Simulate(SmallGpt(), p, 2, true, net);
+  p.tp_comm_overlap = true;
+  const SimRun overlapped = Simulate(SmallGpt(), p, 2, true, net);
+  sim::Duration tp_lane;
+  int collectives = 0;
+  for (const TaskInfo& info : overlapped.plan.infos) {
+    if (!info.is_collective) continue;
+    ++collectives;
+    tp_lane += sim::Microseconds(10) +
+               sim::TransferTime(info.op->comm_bytes, sim::Bandwidth::GigabytesPerSecond(100));
+  }
+  int plain_collectives = 0;
+  for (const TaskInfo& info : plain.plan.infos) plain_collectives += info.is_collective ? 1 : 0;
+  EXPECT_EQ(collectives, plain_collectives);
+  EXPECT_EQ(overlapped.summary.compute, plain.summary.compute);
+  EXPECT_LT(overlapped.summary.exposed_tp, plain.summary.exposed_tp / 2);
+  EXPECT_LT(overlapped.summary.step_time, plain.summary.step_time);
+  EXPECT_GE(overlapped.summary.step_time, tp_lane);
+  EXPECT_EQ(overlapped.summary.step_time,
+            overlapped.summary.compute + overlapped.summary.exposed_comm);
+}
+
+TEST(StepBuilderTest, TpCommOverlapNeedsSequenceParallel) {
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.tp_comm_overlap = true;
+  const absl::Status s = ValidateParallelConfig(SmallGpt(), 2, &p);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("parallelism.tp_comm_overlap"), std::string_view::npos) << s;
+}
+
+// DeepSpeed's pipeline engine: every stage-to-stage send first blocks its
+// sender's host for pipeline_p2p_host; the receiver waits for the send.
+TEST(StepBuilderTest, PipelineEngineHostTimeDelaysEverySend) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.pipeline_parallel = 2;
+  p.global_batch_size = 4;
+  auto run = [&](sim::Duration engine) {
+    const SimRun r = Simulate(SmallGpt(), p, 2, true, net, engine);
+    int sends = 0, engine_tasks = 0;
+    for (const TaskInfo& info : r.plan.infos) {
+      sends += info.op->name.starts_with("pp_send") ? 1 : 0;
+      engine_tasks += info.op->name == "pp_engine_p2p" ? 1 : 0;
+    }
+    EXPECT_EQ(engine_tasks, engine > sim::Duration::Zero() ? sends : 0);
+    return std::make_pair(r.summary.step_time, sends);
+  };
+  const auto [plain, sends] = run(sim::Duration::Zero());
+  const auto [slowed, same_sends] = run(sim::Milliseconds(1));
+  EXPECT_EQ(sends, 2 * 4);  // 4 micro-batches: an activation and a gradient each
+  EXPECT_EQ(same_sends, sends);
+  // The first micro-batch's activation and the last one's gradient lie on
+  // the critical path whatever the overlap: at least 2 ms, at most 1 ms per send.
+  EXPECT_GE(slowed - plain, sim::Milliseconds(2));
+  EXPECT_LE(slowed - plain, sim::Milliseconds(sends));
 }
 
 TEST(StepBuilderTest, FoldedDataParallelMatchesUnfolded) {
