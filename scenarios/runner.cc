@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/calibration.h"
+#include "models/finetune_ops.h"
 #include "models/flops.h"
 #include "models/kernel_model.h"
 #include "models/memory_model.h"
@@ -189,6 +190,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);
   in.pipeline_p2p_host = sim::Duration::FromSecondsDouble(s.pipeline_p2p_host_us * 1e-6);
   in.fold_tensor_parallel = s.num_gpus > options.fold_tensor_parallel_above_gpus;
+  in.finetune = s.finetune;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
   if (!plan.ok()) return plan.status();
 
@@ -275,21 +277,38 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   r.set_step_time_s(step_s);
   r.set_tokens_per_s(tokens / step_s);
   r.set_tokens_per_s_per_gpu(tokens / step_s / gpus);
-  const double model_flops = models::MegatronModelFlops(s.model, s.parallel.global_batch_size);
-  const double hw_flops =
-      models::MegatronHardwareFlops(s.model, s.parallel.global_batch_size, s.parallel.recompute);
+  // Fine-tuning counts only the work it does (models/finetune_ops.h); for full
+  // training these are Megatron's counts.
+  const double model_flops =
+      models::FinetuneModelFlops(s.model, s.finetune, s.parallel.global_batch_size);
+  const double hw_flops = models::FinetuneHardwareFlops(
+      s.model, s.finetune, s.parallel.global_batch_size, s.parallel.recompute);
+  const bool finetune = s.finetune.method != models::FinetuneMethod::kFull;
   const double peak = s.gpu->PeakFlops(s.parallel.precision);
   r.set_model_tflops_per_gpu(model_flops / step_s / gpus / 1e12);
   r.set_hardware_tflops_per_gpu(hw_flops / step_s / gpus / 1e12);
   r.set_mfu(model_flops / step_s / gpus / peak);
   const double six_n = models::SixNAttentionFlops(s.model, s.parallel.global_batch_size).Total();
-  r.set_model_flops_per_step_megatron(model_flops);
+  r.set_model_flops_per_step_megatron(
+      models::MegatronModelFlops(s.model, s.parallel.global_batch_size));
   r.set_model_flops_per_step_6n_attention(six_n);
-  r.set_mfu_6n_attention(six_n / step_s / gpus / peak);
   r.set_hfu(hw_flops / step_s / gpus / peak);
-  r.set_flops_convention(
-      "Megatron-LM num_floating_point_operations (model FLOPs, attention unmasked, no "
-      "recompute); mfu = model FLOP/s per GPU / dense peak of the training precision");
+  if (finetune) {
+    // 6·N·T is full training's count; the fine-tuning step does not run it.
+    r.set_model_flops_per_step_finetune(model_flops);
+    r.set_flops_convention(
+        "LoRA/QLoRA fine-tuning: Megatron-LM num_floating_point_operations less the frozen "
+        "base's weight-gradient GEMMs (layers and LM head; ~4·N·T instead of 6·N·T) plus the "
+        "adapters' forward, dgrad and wgrad (models/finetune_ops.h); attention unmasked, no "
+        "recompute, QLoRA dequantisation 0 FLOPs; mfu = these FLOP/s per GPU / dense peak. "
+        "model_flops_per_step_megatron and _6n_attention are full training's counts, "
+        "mfu_6n_attention is not set");
+  } else {
+    r.set_mfu_6n_attention(six_n / step_s / gpus / peak);
+    r.set_flops_convention(
+        "Megatron-LM num_floating_point_operations (model FLOPs, attention unmasked, no "
+        "recompute); mfu = model FLOP/s per GPU / dense peak of the training precision");
+  }
   r.set_bubble_ratio(sum.bubble.ToSeconds() / step_s);
   r.set_exposed_comm_s(sum.exposed_comm.ToSeconds());
   r.mutable_exposed_comm_breakdown_s()->set_tp_s(sum.exposed_tp.ToSeconds());

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "models/calibration.h"
+#include "models/finetune_ops.h"
 #include "models/transformer_config.h"
 #include "sim/check.h"
 #include "strategies/placement.h"
@@ -750,7 +751,7 @@ class Builder {
     const double limit = std::max(in_.bucket_params, 1e6 * GradientRanks());
     const RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[i]);
     std::vector<std::pair<double, int>> pieces;  // (params on this GPU, grad_done index)
-    if (c.pp == p_.pipeline_parallel - 1 && !experts) {
+    if (c.pp == p_.pipeline_parallel - 1 && !experts && !Adapters()) {
       pieces.emplace_back((pc.final_norm + (pc.lm_head > 0 || p_.pipeline_parallel == 1
                                                 ? pc.lm_head
                                                 : pc.embedding)) / tp,
@@ -765,10 +766,16 @@ class Builder {
       }
     }
     std::sort(layers.rbegin(), layers.rend());
-    const double per_layer = experts ? pc.expert_per_layer / (tp * p_.expert_parallel)
-                                     : (pc.per_layer - pc.expert_per_layer) / tp;
+    double per_layer = experts ? pc.expert_per_layer / (tp * p_.expert_parallel)
+                               : (pc.per_layer - pc.expert_per_layer) / tp;
+    // LoRA: only the adapters train (all in the dense buckets).
+    if (Adapters()) {
+      per_layer = experts ? 0
+                          : models::LoraParametersPerLayer(*in_.model, in_.finetune,
+                                                           p_.tensor_parallel, p_.expert_parallel);
+    }
     for (int l : layers) pieces.emplace_back(per_layer, l + 1);
-    if (c.pp == 0 && !experts) pieces.emplace_back(pc.embedding / tp, 0);
+    if (c.pp == 0 && !experts && !Adapters()) pieces.emplace_back(pc.embedding / tp, 0);
     std::vector<Bucket> buckets;
     Bucket cur;
     for (const auto& [params, index] : pieces) {
@@ -789,9 +796,12 @@ class Builder {
     op.kind = models::OpKind::kCollective;
     op.group = models::CommGroup::kData;
     op.comm = dist_opt ? models::CommKind::kReduceScatter : models::CommKind::kAllReduce;
-    op.comm_bytes = sim::Bytes(static_cast<int64_t>(b.params) * kGradBytes);
+    op.comm_bytes = sim::Bytes(static_cast<int64_t>(
+        b.params * (Adapters() ? models::kAdapterGradientBytes : kGradBytes)));
     return op;
   }
+
+  bool Adapters() const { return in_.finetune.method != models::FinetuneMethod::kFull; }
 
   // One gradient bucket's reduction over `group` on the data lanes of the
   // simulated `members`, after their backward (or, overlapped, after the
@@ -937,7 +947,8 @@ class Builder {
       adam.dtype = models::Dtype::kFp32;
       const double opt_params = (dist_opt ? local_params / GradientRanks() : local_params) +
                                 expert_params_[i] / expert_shards;
-      adam.bytes = sim::Bytes(static_cast<int64_t>(opt_params) * kOptimizerBytesPerParam);
+      adam.bytes = sim::Bytes(static_cast<int64_t>(
+          opt_params * (Adapters() ? models::kAdapterOptimizerStepBytes : kOptimizerBytesPerParam)));
       const models::Op& adam_op = AddStepOp(std::move(adam));
       const models::OpCost cost = in_.kernels->Cost(adam_op);
       std::vector<sim::TaskId> opt;
@@ -1036,6 +1047,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.expert_parallel = in.parallel->expert_parallel;
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);
   if (!w.ok()) return w.status();
+  if (auto st = models::ApplyFinetune(*in.model, in.finetune, shard, &*w); !st.ok()) return st;
   plan.workload = *std::move(w);
   // Per-step ops (gradient buckets, optimizer, gathers, embedding tie) for
   // every simulated GPU; reserved so that TaskInfo pointers stay valid.

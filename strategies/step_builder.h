@@ -49,6 +49,7 @@
 #define CLUSTERSIM_STRATEGIES_STEP_BUILDER_H_
 
 #include "absl/status/statusor.h"
+#include "models/finetune.h"
 #include "models/kernel_model.h"
 #include "models/transformer_config.h"
 #include "strategies/parallel_config.h"
@@ -83,6 +84,10 @@ struct StepInputs {
   sim::Duration pipeline_p2p_host;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
+  // LoRA / QLoRA (models/finetune_ops.h): the frozen base runs no weight
+  // gradients; only the adapters' 16-bit gradients are reduced over data
+  // parallelism and stepped by the optimizer.
+  models::FinetuneSpec finetune;
 };
 
 absl::StatusOr<StepPlan> BuildStep(const StepInputs& in);

@@ -68,6 +68,14 @@ TEST(QuestionsTest, Rtx4090FitsLoraAndQloraButNotFullTraining) {
   EXPECT_TRUE(lora.fits_in_memory());
   EXPECT_TRUE(qlora.fits_in_memory());
   EXPECT_LT(qlora.peak_memory_gib(), lora.peak_memory_gib() / 2);
+  // Step time (models/finetune_ops.h): LoRA drops the base's weight gradients
+  // and its optimizer, QLoRA adds the 4-bit weights' dequantisation.
+  EXPECT_LT(lora.step_time_s(), full.step_time_s());
+  EXPECT_GT(qlora.step_time_s(), lora.step_time_s());
+  // MFU counts only the work done: ~4·N·T for the frozen base.
+  EXPECT_LT(lora.model_flops_per_step_finetune(), 0.8 * lora.model_flops_per_step_megatron());
+  EXPECT_GT(lora.model_flops_per_step_finetune(), 0.6 * lora.model_flops_per_step_megatron());
+  EXPECT_EQ(full.model_flops_per_step_finetune(), 0);
   // No strategy on one GPU saves full training; at sequence 4096 LoRA still
   // fits (with full recompute) and QLoRA too.
   config::Scenario s = Question(q);
