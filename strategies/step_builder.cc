@@ -363,7 +363,7 @@ class Builder {
   // A data-parallel collective for simulated GPU i (and, unfolded, its group).
   absl::StatusOr<sim::TaskId> AddDataCollective(const models::Op& op, int i, const Ctx& ctx,
                                                 int layer) {
-    const std::vector<int> group = placement_.DataContextGroup(plan_.simulated_gpus[i]);
+    const std::vector<int>& group = DataContextGroupOf(i);
     absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
     if (!est.ok()) return est.status();
     TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
@@ -371,6 +371,15 @@ class Builder {
                   .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
     return AddCollectiveTask({dp_lane_[i]}, *est, info, ToCollective(op.comm), group,
                              op.comm_bytes);
+  }
+
+  // The data x context group of simulated GPU i, built once per GPU (ZeRO-3
+  // asks for it per layer and micro-batch).
+  const std::vector<int>& DataContextGroupOf(int i) {
+    if (data_context_groups_.empty()) data_context_groups_.resize(compute_.size());
+    std::vector<int>& g = data_context_groups_[i];
+    if (g.empty()) g = placement_.DataContextGroup(plan_.simulated_gpus[i]);
+    return g;
   }
 
   const models::OpCost& CostOf(const models::Op& op) {
@@ -392,12 +401,11 @@ class Builder {
   // and layer repeats the same few collectives.
   absl::StatusOr<topology::CollectiveEstimate> Estimate(const models::Op& op,
                                                         topology::Collective kind,
-                                                        std::vector<int> gpus) {
+                                                        const std::vector<int>& gpus) {
     const auto key = std::make_tuple(&op, gpus.front(), gpus.back());
     auto it = comm_costs_.find(key);
     if (it != comm_costs_.end()) return it->second;
-    topology::CollectiveRequest req{kind, std::move(gpus), op.comm_bytes, in_.algorithm,
-                                    in_.protocol};
+    topology::CollectiveRequest req{kind, gpus, op.comm_bytes, in_.algorithm, in_.protocol};
     absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
     if (e.ok()) comm_costs_.emplace(key, *e);
     return e;
@@ -811,7 +819,7 @@ class Builder {
       // Gradients are reduced over data x context ranks (Megatron's DP-CP
       // group). One collective serves the group's simulated ranks: its first
       // simulated member creates it.
-      const std::vector<int> group = placement_.DataContextGroup(plan_.simulated_gpus[i]);
+      const std::vector<int>& group = DataContextGroupOf(i);
       const std::vector<int> members = SimulatedMembers(group);
       if (members.front() != i) continue;
       const std::vector<Bucket> buckets = MakeBuckets(i, /*experts=*/false);
@@ -881,6 +889,7 @@ class Builder {
   StepPlan& plan_;
   std::vector<int> local_of_;
   std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
+  std::vector<std::vector<int>> data_context_groups_;  // per local GPU, filled on first use
   std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_, ep_lane_,
       cp_lane_;
   // Context ring ops, owned by step_ops: forward diagonal and step, backward
