@@ -2,7 +2,6 @@
 // the feasible parallel strategies (scenarios/search.h); --explain tells why
 // one strategy is rejected; --report FILE.html draws the top-k. Timing and the progress bar go to stderr, so that
 // stdout is the same for the same input.
-#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -150,12 +149,6 @@ int SearchCommand(const Args& args) {
     return 0;
   }
   if (!no_progress && isatty(STDERR_FILENO)) req.progress = DrawProgress;
-  // Each candidate builds and frees task graphs of tens of MB; keep freed
-  // memory in the heap rather than handing it back to the kernel and
-  // faulting it in again for the next candidate (glibc; ~10% of the CPU time
-  // of the Llama 3 70B / 1,024 GPU search went to page faults).
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   absl::StatusOr<scenarios::SearchReport> report = scenarios::RunSearch(req);
   if (!report.ok()) return Fail(report.status());
   absl::StatusOr<std::string> text = scenarios::FormatSearchReport(*report, format);
