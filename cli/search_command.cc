@@ -178,10 +178,13 @@ int SearchCommand(const Args& args) {
   const double total = report->prune_seconds + report->simulate_seconds;
   std::cerr << absl::StrFormat(
       "search: %d enumerated, pruned in %.2f s; %d simulated in %.2f s on %d threads "
-      "(%.1f strategies/s); %.2f s in all\n",
+      "(%.1f strategies/s; CPU %.2f s, %.1f ms per strategy); %.2f s in all\n",
       report->enumerated, report->prune_seconds, report->simulated, report->simulate_seconds,
       req.threads,
-      report->simulate_seconds > 0 ? report->simulated / report->simulate_seconds : 0.0, total);
+      report->simulate_seconds > 0 ? report->simulated / report->simulate_seconds : 0.0,
+      report->simulate_cpu_seconds,
+      report->simulated > 0 ? 1e3 * report->simulate_cpu_seconds / report->simulated : 0.0,
+      total);
   return 0;
 }
 

@@ -174,7 +174,10 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
         "cluster.num_gpus=", s.num_gpus, " exceeds the ", cluster->num_gpus(), " GPUs of ",
         cluster->Describe()));
   }
-  const topology::AnalyticNetwork network(*cluster);
+  std::optional<topology::AnalyticNetwork> own_network;
+  if (options.network == nullptr) own_network.emplace(*cluster);
+  const topology::NetworkModel& network =
+      options.network != nullptr ? *options.network : *own_network;
   // Shipped calibration for this GPU (fitted to published measured points) when
   // one exists; otherwise the spec-sheet model (models/calibration.h).
   const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));

@@ -20,6 +20,7 @@
 #include "scenarios/resolve.h"
 #include "scenarios/result.pb.h"
 #include "topology/cluster.h"
+#include "topology/network_model.h"
 #include "traces/chrome_trace_writer.h"
 #include "traces/id_ranges.h"
 
@@ -39,6 +40,10 @@ struct RunOptions {
   // A cluster already built from the scenario's cluster spec, shared by many
   // runs (search: its routes are memoised, thread-safely); null: build one.
   const topology::Cluster* cluster = nullptr;
+  // With `cluster`: the network tier that costs collectives on it, shared by
+  // many runs (search: a MemoNetwork over its AnalyticNetwork); null: an
+  // AnalyticNetwork per run.
+  const topology::NetworkModel* network = nullptr;
 };
 
 absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& scenario,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,10 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "models/dtype.h"
+#include "scenarios/memo_network.h"
 #include "scenarios/resolve.h"
 #include "scenarios/runner.h"
 #include "scenarios/scenario_edit.h"
 #include "strategies/search_space.h"
+#include "topology/analytic_network.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -91,7 +94,9 @@ double RankKey(const config::Result& r, std::string_view rank_by) {
 
 struct Slot {
   config::Scenario scenario;
-  const topology::Cluster* cluster;  // shared by the slots of one GPU count
+  // Shared by the slots of one GPU count.
+  const topology::Cluster* cluster;
+  const topology::NetworkModel* network;
   std::optional<config::Result> result;
   std::string error_reason;
 };
@@ -104,9 +109,11 @@ void SimulateAll(std::vector<Slot>& slots, const SearchRequest& request) {
     for (size_t i = next++; i < slots.size(); i = next++) {
       Slot& slot = slots[i];
       absl::StatusOr<ResolvedScenario> resolved = Resolve(slot.scenario);
+      RunOptions options;
+      options.cluster = slot.cluster;
+      options.network = slot.network;
       absl::StatusOr<config::Result> result =
-          resolved.ok() ? RunScenario(*resolved, RunOptions{.cluster = slot.cluster})
-                        : resolved.status();
+          resolved.ok() ? RunScenario(*resolved, options) : resolved.status();
       if (result.ok()) {
         slot.result = *std::move(result);
       } else {
@@ -161,6 +168,8 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
   std::map<std::string, size_t> rejections;
   std::vector<Slot> slots;
   std::vector<std::unique_ptr<topology::Cluster>> clusters;
+  std::vector<std::unique_ptr<topology::AnalyticNetwork>> analytic;
+  std::vector<std::unique_ptr<MemoNetwork>> networks;
   const Clock::time_point prune_start = Clock::now();
   for (int num_gpus : request.gpu_counts) {
     absl::StatusOr<ResolvedScenario> base = ResolveBase(request.base, num_gpus);
@@ -168,6 +177,8 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
     absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(base->cluster);
     if (!cluster.ok()) return cluster.status();
     clusters.push_back(std::make_unique<topology::Cluster>(*std::move(cluster)));
+    analytic.push_back(std::make_unique<topology::AnalyticNetwork>(*clusters.back()));
+    networks.push_back(std::make_unique<MemoNetwork>(*analytic.back()));
     strategies::SearchSpace space;
     space.num_gpus = num_gpus;
     space.global_batch_size = SearchBatch(request.base, num_gpus);
@@ -181,8 +192,8 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
         ++rejections[why.reason];
         continue;
       }
-      slots.push_back({WithStrategy(request.base, c, num_gpus), clusters.back().get(), std::nullopt,
-                       ""});
+      slots.push_back({WithStrategy(request.base, c, num_gpus), clusters.back().get(),
+                       networks.back().get(), std::nullopt, ""});
     }
   }
   report.prune_seconds = SecondsSince(prune_start);
@@ -190,8 +201,10 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
   if (request.prune_only) slots.clear();
 
   const Clock::time_point sim_start = Clock::now();
+  const std::clock_t cpu_start = std::clock();
   SimulateAll(slots, request);
   report.simulate_seconds = SecondsSince(sim_start);
+  report.simulate_cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 
   std::vector<size_t> ranked;
   for (size_t i = 0; i < slots.size(); ++i) {

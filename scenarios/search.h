@@ -56,6 +56,9 @@ struct SearchReport {
   std::vector<StudyRow> top;  // ranked, at most top_k
   double prune_seconds = 0;
   double simulate_seconds = 0;
+  // Process CPU time (all threads) spent simulating: the rate a free core
+  // would give, whatever else shares the machine.
+  double simulate_cpu_seconds = 0;
 };
 
 // Errors: a bad base scenario, rank_by, or a budget/time-to-train without a run

@@ -2,6 +2,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "scenarios/resolve.h"
+#include "scenarios/runner.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -66,6 +68,30 @@ TEST(SearchTest, OneAndTwoThreadsRankIdentically) {
   ASSERT_TRUE(one.ok() && two.ok());
   EXPECT_EQ(*FormatSearchReport(*one, "csv"), *FormatSearchReport(*two, "csv"));
   EXPECT_EQ(one->rejections, two->rejections);
+}
+
+// The search shares one cluster and one memoised network tier between its
+// candidates; each result must be byte-identical to running that candidate's
+// scenario on its own.
+TEST(SearchTest, ResultsEqualStandaloneRuns) {
+  absl::StatusOr<SearchReport> r = RunSearch(Small(2));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_GT(r->top.size(), 10u);
+  for (const StudyRow& row : r->top) {
+    absl::StatusOr<ResolvedScenario> s = Resolve(row.result.scenario());
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<config::Result> alone = RunScenario(*s, RunOptions{});
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    // Every simulated figure; the echo and the price lookup are resolved
+    // twice (the echo's pricing section differs from the base scenario's).
+    config::Result a = *alone, b = row.result;
+    for (config::Result* x : {&a, &b}) {
+      x->clear_scenario();
+      x->clear_cost();
+      x->clear_train();
+    }
+    EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString()) << row.label;
+  }
 }
 
 TEST(SearchTest, CostRankingAndBudget) {

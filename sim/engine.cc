@@ -20,6 +20,7 @@ Engine::Engine(const TaskGraph& graph, Simulator& sim)
       state_(graph.NumTasks(), kWaiting),
       start_(graph.NumTasks()),
       end_(graph.NumTasks()) {
+  handler_ = sim_.AddHandler(this);
   for (const auto& [before, after] : graph.edges()) {
     ++succ_begin_[before + 1];
     ++pending_deps_[after];
@@ -43,8 +44,7 @@ void Engine::TryStart(TaskId t) {
     SIM_CHECK(executor_ != nullptr) << "external task " << t << " but no TaskExecutor set";
     executor_->Start(t, *this);
   } else {
-    Engine* self = this;
-    sim_.ScheduleAfter(task.duration, [self, t] { self->Complete(t); });
+    sim_.ScheduleEvent(sim_.Now() + task.duration, handler_, t);
   }
 }
 

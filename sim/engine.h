@@ -57,7 +57,7 @@ class TaskExecutor {
   virtual void Start(TaskId task, Engine& engine) = 0;
 };
 
-class Engine {
+class Engine : private EventHandler {
  public:
   Engine(const TaskGraph& graph, Simulator& sim);
   Engine(const Engine&) = delete;
@@ -85,11 +85,14 @@ class Engine {
  private:
   void TryStart(TaskId t);
   void Complete(TaskId t);
+  // A fixed-duration task's end.
+  void OnEvent(uint32_t task) override { Complete(task); }
 
   const TaskGraph& graph_;
   Simulator& sim_;
   std::vector<SpanObserver*> observers_;
   TaskExecutor* executor_ = nullptr;
+  uint32_t handler_;  // this engine's id for Simulator::ScheduleEvent
 
   // Successors in CSR form.
   std::vector<uint32_t> succ_begin_;

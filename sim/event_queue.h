@@ -17,7 +17,7 @@
 //
 // Example:
 //   EventQueue q;
-//   q.Push({Time::Zero() + Nanoseconds(5), /*seq=*/0, /*slot=*/7});
+//   q.Push({Time::Zero() + Nanoseconds(5), /*seq=*/0, /*slot=*/7, /*arg=*/0});
 //   EventQueue::Entry e = q.Pop();   // e.slot == 7
 #ifndef CLUSTERSIM_SIM_EVENT_QUEUE_H_
 #define CLUSTERSIM_SIM_EVENT_QUEUE_H_
@@ -34,7 +34,8 @@ class EventQueue {
   struct Entry {
     Time when;
     uint64_t seq;   // insertion order, unique per simulator
-    uint32_t slot;  // index of the callback in the simulator's slab
+    uint32_t slot;  // index of the callback in the simulator's slab, or a handler
+    uint32_t arg;   // the handler's argument (handler events only)
   };
   static bool Before(const Entry& a, const Entry& b) {
     return a.when < b.when || (a.when == b.when && a.seq < b.seq);

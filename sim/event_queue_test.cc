@@ -11,9 +11,9 @@ namespace {
 
 TEST(EventQueueTest, PopsInTimeOrder) {
   EventQueue q;
-  q.Push({Time::Zero() + Nanoseconds(30), 1, 0});
-  q.Push({Time::Zero() + Nanoseconds(10), 2, 1});
-  q.Push({Time::Zero() + Nanoseconds(20), 3, 2});
+  q.Push({Time::Zero() + Nanoseconds(30), 1, 0, 0});
+  q.Push({Time::Zero() + Nanoseconds(10), 2, 1, 0});
+  q.Push({Time::Zero() + Nanoseconds(20), 3, 2, 0});
   EXPECT_EQ(q.Size(), 3u);
   EXPECT_EQ(q.Pop().slot, 1u);
   EXPECT_EQ(q.Pop().slot, 2u);
@@ -24,7 +24,7 @@ TEST(EventQueueTest, PopsInTimeOrder) {
 TEST(EventQueueTest, PopsEqualTimesInInsertionOrder) {
   EventQueue q;
   const Time t = Time::Zero() + Microseconds(1);
-  for (uint32_t i = 0; i < 100; ++i) q.Push({t, 1000 - static_cast<uint64_t>(i) * 3, i});
+  for (uint32_t i = 0; i < 100; ++i) q.Push({t, 1000 - static_cast<uint64_t>(i) * 3, i, 0});
   // Lower seq first: the last pushed (smallest seq) pops first.
   uint32_t expected = 99;
   while (!q.Empty()) EXPECT_EQ(q.Pop().slot, expected--);

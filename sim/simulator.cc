@@ -5,6 +5,10 @@
 #include "sim/check.h"
 
 namespace clustersim::sim {
+namespace {
+// Queue entries whose slot has this bit name a handler, not a slab slot.
+constexpr uint32_t kHandlerBit = 0x80000000u;
+}  // namespace
 
 EventId Simulator::ScheduleAt(Time when, Callback cb) {
   SIM_CHECK(when >= now_) << "event scheduled in the past: " << when.picoseconds()
@@ -15,13 +19,27 @@ EventId Simulator::ScheduleAt(Time when, Callback cb) {
     free_slots_.pop_back();
   } else {
     slot = static_cast<uint32_t>(slots_.size());
+    SIM_CHECK((slot & kHandlerBit) == 0) << "too many pending events";
     slots_.emplace_back();
   }
   const uint64_t seq = next_seq_++;
   slots_[slot].cb = std::move(cb);
   slots_[slot].seq = seq;
-  queue_.Push({when, seq, slot});
+  queue_.Push({when, seq, slot, 0});
   return EventId{seq, slot};
+}
+
+uint32_t Simulator::AddHandler(EventHandler* h) {
+  handlers_.push_back(h);
+  return static_cast<uint32_t>(handlers_.size() - 1) | kHandlerBit;
+}
+
+void Simulator::ScheduleEvent(Time when, uint32_t handler, uint32_t arg) {
+  SIM_CHECK(when >= now_) << "event scheduled in the past: " << when.picoseconds()
+                          << " ps < now " << now_.picoseconds() << " ps";
+  SIM_CHECK((handler & kHandlerBit) != 0 && (handler & ~kHandlerBit) < handlers_.size())
+      << "unknown event handler " << handler;
+  queue_.Push({when, next_seq_++, handler, arg});
 }
 
 bool Simulator::Cancel(EventId id) {
@@ -36,6 +54,12 @@ uint64_t Simulator::RunUntil(Time until) {
   uint64_t ran = 0;
   while (!queue_.Empty() && queue_.Top().when <= until) {
     const EventQueue::Entry e = queue_.Pop();
+    if ((e.slot & kHandlerBit) != 0) {
+      now_ = e.when;
+      handlers_[e.slot & ~kHandlerBit]->OnEvent(e.arg);
+      ++ran;
+      continue;
+    }
     Slot& s = slots_[e.slot];
     if (s.seq != e.seq) continue;  // cancelled (slot possibly reused)
     now_ = e.when;

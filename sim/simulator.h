@@ -6,7 +6,10 @@
 // same time run in the order they were scheduled, on every run.
 //
 // Callbacks are absl::AnyInvocable<void()>; keep captures to two pointers so they
-// are stored inline (no heap allocation per event on the hot path).
+// are stored inline (no heap allocation per event on the hot path). The
+// hottest callers (the engine's task completions) instead register an
+// EventHandler once and schedule (handler, argument) events: no slab slot and
+// no callable is built per event, and they share the seq order with callbacks.
 //
 // Example:
 //   Simulator sim;
@@ -32,6 +35,13 @@ struct EventId {
   uint32_t slot = 0;
 };
 
+// Receives the events scheduled with Simulator::ScheduleEvent.
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  virtual void OnEvent(uint32_t arg) = 0;
+};
+
 class Simulator {
  public:
   using Callback = absl::AnyInvocable<void()>;
@@ -46,6 +56,12 @@ class Simulator {
   EventId ScheduleAt(Time when, Callback cb);
   // Schedules `cb` after `delay`. REQUIRES: delay >= 0.
   EventId ScheduleAfter(Duration delay, Callback cb) { return ScheduleAt(now_ + delay, std::move(cb)); }
+  // Registers `h` (which must outlive the simulator's run) for ScheduleEvent.
+  uint32_t AddHandler(EventHandler* h);
+  // Calls handlers_[handler]->OnEvent(arg) at `when`, ordered with all other
+  // events by (time, seq). Not cancellable. REQUIRES: when >= Now().
+  void ScheduleEvent(Time when, uint32_t handler, uint32_t arg);
+
   // Cancels a pending event lazily: it stays queued but is skipped. Returns
   // false when the event already ran or was cancelled.
   bool Cancel(EventId id);
@@ -70,6 +86,7 @@ class Simulator {
   EventQueue queue_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
+  std::vector<EventHandler*> handlers_;
 };
 
 }  // namespace clustersim::sim

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -18,6 +19,34 @@ TEST(SimulatorTest, RunsEventsInTimeThenScheduleOrder) {
   EXPECT_EQ(sim.Run(), 3u);
   EXPECT_EQ(log, (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(sim.Now(), Time::Zero() + Nanoseconds(5));
+}
+
+// Records "name:arg" for each handler event.
+class LogHandler : public EventHandler {
+ public:
+  LogHandler(std::string name, std::vector<std::string>* log) : name_(std::move(name)), log_(log) {}
+  void OnEvent(uint32_t arg) override { log_->push_back(name_ + ":" + std::to_string(arg)); }
+
+ private:
+  std::string name_;
+  std::vector<std::string>* log_;
+};
+
+TEST(SimulatorTest, HandlerEventsShareTheTimeThenScheduleOrder) {
+  Simulator sim;
+  std::vector<std::string> log;
+  LogHandler h("h", &log), k("k", &log);
+  const uint32_t hid = sim.AddHandler(&h);
+  const uint32_t kid = sim.AddHandler(&k);
+  EXPECT_NE(hid, kid);
+  sim.ScheduleEvent(Time::Zero() + Nanoseconds(5), hid, 7);
+  sim.ScheduleAfter(Nanoseconds(5), [&] { log.push_back("cb"); });
+  sim.ScheduleEvent(Time::Zero() + Nanoseconds(1), kid, 3);
+  sim.ScheduleEvent(Time::Zero() + Nanoseconds(5), kid, 9);
+  EXPECT_EQ(sim.Run(), 4u);
+  EXPECT_EQ(log, (std::vector<std::string>{"k:3", "h:7", "cb", "k:9"}));
+  EXPECT_EQ(sim.Now(), Time::Zero() + Nanoseconds(5));
+  EXPECT_EQ(sim.ExecutedEvents(), 4u);
 }
 
 TEST(SimulatorTest, CallbacksCanScheduleMore) {

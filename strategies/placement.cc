@@ -1,7 +1,5 @@
 #include "strategies/placement.h"
 
-#include <algorithm>
-
 namespace clustersim::strategies {
 
 Placement::Placement(const ParallelConfig& c)
@@ -69,11 +67,13 @@ std::vector<int> Placement::Along(int gpu, int RankCoords::*axis, int size) cons
 std::vector<int> Placement::ContextGroup(int gpu) const { return Along(gpu, &RankCoords::cp, cp_); }
 
 std::vector<int> Placement::DataContextGroup(int gpu) const {
+  // cp is inside dp in the rank order, so dp-major, cp-minor is ascending.
+  RankCoords c = CoordsOf(gpu);
   std::vector<int> g;
-  for (int member : DataGroup(gpu)) {
-    for (int r : Along(member, &RankCoords::cp, cp_)) g.push_back(r);
+  g.reserve(static_cast<size_t>(cp_) * dp_);
+  for (c.dp = 0; c.dp < dp_; ++c.dp) {
+    for (c.cp = 0; c.cp < cp_; ++c.cp) g.push_back(GpuOf(c));
   }
-  std::sort(g.begin(), g.end());
   return g;
 }
 

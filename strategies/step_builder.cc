@@ -352,15 +352,14 @@ class Builder {
   // group (placement.h); a group of one rank holds its shard whole.
   struct ZeroShard {
     bool experts;
-    std::vector<int> group;
+    const std::vector<int>* group;  // owned by the per-GPU group caches below
   };
-  std::vector<ZeroShard> ZeroShards(int i, int layer) const {
-    const int gpu = plan_.simulated_gpus[i];
-    std::vector<ZeroShard> out = {{false, placement_.DataContextGroup(gpu)}};
+  std::vector<ZeroShard> ZeroShards(int i, int layer) {
+    std::vector<ZeroShard> out = {{false, &DataContextGroupOf(i)}};
     if (in_.model->num_experts > 0 && layer >= 0 && layer < in_.model->num_layers) {
-      out.push_back({true, placement_.ExpertDataGroup(gpu)});
+      out.push_back({true, &ExpertDataGroupOf(i)});
     }
-    std::erase_if(out, [](const ZeroShard& z) { return z.group.size() == 1; });
+    std::erase_if(out, [](const ZeroShard& z) { return z.group->size() == 1; });
     return out;
   }
 
@@ -372,7 +371,7 @@ class Builder {
     for (int i : *ctx.gpus) {
       for (const ZeroShard& z : ZeroShards(i, layer)) {
         absl::StatusOr<sim::TaskId> t =
-            AddDataCollective(ZeroOp(true, layer, z.experts), i, z.group, ctx, layer);
+            AddDataCollective(ZeroOp(true, layer, z.experts), i, *z.group, ctx, layer);
         if (!t.ok()) return t.status();
         After(layer_started_[i], *t);
         waits_[i].push_back(*t);
@@ -389,7 +388,7 @@ class Builder {
     for (int i : *ctx.gpus) {
       for (const ZeroShard& z : ZeroShards(i, layer)) {
         absl::StatusOr<sim::TaskId> t =
-            AddDataCollective(ZeroOp(false, layer, z.experts), i, z.group, ctx, layer);
+            AddDataCollective(ZeroOp(false, layer, z.experts), i, *z.group, ctx, layer);
         if (!t.ok()) return t.status();
         After(last_[i], *t);
         (z.experts ? last_expert_reduce_ : last_reduce_)[i] = *t;
@@ -412,6 +411,23 @@ class Builder {
                              op.comm_bytes);
   }
 
+  // The data x context group of simulated GPU i, built once per GPU (ZeRO-3
+  // asks for it per layer and micro-batch).
+  const std::vector<int>& DataContextGroupOf(int i) {
+    if (data_context_groups_.empty()) data_context_groups_.resize(compute_.size());
+    std::vector<int>& g = data_context_groups_[i];
+    if (g.empty()) g = placement_.DataContextGroup(plan_.simulated_gpus[i]);
+    return g;
+  }
+
+  // The expert-data-parallel group of simulated GPU i, built once per GPU.
+  const std::vector<int>& ExpertDataGroupOf(int i) {
+    if (expert_data_groups_.empty()) expert_data_groups_.resize(compute_.size());
+    std::vector<int>& g = expert_data_groups_[i];
+    if (g.empty()) g = placement_.ExpertDataGroup(plan_.simulated_gpus[i]);
+    return g;
+  }
+
   const models::OpCost& CostOf(const models::Op& op) {
     auto it = op_costs_.find(&op);
     if (it != op_costs_.end()) return it->second;
@@ -431,12 +447,11 @@ class Builder {
   // and layer repeats the same few collectives.
   absl::StatusOr<topology::CollectiveEstimate> Estimate(const models::Op& op,
                                                         topology::Collective kind,
-                                                        std::vector<int> gpus) {
+                                                        const std::vector<int>& gpus) {
     const auto key = std::make_tuple(&op, gpus.front(), gpus.back());
     auto it = comm_costs_.find(key);
     if (it != comm_costs_.end()) return it->second;
-    topology::CollectiveRequest req{kind, std::move(gpus), op.comm_bytes, in_.algorithm,
-                                    in_.protocol};
+    topology::CollectiveRequest req{kind, gpus, op.comm_bytes, in_.algorithm, in_.protocol};
     absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
     if (e.ok()) comm_costs_.emplace(key, *e);
     return e;
@@ -919,7 +934,7 @@ class Builder {
       // Gradients are reduced over data x context ranks (Megatron's DP-CP
       // group). One collective serves the group's simulated ranks: its first
       // simulated member creates it.
-      const std::vector<int> group = placement_.DataContextGroup(plan_.simulated_gpus[i]);
+      const std::vector<int>& group = DataContextGroupOf(i);
       const std::vector<int> members = SimulatedMembers(group);
       if (members.front() != i) continue;
       const std::vector<Bucket> buckets = MakeBuckets(i, /*experts=*/false);
@@ -990,6 +1005,8 @@ class Builder {
   StepPlan& plan_;
   std::vector<int> local_of_;
   std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
+  std::vector<std::vector<int>> data_context_groups_;  // per local GPU, filled on first use
+  std::vector<std::vector<int>> expert_data_groups_;   // per local GPU, filled on first use
   std::vector<sim::ResourceId> compute_, tp_lane_, dp_lane_, pp_lane_, host_lane_, ep_lane_,
       cp_lane_;
   // Context ring ops, owned by step_ops: forward diagonal and step, backward
