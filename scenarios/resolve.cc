@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/dtype.h"
+#include "scenarios/limits.h"
 #include "strategies/host_overhead.h"
 #include "scenarios/resolve_cluster.h"
 #include "scenarios/resolve_model.h"
@@ -27,6 +28,7 @@ absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
 }  // namespace
 
 absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
+  if (absl::Status s = CheckFiniteNumbers(in); !s.ok()) return s;
   ResolvedScenario r;
   r.echo = in;
   r.name = in.name().empty() ? "scenario" : in.name();
@@ -111,6 +113,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
         "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
         " must be between 0 and 1e6 microseconds"));
   }
+
+  if (auto s = CheckStepFitsClock(r); !s.ok()) return s;
+  if (auto s = CheckTaskGraphFits(r); !s.ok()) return s;
 
   // Network.
   const config::NetworkConfig& n = in.network();
