@@ -68,6 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
              {"--num-layers", "clustersim run --help"}},
         Case{"TrillionLayersFile", "FILE", "model { preset: \"gpt-22b\" num_layers: 1000000000000 }",
              {"line 1", "out of range", "scenario.proto"}},
+        Case{"HugeHiddenSize", std::string(kGpt22b) + " --hidden-size 2147483647", "",
+             {"model.hidden_size=2147483647 is too large"}},
         Case{"ZeroLayers", std::string(kGpt22b) + " --num-layers 0", "", {"model.num_layers"}},
         // 10^9 tokens: ~5.7e9 s of ideal step, far past the picosecond clock.
         Case{"BillionTokenSequence", std::string(kGpt22b) + " --seq-length 1000000000", "",
