@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/dtype.h"
+#include "scenarios/limits.h"
 #include "strategies/host_overhead.h"
 #include "scenarios/resolve_cluster.h"
 #include "scenarios/resolve_model.h"
@@ -27,6 +28,7 @@ absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
 }  // namespace
 
 absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
+  if (absl::Status s = CheckFiniteNumbers(in); !s.ok()) return s;
   ResolvedScenario r;
   r.echo = in;
   r.name = in.name().empty() ? "scenario" : in.name();
@@ -129,6 +131,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
         "training.pipeline_p2p_host_us=", r.pipeline_p2p_host_us,
         " must be between 0 and 1e6 microseconds (0: Megatron's p2p, no engine cost)"));
   }
+
+  if (auto s = CheckStepFitsClock(r); !s.ok()) return s;
+  if (auto s = CheckTaskGraphFits(r); !s.ok()) return s;
 
   // Network.
   const config::NetworkConfig& n = in.network();

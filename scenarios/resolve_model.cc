@@ -1,5 +1,7 @@
 #include "scenarios/resolve_model.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -58,7 +60,13 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_ffn_hidden_size()) {
     out->ffn_hidden_size = in.ffn_hidden_size();
   } else if (!has_base || in.has_hidden_size()) {
-    out->ffn_hidden_size = 4 * out->hidden_size;
+    const int64_t ffn = int64_t{4} * out->hidden_size;  // int64: no signed overflow
+    if (ffn > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model.hidden_size=", out->hidden_size, " is too large: its default ffn_hidden_size (4x) ",
+          ffn, " exceeds 2^31 - 1; use a hidden size below 536870912"));
+    }
+    out->ffn_hidden_size = static_cast<int>(ffn);
   }
   if (in.has_num_query_groups()) {
     out->num_query_groups = in.num_query_groups();

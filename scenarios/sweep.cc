@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,12 +16,14 @@
 #include "scenarios/study_table.h"
 #include "scenarios/sweep.pb.h"
 #include "sim/check.h"
+#include "traces/atomic_file.h"
 
 namespace clustersim::scenarios {
 namespace {
 
-// Lines of `path`, with a torn last line (no newline: the writer was killed)
-// cut off the file. A missing file has no lines.
+// Lines of `path`, with a torn last line (no newline: a writer from before
+// files were replaced whole, or one killed mid-write) cut off the file. A
+// missing file has no lines. The repair itself replaces the file atomically.
 absl::StatusOr<std::vector<std::string>> ReadLinesRepairing(const std::string& path) {
   if (!std::filesystem::exists(path)) return std::vector<std::string>{};
   absl::StatusOr<std::string> text = ReadFile(path);
@@ -30,14 +31,41 @@ absl::StatusOr<std::vector<std::string>> ReadLinesRepairing(const std::string& p
   const size_t last = text->rfind('\n');
   const std::string whole = last == std::string::npos ? "" : text->substr(0, last + 1);
   if (whole.size() != text->size()) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << whole;
-    if (!out) return absl::InternalError(absl::StrCat("cannot repair ", path));
+    if (absl::Status s = traces::WriteFileAtomically(path, whole); !s.ok()) {
+      return absl::InternalError(absl::StrCat("cannot repair ", path, ": ", s.message()));
+    }
   }
   std::vector<std::string> lines = absl::StrSplit(whole, '\n', absl::SkipEmpty());
   return lines;
 }
 
+// A PREFIX.jsonl line for a point that failed (it has no CSV row).
+bool IsErrorLine(const std::string& line) {
+  return line.find("\"error\": ") != std::string::npos;
+}
+
+// PREFIX.csv as it must be beside `lines`: the header and one row per
+// successful line, in order. The CSV is replaced before the JSONL for each
+// point, so after a kill it may hold one row more than PREFIX.jsonl; that row
+// is dropped (its point runs again). Fewer rows mean the files were edited.
+absl::StatusOr<std::string> ReconcileCsv(const std::string& csv_path,
+                                         const std::vector<std::string>& csv_lines,
+                                         const std::vector<std::string>& lines) {
+  const size_t rows =
+      static_cast<size_t>(std::count_if(lines.begin(), lines.end(),
+                                        [](const std::string& l) { return !IsErrorLine(l); }));
+  if (csv_lines.empty()) {
+    if (rows == 0) return StudyCsvHeader();
+  } else if (csv_lines.size() >= rows + 1) {
+    std::string csv;
+    for (size_t i = 0; i < rows + 1; ++i) absl::StrAppend(&csv, csv_lines[i], "\n");
+    return csv;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      csv_path, " has ", csv_lines.empty() ? 0 : csv_lines.size() - 1, " rows but its .jsonl has ",
+      rows, " successful points; the files were edited or mixed up. Delete both files to start "
+      "the sweep over, or restore them together"));
+}
 std::string JsonEscape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -160,14 +188,23 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
   if (!csv_lines.ok()) return csv_lines.status();
   std::set<std::string> done;
   for (const std::string& l : *lines) done.insert(StudyJsonLabel(l));
-
-  std::ofstream jsonl(jsonl_path, std::ios::binary | std::ios::app);
-  std::ofstream csv(csv_path, std::ios::binary | std::ios::app);
-  if (!jsonl || !csv) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--output ", options.output_prefix, ": cannot write ", jsonl_path, "; choose a writable folder"));
-  }
-  if (csv_lines->empty()) csv << StudyCsvHeader() << std::flush;
+  absl::StatusOr<std::string> csv = ReconcileCsv(csv_path, *csv_lines, *lines);
+  if (!csv.ok()) return csv.status();
+  std::string jsonl;
+  for (const std::string& l : *lines) absl::StrAppend(&jsonl, l, "\n");
+  // Both files are replaced whole (traces/atomic_file.h) after every point:
+  // a kill leaves the previous complete file, never a torn one.
+  const auto commit = [&]() -> absl::Status {
+    for (const auto& [path, text] : {std::pair{&csv_path, &*csv}, std::pair{&jsonl_path, &jsonl}}) {
+      if (absl::Status s = traces::WriteFileAtomically(*path, *text); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--output ", options.output_prefix,
+                                                       ": cannot write ", *path, " (", s.message(),
+                                                       "); choose a writable folder"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = commit(); !s.ok()) return s;
   SweepSummary summary;
   std::vector<const SweepPoint*> todo;
   for (const SweepPoint& p : points) {
@@ -180,7 +217,7 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
     }
   }
   // Lines finished ahead of an earlier point wait here, so the files keep
-  // point order (one line is appended, and flushed, at a time).
+  // point order (one line is added, and both files replaced, at a time).
   std::map<size_t, SweepLine> waiting;
   size_t next = 0;
   const SweepEmit emit = [&](size_t position, SweepLine line) -> absl::Status {
@@ -191,10 +228,10 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
          it = waiting.erase(it), ++next) {
       ++summary.ran;
       if (it->second.failed) ++summary.failed;
-      csv << it->second.csv << std::flush;
-      jsonl << it->second.json << "\n" << std::flush;
+      csv->append(it->second.csv);
+      absl::StrAppend(&jsonl, it->second.json, "\n");
       lines->push_back(std::move(it->second.json));
-      if (!jsonl || !csv) return absl::InternalError(absl::StrCat("writing ", jsonl_path, " failed"));
+      if (absl::Status s = commit(); !s.ok()) return s;
     }
     return absl::OkStatus();
   };

@@ -1,11 +1,12 @@
 // File: scenarios/sweep.h
 //
 // `clustersim sweep`: every point of a grid (scenarios/sweep.proto) simulated
-// and appended, as it finishes, to PREFIX.csv and PREFIX.jsonl (one JSON
+// and added, as it finishes, to PREFIX.csv and PREFIX.jsonl (one JSON
 // object a line, study_table.h's columns; a point that fails validation is a
-// line {"label": ..., "error": ...}). A rerun reads PREFIX.jsonl and skips
-// the points already there, so an interrupted sweep loses at most the point
-// in flight (a torn last line is cut off). --shard i/N runs the points whose
+// line {"label": ..., "error": ...}). Both files are replaced whole after each
+// point (traces/atomic_file.h), so a kill leaves complete files. A rerun reads
+// PREFIX.jsonl and skips the points already there, so an interrupted sweep
+// loses at most the point in flight. --shard i/N runs the points whose
 // index is i modulo N (job arrays); shards writing to their own prefixes
 // produce the same lines as one process. Lines are written in point order
 // whatever order the points finish in, so a distributed run (an executor

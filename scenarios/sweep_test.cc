@@ -79,6 +79,38 @@ TEST_F(SweepTest, ShardsAndResumeGiveTheSameLinesAsOneRun) {
   }
 }
 
+// Killed after PREFIX.csv got point 4's row but before PREFIX.jsonl got its
+// line (the CSV is replaced first): the extra row is dropped, point 4 runs
+// again, and the files end as those of one uninterrupted run.
+TEST_F(SweepTest, KilledBetweenTheTwoFilesResumesWithoutADuplicateRow) {
+  absl::StatusOr<std::vector<SweepPoint>> points = LoadSweep(sweep_);
+  ASSERT_TRUE(points.ok());
+  const std::string whole = (dir_ / "whole").string();
+  ASSERT_TRUE(RunSweep(*points, {.output_prefix = whole}).ok());
+  const std::vector<std::string> json = absl::StrSplit(*ReadFile(whole + ".jsonl"), '\n');
+  const std::vector<std::string> csv = absl::StrSplit(*ReadFile(whole + ".csv"), '\n');
+  const std::string killed = (dir_ / "killed").string();
+  {
+    std::ofstream j(killed + ".jsonl");
+    for (int i = 0; i < 3; ++i) j << json[i] << "\n";
+    std::ofstream c(killed + ".csv");
+    for (int i = 0; i < 5; ++i) c << csv[i] << "\n";  // the header and 4 rows
+  }
+  absl::StatusOr<SweepSummary> resumed = RunSweep(*points, {.output_prefix = killed});
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->skipped, 3u);
+  EXPECT_EQ(resumed->ran, 13u);
+  EXPECT_EQ(*ReadFile(killed + ".jsonl"), *ReadFile(whole + ".jsonl"));
+  EXPECT_EQ(*ReadFile(killed + ".csv"), *ReadFile(whole + ".csv"));
+
+  // Fewer CSV rows than JSON lines: the files were edited; say so, touch nothing.
+  { std::ofstream(killed + ".csv") << csv[0] << "\n"; }
+  absl::StatusOr<SweepSummary> edited = RunSweep(*points, {.output_prefix = killed});
+  EXPECT_EQ(edited.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(edited.status().message(), HasSubstr("killed.csv has 0 rows but its .jsonl has 16"));
+  EXPECT_THAT(edited.status().message(), HasSubstr("Delete both files"));
+}
+
 // A distributed executor hands lines back as points finish; the files keep
 // point order, byte for byte those of one process (scenarios/sweep_mpi.h).
 TEST_F(SweepTest, LinesKeepPointOrderWhateverOrderPointsFinish) {

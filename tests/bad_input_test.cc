@@ -1,0 +1,114 @@
+// Absurd input through the clustersim binary: each case must exit 2 (never a
+// crash, a wrap-around or a multi-gigabyte run) with a message naming the
+// field and a fix. README "Reliability" lists these cases.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace clustersim {
+namespace {
+
+struct Case {
+  const char* name;
+  std::string args;     // after `clustersim run`; FILE is replaced by the textproto below
+  std::string scenario;  // a textproto, when the case needs one
+  std::vector<std::string> expected;  // substrings of stderr
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+constexpr char kGpt22b[] = "SRC/scenarios/gpt-22b-a100.textproto";
+constexpr char kCluster16[] = "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 16 ";
+
+class BadInputTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BadInputTest, ExitsTwoNamingTheFieldAndAFix) {
+  const Case& c = GetParam();
+  const std::string src = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  const std::string bin = std::string(std::getenv("CLUSTERSIM_BINARY_DIR")) + "/cli/clustersim";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("clustersim_bad_" + std::to_string(::getpid()) + c.name);
+  std::filesystem::create_directories(dir);
+  std::string args = c.args;
+  if (!c.scenario.empty()) {
+    std::ofstream((dir / "s.textproto").string()) << c.scenario;
+    args.replace(args.find("FILE"), 4, (dir / "s.textproto").string());
+  }
+  if (const size_t at = args.find("SRC"); at != std::string::npos) args.replace(at, 3, src);
+  const std::string err = (dir / "stderr").string();
+  // A 60 s limit: a case that simulates instead of refusing fails, not hangs.
+  const int status = std::system(
+      ("timeout 60 " + bin + " run " + args + " >/dev/null 2>" + err).c_str());
+  const std::string message = Slurp(err);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(WIFEXITED(status)) << c.name;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << message;
+  EXPECT_EQ(message.rfind("clustersim: error: ", 0), 0u) << message;
+  for (const std::string& e : c.expected) EXPECT_NE(message.find(e), std::string::npos) << e << " in " << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BadInputTest,
+    ::testing::Values(
+        Case{"ZeroGpus", std::string(kGpt22b) + " --num-gpus 0", "", {"cluster.num_gpus=0", "at least 1"}},
+        Case{"NegativeGpus", std::string(kGpt22b) + " --num-gpus -8", "", {"cluster.num_gpus=-8"}},
+        Case{"TrillionLayersFlag", std::string(kGpt22b) + " --num-layers 1000000000000", "",
+             {"--num-layers", "clustersim run --help"}},
+        Case{"TrillionLayersFile", "FILE", "model { preset: \"gpt-22b\" num_layers: 1000000000000 }",
+             {"line 1", "out of range", "scenario.proto"}},
+        Case{"HugeHiddenSize", std::string(kGpt22b) + " --hidden-size 2147483647", "",
+             {"model.hidden_size=2147483647 is too large"}},
+        Case{"ZeroLayers", std::string(kGpt22b) + " --num-layers 0", "", {"model.num_layers"}},
+        // 10^9 tokens: ~5.7e9 s of ideal step, far past the picosecond clock.
+        Case{"BillionTokenSequence", std::string(kGpt22b) + " --seq-length 1000000000", "",
+             {"simulated time per step", "picosecond clock", "model.seq_length"}},
+        Case{"NegativeMicroBatch", std::string(kGpt22b) + " --micro-batch-size -1", "",
+             {"training.micro_batch_size=-1"}},
+        Case{"NegativeGlobalBatch", std::string(kGpt22b) + " --global-batch-size -4", "",
+             {"training.global_batch_size=-4"}},
+        // 16384 micro-batches on 8 ranks: ~3.2e8 tasks, ~32 GiB.
+        Case{"HugeMicroBatchCount", std::string(kGpt22b) + " --global-batch-size 65536", "",
+             {"tasks", "GiB", "training.global_batch_size", "training.micro_batch_size"}},
+        Case{"BatchBeyondClock", std::string(kGpt22b) + " --global-batch-size 2000000000", "",
+             {"picosecond clock", "training.global_batch_size"}},
+        Case{"NanPrice", std::string(kGpt22b) + " --usd-per-gpu-hour nan", "",
+             {"pricing.usd_per_gpu_hour=nan", "finite"}},
+        Case{"InfPrice", std::string(kGpt22b) + " --usd-per-gpu-hour inf", "",
+             {"pricing.usd_per_gpu_hour=inf", "finite"}},
+        Case{"NanOversubscription", "FILE",
+             std::string(kCluster16) +
+                 "fabric { kind: \"fat-tree\" tiers: 2 oversubscription: nan } }\n"
+                 "model { preset: \"llama2-7b\" }",
+             {"cluster.fabric.oversubscription=nan"}},
+        Case{"NegativeInfOversubscription", "FILE",
+             std::string(kCluster16) +
+                 "fabric { kind: \"fat-tree\" tiers: 2 oversubscription: -inf } }\n"
+                 "model { preset: \"llama2-7b\" }",
+             {"cluster.fabric.oversubscription=-inf"}},
+        // Links are named technologies; a "negative bandwidth" link is not one.
+        Case{"NegativeBandwidthLink", "FILE",
+             std::string(kCluster16) +
+                 "custom_node { gpus_per_node: 8 gpu_link: \"nvlink4\" nic_link: \"-100g\" "
+                 "nics: 1 } }\nmodel { preset: \"llama2-7b\" }",
+             {"cluster.custom_node", "'-100g'", "valid: "}},
+        Case{"NegativeNicCount", "FILE",
+             std::string(kCluster16) +
+                 "custom_node { gpus_per_node: 8 gpu_link: \"nvlink4\" nic_link: \"roce-100g\" "
+                 "nics: -2 } }\nmodel { preset: \"llama2-7b\" }",
+             {"cluster.custom_node.nics=-2"}}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace clustersim
