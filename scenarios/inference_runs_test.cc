@@ -188,26 +188,35 @@ TEST(InferenceRunsTest, BadRowsAreReportedNotDropped) {
   EXPECT_THAT(bad.status().message(), HasSubstr("column 'source' is missing"));
 }
 
-// Until the serving simulator is merged every mapped row is "not run", and the
-// report still lists every row with its setup.
-TEST(InferenceValidationTest, ReportListsEveryRowWithSetupOrReason) {
+// Every mapped row is predicted by the serving simulator; the rest say why not.
+TEST(InferenceValidationTest, ReportListsEveryRowWithPredictionOrReason) {
   absl::StatusOr<InferenceValidationReport> r =
       ValidateInferenceTable(ShippedTable(), "inference-runs.csv");
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->rows.size(), 54u);
-  EXPECT_EQ(r->ran, 0);
+  EXPECT_EQ(r->ran, 41);
   const std::string text = FormatInferenceValidationReport(*r, 15);
   for (const InferenceValidationRow& row : r->rows) {
     EXPECT_THAT(text, HasSubstr(row.run.id)) << row.run.id;
-    EXPECT_FALSE(row.not_run.empty());
+    EXPECT_EQ(row.predicted.has_value(), row.run.scenario.has_value()) << row.run.id;
+    EXPECT_EQ(row.not_run.empty(), row.predicted.has_value()) << row.run.id;
   }
   EXPECT_THAT(text, HasSubstr("setup: Llama-2-7B on 1x h100-sxm5-80gb (tp 1)"));
   EXPECT_THAT(text, HasSubstr("not run: not supported: MoE model"));
-  EXPECT_THAT(text, HasSubstr("not run: the serving simulator (`clustersim serve`)"));
-  EXPECT_THAT(text, HasSubstr("rows: 54, mapped to a scenario: 41, not supported: 13, ran: 0"));
-  EXPECT_THAT(text, HasSubstr("MAPE: n/a (no row ran)"));
-  absl::StatusOr<double> p = PredictServingMetric(*r->rows[0].run.scenario, "ttft_ms");
-  EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(text, HasSubstr("rows: 54, mapped to a scenario: 41, not supported: 13, ran: 41"));
+  EXPECT_THAT(text, HasSubstr("MAPE "));
+}
+
+// The KV-per-token metric comes from the memory plan (Llama 2 7B in BF16:
+// 32 layers x 2 x 32 KV heads x 128 x 2 B = 524,288 B), exactly.
+TEST(InferenceValidationTest, PredictsMemoryMetricsFromThePlan) {
+  absl::StatusOr<InferenceValidationReport> r =
+      ValidateInferenceTable(ShippedTable(), "inference-runs.csv");
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const InferenceValidationRow& row : r->rows) {
+    if (row.run.metric != "kv_bytes_per_token" || !row.predicted) continue;
+    EXPECT_NEAR(*row.predicted, row.run.measured, 0.5) << row.run.id;
+  }
 }
 
 }  // namespace

@@ -61,8 +61,10 @@ TEST_F(ServingIterationTest, BatchOneDecodeIsBoundByReadingTheWeights) {
 TEST_F(ServingIterationTest, FourBitWeightsSpeedUpDecodeAboutThreefold) {
   const double bf16 = Model(1).Cost(Decode(1, 1024)).time.ToSeconds();
   const double q4 = Model(1, models::WeightFormat::kInt4Awq).Cost(Decode(1, 1024)).time.ToSeconds();
-  // Linear weights shrink 3.85x; embeddings and LM head stay 16-bit.
-  EXPECT_GT(bf16 / q4, 2.5);
+  // Linear weights shrink 3.85x; embeddings and LM head stay 16-bit, and the
+  // kernel model's fixed per-kernel time (a few µs per op, hundreds of ops)
+  // does not shrink: by bytes alone the speed-up would be ~3.4x.
+  EXPECT_GT(bf16 / q4, 2.2);
   EXPECT_LT(bf16 / q4, 3.85);
 }
 

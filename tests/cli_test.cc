@@ -385,6 +385,7 @@ TEST_F(CliTest, ServingDevicesAreListedAndRefuseTraining) {
   EXPECT_NE(run.code, 0);
   EXPECT_NE(run.err.find("cluster.gpu: apple-m2-ultra"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("training is modelled on discrete GPUs only"), std::string::npos);
+}
 
 TEST_F(CliTest, ServeExamplePrintsLatencyThroughputAndCost) {
   const std::string scenario = src_ + "/scenarios/serve-llama3-8b-h100.textproto";
