@@ -1,6 +1,11 @@
 #include "scenarios/sweep.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,26 +21,28 @@
 #include "scenarios/study_table.h"
 #include "scenarios/sweep.pb.h"
 #include "sim/check.h"
-#include "traces/atomic_file.h"
 
 namespace clustersim::scenarios {
 namespace {
 
-// Lines of `path`, with a torn last line (no newline: a writer from before
-// files were replaced whole, or one killed mid-write) cut off the file. A
-// missing file has no lines. The repair itself replaces the file atomically.
-absl::StatusOr<std::vector<std::string>> ReadLinesRepairing(const std::string& path) {
+// One of the sweep's output files, read back on resume: its whole lines, with a
+// torn last line (no newline: the writer was killed mid-append) cut off the
+// file itself. A missing file has no lines.
+absl::StatusOr<std::vector<std::string>> ReadLinesCuttingTornTail(const std::string& path) {
   if (!std::filesystem::exists(path)) return std::vector<std::string>{};
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
   const size_t last = text->rfind('\n');
-  const std::string whole = last == std::string::npos ? "" : text->substr(0, last + 1);
-  if (whole.size() != text->size()) {
-    if (absl::Status s = traces::WriteFileAtomically(path, whole); !s.ok()) {
-      return absl::InternalError(absl::StrCat("cannot repair ", path, ": ", s.message()));
+  const size_t whole = last == std::string::npos ? 0 : last + 1;
+  if (whole != text->size()) {
+    std::error_code ec;
+    std::filesystem::resize_file(path, whole, ec);
+    if (ec) {
+      return absl::InternalError(absl::StrCat("cannot cut the torn last line off ", path, ": ",
+                                              ec.message(), "; check the file's permissions"));
     }
   }
-  std::vector<std::string> lines = absl::StrSplit(whole, '\n', absl::SkipEmpty());
+  std::vector<std::string> lines = absl::StrSplit(text->substr(0, whole), '\n', absl::SkipEmpty());
   return lines;
 }
 
@@ -44,28 +51,92 @@ bool IsErrorLine(const std::string& line) {
   return line.find("\"error\": ") != std::string::npos;
 }
 
-// PREFIX.csv as it must be beside `lines`: the header and one row per
-// successful line, in order. The CSV is replaced before the JSONL for each
-// point, so after a kill it may hold one row more than PREFIX.jsonl; that row
-// is dropped (its point runs again). Fewer rows mean the files were edited.
-absl::StatusOr<std::string> ReconcileCsv(const std::string& csv_path,
-                                         const std::vector<std::string>& csv_lines,
-                                         const std::vector<std::string>& lines) {
-  const size_t rows =
-      static_cast<size_t>(std::count_if(lines.begin(), lines.end(),
-                                        [](const std::string& l) { return !IsErrorLine(l); }));
-  if (csv_lines.empty()) {
-    if (rows == 0) return StudyCsvHeader();
-  } else if (csv_lines.size() >= rows + 1) {
-    std::string csv;
-    for (size_t i = 0; i < rows + 1; ++i) absl::StrAppend(&csv, csv_lines[i], "\n");
-    return csv;
+// Makes PREFIX.jsonl and PREFIX.csv agree after a kill. Each point appends its
+// CSV row first and its JSON line second, so a kill between the two leaves the
+// CSV one row ahead: that row is dropped (its point runs again). A JSONL line
+// whose CSV row is missing (the CSV's last append lost) is dropped likewise,
+// with every line after it. The files lose whole trailing lines only; a
+// mismatch larger than one point means they were edited or mixed up: an error.
+// On return `lines` and `csv_lines` (header first) are what the files hold.
+absl::Status Reconcile(const std::string& jsonl_path, const std::string& csv_path,
+                       std::vector<std::string>* lines, std::vector<std::string>* csv_lines) {
+  const size_t rows = csv_lines->empty() ? 0 : csv_lines->size() - 1;
+  size_t keep = 0, kept_rows = 0;  // the longest prefix of `lines` the CSV backs
+  for (; keep < lines->size(); ++keep) {
+    if (IsErrorLine((*lines)[keep])) continue;
+    if (kept_rows == rows) break;
+    ++kept_rows;
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      csv_path, " has ", csv_lines.empty() ? 0 : csv_lines.size() - 1, " rows but its .jsonl has ",
-      rows, " successful points; the files were edited or mixed up. Delete both files to start "
-      "the sweep over, or restore them together"));
+  const size_t successful = static_cast<size_t>(std::count_if(
+      lines->begin(), lines->end(), [](const std::string& l) { return !IsErrorLine(l); }));
+  if (rows > successful + 1 || successful > rows + 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        csv_path, " has ", rows, " rows but its .jsonl has ", successful,
+        " successful points; the files were edited or mixed up. Delete both files to start "
+        "the sweep over, or restore them together"));
+  }
+  const auto cut = [](const std::string& path, const std::vector<std::string>& keep_lines,
+                      size_t n) -> absl::Status {
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; ++i) bytes += keep_lines[i].size() + 1;
+    std::error_code ec;
+    std::filesystem::resize_file(path, bytes, ec);
+    if (!ec) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("cannot drop the unmatched last line of ", path, ": ",
+                                            ec.message(), "; check the file's permissions"));
+  };
+  if (keep < lines->size()) {
+    if (absl::Status s = cut(jsonl_path, *lines, keep); !s.ok()) return s;
+    lines->resize(keep);
+  }
+  if (rows > kept_rows) {
+    if (absl::Status s = cut(csv_path, *csv_lines, kept_rows + 1); !s.ok()) return s;
+    csv_lines->resize(kept_rows + 1);
+  }
+  return absl::OkStatus();
 }
+
+// An output file that grows by whole lines: each Append is written and
+// fsync'ed before it returns, so a finished point survives a kill, and a kill
+// mid-append leaves at most a torn last line (cut off on resume).
+class DurableAppender {
+ public:
+  ~DurableAppender() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  absl::Status Open(const std::string& path) {
+    path_ = path;
+    const bool existed = std::filesystem::exists(path);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return Error();
+    if (!existed) {  // the new directory entry itself must survive a crash
+      const std::string dir = std::filesystem::path(path).parent_path().string();
+      const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+      if (dir_fd >= 0) {
+        ::fsync(dir_fd);
+        ::close(dir_fd);
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Append(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return Error();
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return ::fsync(fd_) == 0 ? absl::OkStatus() : Error();
+  }
+
+ private:
+  absl::Status Error() const {
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": ", std::strerror(errno)));
+  }
+  std::string path_;
+  int fd_ = -1;
+};
+
 std::string JsonEscape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -182,29 +253,27 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
   }
   const std::string jsonl_path = options.output_prefix + ".jsonl";
   const std::string csv_path = options.output_prefix + ".csv";
-  absl::StatusOr<std::vector<std::string>> lines = ReadLinesRepairing(jsonl_path);
+  absl::StatusOr<std::vector<std::string>> lines = ReadLinesCuttingTornTail(jsonl_path);
   if (!lines.ok()) return lines.status();
-  absl::StatusOr<std::vector<std::string>> csv_lines = ReadLinesRepairing(csv_path);
+  absl::StatusOr<std::vector<std::string>> csv_lines = ReadLinesCuttingTornTail(csv_path);
   if (!csv_lines.ok()) return csv_lines.status();
+  if (absl::Status s = Reconcile(jsonl_path, csv_path, &*lines, &*csv_lines); !s.ok()) return s;
   std::set<std::string> done;
   for (const std::string& l : *lines) done.insert(StudyJsonLabel(l));
-  absl::StatusOr<std::string> csv = ReconcileCsv(csv_path, *csv_lines, *lines);
-  if (!csv.ok()) return csv.status();
-  std::string jsonl;
-  for (const std::string& l : *lines) absl::StrAppend(&jsonl, l, "\n");
-  // Both files are replaced whole (traces/atomic_file.h) after every point:
-  // a kill leaves the previous complete file, never a torn one.
-  const auto commit = [&]() -> absl::Status {
-    for (const auto& [path, text] : {std::pair{&csv_path, &*csv}, std::pair{&jsonl_path, &jsonl}}) {
-      if (absl::Status s = traces::WriteFileAtomically(*path, *text); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--output ", options.output_prefix,
-                                                       ": cannot write ", *path, " (", s.message(),
-                                                       "); choose a writable folder"));
-      }
-    }
-    return absl::OkStatus();
+  // Each finished point is appended and fsync'ed (CSV row, then JSON line):
+  // O(1) I/O per point, and a kill loses at most the point being written.
+  DurableAppender csv, jsonl;
+  const auto output_error = [&](const absl::Status& s) {
+    return absl::InvalidArgumentError(absl::StrCat("--output ", options.output_prefix,
+                                                   ": cannot write ", s.message(),
+                                                   "; choose a writable folder"));
   };
-  if (absl::Status s = commit(); !s.ok()) return s;
+  for (const auto& [file, path] : {std::pair{&csv, &csv_path}, std::pair{&jsonl, &jsonl_path}}) {
+    if (absl::Status s = file->Open(*path); !s.ok()) return output_error(s);
+  }
+  if (csv_lines->empty()) {
+    if (absl::Status s = csv.Append(StudyCsvHeader()); !s.ok()) return output_error(s);
+  }
   SweepSummary summary;
   std::vector<const SweepPoint*> todo;
   for (const SweepPoint& p : points) {
@@ -217,7 +286,7 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
     }
   }
   // Lines finished ahead of an earlier point wait here, so the files keep
-  // point order (one line is added, and both files replaced, at a time).
+  // point order (one line is appended to each file at a time).
   std::map<size_t, SweepLine> waiting;
   size_t next = 0;
   const SweepEmit emit = [&](size_t position, SweepLine line) -> absl::Status {
@@ -228,10 +297,11 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
          it = waiting.erase(it), ++next) {
       ++summary.ran;
       if (it->second.failed) ++summary.failed;
-      csv->append(it->second.csv);
-      absl::StrAppend(&jsonl, it->second.json, "\n");
+      if (absl::Status s = csv.Append(it->second.csv); !s.ok()) return output_error(s);
+      if (absl::Status s = jsonl.Append(absl::StrCat(it->second.json, "\n")); !s.ok()) {
+        return output_error(s);
+      }
       lines->push_back(std::move(it->second.json));
-      if (absl::Status s = commit(); !s.ok()) return s;
     }
     return absl::OkStatus();
   };

@@ -3,10 +3,12 @@
 // `clustersim sweep`: every point of a grid (scenarios/sweep.proto) simulated
 // and added, as it finishes, to PREFIX.csv and PREFIX.jsonl (one JSON
 // object a line, study_table.h's columns; a point that fails validation is a
-// line {"label": ..., "error": ...}). Both files are replaced whole after each
-// point (traces/atomic_file.h), so a kill leaves complete files. A rerun reads
-// PREFIX.jsonl and skips the points already there, so an interrupted sweep
-// loses at most the point in flight. --shard i/N runs the points whose
+// line {"label": ..., "error": ...}). Each finished point is appended to both
+// files (its CSV row first) and fsync'ed before the next, so a finished point
+// is never lost and the I/O per point is constant. A rerun cuts a torn final
+// line (a kill mid-append) off either file, drops a CSV row the JSONL lacks
+// (or the reverse), and skips the points left in PREFIX.jsonl: a torn or
+// unmatched point is run again, never lost or written twice. --shard i/N runs the points whose
 // index is i modulo N (job arrays); shards writing to their own prefixes
 // produce the same lines as one process. Lines are written in point order
 // whatever order the points finish in, so a distributed run (an executor

@@ -1,5 +1,7 @@
 #include "scenarios/sweep.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -31,8 +33,49 @@ class SweepTest : public ::testing::Test {
     return lines;
   }
 
+  // Loads the grid into points_ and runs it uninterrupted into whole_;
+  // json_ and csv_ hold the lines it wrote.
+  void RunWhole() {
+    absl::StatusOr<std::vector<SweepPoint>> points = LoadSweep(sweep_);
+    ASSERT_TRUE(points.ok()) << points.status();
+    points_ = *std::move(points);
+    whole_ = (dir_ / "whole").string();
+    ASSERT_TRUE(RunSweep(points_, {.output_prefix = whole_}).ok());
+    json_ = absl::StrSplit(*ReadFile(whole_ + ".jsonl"), '\n');
+    csv_ = absl::StrSplit(*ReadFile(whole_ + ".csv"), '\n');
+  }
+
+  // The files an interrupted run leaves: PREFIX.jsonl holds the whole run's
+  // first `json_lines` lines, then `json_tail`; PREFIX.csv its first
+  // `csv_lines` lines (the header included), then `csv_tail`.
+  std::string WriteInterrupted(const std::string& name, int json_lines, const std::string& json_tail,
+                               int csv_lines, const std::string& csv_tail) {
+    const std::string prefix = (dir_ / name).string();
+    std::ofstream j(prefix + ".jsonl");
+    for (int i = 0; i < json_lines; ++i) j << json_[i] << "\n";
+    j << json_tail;
+    std::ofstream c(prefix + ".csv");
+    for (int i = 0; i < csv_lines; ++i) c << csv_[i] << "\n";
+    c << csv_tail;
+    return prefix;
+  }
+
+  // Resumes `prefix`; expects `skipped` points found done, the rest run, and
+  // the files byte for byte those of the uninterrupted run.
+  void ExpectResumesToTheWholeRun(const std::string& prefix, size_t skipped) {
+    absl::StatusOr<SweepSummary> resumed = RunSweep(points_, {.output_prefix = prefix});
+    ASSERT_TRUE(resumed.ok()) << resumed.status();
+    EXPECT_EQ(resumed->skipped, skipped);
+    EXPECT_EQ(resumed->ran, points_.size() - skipped);
+    EXPECT_EQ(*ReadFile(prefix + ".jsonl"), *ReadFile(whole_ + ".jsonl"));
+    EXPECT_EQ(*ReadFile(prefix + ".csv"), *ReadFile(whole_ + ".csv"));
+  }
+
   std::filesystem::path dir_;
   std::string sweep_;
+  std::vector<SweepPoint> points_;
+  std::string whole_;
+  std::vector<std::string> json_, csv_;
 };
 
 TEST_F(SweepTest, ExpandsTheGridInAxisOrder) {
@@ -80,35 +123,47 @@ TEST_F(SweepTest, ShardsAndResumeGiveTheSameLinesAsOneRun) {
 }
 
 // Killed after PREFIX.csv got point 4's row but before PREFIX.jsonl got its
-// line (the CSV is replaced first): the extra row is dropped, point 4 runs
+// line (the CSV is appended first): the extra row is dropped, point 4 runs
 // again, and the files end as those of one uninterrupted run.
 TEST_F(SweepTest, KilledBetweenTheTwoFilesResumesWithoutADuplicateRow) {
-  absl::StatusOr<std::vector<SweepPoint>> points = LoadSweep(sweep_);
-  ASSERT_TRUE(points.ok());
-  const std::string whole = (dir_ / "whole").string();
-  ASSERT_TRUE(RunSweep(*points, {.output_prefix = whole}).ok());
-  const std::vector<std::string> json = absl::StrSplit(*ReadFile(whole + ".jsonl"), '\n');
-  const std::vector<std::string> csv = absl::StrSplit(*ReadFile(whole + ".csv"), '\n');
-  const std::string killed = (dir_ / "killed").string();
-  {
-    std::ofstream j(killed + ".jsonl");
-    for (int i = 0; i < 3; ++i) j << json[i] << "\n";
-    std::ofstream c(killed + ".csv");
-    for (int i = 0; i < 5; ++i) c << csv[i] << "\n";  // the header and 4 rows
-  }
-  absl::StatusOr<SweepSummary> resumed = RunSweep(*points, {.output_prefix = killed});
-  ASSERT_TRUE(resumed.ok()) << resumed.status();
-  EXPECT_EQ(resumed->skipped, 3u);
-  EXPECT_EQ(resumed->ran, 13u);
-  EXPECT_EQ(*ReadFile(killed + ".jsonl"), *ReadFile(whole + ".jsonl"));
-  EXPECT_EQ(*ReadFile(killed + ".csv"), *ReadFile(whole + ".csv"));
+  ASSERT_NO_FATAL_FAILURE(RunWhole());
+  const std::string killed = WriteInterrupted("killed", 3, "", 5, "");  // the header and 4 rows
+  ExpectResumesToTheWholeRun(killed, 3);
 
   // Fewer CSV rows than JSON lines: the files were edited; say so, touch nothing.
-  { std::ofstream(killed + ".csv") << csv[0] << "\n"; }
-  absl::StatusOr<SweepSummary> edited = RunSweep(*points, {.output_prefix = killed});
+  { std::ofstream(killed + ".csv") << csv_[0] << "\n"; }
+  absl::StatusOr<SweepSummary> edited = RunSweep(points_, {.output_prefix = killed});
   EXPECT_EQ(edited.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(edited.status().message(), HasSubstr("killed.csv has 0 rows but its .jsonl has 16"));
   EXPECT_THAT(edited.status().message(), HasSubstr("Delete both files"));
+}
+
+// Killed mid-append (SIGKILL during write(2)): each file ends in a torn line.
+// The torn tails are cut, the CSV's extra row is dropped, and the points run
+// again: the files end byte for byte as one uninterrupted run's. The resumed
+// run appends to the same files (same inode) instead of replacing them.
+TEST_F(SweepTest, TornLastLinesAreCutAndTheirPointsRunAgain) {
+  ASSERT_NO_FATAL_FAILURE(RunWhole());
+  // Point 4's JSON line and point 5's CSV row, each cut mid-write.
+  const std::string torn =
+      WriteInterrupted("torn", 3, json_[3].substr(0, 25), 5, csv_[5].substr(0, 10));
+  const auto inode = [](const std::string& path) {
+    struct stat st {};
+    ::stat(path.c_str(), &st);
+    return st.st_ino;
+  };
+  const ino_t jsonl_inode = inode(torn + ".jsonl"), csv_inode = inode(torn + ".csv");
+  ExpectResumesToTheWholeRun(torn, 3);
+  EXPECT_EQ(inode(torn + ".jsonl"), jsonl_inode);
+  EXPECT_EQ(inode(torn + ".csv"), csv_inode);
+}
+
+// The reverse of a kill between the files: PREFIX.jsonl holds a point whose
+// CSV row is missing (the CSV's last append lost). That line is dropped and
+// its point runs again; nothing is duplicated.
+TEST_F(SweepTest, AJsonLineWithoutItsCsvRowIsDroppedAndRunAgain) {
+  ASSERT_NO_FATAL_FAILURE(RunWhole());
+  ExpectResumesToTheWholeRun(WriteInterrupted("ahead", 5, "", 5, ""), 4);
 }
 
 // A distributed executor hands lines back as points finish; the files keep
