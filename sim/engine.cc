@@ -9,6 +9,9 @@ namespace {
 constexpr uint8_t kWaiting = 0;
 constexpr uint8_t kRunning = 1;
 constexpr uint8_t kDone = 2;
+// Its end would pass the end of the picosecond clock: never scheduled, so the
+// run ends with the clock error instead of a wrapped-around time.
+constexpr uint8_t kPastClock = 3;
 }  // namespace
 
 Engine::Engine(const TaskGraph& graph, Simulator& sim)
@@ -44,7 +47,12 @@ void Engine::TryStart(TaskId t) {
     SIM_CHECK(executor_ != nullptr) << "external task " << t << " but no TaskExecutor set";
     executor_->Start(t, *this);
   } else {
-    sim_.ScheduleEvent(sim_.Now() + task.duration, handler_, t);
+    Time end;
+    if (!CheckedAdd(sim_.Now(), task.duration, &end) || end == Time::Infinite()) {
+      state_[t] = kPastClock;
+      return;
+    }
+    sim_.ScheduleEvent(end, handler_, t);
   }
 }
 
@@ -82,6 +90,18 @@ absl::Status Engine::Run() {
   for (TaskId t = 0; t < graph_.NumTasks(); ++t) TryStart(t);
   sim_.Run();
   if (finished_ == graph_.NumTasks()) return absl::OkStatus();
+  for (TaskId t = 0; t < graph_.NumTasks(); ++t) {
+    if (state_[t] != kPastClock) continue;
+    std::ostringstream msg;
+    msg << "simulated time overflows the picosecond clock (int64, "
+        << Duration::Max().ToSeconds() / 86400 << " days): task " << t;
+    if (!graph_.ResourcesOf(t).empty()) msg << " on " << graph_.resource(graph_.ResourcesOf(t)[0]).name;
+    msg << " starts at "
+        << start_[t].ToSeconds() << " s and lasts " << graph_.task(t).duration.ToSeconds()
+        << " s; a duration this long comes from bad input (sizes, batch, or rates far beyond "
+           "real hardware): check the scenario's model, batch and cluster values";
+    return absl::OutOfRangeError(msg.str());
+  }
   for (TaskId t = 0; t < graph_.NumTasks(); ++t) {
     if (state_[t] == kDone) continue;
     std::ostringstream msg;

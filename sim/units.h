@@ -8,6 +8,10 @@
 //
 // Range: int64 picoseconds cover about +-106 days of simulated time. Arithmetic
 // that would overflow is a bug; `CheckedAdd` reports it for input-driven sums.
+// Conversions from floating point (FromSecondsDouble, TransferTime,
+// ComputeTime) saturate at +-Duration::Max() instead of wrapping (a cast of an
+// out-of-range double to int64 is undefined); an end time that reaches
+// Time::Infinite() is then reported by sim::Engine as a clock overflow.
 //
 // Example:
 //   sim::Duration d = sim::Microseconds(3) + sim::Nanoseconds(250);
@@ -32,9 +36,19 @@ class Duration {
   static constexpr Duration Zero() { return Duration(0); }
   static constexpr Duration Max() { return Duration(std::numeric_limits<int64_t>::max()); }
   static constexpr Duration FromPicoseconds(int64_t ps) { return Duration(ps); }
-  // Rounds to the nearest picosecond. REQUIRES: finite, |s| < ~1.0e7 s.
+  // Rounds to the nearest picosecond; beyond the range (|s| > ~9.2e6 s) or
+  // NaN, saturates at +-Max().
   static Duration FromSecondsDouble(double s) {
-    return Duration(static_cast<int64_t>(std::llround(s * 1e12)));
+    const double ps = s * 1e12;
+    if (!(ps < kLimit)) return ps < 0 ? Duration(-Max().ps_) : Max();  // NaN: Max()
+    if (!(ps > -kLimit)) return Duration(-Max().ps_);
+    return Duration(static_cast<int64_t>(std::llround(ps)));
+  }
+  // Rounds up; beyond the range or NaN, saturates at Max(). REQUIRES: ps >= 0
+  // or NaN.
+  static Duration CeilPicoseconds(long double ps) {
+    if (!(ps < static_cast<long double>(kLimit))) return Max();
+    return Duration(static_cast<int64_t>(std::ceil(ps)));
   }
 
   constexpr int64_t picoseconds() const { return ps_; }
@@ -52,6 +66,8 @@ class Duration {
 
  private:
   constexpr explicit Duration(int64_t ps) : ps_(ps) {}
+  // 2^63 picoseconds, exactly representable: the first value past the range.
+  static constexpr double kLimit = 9223372036854775808.0;
   int64_t ps_ = 0;
 };
 
@@ -153,7 +169,7 @@ class Bandwidth {
 inline Duration TransferTime(Bytes bytes, Bandwidth bw) {
   const long double ps = static_cast<long double>(bytes.count()) * 8.0L * 1e12L /
                          static_cast<long double>(bw.bits_per_second());
-  return Picoseconds(static_cast<int64_t>(std::ceil(ps)));
+  return Duration::CeilPicoseconds(ps);
 }
 
 // A count of floating-point operations (double: model FLOPs reach 1e22).
@@ -174,7 +190,7 @@ class Flops {
 // Time to execute `flops` at `flops_per_second`, rounded up to the next picosecond.
 // REQUIRES: flops_per_second > 0.
 inline Duration ComputeTime(Flops flops, double flops_per_second) {
-  return Picoseconds(static_cast<int64_t>(std::ceil(flops.count() / flops_per_second * 1e12)));
+  return Duration::CeilPicoseconds(flops.count() / flops_per_second * 1e12);
 }
 
 }  // namespace clustersim::sim

@@ -32,6 +32,16 @@ TEST(UnitsTest, ComputeTimeRoundsUp) {
   EXPECT_EQ(ComputeTime(Flops(1), 3e12).picoseconds(), 1);
 }
 
+TEST(UnitsTest, ConversionsSaturateAtTheClocksEnd) {
+  // 1e7 s and 2^62 bytes at 1 b/s are past the ~9.2e6 s the clock holds.
+  EXPECT_EQ(Duration::FromSecondsDouble(1e7), Duration::Max());
+  EXPECT_EQ(Duration::FromSecondsDouble(-1e7), Duration::Zero() - Duration::Max());
+  EXPECT_EQ(Duration::FromSecondsDouble(9e6), Seconds(9000000));
+  EXPECT_EQ(TransferTime(Bytes(int64_t{1} << 62), Bandwidth::BitsPerSecond(1)), Duration::Max());
+  EXPECT_EQ(ComputeTime(Flops(1e30), 1e12), Duration::Max());
+  EXPECT_EQ(ComputeTime(Flops(9e18), 1e12), Seconds(9000000));
+}
+
 TEST(UnitsTest, CheckedAddDetectsOverflow) {
   Time out;
   EXPECT_TRUE(CheckedAdd(Time::Zero(), Seconds(5), &out));
