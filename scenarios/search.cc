@@ -112,6 +112,7 @@ void SimulateAll(std::vector<Slot>& slots, const SearchRequest& request) {
       RunOptions options;
       options.cluster = slot.cluster;
       options.network = slot.network;
+      options.merge_compute_chains = true;  // the ranked table needs no per-op tasks
       absl::StatusOr<config::Result> result =
           resolved.ok() ? RunScenario(*resolved, options) : resolved.status();
       if (result.ok()) {
