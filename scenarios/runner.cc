@@ -257,7 +257,9 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
       *plan, [&placement](uint32_t g) { return placement.CoordsOf(static_cast<int>(g)).pp; },
       std::move(static_by_stage), ActivationSizesOf(memory_inputs), s.model.num_layers,
       std::move(mo));
-  engine.AddObserver(&memory);
+  if (options.memory_timeline || trace || !options.report_path.empty()) {
+    engine.AddObserver(&memory);
+  }
   std::unique_ptr<viz::Timeline> timeline;
   if (!options.report_path.empty()) {
     viz::Timeline::Options vo;

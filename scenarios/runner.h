@@ -42,6 +42,11 @@ struct RunOptions {
   // written (StepInputs::merge_compute_chains: the Result is unchanged but
   // simulated_tasks and simulated_events, which count the merged tasks).
   bool merge_compute_chains = false;
+  // Follow memory in use over the simulated step (scenarios/memory_timeline.h:
+  // the Result's simulated_peak_gib per stage, the trace's memory counter, the
+  // report's curves). Off (search: its table prints the memory model's peak)
+  // leaves the simulated peaks 0 when no trace or report is written.
+  bool memory_timeline = true;
   // A cluster already built from the scenario's cluster spec, shared by many
   // runs (search: its routes are memoised, thread-safely); null: build one.
   const topology::Cluster* cluster = nullptr;

@@ -1123,6 +1123,14 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
                             (in.fold_data_parallel ? 1 : in.parallel->data_parallel) *
                             (in.model->num_layers + 8) * (in.model->num_experts > 0 ? 2 : 1) +
                         16);
+  // One TaskInfo per op of each micro-batch's layers (shared by a stage's
+  // GPUs), about one task each with the folds: reserved, not regrown.
+  const size_t ops_per_layer =
+      plan.workload.layer_forward.size() + plan.workload.layer_backward.size();
+  const size_t infos = static_cast<size_t>(in.parallel->num_microbatches()) *
+                       (in.model->num_layers + 2) * ops_per_layer;
+  plan.infos.reserve(infos);
+  plan.graph.Reserve(infos);
   Builder b(in, &plan);
   if (auto s = b.Build(); !s.ok()) return s;
   if (plan.folded_context_parallel && !b.context_fold_exact()) {
