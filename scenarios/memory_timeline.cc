@@ -50,12 +50,19 @@ MemoryTimeline::MemoryTimeline(const strategies::StepPlan& plan,
                                std::vector<StaticMemory> static_by_stage, ActivationSizes sizes,
                                int num_layers, Options options)
     : plan_(plan), stage_of_(std::move(stage_of)), static_by_stage_(std::move(static_by_stage)),
-      sizes_(sizes), num_layers_(num_layers), options_(std::move(options)) {}
+      sizes_(sizes), num_layers_(num_layers), options_(std::move(options)),
+      local_of_(plan.world_size, -1), groups_(plan.simulated_gpus.size()) {
+  for (size_t i = 0; i < plan.simulated_gpus.size(); ++i) {
+    local_of_[plan.simulated_gpus[i]] = static_cast<int>(i);
+  }
+}
 
 MemoryTimeline::GroupState& MemoryTimeline::StateOf(uint32_t group) {
-  auto [it, added] = groups_.try_emplace(group);
-  GroupState& st = it->second;
-  if (added) {
+  SIM_CHECK(group < local_of_.size() && local_of_[group] >= 0)
+      << "GPU " << group << " is not simulated";
+  GroupState& st = groups_[local_of_[group]];
+  if (!st.seen) {
+    st.seen = true;
     st.stage = stage_of_(group);
     SIM_CHECK(st.stage >= 0 && st.stage < static_cast<int>(static_by_stage_.size()))
         << "GPU " << group << " on stage " << st.stage << " of " << static_by_stage_.size();
@@ -126,21 +133,23 @@ void MemoryTimeline::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
 }
 
 void MemoryTimeline::Finish() {
-  for (auto& [group, st] : groups_) CloseRun(group, st);
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    if (groups_[i].seen) CloseRun(static_cast<uint32_t>(plan_.simulated_gpus[i]), groups_[i]);
+  }
 }
 
 int64_t MemoryTimeline::PeakBytes(int stage) const {
   int64_t peak = 0;
-  for (const auto& [group, st] : groups_) {
-    if (st.stage == stage) peak = std::max(peak, st.peak);
+  for (const GroupState& st : groups_) {
+    if (st.seen && st.stage == stage) peak = std::max(peak, st.peak);
   }
   return peak;
 }
 
 int64_t MemoryTimeline::PeakActivationBytes(int stage) const {
   int64_t peak = 0, at = 0;
-  for (const auto& [group, st] : groups_) {
-    if (st.stage == stage && st.peak > peak) {
+  for (const GroupState& st : groups_) {
+    if (st.seen && st.stage == stage && st.peak > peak) {
       peak = st.peak;
       at = st.peak_activations;
     }
@@ -150,8 +159,8 @@ int64_t MemoryTimeline::PeakActivationBytes(int stage) const {
 
 const std::vector<MemoryTimeline::Point>& MemoryTimeline::Curve(uint32_t group) const {
   static const std::vector<Point> kNone;
-  const auto it = groups_.find(group);
-  return it == groups_.end() ? kNone : it->second.curve;
+  if (group >= local_of_.size() || local_of_[group] < 0) return kNone;
+  return groups_[local_of_[group]].curve;
 }
 
 }  // namespace clustersim::scenarios

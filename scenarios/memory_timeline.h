@@ -49,7 +49,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -121,6 +120,7 @@ class MemoryTimeline : public sim::SpanObserver {
 
  private:
   struct GroupState {
+    bool seen = false;  // ran compute (its first span initialises the rest)
     int stage = 0;
     int64_t activations = 0;
     int64_t peak = 0;              // static + activations
@@ -146,7 +146,8 @@ class MemoryTimeline : public sim::SpanObserver {
   ActivationSizes sizes_;
   int num_layers_;
   Options options_;
-  std::map<uint32_t, GroupState> groups_;
+  std::vector<int> local_of_;       // global GPU -> index into groups_ (-1: not simulated)
+  std::vector<GroupState> groups_;  // per simulated GPU, in GPU order
   traces::CounterSeries series_;  // reused between samples
 };
 

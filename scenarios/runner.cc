@@ -193,6 +193,9 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);
   in.pipeline_p2p_host = sim::Duration::FromSecondsDouble(s.pipeline_p2p_host_us * 1e-6);
   in.fold_tensor_parallel = s.num_gpus > options.fold_tensor_parallel_above_gpus;
+  in.fold_context_parallel = in.fold_tensor_parallel;
+  in.merge_compute_chains =
+      options.merge_compute_chains && options.trace_path.empty() && options.report_path.empty();
   in.finetune = s.finetune;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
   if (!plan.ok()) return plan.status();
@@ -254,7 +257,9 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
       *plan, [&placement](uint32_t g) { return placement.CoordsOf(static_cast<int>(g)).pp; },
       std::move(static_by_stage), ActivationSizesOf(memory_inputs), s.model.num_layers,
       std::move(mo));
-  engine.AddObserver(&memory);
+  if (options.memory_timeline || trace || !options.report_path.empty()) {
+    engine.AddObserver(&memory);
+  }
   std::unique_ptr<viz::Timeline> timeline;
   if (!options.report_path.empty()) {
     viz::Timeline::Options vo;

@@ -34,9 +34,19 @@ struct RunOptions {
   traces::TraceDetail trace_detail = traces::TraceDetail::kOp;  // op | layer
   std::string report_path;          // self-contained HTML report; empty: none
   bool fold_data_parallel = true;   // simulate one data-parallel replica (exact when symmetric)
-  // Above this many GPUs, simulate one tensor-parallel rank per group too
-  // (exact; smaller runs keep every GPU so that traces show them all).
+  // Above this many GPUs, simulate one tensor-parallel rank per group and one
+  // context-parallel rank per ring too (exact; smaller runs keep every GPU so
+  // that traces show them all).
   int fold_tensor_parallel_above_gpus = 64;
+  // Merge runs of compute ops into one task each when no trace or report is
+  // written (StepInputs::merge_compute_chains: the Result is unchanged but
+  // simulated_tasks and simulated_events, which count the merged tasks).
+  bool merge_compute_chains = false;
+  // Follow memory in use over the simulated step (scenarios/memory_timeline.h:
+  // the Result's simulated_peak_gib per stage, the trace's memory counter, the
+  // report's curves). Off (search: its table prints the memory model's peak)
+  // leaves the simulated peaks 0 when no trace or report is written.
+  bool memory_timeline = true;
   // A cluster already built from the scenario's cluster spec, shared by many
   // runs (search: its routes are memoised, thread-safely); null: build one.
   const topology::Cluster* cluster = nullptr;

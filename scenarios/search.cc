@@ -112,6 +112,9 @@ void SimulateAll(std::vector<Slot>& slots, const SearchRequest& request) {
       RunOptions options;
       options.cluster = slot.cluster;
       options.network = slot.network;
+      // The ranked table needs no per-op tasks and no simulated memory curve.
+      options.merge_compute_chains = true;
+      options.memory_timeline = false;
       absl::StatusOr<config::Result> result =
           resolved.ok() ? RunScenario(*resolved, options) : resolved.status();
       if (result.ok()) {

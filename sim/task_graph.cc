@@ -36,6 +36,18 @@ TaskId TaskGraph::AddExternalTask(std::span<const ResourceId> resources, uint32_
   return id;
 }
 
+void TaskGraph::Reserve(size_t tasks) {
+  tasks_.reserve(tasks);
+  resource_refs_.reserve(tasks);
+  edges_.reserve(tasks);
+}
+
+void TaskGraph::ExtendTask(TaskId id, Duration extra) {
+  SIM_CHECK(id < tasks_.size() && !tasks_[id].external && extra >= Duration::Zero())
+      << "cannot extend task " << id;
+  tasks_[id].duration = tasks_[id].duration + extra;
+}
+
 void TaskGraph::AddDependency(TaskId before, TaskId after) {
   SIM_CHECK(before < tasks_.size() && after < tasks_.size())
       << "dependency between unknown tasks " << before << " -> " << after;

@@ -75,6 +75,15 @@ class TaskGraph {
   // A task whose duration a TaskExecutor decides at run time.
   TaskId AddExternalTask(std::span<const ResourceId> resources, uint32_t tag);
 
+  // Capacity for about `tasks` single-resource tasks and as many
+  // dependencies (an optimisation; the graph grows past it as needed).
+  void Reserve(size_t tasks);
+
+  // Lengthens a fixed-duration task by `extra` (a builder merging the next
+  // op of a chain into it). REQUIRES: the task exists, is not external;
+  // extra >= 0.
+  void ExtendTask(TaskId id, Duration extra);
+
   // `after` may not start before `before` has finished.
   // REQUIRES: both exist and differ.
   void AddDependency(TaskId before, TaskId after);

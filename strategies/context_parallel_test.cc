@@ -12,14 +12,19 @@
 namespace clustersim::strategies {
 namespace {
 
-// Every transfer costs `latency` plus its bytes at `gbs` GB/s, whatever the group.
+// Every transfer costs `latency` plus its bytes at `gbs` GB/s, whatever the
+// group; a send/recv from GPU `slow_from` (if any) takes twice as long.
 class UniformNetwork : public topology::NetworkModel {
  public:
-  UniformNetwork(double gbs, sim::Duration latency) : gbs_(gbs), latency_(latency) {}
+  UniformNetwork(double gbs, sim::Duration latency, int slow_from = -1)
+      : gbs_(gbs), latency_(latency), slow_from_(slow_from) {}
   absl::StatusOr<topology::CollectiveEstimate> Estimate(
       const topology::CollectiveRequest& r) const override {
     topology::CollectiveEstimate e;
     e.time = latency_ + sim::TransferTime(r.bytes, sim::Bandwidth::GigabytesPerSecond(gbs_));
+    if (r.op == topology::Collective::kSendRecv && r.gpus.front() == slow_from_) {
+      e.time = e.time + e.time;
+    }
     e.algorithm = topology::Algorithm::kRing;
     return e;
   }
@@ -27,6 +32,7 @@ class UniformNetwork : public topology::NetworkModel {
  private:
   double gbs_;
   sim::Duration latency_;
+  int slow_from_;
 };
 
 // GPT-3 1.3B (h 2048, 16 heads), 4 layers, `seq` tokens.
@@ -42,15 +48,23 @@ struct StepRun {
   StepStats::Summary summary;
 };
 
+// Build options beyond the data- and tensor-parallel folds.
+struct Extra {
+  bool fold_cp = false;
+  bool merge = false;
+};
+
 StepRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int world,
              const topology::NetworkModel& net, const std::string& gpu_name = "a100-sxm4-80gb",
-             bool fold = true) {
+             bool fold = true, Extra extra = {}) {
   EXPECT_TRUE(ValidateParallelConfig(model, world, &p).ok());
   const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find(gpu_name);
   const models::KernelModel kernels(*gpu);
   StepInputs in{.model = &model, .parallel = &p, .kernels = &kernels, .network = &net};
   in.fold_data_parallel = fold;
   in.fold_tensor_parallel = fold;
+  in.fold_context_parallel = extra.fold_cp;
+  in.merge_compute_chains = extra.merge;
   absl::StatusOr<StepPlan> plan = BuildStep(in);
   EXPECT_TRUE(plan.ok()) << plan.status();
   StepRun r{*std::move(plan), {}};
@@ -61,6 +75,18 @@ StepRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int w
   EXPECT_TRUE(engine.Run().ok());
   r.summary = stats.Summarize(engine.Makespan());
   return r;
+}
+
+// Every figure StepStats measures is the same in both runs.
+void ExpectSameMeasures(const StepStats::Summary& a, const StepStats::Summary& b) {
+  EXPECT_EQ(a.step_time, b.step_time);
+  EXPECT_EQ(a.compute, b.compute);
+  EXPECT_EQ(a.bubble, b.bubble);
+  EXPECT_EQ(a.exposed_comm, b.exposed_comm);
+  EXPECT_EQ(a.exposed_tp, b.exposed_tp);
+  EXPECT_EQ(a.exposed_dp, b.exposed_dp);
+  EXPECT_EQ(a.exposed_pp, b.exposed_pp);
+  EXPECT_EQ(a.exposed_cp, b.exposed_cp);
 }
 
 int Count(const StepPlan& plan, const std::string& name) {
@@ -174,6 +200,55 @@ TEST(Fp8Test, FasterThanBf16OnAGemmHeavyH100Step) {
   EXPECT_GT(fp8.summary.step_time.ToSeconds(), 0.5 * bf16.summary.step_time.ToSeconds());
   EXPECT_GT(Count(fp8.plan, "fp8_cast_fwd"), 0);
   EXPECT_EQ(Count(bf16.plan, "fp8_cast_fwd"), 0);
+}
+
+// Folding the context-parallel ranks of a ring (one simulated per ring) gives
+// the unfolded step's numbers when every ring hop costs the same; tensor and
+// data parallelism stay unfolded so that only the cp fold is measured.
+TEST(ContextParallelTest, ContextFoldIsExactOnASymmetricRing) {
+  // dp 2, 4 micro-batches.
+  const ParallelConfig p{.tensor_parallel = 2, .pipeline_parallel = 2, .context_parallel = 4,
+                         .sequence_parallel = true, .distributed_optimizer = true,
+                         .overlap_grad_reduce = true, .global_batch_size = 8};
+  const UniformNetwork net(20, sim::Microseconds(5));
+  const StepRun full = Simulate(Model(4096), p, 32, net, "a100-sxm4-80gb", false);
+  const StepRun folded = Simulate(Model(4096), p, 32, net, "a100-sxm4-80gb", false, {.fold_cp = true});
+  EXPECT_TRUE(folded.plan.folded_context_parallel);
+  EXPECT_EQ(folded.plan.simulated_gpus.size(), full.plan.simulated_gpus.size() / 4);
+  EXPECT_GT(full.summary.exposed_cp, sim::Duration::Zero());  // the ring is measured
+  ExpectSameMeasures(folded.summary, full.summary);
+}
+
+// One slow ring hop (GPU 2 -> GPU 4, cp rank 1 -> 2) makes the ranks differ:
+// the fold would be wrong, so the builder simulates every cp rank.
+TEST(ContextParallelTest, ContextFoldFallsBackWhenOneHopIsSlower) {
+  const ParallelConfig p{.tensor_parallel = 2, .context_parallel = 4, .sequence_parallel = true,
+                         .global_batch_size = 2};  // dp 2
+  const UniformNetwork net(20, sim::Microseconds(5), /*slow_from=*/2);
+  const StepRun full = Simulate(Model(4096), p, 16, net, "a100-sxm4-80gb", false);
+  const StepRun folded = Simulate(Model(4096), p, 16, net, "a100-sxm4-80gb", false, {.fold_cp = true});
+  EXPECT_FALSE(folded.plan.folded_context_parallel);
+  EXPECT_EQ(folded.plan.simulated_gpus.size(), full.plan.simulated_gpus.size());
+  EXPECT_EQ(folded.summary.step_time, full.summary.step_time);
+  // Folding regardless would have timed the fast hops only.
+  const UniformNetwork fast(20, sim::Microseconds(5));
+  EXPECT_LT(Simulate(Model(4096), p, 16, fast, "a100-sxm4-80gb", false, {.fold_cp = true})
+                .summary.step_time,
+            full.summary.step_time);
+}
+
+// Merging runs of compute ops leaves every measured figure as it was, with
+// fewer tasks; here with pipeline, context and data parallelism together.
+TEST(ContextParallelTest, MergedComputeChainsMeasureTheSame) {
+  ParallelConfig p{.tensor_parallel = 2, .pipeline_parallel = 2, .context_parallel = 2,
+                   .virtual_pipeline = 2, .sequence_parallel = true, .global_batch_size = 8,
+                   .recompute = models::Recompute::kSelective};
+  p.schedule = Schedule::kInterleaved1F1B;
+  const UniformNetwork net(20, sim::Microseconds(5));
+  const StepRun ops = Simulate(Model(4096), p, 16, net);
+  const StepRun merged = Simulate(Model(4096), p, 16, net, "a100-sxm4-80gb", true, {.merge = true});
+  EXPECT_LT(merged.plan.graph.NumTasks(), ops.plan.graph.NumTasks() * 9 / 10);
+  ExpectSameMeasures(merged.summary, ops.summary);
 }
 
 }  // namespace

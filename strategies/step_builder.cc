@@ -71,10 +71,13 @@ class Builder {
     plan_.world_size = placement_.world_size();
     plan_.folded_data_parallel = in_.fold_data_parallel && p_.data_parallel > 1;
     plan_.folded_tensor_parallel = in_.fold_tensor_parallel && p_.tensor_parallel > 1;
+    plan_.folded_context_parallel = in_.fold_context_parallel && p_.context_parallel > 1 &&
+                                    p_.expert_parallel == 1 && !in_.external_collectives;
     for (int g = 0; g < plan_.world_size; ++g) {
       const RankCoords c = placement_.CoordsOf(g);
       if ((!plan_.folded_data_parallel || c.dp == 0) &&
-          (!plan_.folded_tensor_parallel || c.tp == 0)) {
+          (!plan_.folded_tensor_parallel || c.tp == 0) &&
+          (!plan_.folded_context_parallel || c.cp == 0)) {
         plan_.simulated_gpus.push_back(g);
       }
     }
@@ -103,6 +106,7 @@ class Builder {
       stage_gpus_[placement_.CoordsOf(g).pp].push_back(i);
     }
     last_.assign(n, kNone);
+    mergeable_.assign(n, kNone);
     action_first_.assign(n, kNone);
     waits_.assign(n, {});
     under_next_.assign(n, {});
@@ -129,6 +133,10 @@ class Builder {
     if (auto st = AddEmbeddingTie(); !st.ok()) return st;
     return AddGradientSyncAndOptimizer();
   }
+
+  // With context-parallel folding: false once a collective of the simulated
+  // cp rank costs differently on another cp rank (the fold would not be exact).
+  bool context_fold_exact() const { return context_fold_exact_; }
 
  private:
   static constexpr sim::TaskId kNone = ~sim::TaskId{0};
@@ -260,6 +268,7 @@ class Builder {
 
   // Appends `t` to GPU i's chain of work (program order across its lanes).
   void Chain(int i, sim::TaskId t) {
+    mergeable_[i] = kNone;
     After(last_[i], t);
     before_last_[i] = last_[i];
     last_[i] = t;
@@ -292,6 +301,7 @@ class Builder {
 
   template <typename OpList>
   absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer) {
+    for (int i : *ctx.gpus) mergeable_[i] = kNone;  // runs stay inside one op list
     Launch(ops.size(), ctx, layer);
     // A deferred weight gradient (zero-bubble W pass) needs activations and
     // output gradients, not the weights: no gather.
@@ -440,7 +450,16 @@ class Builder {
                   .stage = ctx.stage, .chunk = ctx.chunk, .efficiency = cost.efficiency,
                   .source = cost.source};
     const uint32_t tag = NewInfo(info);
-    for (int i : *ctx.gpus) Chain(i, plan_.graph.AddTask(compute_[i], cost.time, tag));
+    for (int i : *ctx.gpus) {
+      if (mergeable_[i] != kNone && mergeable_[i] == last_[i] && waits_[i].empty()) {
+        // It would start as the run's last op ends: the run just grows.
+        plan_.graph.ExtendTask(mergeable_[i], cost.time);
+        continue;
+      }
+      const sim::TaskId t = plan_.graph.AddTask(compute_[i], cost.time, tag);
+      Chain(i, t);
+      if (merge_chains_) mergeable_[i] = t;
+    }
   }
 
   // Costs a collective over `gpus`, once per (op, group): every micro-batch
@@ -454,7 +473,32 @@ class Builder {
     topology::CollectiveRequest req{kind, gpus, op.comm_bytes, in_.algorithm, in_.protocol};
     absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
     if (e.ok()) comm_costs_.emplace(key, *e);
+    if (e.ok() && plan_.folded_context_parallel && context_fold_exact_) {
+      context_fold_exact_ = SameOnEveryContextRank(req, e->time);
+    }
     return e;
+  }
+
+  // Whether each copy of `req` on the other context-parallel ranks (its GPUs'
+  // cp coordinates shifted by 1..cp-1) takes `time` too. A group that the
+  // shift maps onto itself (the data x context group) is one shared task.
+  bool SameOnEveryContextRank(topology::CollectiveRequest req, sim::Duration time) const {
+    std::vector<int> original = req.gpus;
+    std::sort(original.begin(), original.end());
+    const std::vector<int> gpus = req.gpus;
+    for (int k = 1; k < p_.context_parallel; ++k) {
+      for (size_t j = 0; j < gpus.size(); ++j) {
+        RankCoords c = placement_.CoordsOf(gpus[j]);
+        c.cp = (c.cp + k) % p_.context_parallel;
+        req.gpus[j] = placement_.GpuOf(c);
+      }
+      std::vector<int> shifted = req.gpus;
+      std::sort(shifted.begin(), shifted.end());
+      if (shifted == original) continue;
+      absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+      if (!e.ok() || e->time != time) return false;
+    }
+    return true;
   }
 
   // Adds a collective task over `lanes`: fixed-duration from the estimate, or
@@ -550,9 +594,11 @@ class Builder {
       const std::vector<int> group = placement_.ContextGroup(plan_.simulated_gpus[gpus[x]]);
       const int n = static_cast<int>(group.size());
       const int pos = placement_.CoordsOf(plan_.simulated_gpus[gpus[x]]).cp;
-      prev[x] = local_of_[group[(pos + n - 1) % n]];
+      // Folded: the ring predecessor runs the same tasks at the same times as
+      // this rank (exact under context_fold_exact), so it stands in for it.
+      prev[x] = plan_.folded_context_parallel ? gpus[x] : local_of_[group[(pos + n - 1) % n]];
       next_gpu[x] = group[(pos + 1) % n];
-      SIM_CHECK(prev[x] >= 0) << "context-parallel ranks are never folded";
+      SIM_CHECK(prev[x] >= 0) << "context-parallel ring predecessor not simulated";
     }
     std::vector<sim::TaskId> sent(compute_.size(), kNone);  // per local GPU: last send
     auto send = [&](const models::Op& op, size_t x) -> absl::StatusOr<sim::TaskId> {
@@ -580,13 +626,13 @@ class Builder {
         const sim::TaskId before = last_[i];
         const sim::TaskId t = plan_.graph.AddTask(compute_[i], cost.time, tag);
         After(sent[i], t);
-        After(sent[prev[x]], t);
+        if (prev[x] != i) After(sent[prev[x]], t);
         Chain(i, t);
         if (j + 1 < ring.steps) {
           absl::StatusOr<sim::TaskId> s = send(*exchange, x);
           if (!s.ok()) return s.status();
           After(j == 0 ? before : sent[i], *s);
-          After(sent[prev[x]], *s);
+          if (prev[x] != i) After(sent[prev[x]], *s);
           sends[x] = *s;
         }
       }
@@ -876,7 +922,7 @@ class Builder {
     if (in_.model->num_experts == 0) return absl::OkStatus();
     for (int i = 0; i < n; ++i) {
       const int gpu = plan_.simulated_gpus[i];
-      const std::vector<int> group = placement_.ExpertDataGroup(gpu);
+      const std::vector<int>& group = ExpertDataGroupOf(i);
       const std::vector<int> members = SimulatedMembers(group);
       if (members.front() != i) continue;
       const std::vector<Bucket> buckets = MakeBuckets(i, /*experts=*/true);
@@ -912,7 +958,7 @@ class Builder {
     }
     for (int i = 0; i < n; ++i) {
       const int gpu = plan_.simulated_gpus[i];
-      const std::vector<int> group = placement_.ExpertDataGroup(gpu);
+      const std::vector<int>& group = ExpertDataGroupOf(i);
       const std::vector<int> members = SimulatedMembers(group);
       if (members.front() != i) continue;
       std::vector<sim::TaskId> after;
@@ -1001,6 +1047,11 @@ class Builder {
   // ZeRO-3 / FSDP with data parallelism: parameters gathered per layer,
   // gradients reduce-scattered per layer and micro-batch.
   const bool zero3_ = p_.zero_stage == 3 && p_.data_parallel * p_.context_parallel > 1;
+  bool context_fold_exact_ = true;
+  const bool merge_chains_ = in_.merge_compute_chains && !zero3_ && !p_.tp_comm_overlap;
+  // Per GPU: the compute task the next compute op of the same op list may
+  // extend (merge_chains_), or kNone once anything else joined the chain.
+  std::vector<sim::TaskId> mergeable_;
   Placement placement_;
   StepPlan& plan_;
   std::vector<int> local_of_;
@@ -1072,8 +1123,21 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
                             (in.fold_data_parallel ? 1 : in.parallel->data_parallel) *
                             (in.model->num_layers + 8) * (in.model->num_experts > 0 ? 2 : 1) +
                         16);
+  // One TaskInfo per op of each micro-batch's layers (shared by a stage's
+  // GPUs), about one task each with the folds: reserved, not regrown.
+  const size_t ops_per_layer =
+      plan.workload.layer_forward.size() + plan.workload.layer_backward.size();
+  const size_t infos = static_cast<size_t>(in.parallel->num_microbatches()) *
+                       (in.model->num_layers + 2) * ops_per_layer;
+  plan.infos.reserve(infos);
+  plan.graph.Reserve(infos);
   Builder b(in, &plan);
   if (auto s = b.Build(); !s.ok()) return s;
+  if (plan.folded_context_parallel && !b.context_fold_exact()) {
+    StepInputs unfolded = in;
+    unfolded.fold_context_parallel = false;
+    return BuildStep(unfolded);
+  }
   return plan;
 }
 

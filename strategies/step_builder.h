@@ -36,8 +36,10 @@
 // replica 0 is simulated. Every replica runs the same ops on the same
 // hardware, so on a symmetric cluster the step time is unchanged; the
 // gradient collectives are still costed over the full data-parallel group.
-// Tensor-parallel folding does the same for the ranks of a TP group. The
-// tests check folded against unfolded runs (strategies/step_builder_test.cc,
+// Tensor-parallel folding does the same for the ranks of a TP group, and
+// context-parallel folding for the ranks of a CP ring (when their collectives
+// cost the same; see StepInputs). The tests check folded against unfolded
+// runs (strategies/step_builder_test.cc, strategies/context_parallel_test.cc,
 // tests/end_to_end_test.cc).
 //
 // Example:
@@ -69,6 +71,23 @@ struct StepInputs {
   // Simulate only tensor-parallel rank 0 of each group; its collectives are
   // still costed over the full group. Exact: TP ranks run identical ops.
   bool fold_tensor_parallel = false;
+  // Simulate only context-parallel rank 0 of each ring; its ring sends wait
+  // for its own sends where they waited for its ring predecessor's, and the
+  // gradient collectives are still costed over the full data x context group.
+  // Exact when every cp rank's collectives cost the same: BuildStep checks
+  // each collective against its copies on the other cp ranks and builds the
+  // unfolded graph when one differs (a ring crossing a node boundary between
+  // some neighbours only). Not with expert parallelism or external
+  // collectives (the flow tier's contention needs every rank's flows).
+  bool fold_context_parallel = false;
+  // Merge each run of compute ops of one op list (a layer's forward or
+  // backward between its collectives) into one task per GPU, when nothing
+  // else waits for or on the ops inside the run: the run's start, end and
+  // busy time are those of its ops, so step time, bubble, exposed
+  // communication and the memory timeline are unchanged, but a trace would
+  // show one slice named after the run's first op. Not with ZeRO-3 (its
+  // prefetch waits on a layer's first op) or tp_comm_overlap.
+  bool merge_compute_chains = false;
   // Make every collective an external task whose end a run-time network model
   // (the flow tier) decides; `network` still picks the algorithm and labels.
   bool external_collectives = false;

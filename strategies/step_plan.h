@@ -80,6 +80,7 @@ struct StepPlan {
   // still costed over the full data-parallel group.
   bool folded_data_parallel = false;
   bool folded_tensor_parallel = false;
+  bool folded_context_parallel = false;
   // With StepInputs::external_collectives, each collective task is external
   // (a network model decides when it ends) and its request is kept here.
   std::vector<topology::CollectiveRequest> requests;

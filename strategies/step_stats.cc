@@ -60,8 +60,16 @@ StepStats::StepStats(const StepPlan& plan) : plan_(plan) {
 void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   const sim::TaskGraph::Resource& r = g.resource(s.resource);
   if (r.lane == kHostLane) return;  // host launches are neither compute nor communication
-  intervals_[local_of_[r.group]][r.lane].emplace_back(s.start.picoseconds(),
-                                                      s.end.picoseconds());
+  std::vector<Interval>& lane = intervals_[local_of_[r.group]][r.lane];
+  const int64_t start = s.start.picoseconds();
+  const int64_t end = s.end.picoseconds();
+  // A span that starts inside or at the end of the last one (a serial lane's
+  // next task) joins it: the union, all that Summarize reads, is the same.
+  if (!lane.empty() && lane.back().first <= start && start <= lane.back().second) {
+    lane.back().second = std::max(lane.back().second, end);
+    return;
+  }
+  lane.emplace_back(start, end);
 }
 
 StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
