@@ -89,6 +89,30 @@ OpCost KernelModel::Cost(const Op& op) const {
   return {};
 }
 
+OpCost KernelModel::RowSplitCost(const Op& op, int chunks, int concurrent) const {
+  SIM_CHECK(op.kind == OpKind::kGemm && chunks >= 1 && concurrent >= 1)
+      << "RowSplitCost needs a GEMM, chunks >= 1 and concurrent >= 1, got " << op.name << " x"
+      << chunks << " (" << concurrent << " at a time)";
+  if (chunks <= concurrent || op.m < chunks) return Cost(op);
+  const int64_t rows_per_chunk = CeilDiv(op.m, chunks);
+  sim::Duration total;
+  for (int first = 0; first < chunks; first += concurrent) {
+    Op group = op;
+    group.m = std::min<int64_t>(op.m - first * rows_per_chunk,
+                                rows_per_chunk * std::min(concurrent, chunks - first));
+    if (group.m <= 0) break;
+    const double rows = static_cast<double>(group.m) / static_cast<double>(op.m);
+    group.flops = sim::Flops(op.flops.count() * rows);
+    group.bytes = sim::Bytes(static_cast<int64_t>(static_cast<double>(op.bytes.count()) * rows));
+    total += Cost(group).time;
+  }
+  OpCost c = Cost(op);
+  c.time = total;
+  const double peak = gpu_.PeakFlops(op.dtype);
+  c.efficiency = peak > 0 ? op.flops.count() / (total.ToSeconds() * peak) : 0;
+  return c;
+}
+
 double KernelModel::MemorySeconds(sim::Bytes bytes, double fraction) const {
   return static_cast<double>(bytes.count()) / (gpu_.memory_bandwidth_gbs * 1e9 * fraction);
 }

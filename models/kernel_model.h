@@ -104,6 +104,18 @@ class KernelModel {
   // CheckDtypeSupported(gpu, op.dtype).ok().
   OpCost Cost(const Op& op) const;
 
+  // A GEMM run as `chunks` GEMMs over row slices of M (the same N and K), up
+  // to `concurrent` at a time on separate streams: Transformer Engine's
+  // ring-exchange TP overlap computes on each rank's slice as it arrives, on
+  // NVTE_COMM_OVERLAP_MAX_STREAMS (3) compute streams in turn. Chunks that run
+  // together share the SMs, so each group of `concurrent` chunks is costed by
+  // Cost() as one GEMM of their rows (its wave quantisation and one kernel
+  // overhead); the groups run one after another. Bytes scale with the rows
+  // (the weight re-read is not added: these GEMMs are compute-bound).
+  // chunks <= concurrent is Cost(op).
+  // REQUIRES: op.kind == OpKind::kGemm, chunks >= 1, concurrent >= 1.
+  OpCost RowSplitCost(const Op& op, int chunks, int concurrent = 1) const;
+
   const GpuSpec& gpu() const { return gpu_; }
   const KernelModelParams& params() const { return params_; }
   const Calibration* calibration() const { return calibration_; }

@@ -44,6 +44,37 @@ TEST(KernelModelTest, ReproducesH100SmallMPoints) {
   }
 }
 
+// A GEMM run as row chunks (TP ring-exchange overlap): the same FLOPs, each
+// chunk with its own wave quantisation and kernel overhead. The tp-8 QKV GEMM
+// of a 7168-wide model (4096 x 2688 x 7168) as 8 chunks of 512 rows fills the
+// 132 H100 SMs worse than whole, so the split is slower.
+TEST(KernelModelTest, RowSplitCostsEachChunkAsItsOwnGemm) {
+  KernelModel model(Gpu("h100-sxm5-80gb"));
+  const Op op = BfGemm(4096, 2688, 7168);
+  const OpCost whole = model.Cost(op);
+  EXPECT_EQ(model.RowSplitCost(op, 1).time, whole.time);
+  Op chunk = BfGemm(512, 2688, 7168);
+  chunk.bytes = sim::Bytes(op.bytes.count() / 8);
+  const OpCost split = model.RowSplitCost(op, 8);
+  EXPECT_EQ(split.time, model.Cost(chunk).time * 8);
+  EXPECT_GT(split.time, whole.time);
+  const double peak = Gpu("h100-sxm5-80gb").PeakFlops(Dtype::kBf16);
+  EXPECT_NEAR(split.efficiency, op.flops.count() / (split.time.ToSeconds() * peak), 1e-9);
+  // Three streams: chunks 1-3 and 4-6 run together (1536 rows each), then
+  // chunks 7-8 (1024 rows); as many chunks as streams is the whole GEMM.
+  Op three = BfGemm(1536, 2688, 7168), two = BfGemm(1024, 2688, 7168);
+  three.bytes = sim::Bytes(op.bytes.count() * 3 / 8);
+  two.bytes = sim::Bytes(op.bytes.count() / 4);
+  const OpCost streams = model.RowSplitCost(op, 8, 3);
+  EXPECT_EQ(streams.time, model.Cost(three).time * 2 + model.Cost(two).time);
+  EXPECT_LT(streams.time, split.time);
+  EXPECT_GE(streams.time, whole.time);
+  EXPECT_EQ(model.RowSplitCost(op, 3, 3).time, whole.time);
+  std::printf("4096x2688x7168 whole %.1f us, as 8 row chunks %.1f us, 3 at a time %.1f us\n",
+              whole.time.ToSeconds() * 1e6, split.time.ToSeconds() * 1e6,
+              streams.time.ToSeconds() * 1e6);
+}
+
 // MAMF best shapes (hardware-and-prices.md §2): the model must land near the
 // measured maximum. The wave model costs the H100 shape 3% (128 tiles on 132
 // SMs) that the measured ceiling already includes, hence 6%.

@@ -154,6 +154,13 @@ int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward) {
 // The b·s·h activation crossing a TP boundary (full, unsharded size).
 int64_t BoundaryBytes(const Dims& d) { return d.tokens * d.h * d.act; }
 
+// A sequence-parallel all-gather whose output the next op consumes.
+Op InputGather(const Dims& d, std::string name) {
+  Op op = Collective(d, std::move(name), CommKind::kAllGather, BoundaryBytes(d));
+  op.gathers_next_input = true;
+  return op;
+}
+
 Op AttentionForward(const Dims& d) {
   Op op;
   op.name = "attention_fwd";
@@ -255,7 +262,7 @@ std::vector<Op> LayerForward(const Dims& d) {
   const int64_t ln_bytes = 2 * d.ln_tokens * d.h * d.act;            // read x, write y
   const int64_t residual_bytes = d.ln_tokens * d.h * (3 * d.act + 1);  // x, residual, out, mask
   ops.push_back(MemoryBound(d, "layernorm1", ln_bytes));
-  if (d.sp) ops.push_back(Collective(d, "tp_allgather_attn", CommKind::kAllGather, BoundaryBytes(d)));
+  if (d.sp) ops.push_back(InputGather(d, "tp_allgather_attn"));
   ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
   AttentionCoreForward(d, &ops);
   ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.d));
@@ -270,7 +277,7 @@ std::vector<Op> LayerForward(const Dims& d) {
     MoeForward(d, &ops);  // takes and returns the sequence-parallel shard
   } else {
     if (d.sp) {
-      ops.push_back(Collective(d, "tp_allgather_mlp", CommKind::kAllGather, BoundaryBytes(d)));
+      ops.push_back(InputGather(d, "tp_allgather_mlp"));
     }
     ops.push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
     // GeLU reads and writes f/tp per token; SwiGLU reads gate and up, writes one.
@@ -325,8 +332,7 @@ void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view bloc
 void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
                          std::vector<Op>* out) {
   if (d.sp) {
-    out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_bwd"),
-                              CommKind::kAllGather, BoundaryBytes(d)));
+    out->push_back(InputGather(d, absl::StrCat("tp_allgather_", block, "_bwd")));
   }
   out->push_back(Dgrad(d, fwd));
   out->push_back(Wgrad(d, fwd));
@@ -467,8 +473,7 @@ void Head(const Dims& d, Workload* w) {
   const Op lm_head = Gemm(Sixteen(d), "lm_head_gemm", d.tokens, d.v_local, d.h);
   w->head_forward.push_back(norm);
   if (d.sp) {
-    w->head_forward.push_back(
-        Collective(d, "tp_allgather_head", CommKind::kAllGather, BoundaryBytes(d)));
+    w->head_forward.push_back(InputGather(d, "tp_allgather_head"));
   }
   w->head_forward.push_back(lm_head);
   // Megatron's vocab-parallel cross-entropy in fp32: read the 16-bit logits,

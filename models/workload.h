@@ -109,6 +109,11 @@ struct Op {
   sim::Bytes comm_bytes;  // collectives: nccl-tests "size" (all-reduce: bytes per rank
                           // buffer; all-gather/reduce-scatter: the full gathered size;
                           // all-to-all: the bytes each rank sends, its own share included)
+  // Tensor-parallel all-gathers: the gathered tensor is the input of the next
+  // op (a GEMM's A operand), as for the sequence-parallel gathers before QKV,
+  // FC1, the head and the row-parallel dgrads; false where it waits for a
+  // later op (the input re-gather that wgrad consumes).
+  bool gathers_next_input = false;
 };
 
 struct ShardSpec {

@@ -73,6 +73,13 @@ TEST(WorkloadTest, SequenceParallelSwapsAllReduceForGatherAndScatter) {
   EXPECT_EQ(Get(w.layer_forward, "tp_allgather_mlp").comm_bytes,
             Get(plain.layer_forward, "tp_allreduce_mlp").comm_bytes);
   EXPECT_EQ(SumFlops(w.layer_forward), SumFlops(plain.layer_forward));
+  // The gathers whose output the next GEMM consumes (TP overlap's ring
+  // exchange); the backward re-gather of the input waits for wgrad instead.
+  EXPECT_TRUE(Get(w.layer_forward, "tp_allgather_attn").gathers_next_input);
+  EXPECT_TRUE(Get(w.layer_forward, "tp_allgather_mlp").gathers_next_input);
+  EXPECT_TRUE(Get(w.layer_backward, "tp_allgather_mlp_bwd").gathers_next_input);
+  EXPECT_FALSE(Get(w.layer_backward, "tp_allgather_mlp_input_bwd").gathers_next_input);
+  EXPECT_FALSE(Get(w.layer_forward, "tp_reducescatter_mlp").gathers_next_input);
 }
 
 TEST(WorkloadTest, NoTensorCollectivesWithoutTensorParallelism) {

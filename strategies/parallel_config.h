@@ -41,8 +41,10 @@ struct ParallelConfig {
   // reduce-scatter under the GEMM whose output it reduces (forward, chunk by
   // chunk) or, in backward, under the weight-gradient GEMM that follows
   // (TE's bulk overlap). Costed as the two running side by side: the next op
-  // waits for both. Not modelled: the first/last chunk that cannot overlap
-  // and the SMs the communication kernels take. Needs sequence_parallel.
+  // waits for both; a GEMM that consumes the gathered input runs as tp row
+  // chunks (TE's ring exchange, KernelModel::RowSplitCost). Not modelled: the
+  // first/last chunk that cannot overlap and the SMs the pipelined and bulk
+  // communication kernels take. Needs sequence_parallel.
   bool tp_comm_overlap = false;
   int micro_batch_size = 1;
   int global_batch_size = 1;

@@ -315,7 +315,16 @@ class Builder {
       } else if (op.kind == models::OpKind::kCollective) {
         const models::Op* prev = k > 0 ? &Deref(ops[k - 1]) : nullptr;
         const models::Op* next = k + 1 < ops.size() ? &Deref(ops[k + 1]) : nullptr;
-        RETURN_IF_ERROR_(AddTensorCollective(op, ctx, layer, TensorOverlap(op, layer, prev, next)));
+        const Overlap overlap = TensorOverlap(op, layer, prev, next);
+        RETURN_IF_ERROR_(AddTensorCollective(op, ctx, layer, overlap));
+        // Transformer Engine's ring-exchange overlap (initialize_ub default
+        // for qkv/fc1 fprop and proj/fc2 dgrad: num_splits = tp size) runs
+        // the GEMM that consumes the gathered input as tp row chunks, one
+        // per rank's slice as it arrives, on kUserbufferComputeStreams.
+        if (overlap == Overlap::kUnderNext && op.gathers_next_input) {
+          AddCompute(*next, ctx, layer, p_.tensor_parallel);
+          ++k;
+        }
       } else if (op.kind == models::OpKind::kAttention && plan_.workload.context_ring) {
         RETURN_IF_ERROR_(AddRingAttention(op, ctx, layer));
       } else {
@@ -438,14 +447,26 @@ class Builder {
     return g;
   }
 
-  const models::OpCost& CostOf(const models::Op& op) {
-    auto it = op_costs_.find(&op);
+  // Compute streams Transformer Engine's userbuffers overlap issues the chunk
+  // GEMMs on, in turn (NVTE_COMM_OVERLAP_MAX_STREAMS = 3 in
+  // transformer_engine/common/comm_gemm_overlap; split_overlap_ag puts chunk
+  // i on stream i % 3).
+  static constexpr int kUserbufferComputeStreams = 3;
+
+  // `row_chunks` > 1: a GEMM run as that many row chunks (RowSplitCost).
+  const models::OpCost& CostOf(const models::Op& op, int row_chunks = 1) {
+    const auto key = std::make_pair(&op, row_chunks);
+    auto it = op_costs_.find(key);
     if (it != op_costs_.end()) return it->second;
-    return op_costs_.emplace(&op, in_.kernels->Cost(op)).first->second;
+    return op_costs_
+        .emplace(key, row_chunks > 1
+                          ? in_.kernels->RowSplitCost(op, row_chunks, kUserbufferComputeStreams)
+                          : in_.kernels->Cost(op))
+        .first->second;
   }
 
-  void AddCompute(const models::Op& op, const Ctx& ctx, int layer) {
-    const models::OpCost& cost = CostOf(op);
+  void AddCompute(const models::Op& op, const Ctx& ctx, int layer, int row_chunks = 1) {
+    const models::OpCost& cost = CostOf(op, row_chunks);
     TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
                   .stage = ctx.stage, .chunk = ctx.chunk, .efficiency = cost.efficiency,
                   .source = cost.source};
@@ -1094,7 +1115,7 @@ class Builder {
   const models::Op* send_gradient_ = nullptr;
   std::map<std::tuple<int, int, bool, int>, sim::TaskId> sends_;
   std::vector<PendingInput> pending_inputs_;
-  std::map<const models::Op*, models::OpCost> op_costs_;
+  std::map<std::pair<const models::Op*, int>, models::OpCost> op_costs_;
   std::map<std::tuple<const models::Op*, int, int>, topology::CollectiveEstimate> comm_costs_;
 };
 
