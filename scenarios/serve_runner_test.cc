@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/loader.h"
+#include "strategies/serving_host_overhead.h"
 #include "traces/trace_checker.h"
 
 namespace clustersim::scenarios {
@@ -196,6 +197,36 @@ TEST(ServeRunnerTest, BadInputNamesTheField) {
   s.mutable_inference()->set_tensor_parallel_size(3);
   s.mutable_cluster()->set_num_gpus(3);
   EXPECT_THAT(Serve(s).status().message(), HasSubstr("inference.tensor_parallel_size=3"));
+
+  s = Example();
+  s.mutable_inference()->set_host_overhead_us_per_iteration(-1);
+  EXPECT_THAT(Serve(s).status().message(),
+              HasSubstr("inference.host_overhead_us_per_iteration=-1"));
+}
+
+// The host's per-iteration time is paid once per iteration: a batch-1 decode
+// of 128 tokens slows by exactly that per token, and the result says which
+// share of the busy time it is.
+TEST(ServeRunnerTest, HostTimeIsPaidOncePerIteration) {
+  config::Scenario s = Example();
+  s.mutable_inference()->mutable_workload()->set_kind("fixed-batch");
+  s.mutable_inference()->mutable_workload()->set_batch_size(1);
+  config::Scenario none = s;
+  none.mutable_inference()->set_host_overhead_us_per_iteration(0);
+  s.mutable_inference()->set_host_overhead_us_per_iteration(2000);
+  absl::StatusOr<config::ServeResult> a = Serve(none, {.curve = false});
+  absl::StatusOr<config::ServeResult> b = Serve(s, {.curve = false});
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_NEAR(b->tpot_ms().mean() - a->tpot_ms().mean(), 2.0, 1e-6);
+  EXPECT_NEAR(b->ttft_ms().mean() - a->ttft_ms().mean(), 2.0, 1e-6);
+  EXPECT_EQ(a->host_fraction(), 0);
+  EXPECT_NEAR(b->host_fraction(), 2.0 * b->iterations() / (b->simulated_time_s() * 1e3), 0.01);
+  EXPECT_EQ(b->scenario().inference().host_overhead_us_per_iteration(), 2000);
+  // The default is written out in the resolved scenario.
+  absl::StatusOr<ResolvedServe> r = ResolveServe(Example());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->echo.inference().host_overhead_us_per_iteration(),
+            strategies::kDefaultServingHostUsPerIteration);
 }
 
 }  // namespace

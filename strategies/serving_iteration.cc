@@ -112,6 +112,10 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   if (static_cast<int>(spec.gpus.size()) != tp * pp) {
     return absl::InternalError("ServingModelSpec.gpus must hold tp x pp GPUs");
   }
+  if (spec.host_per_iteration < sim::Duration::Zero()) {
+    return absl::InvalidArgumentError(
+        "inference.host_overhead_us_per_iteration must be >= 0; 0 models an overlapped host");
+  }
   if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.replica.weight_format,
                                                   "inference.weight_dtype");
       !s.ok()) {
@@ -262,7 +266,8 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   IterationCost c;
   c.compute = linear.compute + attention.compute;
   c.communication = linear.communication + attention.communication;
-  c.time = c.compute + c.communication;
+  c.host = spec_.host_per_iteration;
+  c.time = c.compute + c.communication + c.host;
   c.flops = linear.flops + attention.flops;
   return c;
 }

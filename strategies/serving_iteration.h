@@ -36,7 +36,9 @@
 // streams ~15 GB: ~5.2 ms at 86% of 3.35 TB/s, plus kernel overheads.
 //
 // Iteration time = L x (layer ops + all-reduces) + once-per-iteration ops +
-// (pp - 1) stage-to-stage sends; stages run one after another for one batch
+// (pp - 1) stage-to-stage sends + the host's per-iteration time
+// (ServingModelSpec.host_per_iteration, strategies/serving_host_overhead.h),
+// which the GPUs wait for; stages run one after another for one batch
 // (no overlap between batches across stages, as one vLLM virtual engine).
 // Nothing overlaps inside an iteration (vLLM runs them in one stream).
 //
@@ -90,12 +92,15 @@ struct ServingModelSpec {
   // Global GPU indices of the replica, stage by stage: stage s holds
   // gpus[s·tp .. s·tp + tp - 1]. REQUIRES: size tp·pp.
   std::vector<int> gpus;
+  // Host (CPU) time per iteration the GPUs wait for; >= 0.
+  sim::Duration host_per_iteration;
 };
 
 struct IterationCost {
   sim::Duration time;           // the whole iteration
   sim::Duration compute;        // kernels
   sim::Duration communication;  // all-reduces, logits gather, stage sends
+  sim::Duration host;           // the host's per-iteration work
   double flops = 0;             // model FLOPs of the replica (all its GPUs)
 };
 

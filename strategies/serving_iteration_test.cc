@@ -50,6 +50,25 @@ class ServingIterationTest : public ::testing::Test {
 // 16.06 GB of weights; at the H100's 3.35 TB/s that is 4.8 ms at best, and
 // ~5.6 ms at the 86% of spec that streaming kernels reach ([VLLM-49363], the
 // kernel model's memory_bandwidth_fraction).
+// The host's per-iteration time adds to the GPU work, once per iteration.
+TEST_F(ServingIterationTest, HostTimeAddsOncePerIteration) {
+  ServingModelSpec spec;
+  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
+  spec.gpus = {0};
+  absl::StatusOr<ServingCostModel> none = ServingCostModel::Create(spec, *kernels_, *network_);
+  spec.host_per_iteration = sim::Microseconds(1250);
+  absl::StatusOr<ServingCostModel> host = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_TRUE(none.ok() && host.ok());
+  const IterationCost a = none->Cost(Decode(8, 512)), b = host->Cost(Decode(8, 512));
+  EXPECT_EQ(b.time - a.time, sim::Microseconds(1250));
+  EXPECT_EQ(b.host, sim::Microseconds(1250));
+  EXPECT_EQ(b.compute, a.compute);
+  spec.host_per_iteration = sim::Microseconds(-1);
+  absl::StatusOr<ServingCostModel> bad = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_iteration"));
+}
+
 TEST_F(ServingIterationTest, BatchOneDecodeIsBoundByReadingTheWeights) {
   ServingCostModel m = Model(1);
   const IterationCost c = m.Cost(Decode(1, 1024));
