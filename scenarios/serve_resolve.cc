@@ -139,11 +139,6 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
 
   // Model.
   if (auto s = ResolveModel(in.model(), &rep.model); !s.ok()) return s;
-  if (rep.model.num_experts > 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "model.num_experts=", rep.model.num_experts,
-        ": serving mixture-of-experts models is not simulated yet; use a dense model"));
-  }
   EchoModel(rep.model, e.mutable_model());
   if (in.model().has_preset()) e.mutable_model()->set_preset(in.model().preset());
   if (rep.model.num_attention_heads % rep.tensor_parallel != 0 ||

@@ -23,6 +23,18 @@
 //   gate_up_gemm        m = T, n = 2f/tp (gated) or f/tp, k = h
 //   activation          memory-bound
 //   down_gemm           m = T, n = h, k = f/tp
+// A mixture-of-experts layer (model.num_experts E > 0, top-k routing; vLLM's
+// fused MoE with every expert sharded over TP) replaces the three MLP ops by
+//   router_gemm         m = T, n = E, k = h (16-bit weights)
+//   expert_gate_up_gemm one grouped GEMM over the T·k routed rows (m = T·k),
+//                       reading the weights of the D experts the batch touches
+//   activation          over the T·k rows
+//   expert_down_gemm    likewise, m = T·k, n = h, k = f/tp
+// where D = ExpectedExpertsTouched(E, k, T) = E·(1 − (1 − k/E)^T): each token
+// picks k of E experts and, under uniform routing, misses a given expert with
+// probability 1 − k/E. A batch-1 decode step of Mixtral 8x7B (E 8, k 2) reads 2
+// experts per layer, a batch of 8 reads 7.2, a batch of 32 all 8 (real routers
+// are skewed, so D is an upper bound and decode is pessimistic at small batch).
 //   tp_allreduce_mlp    T·h 16-bit values (tp > 1)
 // T = new tokens of the iteration (prefill chunks + one per decoding sequence).
 // Once per iteration: embedding (memory-bound), final_norm, lm_head_gemm over
@@ -86,6 +98,10 @@ struct IterationTotals {
   int64_t decode_kv_tokens = 0;  // Σ (context + 1) over decode steps
 };
 IterationTotals Summarise(const std::vector<SequenceWork>& work);
+
+// Expected number of distinct experts that `tokens` tokens route to when each
+// picks `top_k` of `experts` uniformly: E·(1 − (1 − k/E)^T). 0 for a dense model.
+double ExpectedExpertsTouched(int experts, int top_k, int64_t tokens);
 
 struct ServingModelSpec {
   models::ReplicaModel replica;
