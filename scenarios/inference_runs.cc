@@ -172,7 +172,13 @@ void MapRow(const CsvTable& t, const CsvTable::Row& row, InferenceRun* run) {
   const std::string model = t.Get(row, "model");
   const std::string ffn_text = t.Get(row, "ffn");
   if (absl::StrContains(Lower(ffn_text), "expert") || absl::StrContains(Lower(model), "moe")) {
-    return fail(absl::StrCat("MoE model (", model, "); the table mapping covers dense models"));
+    // The serving simulator runs MoE models (model.num_experts, model.moe_top_k),
+    // but the table's columns give neither the expert count and top-k as numbers
+    // nor a head size apart from hidden/heads (Qwen3: 128, not 4096/64).
+    return fail(absl::StrCat("MoE model (", model,
+                             "); the table's columns do not give its expert count, top-k and head "
+                             "size, so the mapping covers dense models (serve MoE presets such as "
+                             "mixtral-8x7b with clustersim serve)"));
   }
   const std::string family = Lower(model);
   if (!absl::StrContains(family, "llama") && !absl::StrContains(family, "qwen")) {

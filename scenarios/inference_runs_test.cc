@@ -219,5 +219,33 @@ TEST(InferenceValidationTest, PredictsMemoryMetricsFromThePlan) {
   }
 }
 
+// The fit's splits: even and odd rows partition the table, and the host-time
+// override reaches every row (a batch-1 decode row's TPOT grows by exactly it).
+TEST(InferenceValidationTest, SplitsPartitionTheTableAndTheOverrideReachesEveryRow) {
+  absl::StatusOr<InferenceValidationReport> even =
+      ValidateInferenceTable(ShippedTable(), "t", {.stride = 2, .offset = 0});
+  absl::StatusOr<InferenceValidationReport> odd =
+      ValidateInferenceTable(ShippedTable(), "t", {.stride = 2, .offset = 1});
+  ASSERT_TRUE(even.ok() && odd.ok());
+  EXPECT_EQ(even->rows.size() + odd->rows.size(), 54u);
+  EXPECT_EQ(even->ran + odd->ran, 41);
+  EXPECT_EQ(even->rows[0].run.id, "TRTV08-01");
+  EXPECT_EQ(odd->rows[0].run.id, "TRTV08-02");
+
+  auto tpot = [](const InferenceValidationReport& r, std::string_view id) {
+    for (const InferenceValidationRow& row : r.rows) {
+      if (row.run.id == id && row.predicted) return *row.predicted;
+    }
+    return -1.0;
+  };
+  absl::StatusOr<InferenceValidationReport> none =
+      ValidateInferenceTable(ShippedTable(), "t", {.host_us = 0});
+  absl::StatusOr<InferenceValidationReport> some =
+      ValidateInferenceTable(ShippedTable(), "t", {.host_us = 3000});
+  ASSERT_TRUE(none.ok() && some.ok());
+  EXPECT_NEAR(tpot(*some, "A10-01") - tpot(*none, "A10-01"), 3.0, 1e-6);
+  EXPECT_NEAR(tpot(*some, "TINYCHAT-01") - tpot(*none, "TINYCHAT-01"), 3.0, 1e-6);
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

@@ -47,8 +47,8 @@ absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
       absl::StrCat("metric '", std::string(metric), "' is not produced by the serving simulator"));
 }
 
-absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(const CsvTable& table,
-                                                                 std::string_view origin) {
+absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
+    const CsvTable& table, std::string_view origin, const InferenceValidationOptions& options) {
   absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(table);
   if (!runs.ok()) {
     return absl::Status(runs.status().code(),
@@ -57,7 +57,15 @@ absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(const CsvTable&
   InferenceValidationReport report;
   report.origin = std::string(origin);
   double sum_abs = 0;
-  for (InferenceRun& run : *runs) {
+  for (size_t i = 0; i < runs->size(); ++i) {
+    if (static_cast<int>(i) < options.offset ||
+        (static_cast<int>(i) - options.offset) % std::max(1, options.stride) != 0) {
+      continue;
+    }
+    InferenceRun& run = (*runs)[i];
+    if (run.scenario && options.host_us >= 0) {
+      run.scenario->mutable_inference()->set_host_overhead_us_per_iteration(options.host_us);
+    }
     InferenceValidationRow row;
     if (!run.scenario) {
       row.not_run = absl::StrCat("not supported: ", run.not_supported);

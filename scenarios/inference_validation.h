@@ -42,14 +42,24 @@ struct InferenceValidationRow {
 
 struct InferenceValidationReport {
   std::string origin;
-  std::vector<InferenceValidationRow> rows;  // every row of the table, in order
+  std::vector<InferenceValidationRow> rows;  // every selected row of the table, in order
   int ran = 0;
   double mape = 0;  // over the rows that ran; 0 when none did
 };
 
-// Maps and predicts every row; error only for a table without the columns.
-absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(const CsvTable& table,
-                                                                 std::string_view origin);
+// Which rows run, and an override for fits (tests/validation/
+// fit_serving_host_overhead.sh): rows offset, offset + stride, ... (0-based,
+// file order); host_us >= 0 replaces every row's host time per iteration.
+struct InferenceValidationOptions {
+  int stride = 1;
+  int offset = 0;
+  double host_us = -1;
+};
+
+// Maps and predicts the selected rows (all by default); error only for a
+// table without the columns.
+absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
+    const CsvTable& table, std::string_view origin, const InferenceValidationOptions& options = {});
 
 // Per row: id, metric, measured and unit, setup (with assumptions), then the
 // prediction and error or "not run: ..."; then the summary line.

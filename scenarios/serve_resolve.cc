@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "scenarios/resolve_cluster.h"
 #include "scenarios/resolve_model.h"
+#include "strategies/serving_host_overhead.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -138,11 +139,6 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
 
   // Model.
   if (auto s = ResolveModel(in.model(), &rep.model); !s.ok()) return s;
-  if (rep.model.num_experts > 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "model.num_experts=", rep.model.num_experts,
-        ": serving mixture-of-experts models is not simulated yet; use a dense model"));
-  }
   EchoModel(rep.model, e.mutable_model());
   if (in.model().has_preset()) e.mutable_model()->set_preset(in.model().preset());
   if (rep.model.num_attention_heads % rep.tensor_parallel != 0 ||
@@ -269,6 +265,15 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   ei->set_chunked_prefill(sc.chunked_prefill);
   ei->set_kv_block_size(sc.kv_block_size);
   ei->set_memory_utilization(r.memory.memory_utilization);
+  const double host_us = inf.has_host_overhead_us_per_iteration()
+                              ? inf.host_overhead_us_per_iteration()
+                              : strategies::kDefaultServingHostUsPerIteration;
+  if (!(host_us >= 0 && host_us <= 1e7)) {
+    return Bad("inference.host_overhead_us_per_iteration", host_us,
+               "must be between 0 and 10000000 microseconds (0: a fully overlapped host)");
+  }
+  r.host_per_iteration = sim::Duration::FromSecondsDouble(host_us * 1e-6);
+  ei->set_host_overhead_us_per_iteration(host_us);
   r.memory.kv_block_size = sc.kv_block_size;
   r.memory.max_batch_size = sc.max_batch_size;
   r.memory.max_tokens_per_step = static_cast<int>(sc.max_tokens_per_step);

@@ -13,7 +13,8 @@
 // max_num_batched_tokens); kv_block_size 16; memory_utilization 0.9;
 // workload "poisson" when a request rate is given, else "fixed-batch" of
 // batch_size 1; num_requests 200; seed 0; prompt 1024 and output 128 tokens
-// (vLLM benchmark_serving.py's --random-input-len / --random-output-len).
+// (vLLM benchmark_serving.py's --random-input-len / --random-output-len);
+// host_overhead_us_per_iteration strategies::kDefaultServingHostUsPerIteration.
 // cluster.num_gpus defaults to one replica (tp x pp GPUs); a GPU without a
 // server preset (RTX 3090, ...) gets a generic PCIe 4.0 box.
 //
@@ -35,6 +36,7 @@
 #include "models/transformer_config.h"
 #include "scenarios/scenario.pb.h"
 #include "scenarios/train_cost.h"
+#include "sim/units.h"
 #include "strategies/serving_scheduler.h"
 #include "strategies/serving_workload.h"
 #include "topology/cluster_spec.h"
@@ -54,6 +56,7 @@ struct ResolvedServe {
   strategies::SchedulerConfig scheduler;          // kv_blocks filled by the runner
   strategies::ServingWorkload workload;           // the whole deployment's
   double target_tpot_ms = 0, target_ttft_ms = 0;  // 0: none
+  sim::Duration host_per_iteration;               // the host's time per iteration
   ResolvedPricing pricing;
 };
 

@@ -227,7 +227,8 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   const topology::AnalyticNetwork network(*cluster);
   const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));
   const int gpus_per_replica = replica.tensor_parallel * replica.pipeline_parallel;
-  strategies::ServingModelSpec spec{.replica = replica};
+  strategies::ServingModelSpec spec{.replica = replica,
+                                    .host_per_iteration = s.host_per_iteration};
   for (int g = 0; g < gpus_per_replica; ++g) spec.gpus.push_back(g);
   absl::StatusOr<strategies::ServingCostModel> model =
       strategies::ServingCostModel::Create(spec, kernels, network);
@@ -259,6 +260,7 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
       m.duration_s > 0 ? run->flops / (m.duration_s * gpus_per_replica * peak) : 0);
   if (run->busy > sim::Duration::Zero()) {
     result.set_communication_fraction(run->communication.ToSeconds() / run->busy.ToSeconds());
+    result.set_host_fraction(run->host.ToSeconds() / run->busy.ToSeconds());
   }
   result.set_mean_batch_size(run->mean_batch);
   result.set_peak_running(run->peak_running);

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/loader.h"
+#include "strategies/serving_host_overhead.h"
 #include "traces/trace_checker.h"
 
 namespace clustersim::scenarios {
@@ -196,6 +197,60 @@ TEST(ServeRunnerTest, BadInputNamesTheField) {
   s.mutable_inference()->set_tensor_parallel_size(3);
   s.mutable_cluster()->set_num_gpus(3);
   EXPECT_THAT(Serve(s).status().message(), HasSubstr("inference.tensor_parallel_size=3"));
+
+  s = Example();
+  s.mutable_inference()->set_host_overhead_us_per_iteration(-1);
+  EXPECT_THAT(Serve(s).status().message(),
+              HasSubstr("inference.host_overhead_us_per_iteration=-1"));
+}
+
+// Mixture-of-experts models serve: Mixtral 8x7B in BF16 (93 GB of weights)
+// on two H200s at TP 2, vLLM CI's latency test shape (batch 8, 32 in, 128 out).
+// All 46.7B parameters are resident; a batch of 8 touches ~7.2 of 8 experts
+// per layer, so TPOT sits between the active-only and the all-experts reads.
+TEST(ServeRunnerTest, MixtureOfExpertsModelsServe) {
+  config::Scenario s = Example();
+  s.mutable_model()->set_preset("mixtral-8x7b");
+  s.mutable_cluster()->set_gpu("h200-sxm-141gb");
+  s.mutable_cluster()->set_num_gpus(2);
+  s.mutable_inference()->set_tensor_parallel_size(2);
+  s.mutable_inference()->set_host_overhead_us_per_iteration(0);
+  config::InferenceWorkload* w = s.mutable_inference()->mutable_workload();
+  w->set_kind("fixed-batch");
+  w->set_batch_size(8);
+  w->mutable_prompt_length()->set_value(32);
+  w->mutable_output_length()->set_value(128);
+  absl::StatusOr<config::ServeResult> r = Serve(s, {.curve = false});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->memory().weights_gib(), 93e9 / 2 / (1 << 30) * 0.95);
+  // Per GPU: 25.5 GB active / 2 at 4.8 TB/s = 2.7 ms; 93.4 GB / 2 = 9.7 ms.
+  EXPECT_GT(r->tpot_ms().p50(), 2.7);
+  EXPECT_LT(r->tpot_ms().p50(), 9.7 * 1.5);
+}
+
+// The host's per-iteration time is paid once per iteration: a batch-1 decode
+// of 128 tokens slows by exactly that per token, and the result says which
+// share of the busy time it is.
+TEST(ServeRunnerTest, HostTimeIsPaidOncePerIteration) {
+  config::Scenario s = Example();
+  s.mutable_inference()->mutable_workload()->set_kind("fixed-batch");
+  s.mutable_inference()->mutable_workload()->set_batch_size(1);
+  config::Scenario none = s;
+  none.mutable_inference()->set_host_overhead_us_per_iteration(0);
+  s.mutable_inference()->set_host_overhead_us_per_iteration(2000);
+  absl::StatusOr<config::ServeResult> a = Serve(none, {.curve = false});
+  absl::StatusOr<config::ServeResult> b = Serve(s, {.curve = false});
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_NEAR(b->tpot_ms().mean() - a->tpot_ms().mean(), 2.0, 1e-6);
+  EXPECT_NEAR(b->ttft_ms().mean() - a->ttft_ms().mean(), 2.0, 1e-6);
+  EXPECT_EQ(a->host_fraction(), 0);
+  EXPECT_NEAR(b->host_fraction(), 2.0 * b->iterations() / (b->simulated_time_s() * 1e3), 0.01);
+  EXPECT_EQ(b->scenario().inference().host_overhead_us_per_iteration(), 2000);
+  // The default is written out in the resolved scenario.
+  absl::StatusOr<ResolvedServe> r = ResolveServe(Example());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->echo.inference().host_overhead_us_per_iteration(),
+            strategies::kDefaultServingHostUsPerIteration);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "strategies/serving_iteration.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -31,10 +33,11 @@ Op Collective(std::string name, models::CommKind kind, int64_t bytes) {
   return op;
 }
 
-// rows x k activations times a k x n weight of `weight_bits` per element;
-// 16-bit activations in and out.
+// rows x k activations times `matrices` k x n weights of `weight_bits` per
+// element (several for the experts an MoE layer touches); 16-bit activations in
+// and out.
 Op GemmOp(std::string name, int64_t rows, int64_t n, int64_t k, models::Dtype dtype,
-          double weight_bits) {
+          double weight_bits, double matrices = 1) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::kGemm;
@@ -45,7 +48,8 @@ Op GemmOp(std::string name, int64_t rows, int64_t n, int64_t k, models::Dtype dt
   op.flops =
       sim::Flops(2.0 * static_cast<double>(rows) * static_cast<double>(n) * static_cast<double>(k));
   op.bytes = sim::Bytes(rows * k * 2 + rows * n * 2 +
-                        static_cast<int64_t>(static_cast<double>(k * n) * weight_bits / 8.0));
+                        static_cast<int64_t>(matrices * static_cast<double>(k * n) *
+                                             weight_bits / 8.0));
   return op;
 }
 
@@ -66,6 +70,12 @@ topology::Collective ToCollective(models::CommKind k) {
 }
 
 }  // namespace
+
+double ExpectedExpertsTouched(int experts, int top_k, int64_t tokens) {
+  if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
+  const double miss = 1.0 - static_cast<double>(std::min(top_k, experts)) / experts;
+  return experts * (1.0 - std::pow(miss, static_cast<double>(tokens)));
+}
 
 IterationTotals Summarise(const std::vector<SequenceWork>& work) {
   IterationTotals t;
@@ -112,6 +122,10 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   if (static_cast<int>(spec.gpus.size()) != tp * pp) {
     return absl::InternalError("ServingModelSpec.gpus must hold tp x pp GPUs");
   }
+  if (spec.host_per_iteration < sim::Duration::Zero()) {
+    return absl::InvalidArgumentError(
+        "inference.host_overhead_us_per_iteration must be >= 0; 0 models an overlapped host");
+  }
   if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.replica.weight_format,
                                                   "inference.weight_dtype");
       !s.ok()) {
@@ -137,10 +151,11 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t) const {
   const bool gated = m.activation == models::Activation::kSwiglu;
   const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
 
-  auto gemm = [&](std::string name, int64_t rows, int64_t n, int64_t k) {
+  auto gemm = [&](std::string name, int64_t rows, int64_t n, int64_t k, double matrices = 1) {
     return GemmOp(
         std::move(name), rows, n, k, gemm_dtype_,
-        models::BitsPerWeight(spec_.replica.weight_format, spec_.replica.quant_group_size, k));
+        models::BitsPerWeight(spec_.replica.weight_format, spec_.replica.quant_group_size, k),
+        matrices);
   };
 
   std::vector<Op> ops;
@@ -173,9 +188,20 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t) const {
   if (tp > 1)
     ops.push_back(Collective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
   ops.push_back(MemoryOp("post_norm", T * h * 2 * 3));
-  ops.push_back(gemm("gate_up_gemm", T, gated ? 2 * f : f, h));
-  ops.push_back(MemoryOp("activation", T * f * (gated ? 3 : 2) * 2));
-  ops.push_back(gemm("down_gemm", T, h, f));
+  if (m.num_experts > 0) {
+    // Routed experts as one grouped GEMM over the T·k routed rows, reading
+    // the weights of the experts the batch touches.
+    const int64_t rows = T * m.moe_top_k;
+    const double touched = ExpectedExpertsTouched(m.num_experts, m.moe_top_k, T);
+    ops.push_back(GemmOp("router_gemm", T, m.num_experts, h, attention_dtype_, 16.0));
+    ops.push_back(gemm("expert_gate_up_gemm", rows, gated ? 2 * f : f, h, touched));
+    ops.push_back(MemoryOp("activation", rows * f * (gated ? 3 : 2) * 2));
+    ops.push_back(gemm("expert_down_gemm", rows, h, f, touched));
+  } else {
+    ops.push_back(gemm("gate_up_gemm", T, gated ? 2 * f : f, h));
+    ops.push_back(MemoryOp("activation", T * f * (gated ? 3 : 2) * 2));
+    ops.push_back(gemm("down_gemm", T, h, f));
+  }
   if (tp > 1)
     ops.push_back(Collective("tp_allreduce_mlp", models::CommKind::kAllReduce, T * h * 2));
   return ops;
@@ -262,7 +288,8 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   IterationCost c;
   c.compute = linear.compute + attention.compute;
   c.communication = linear.communication + attention.communication;
-  c.time = c.compute + c.communication;
+  c.host = spec_.host_per_iteration;
+  c.time = c.compute + c.communication + c.host;
   c.flops = linear.flops + attention.flops;
   return c;
 }

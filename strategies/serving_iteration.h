@@ -23,6 +23,18 @@
 //   gate_up_gemm        m = T, n = 2f/tp (gated) or f/tp, k = h
 //   activation          memory-bound
 //   down_gemm           m = T, n = h, k = f/tp
+// A mixture-of-experts layer (model.num_experts E > 0, top-k routing; vLLM's
+// fused MoE with every expert sharded over TP) replaces the three MLP ops by
+//   router_gemm         m = T, n = E, k = h (16-bit weights)
+//   expert_gate_up_gemm one grouped GEMM over the T·k routed rows (m = T·k),
+//                       reading the weights of the D experts the batch touches
+//   activation          over the T·k rows
+//   expert_down_gemm    likewise, m = T·k, n = h, k = f/tp
+// where D = ExpectedExpertsTouched(E, k, T) = E·(1 − (1 − k/E)^T): each token
+// picks k of E experts and, under uniform routing, misses a given expert with
+// probability 1 − k/E. A batch-1 decode step of Mixtral 8x7B (E 8, k 2) reads 2
+// experts per layer, a batch of 8 reads 7.2, a batch of 32 all 8 (real routers
+// are skewed, so D is an upper bound and decode is pessimistic at small batch).
 //   tp_allreduce_mlp    T·h 16-bit values (tp > 1)
 // T = new tokens of the iteration (prefill chunks + one per decoding sequence).
 // Once per iteration: embedding (memory-bound), final_norm, lm_head_gemm over
@@ -36,7 +48,9 @@
 // streams ~15 GB: ~5.2 ms at 86% of 3.35 TB/s, plus kernel overheads.
 //
 // Iteration time = L x (layer ops + all-reduces) + once-per-iteration ops +
-// (pp - 1) stage-to-stage sends; stages run one after another for one batch
+// (pp - 1) stage-to-stage sends + the host's per-iteration time
+// (ServingModelSpec.host_per_iteration, strategies/serving_host_overhead.h),
+// which the GPUs wait for; stages run one after another for one batch
 // (no overlap between batches across stages, as one vLLM virtual engine).
 // Nothing overlaps inside an iteration (vLLM runs them in one stream).
 //
@@ -85,17 +99,24 @@ struct IterationTotals {
 };
 IterationTotals Summarise(const std::vector<SequenceWork>& work);
 
+// Expected number of distinct experts that `tokens` tokens route to when each
+// picks `top_k` of `experts` uniformly: E·(1 − (1 − k/E)^T). 0 for a dense model.
+double ExpectedExpertsTouched(int experts, int top_k, int64_t tokens);
+
 struct ServingModelSpec {
   models::ReplicaModel replica;
   // Global GPU indices of the replica, stage by stage: stage s holds
   // gpus[s·tp .. s·tp + tp - 1]. REQUIRES: size tp·pp.
   std::vector<int> gpus;
+  // Host (CPU) time per iteration the GPUs wait for; >= 0.
+  sim::Duration host_per_iteration;
 };
 
 struct IterationCost {
   sim::Duration time;           // the whole iteration
   sim::Duration compute;        // kernels
   sim::Duration communication;  // all-reduces, logits gather, stage sends
+  sim::Duration host;           // the host's per-iteration work
   double flops = 0;             // model FLOPs of the replica (all its GPUs)
 };
 

@@ -1,5 +1,7 @@
 #include "strategies/serving_iteration.h"
 
+#include <cmath>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/calibration.h"
@@ -50,6 +52,58 @@ class ServingIterationTest : public ::testing::Test {
 // 16.06 GB of weights; at the H100's 3.35 TB/s that is 4.8 ms at best, and
 // ~5.6 ms at the 86% of spec that streaming kernels reach ([VLLM-49363], the
 // kernel model's memory_bandwidth_fraction).
+// The host's per-iteration time adds to the GPU work, once per iteration.
+TEST_F(ServingIterationTest, HostTimeAddsOncePerIteration) {
+  ServingModelSpec spec;
+  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
+  spec.gpus = {0};
+  absl::StatusOr<ServingCostModel> none = ServingCostModel::Create(spec, *kernels_, *network_);
+  spec.host_per_iteration = sim::Microseconds(1250);
+  absl::StatusOr<ServingCostModel> host = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_TRUE(none.ok() && host.ok());
+  const IterationCost a = none->Cost(Decode(8, 512)), b = host->Cost(Decode(8, 512));
+  EXPECT_EQ(b.time - a.time, sim::Microseconds(1250));
+  EXPECT_EQ(b.host, sim::Microseconds(1250));
+  EXPECT_EQ(b.compute, a.compute);
+  spec.host_per_iteration = sim::Microseconds(-1);
+  absl::StatusOr<ServingCostModel> bad = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_iteration"));
+}
+
+// Uniform top-k routing: one token touches exactly k experts, a large batch
+// all of them, and in between E·(1 − (1 − k/E)^T).
+TEST(ExpectedExpertsTouchedTest, OccupancyOfTopKRouting) {
+  EXPECT_DOUBLE_EQ(ExpectedExpertsTouched(8, 2, 1), 2.0);
+  EXPECT_NEAR(ExpectedExpertsTouched(8, 2, 8), 8 * (1 - std::pow(0.75, 8)), 1e-12);  // 7.20
+  EXPECT_NEAR(ExpectedExpertsTouched(128, 8, 1), 8.0, 1e-9);
+  EXPECT_NEAR(ExpectedExpertsTouched(8, 2, 1000), 8.0, 1e-9);
+  EXPECT_EQ(ExpectedExpertsTouched(0, 0, 16), 0);
+  EXPECT_EQ(ExpectedExpertsTouched(8, 2, 0), 0);
+}
+
+// A batch-1 decode step of Mixtral 8x7B reads its ~12.7B active parameters
+// (attention, 2 of 8 experts per layer, the LM head), not all 46.7B: 25.5 GB in
+// BF16 is 7.6 ms at 3.35 TB/s. A batch of 32 touches every expert (all 8 with
+// probability 1 − 32·0.75^32 ≈ 0.997 per layer) and reads ~3.6x the expert
+// weights, so the step is several times longer.
+TEST_F(ServingIterationTest, MoeDecodeReadsTheExpertsTheBatchTouches) {
+  ServingCostModel m = Model(1, models::WeightFormat::kBf16, "mixtral-8x7b");
+  const IterationCost one = m.Cost(Decode(1, 512));
+  EXPECT_GT(one.time.ToMilliseconds(), 25.5e9 / 3.35e12 * 1e3);
+  EXPECT_LT(one.time.ToMilliseconds(), 1.3 * 25.5e9 / 3.35e12 * 1e3);
+  const IterationCost many = m.Cost(Decode(32, 512));
+  const double ratio = many.time.ToSeconds() / one.time.ToSeconds();
+  EXPECT_GT(ratio, 2.5);
+  EXPECT_LT(ratio, 4.0);
+  bool router = false;
+  for (const models::Op& op : m.LayerOps(Decode(1, 512))) {
+    router = router || op.name == "router_gemm";
+    EXPECT_NE(op.name, "gate_up_gemm");
+  }
+  EXPECT_TRUE(router);
+}
+
 TEST_F(ServingIterationTest, BatchOneDecodeIsBoundByReadingTheWeights) {
   ServingCostModel m = Model(1);
   const IterationCost c = m.Cost(Decode(1, 1024));

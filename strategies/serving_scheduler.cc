@@ -165,6 +165,7 @@ class Server {
     ++run_.num_iterations;
     run_.busy += c.time;
     run_.communication += c.communication;
+    run_.host += c.host;
     run_.flops += c.flops;
     batch_sum_ += static_cast<double>(work_.size());
     run_.peak_running = std::max<int64_t>(run_.peak_running, running_.size());

@@ -82,6 +82,7 @@ struct ServingRun {
   int64_t num_iterations = 0;
   sim::Duration busy;           // sum of iteration times
   sim::Duration communication;  // their collectives' share
+  sim::Duration host;           // their host (CPU) share
   double flops = 0;             // model FLOPs of every iteration
   int64_t preemptions = 0;
   int64_t peak_running = 0;

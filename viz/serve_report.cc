@@ -123,6 +123,8 @@ std::string RenderServeReport(const config::ServeResult& r) {
                       absl::StrCat(FixedNumber(100 * r.model_flops_utilisation(), 1), "%")),
                   Row("communication (of busy time)",
                       absl::StrCat(FixedNumber(100 * r.communication_fraction(), 1), "%")),
+                  Row("host (of busy time)",
+                      absl::StrCat(FixedNumber(100 * r.host_fraction(), 1), "%")),
                   Row("mean batch (sequences)", FixedNumber(r.mean_batch_size(), 1)),
                   Row("capacity (req/s)", FixedNumber(r.capacity_requests_per_s(), 3)),
                   Row("saturation", r.saturation()));
@@ -215,6 +217,8 @@ std::string FormatServeSummary(const config::ServeResult& r) {
                                           FixedNumber(100 * r.model_flops_utilisation(), 1), "%")),
       line("communication", absl::StrCat(FixedNumber(100 * r.communication_fraction(), 1),
                                          "% of busy time (TP all-reduces, stage sends)")),
+      line("host", absl::StrCat(FixedNumber(100 * r.host_fraction(), 1),
+                                "% of busy time (per-iteration CPU work the GPUs wait for)")),
       line("mean batch",
            absl::StrCat(FixedNumber(r.mean_batch_size(), 1), " sequences, ", r.iterations(),
                         " iterations, ", r.preemptions(), " preemptions")),
