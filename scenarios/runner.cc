@@ -267,7 +267,10 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
     timeline = std::make_unique<viz::Timeline>(describer, vo);
     engine.AddObserver(timeline.get());
   }
-  if (auto st = engine.Run(); !st.ok()) return st;
+  const absl::Status ran = engine.Run();
+  // A collective past the clock never ends; that, not "cannot make progress", is the cause.
+  if (flow && !flow->clock_status().ok()) return flow->clock_status();
+  if (!ran.ok()) return ran;
   if (executor && !executor->status().ok()) return executor->status();
   memory.Finish();
   if (links) links->Finish();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/binary_fixture.h"
 #include "tests/slurp.h"
 
 namespace clustersim {
@@ -36,20 +37,17 @@ size_t WholeLines(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-class CrashSafetyTest : public ::testing::Test {
+class CrashSafetyTest : public BinaryFixture {
  protected:
+  CrashSafetyTest() : BinaryFixture("clustersim_crash_") {}
+
   void SetUp() override {
-    src_ = std::getenv("CLUSTERSIM_SOURCE_DIR");
-    bin_ = std::string(std::getenv("CLUSTERSIM_BINARY_DIR")) + "/cli/clustersim";
-    dir_ = fs::temp_directory_path() / ("clustersim_crash_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    BinaryFixture::SetUp();
     const char* seed = std::getenv("CLUSTERSIM_CRASH_SEED");
     seed_ = seed ? std::strtoul(seed, nullptr, 10) : std::random_device{}();
     rng_.seed(seed_);
     std::cout << "CLUSTERSIM_CRASH_SEED=" << seed_ << "\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Starts `clustersim args...` with stdout and stderr discarded.
   pid_t Start(const std::vector<std::string>& args) {
@@ -99,8 +97,6 @@ class CrashSafetyTest : public ::testing::Test {
     return Wait(pid) == -SIGKILL;
   }
 
-  std::string src_, bin_;
-  fs::path dir_;
   unsigned seed_ = 0;
   std::mt19937 rng_;
 };
@@ -177,7 +173,14 @@ TEST_F(CrashSafetyTest, KilledAtRandomTimesLeavesPreviousOrCompleteOutputs) {
 TEST_F(CrashSafetyTest, SweepKilledAndResumedMatchesAnUninterruptedSweep) {
   const std::string grid = src_ + "/scenarios/sweeps/gpt-22b-grid.textproto";
   const std::string ref = (dir_ / "ref").string();
+  const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(RunToEnd({"sweep", grid, "--output", ref}), 0);
+  // Kill delays are drawn within about two points' time, so that a kill lands
+  // mid-sweep on a fast machine too (a whole sweep takes ~100 ms on some).
+  const int sweep_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - started)
+                                            .count());
+  const int max_delay_ms = std::max(1, sweep_ms / 8);
   const std::string ref_jsonl = Slurp(ref + ".jsonl");
   const std::string ref_csv = Slurp(ref + ".csv");
   ASSERT_EQ(WholeLines(ref_jsonl), 16u);
@@ -189,7 +192,8 @@ TEST_F(CrashSafetyTest, SweepKilledAndResumedMatchesAnUninterruptedSweep) {
     const pid_t pid = Start({"sweep", grid, "--output", prefix});
     // Kill at a random point after the first new line lands.
     const bool progressed = PollUntil(pid, [&] { return WholeLines(Slurp(prefix + ".jsonl")) > before; });
-    if (progressed) kills += KillAfterRandomDelay(pid, 100);
+    if (progressed) kills += KillAfterRandomDelay(pid, max_delay_ms);
+    else Wait(pid);
     std::string jsonl = Slurp(prefix + ".jsonl");
     const std::string csv = Slurp(prefix + ".csv");
     // Every byte is a prefix of the uninterrupted run's file: whole lines in

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "tests/binary_fixture.h"
 #include "tests/slurp.h"
 
 namespace clustersim {
@@ -29,16 +30,9 @@ std::string Difference(const std::string& a, const std::string& b) {
          "\" vs \"" + b.substr(at, 60) + "\"";
 }
 
-class DeterminismTest : public ::testing::Test {
+class DeterminismTest : public BinaryFixture {
  protected:
-  void SetUp() override {
-    src_ = std::getenv("CLUSTERSIM_SOURCE_DIR");
-    bin_ = std::string(std::getenv("CLUSTERSIM_BINARY_DIR")) + "/cli/clustersim";
-    dir_ = fs::temp_directory_path() / ("clustersim_determinism_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  DeterminismTest() : BinaryFixture("clustersim_determinism_") {}
 
   // Runs `clustersim args` with stdout to `out` (stderr holds wall-clock
   // timings, so it is not compared); the exit code must be 0.
@@ -67,9 +61,6 @@ class DeterminismTest : public ::testing::Test {
       EXPECT_EQ(Difference(a, b), "") << name << " differs between two identical runs";
     }
   }
-
-  std::string src_, bin_;
-  fs::path dir_;
 };
 
 // Pipeline parallel (pp 4, expert parallel 8) on the flow tier (collectives as

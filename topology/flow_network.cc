@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 
+#include "absl/strings/str_cat.h"
 #include "sim/check.h"
 
 namespace clustersim::topology {
@@ -103,7 +104,9 @@ void FlowNetwork::EndPhase(int collective) {
   const CollectiveState& c = collectives_[collective];
   const sim::Duration latency = sim::Duration::FromSecondsDouble(
       c.plan->phases[c.phase].latency_seconds[ProtocolIndex(c.protocol)]);
-  sim_.ScheduleAfter(latency, [this, collective] {
+  const sim::Time end = EndTime(sim_.Now(), latency, "a phase's latency");
+  if (end == sim::Time::Infinite()) return;  // never ends; clock_status_ says why
+  sim_.ScheduleAt(end, [this, collective] {
     CollectiveState& c = collectives_[collective];
     if (++c.phase < static_cast<int>(c.plan->phases.size())) {
       StartPhase(collective);
@@ -161,6 +164,22 @@ void FlowNetwork::Settle(FlowState& f, sim::Time now) {
     for (const LinkUse& u : f.uses) links_[u.link].bytes += u.weight * moved;
   }
   f.last = now;
+}
+
+sim::Time FlowNetwork::EndTime(sim::Time now, sim::Duration d, const char* what) {
+  sim::Time end;
+  if (d != sim::Duration::Max() && sim::CheckedAdd(now, d, &end) && end != sim::Time::Infinite()) {
+    return end;
+  }
+  if (clock_status_.ok()) {
+    clock_status_ = absl::OutOfRangeError(absl::StrCat(
+        "simulated time overflows the picosecond clock (int64, ",
+        sim::Duration::Max().ToSeconds() / 86400, " days): ", what, " from ", now.ToSeconds(),
+        " s would end past it; such a collective comes from bad input (message sizes or link "
+        "bandwidths far beyond real hardware): check the scenario's model, batch and cluster "
+        "values"));
+  }
+  return sim::Time::Infinite();
 }
 
 void FlowNetwork::Resolve() {
@@ -238,7 +257,10 @@ void FlowNetwork::Resolve() {
   for (int id : comp_flows_) {
     FlowState& f = flows_[id];
     SIM_CHECK(f.fixed && f.rate > 0) << "flow " << id << " got no rate";
-    f.finish = now + sim::Picoseconds(static_cast<int64_t>(std::ceil(f.remaining / f.rate * 1e12)));
+    f.finish = EndTime(now,
+                       sim::Duration::CeilPicoseconds(static_cast<long double>(f.remaining) /
+                                                      f.rate * 1e12L),
+                       "a flow's transfer");
     HeapFix(id);
   }
   if (rate_observer_) ReportRates(now);

@@ -111,6 +111,11 @@ class FlowNetwork {
   // Without an observer, re-solves do no extra work. Replaces any earlier one.
   void SetLinkRateObserver(LinkRateObserver observer) { rate_observer_ = std::move(observer); }
 
+  // OK, or OUT_OF_RANGE once a flow or phase would end past the picosecond
+  // clock (absurd bytes or rates). That collective then never ends, so the
+  // engine's run stops with it unfinished; callers report this status first.
+  const absl::Status& clock_status() const { return clock_status_; }
+
   int active_flows() const { return active_flows_; }
   int active_collectives() const { return active_collectives_; }
   // Sum over rate solves of the number of flows re-solved (incremental vs full).
@@ -161,6 +166,9 @@ class FlowNetwork {
   // Re-solves the rates of the flows connected to `seeds_` and clears it.
   void Resolve();
   void Settle(FlowState& f, sim::Time now);
+  // now + d, or Time::Infinite() (and clock_status_ set, naming `what`) when
+  // that is past the clock.
+  sim::Time EndTime(sim::Time now, sim::Duration d, const char* what);
   void Detach(int flow);
   void Reschedule();
   // Tells rate_observer_ the links of this re-solve whose aggregate rate changed.
@@ -193,6 +201,7 @@ class FlowNetwork {
   sim::EventId pending_;
   sim::Time pending_at_ = sim::Time::Infinite();
   int active_flows_ = 0;
+  absl::Status clock_status_;
   int active_collectives_ = 0;
   int64_t flows_resolved_ = 0;
   LinkRateObserver rate_observer_;

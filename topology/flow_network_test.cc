@@ -300,3 +300,32 @@ TEST(FlowNetworkTest, TrivialAndBadRequests) {
 
 }  // namespace
 }  // namespace clustersim::topology
+
+namespace clustersim::topology {
+namespace {
+
+// Bytes far beyond any real message (2^62) over one node's NVLink would end
+// after ~100 days of simulated time: the flow never ends and the network says
+// why, instead of wrapping the clock into the past.
+TEST(FlowNetworkClockTest, AFlowEndingPastTheClockIsAnErrorNotAWrapAround) {
+  const Cluster c = Build(Spec("dgx-h100", 1));
+  sim::Simulator sim;
+  FlowNetwork net(c, sim);
+  bool small_done = false, huge_done = false;
+  ASSERT_TRUE(net.StartCollective({Collective::kAllReduce, Range(0, 8), sim::MiB(1)},
+                                  [&] { small_done = true; })
+                  .ok());
+  ASSERT_TRUE(net.StartCollective({Collective::kAllReduce, Range(0, 8), sim::Bytes(int64_t{1} << 62)},
+                                  [&] { huge_done = true; })
+                  .ok());
+  sim.Run();  // ends: nothing is scheduled past the clock
+  EXPECT_TRUE(small_done);
+  EXPECT_FALSE(huge_done);
+  EXPECT_EQ(net.clock_status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(net.clock_status().message()),
+              HasSubstr("overflows the picosecond clock"));
+  EXPECT_GE(sim.Now(), sim::Time::Zero());
+}
+
+}  // namespace
+}  // namespace clustersim::topology
