@@ -38,6 +38,9 @@ constexpr int64_t kParamGatherBytes = 2;
 // the gradient for the global-norm clip (4 B). Megatron-LM's FusedAdam +
 // clip_grad_norm, counted from the tensors it touches.
 constexpr int64_t kOptimizerBytesPerParam = 34;
+// FP8 weight cast per parameter: read 16-bit (2 B), write FP8 and its
+// transpose (1 B each); Transformer Engine's fp8_cast_transpose_fused.
+constexpr int64_t kFp8WeightCastBytes = 4;
 
 topology::Collective ToCollective(models::CommKind k) {
   switch (k) {
@@ -909,7 +912,8 @@ class Builder {
   // on each rank) over `group` once every member's optimizer step `after` ran.
   absl::Status AddParamGather(const char* name, double params, int stage,
                               const std::vector<int>& group, const std::vector<int>& members,
-                              const std::vector<sim::TaskId>& after) {
+                              const std::vector<sim::TaskId>& after,
+                              sim::TaskId* done = nullptr) {
     models::Op gather;
     gather.name = name;
     gather.kind = models::OpKind::kCollective;
@@ -928,6 +932,7 @@ class Builder {
     const sim::TaskId t = AddCollectiveTask(lanes, *est, info, topology::Collective::kAllGather,
                                             group, op.comm_bytes);
     for (sim::TaskId o : after) After(o, t);
+    if (done != nullptr) *done = t;
     return absl::OkStatus();
   }
 
@@ -1045,12 +1050,54 @@ class Builder {
         opt.push_back(t);
         optimizer_step_[j] = t;
       }
+      sim::TaskId gathered = kNone;
       if (dist_opt && GradientRanks() > 1 && !zero3_) {
-        RETURN_IF_ERROR_(
-            AddParamGather("dp_param_allgather", local_params, stage, group, members, opt));
+        RETURN_IF_ERROR_(AddParamGather("dp_param_allgather", local_params, stage, group,
+                                        members, opt, &gathered));
       }
+      for (int j : members) AddFp8WeightCast(j, gathered);
     }
     return AddExpertParamGather(dist_opt);
+  }
+
+  // FP8 training: Transformer Engine casts each FP8 GEMM's weight to FP8 (and
+  // its transpose, for the dgrad GEMM) once per step and caches it for the
+  // other micro-batches (Megatron-core's forward_step sets
+  // is_first_microbatch on the first micro-batch only): read the 16-bit
+  // weight, write the FP8 copy and its transpose, 4 B per parameter of the
+  // transformer layers this GPU holds (the head and embedding stay 16-bit).
+  // The cast of the next step's first micro-batch is placed after this
+  // step's optimizer update on the compute stream and, with the distributed
+  // optimizer, after the parameter all-gather (`gathered`) it reads; one per
+  // step either way. (MoE: the expert parameter gather is not waited for.)
+  void AddFp8WeightCast(int gpu, sim::TaskId gathered) {
+    if (p_.precision != models::Dtype::kFp8) return;
+    const models::ParameterCounts pc = models::CountParameters(*in_.model);
+    const double per_layer = (pc.per_layer - pc.expert_per_layer) / p_.tensor_parallel +
+                             pc.expert_per_layer / (p_.tensor_parallel * p_.expert_parallel);
+    const RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[gpu]);
+    int layers = 0;
+    for (int chunk = 0; chunk < p_.virtual_pipeline; ++chunk) {
+      const auto [begin, end] = p_.LayersOf(Position(c.pp, chunk), in_.model->num_layers);
+      layers += end - begin;
+    }
+    if (layers == 0) return;
+    if (fp8_cast_ops_.size() <= static_cast<size_t>(layers)) fp8_cast_ops_.resize(layers + 1);
+    const models::Op*& slot = fp8_cast_ops_[layers];
+    if (slot == nullptr) {
+      models::Op cast;
+      cast.name = "fp8_weight_cast";
+      cast.kind = models::OpKind::kMemoryBound;
+      cast.dtype = models::Dtype::kBf16;
+      cast.bytes = sim::Bytes(static_cast<int64_t>(layers * per_layer * kFp8WeightCastBytes));
+      slot = &AddStepOp(std::move(cast));
+    }
+    const models::OpCost cost = in_.kernels->Cost(*slot);
+    TaskInfo info{.op = slot, .phase = Phase::kOptimizer, .stage = c.pp,
+                  .efficiency = cost.efficiency, .source = cost.source};
+    const sim::TaskId t = plan_.graph.AddTask(compute_[gpu], cost.time, NewInfo(info));
+    After(gathered, t);
+    Chain(gpu, t);
   }
 
   // The first task of an action on `gpu`, at pipeline position `to_pos`,
@@ -1101,6 +1148,7 @@ class Builder {
   std::vector<std::vector<sim::TaskId>> expert_synced_;
   std::vector<double> expert_params_;
   std::vector<sim::TaskId> optimizer_step_;
+  std::vector<const models::Op*> fp8_cast_ops_;  // per local layer count
   std::vector<bool> pending_layer_start_;
   // [gather, reduce][embedding, dense layer, head, experts of a layer]
   const models::Op* zero_ops_[2][4] = {};
