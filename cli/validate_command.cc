@@ -47,7 +47,7 @@ int ValidateCommand(const Args& args) {
   std::vector<std::string> files;
   double target = 10, max_mape = -1;
   int stride = 1, offset = 0;
-  double host_overhead = -1, pipeline_p2p_host = -1, serving_host = -1;
+  double host_overhead = -1, pipeline_p2p_host = -1, serving_host = -1, decode_attention = -1;
   std::vector<std::string> source_bounds;
   bool help = false;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
@@ -62,6 +62,8 @@ int ValidateCommand(const Args& args) {
       "override every row's host launch time per op (microseconds)")(
       "serving-host-us", po::value(&serving_host),
       "override the inference rows' host time per serving iteration (microseconds)")(
+      "serving-decode-attention-flops", po::value(&decode_attention),
+      "override the inference rows' decode-attention FLOPs per SM per clock (0: off)")(
       "pipeline-p2p-host-us", po::value(&pipeline_p2p_host),
       "override the vTrain rows' pipeline-engine host time per send (microseconds)")(
       "help,h", po::bool_switch(&help), "show this help");
@@ -96,7 +98,10 @@ int ValidateCommand(const Args& args) {
       // Serving rows (issue 9): every row with its setup and prediction or reason.
       absl::StatusOr<scenarios::InferenceValidationReport> inference =
           scenarios::ValidateInferenceTable(
-              *table, f, {.stride = stride, .offset = offset, .host_us = serving_host});
+              *table, f, {.stride = stride,
+                                  .offset = offset,
+                                  .host_us = serving_host,
+                                  .decode_attention_flops_per_sm_cycle = decode_attention});
       if (!inference.ok()) return Fail(inference.status());
       std::cout << scenarios::FormatInferenceValidationReport(*inference, target) << "\n";
       if (max_mape >= 0 && inference->ran > 0 && inference->mape > max_mape) {

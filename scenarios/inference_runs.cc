@@ -7,8 +7,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "models/device_capability.h"
 #include "models/gpu_catalog.h"
+#include "models/transformer_config.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -157,6 +159,37 @@ int MatchLength(const std::string& text, const std::string& what, const std::str
 
 bool ParseInt(const std::string& s, int* out) { return absl::SimpleAtoi(s, out) && *out > 0; }
 
+// Lower case without spaces, dashes, dots and underscores: "Mixtral 8x7B" ->
+// "mixtral8x7b".
+std::string Squash(std::string_view s) {
+  std::string out;
+  for (char c : Lower(s)) {
+    if (c != ' ' && c != '-' && c != '_' && c != '.') out.push_back(c);
+  }
+  return out;
+}
+
+// The catalog's MoE presets (num_experts > 0), sorted.
+std::vector<std::string> CatalogMoePresets() {
+  std::vector<std::string> out;
+  const models::ModelCatalog& catalog = models::ModelCatalog::Default();
+  for (const std::string& name : catalog.Names()) {
+    if (catalog.Find(name)->num_experts > 0) out.push_back(name);
+  }
+  return out;
+}
+
+// The catalog MoE preset a model text names ("Mixtral-8x7B-Instruct" ->
+// "mixtral-8x7b"; the longest match wins), or "".
+std::string CatalogMoePreset(std::string_view model) {
+  const std::string text = Squash(model);
+  std::string best;
+  for (const std::string& name : CatalogMoePresets()) {
+    if (absl::StrContains(text, Squash(name)) && name.size() > best.size()) best = name;
+  }
+  return best;
+}
+
 // Fills `run` from `row`; sets run->not_supported on the first reason it meets.
 void MapRow(const CsvTable& t, const CsvTable::Row& row, InferenceRun* run) {
   auto fail = [run](std::string reason) { run->not_supported = std::move(reason); };
@@ -171,46 +204,57 @@ void MapRow(const CsvTable& t, const CsvTable::Row& row, InferenceRun* run) {
   }
   const std::string model = t.Get(row, "model");
   const std::string ffn_text = t.Get(row, "ffn");
-  if (absl::StrContains(Lower(ffn_text), "expert") || absl::StrContains(Lower(model), "moe")) {
-    // The serving simulator runs MoE models (model.num_experts, model.moe_top_k),
-    // but the table's columns give neither the expert count and top-k as numbers
-    // nor a head size apart from hidden/heads (Qwen3: 128, not 4096/64).
-    return fail(absl::StrCat("MoE model (", model,
-                             "); the table's columns do not give its expert count, top-k and head "
-                             "size, so the mapping covers dense models (serve MoE presets such as "
-                             "mixtral-8x7b with clustersim serve)"));
-  }
-  const std::string family = Lower(model);
-  if (!absl::StrContains(family, "llama") && !absl::StrContains(family, "qwen")) {
-    return fail(absl::StrCat("model family of '", model, "' unknown (activation and norm)"));
-  }
   config::Scenario s;
   s.set_name(run->id);
   s.set_description(absl::StrCat(model, " / ", t.Get(row, "framework")));
   config::ModelConfig* m = s.mutable_model();
-  struct Dim {
-    std::string_view column;
-    void (config::ModelConfig::*set)(int32_t);
-  };
-  for (const Dim& dim : {Dim{"layers", &config::ModelConfig::set_num_layers},
-                         Dim{"hidden", &config::ModelConfig::set_hidden_size},
-                         Dim{"heads", &config::ModelConfig::set_num_attention_heads},
-                         Dim{"kv_heads", &config::ModelConfig::set_num_query_groups},
-                         Dim{"ffn", &config::ModelConfig::set_ffn_hidden_size},
-                         Dim{"vocab", &config::ModelConfig::set_vocab_size}}) {
-    int v = 0;
-    if (!ParseInt(t.Get(row, dim.column), &v)) {
-      return fail(absl::StrCat("architecture column ", std::string(dim.column), " is '",
-                               t.Get(row, dim.column), "', not a positive number"));
+  if (absl::StrContains(Lower(ffn_text), "expert") || absl::StrContains(Lower(model), "moe")) {
+    // The table's columns give neither an MoE model's expert count and top-k
+    // as numbers nor a head size apart from hidden/heads (Qwen3: 128, not
+    // 4096/64), so an MoE row maps only when it names a catalog MoE preset,
+    // whose architecture it then takes whole.
+    const std::string preset = CatalogMoePreset(model);
+    if (preset.empty()) {
+      return fail(absl::StrCat(
+          "MoE model (", model, ") not in the model catalog; the table's columns do not give "
+          "its expert count, top-k and head size, so an MoE row maps only when it names a "
+          "catalog MoE preset (", absl::StrJoin(CatalogMoePresets(), ", "), ")"));
     }
-    (m->*dim.set)(v);
-  }
-  // Llama and Qwen families: SwiGLU MLP, RMSNorm, untied output layer.
-  m->set_swiglu(true);
-  m->set_norm("rmsnorm");
-  m->set_tied_embeddings(false);
-  if (absl::StrContains(family, "qwen")) {
-    run->assumptions.push_back("Qwen's QKV biases not modelled");
+    m->set_preset(preset);
+    run->assumptions.push_back(
+        absl::StrCat("MoE architecture (experts, top-k, dimensions) of the catalog preset ", preset));
+  } else {
+    const std::string family = Lower(model);
+    if (!absl::StrContains(family, "llama") && !absl::StrContains(family, "qwen") &&
+        !absl::StrContains(family, "mistral")) {
+      return fail(absl::StrCat("model family of '", model, "' unknown (activation and norm)"));
+    }
+    struct Dim {
+      std::string_view column;
+      void (config::ModelConfig::*set)(int32_t);
+    };
+    for (const Dim& dim : {Dim{"layers", &config::ModelConfig::set_num_layers},
+                           Dim{"hidden", &config::ModelConfig::set_hidden_size},
+                           Dim{"heads", &config::ModelConfig::set_num_attention_heads},
+                           Dim{"kv_heads", &config::ModelConfig::set_num_query_groups},
+                           Dim{"ffn", &config::ModelConfig::set_ffn_hidden_size},
+                           Dim{"vocab", &config::ModelConfig::set_vocab_size}}) {
+      int v = 0;
+      if (!ParseInt(t.Get(row, dim.column), &v)) {
+        return fail(absl::StrCat("architecture column ", std::string(dim.column), " is '",
+                                 t.Get(row, dim.column), "', not a positive number"));
+      }
+      (m->*dim.set)(v);
+    }
+    // Llama, Mistral and Qwen families: SwiGLU MLP, RMSNorm, untied output
+    // layer (Mistral 7B's sliding window, 4,096 tokens, does not act on
+    // shorter sequences).
+    m->set_swiglu(true);
+    m->set_norm("rmsnorm");
+    m->set_tied_embeddings(false);
+    if (absl::StrContains(family, "qwen")) {
+      run->assumptions.push_back("Qwen's QKV biases not modelled");
+    }
   }
 
   DeviceMatch device = MatchDevice(run->device, &run->assumptions);
@@ -256,6 +300,23 @@ void MapRow(const CsvTable& t, const CsvTable::Row& row, InferenceRun* run) {
     if (!IsMemoryMetric(run->metric)) return fail("batch_or_concurrency not stated");
   } else if (!ParseInt(batch_text, &batch)) {
     return fail(absl::StrCat("batch_or_concurrency '", batch_text, "' is not a positive count"));
+  }
+  // Decode attention of GQA models: TensorRT-LLM up to v0.8 runs the
+  // per-query-head masked MHA kernel unless XQA is switched on
+  // (TRTLLM_ENABLE_XQA=1), which its v0.8 performance page does for Llama 2
+  // 70B only (that model's reproduce commands); other frameworks' GQA kernels
+  // group the heads (the simulator's default).
+  const std::string framework = Lower(t.Get(row, "framework"));
+  const bool gqa = m->has_num_query_groups() && m->num_query_groups() < m->num_attention_heads();
+  if (gqa && absl::StrContains(framework, "tensorrt-llm")) {
+    if (absl::StrContains(framework, "0.8") && absl::StrContains(Lower(model), "70b")) {
+      run->assumptions.push_back("GQA decode with XQA (TRTLLM_ENABLE_XQA=1 in the source's Llama 2 "
+                                 "70B commands)");
+    } else {
+      inf->set_decode_attention_grouped_gqa(false);
+      run->assumptions.push_back(
+          "GQA decode by the per-query-head masked MHA kernel (TensorRT-LLM <= 0.8 without XQA)");
+    }
   }
   m->set_seq_length(prompt + output);
   config::InferenceWorkload* wl = inf->mutable_workload();

@@ -149,6 +149,57 @@ TEST(InferenceRunsTest, UnsupportedRowsSayWhy) {
   EXPECT_THAT(runs.at("CPU-01").not_supported, HasSubstr("i5-6500"));
 }
 
+// A one-row table in the shipped columns.
+std::vector<InferenceRun> MapOneRow(const std::string& model, const std::string& ffn,
+                                    const std::string& kv_heads) {
+  const std::string text =
+      "id,source,model,params_b,layers,hidden,heads,kv_heads,ffn,vocab,device,num_devices,tp,"
+      "weight_dtype,kv_dtype,framework,input_len,output_len,batch_or_concurrency,metric,value,"
+      "unit,notes\n"
+      "X-01,test,\"" + model + "\",7,32,4096,32," + kv_heads + ",\"" + ffn + "\"" +
+      ",32000,H200 SXM 141GB,2,2,bf16,bf16,vLLM,32,128,8,e2e_latency_ms,1917.44,ms,\n";
+  absl::StatusOr<CsvTable> t = ParseCsv(text, "one-row.csv");
+  if (!t.ok()) {
+    ADD_FAILURE() << t.status();
+    return {};
+  }
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(*t);
+  if (!runs.ok()) {
+    ADD_FAILURE() << runs.status();
+    return {};
+  }
+  return *runs;
+}
+
+TEST(InferenceRunsTest, AnMoeRowNamingACatalogPresetTakesItsArchitecture) {
+  const std::vector<InferenceRun> runs =
+      MapOneRow("Mixtral-8x7B-Instruct-v0.1 (MoE)", "MoE 8 experts top-2", "8");
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_TRUE(runs[0].scenario) << runs[0].not_supported;
+  EXPECT_EQ(runs[0].scenario->model().preset(), "mixtral-8x7b");
+  EXPECT_FALSE(runs[0].scenario->model().has_num_layers());  // the preset's, not the columns'
+  EXPECT_THAT(Assumptions(runs[0]), HasSubstr("catalog preset mixtral-8x7b"));
+  // The preset serves: vLLM CI build 9515's Mixtral 8x7B latency (1,917 ms).
+  absl::StatusOr<double> e2e = PredictServingMetric(*runs[0].scenario, "e2e_latency_ms");
+  ASSERT_TRUE(e2e.ok()) << e2e.status();
+  EXPECT_NEAR(*e2e, 1917.44, 0.15 * 1917.44);
+
+  const std::vector<InferenceRun> qwen =
+      MapOneRow("Qwen3-235B-A22B (MoE 128 experts, 8 active)", "1536 per expert", "4");
+  ASSERT_EQ(qwen.size(), 1u);
+  EXPECT_FALSE(qwen[0].scenario);
+  EXPECT_THAT(qwen[0].not_supported, HasSubstr("not in the model catalog"));
+  EXPECT_THAT(qwen[0].not_supported, HasSubstr("mixtral-8x7b"));
+}
+
+TEST(InferenceRunsTest, MistralIsALlamaFamilyModel) {
+  const std::vector<InferenceRun> runs = MapOneRow("Mistral-7B", "14336", "8");
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_TRUE(runs[0].scenario) << runs[0].not_supported;
+  EXPECT_TRUE(runs[0].scenario->model().swiglu());
+  EXPECT_EQ(runs[0].scenario->model().num_query_groups(), 8);
+}
+
 // A synthetic table: device capability, bad cells and a missing column.
 TEST(InferenceRunsTest, BadRowsAreReportedNotDropped) {
   const std::string header =

@@ -66,6 +66,10 @@ absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
     if (run.scenario && options.host_us >= 0) {
       run.scenario->mutable_inference()->set_host_overhead_us_per_iteration(options.host_us);
     }
+    if (run.scenario && options.decode_attention_flops_per_sm_cycle >= 0) {
+      run.scenario->mutable_inference()->set_decode_attention_flops_per_sm_cycle(
+          options.decode_attention_flops_per_sm_cycle);
+    }
     InferenceValidationRow row;
     if (!run.scenario) {
       row.not_run = absl::StrCat("not supported: ", run.not_supported);

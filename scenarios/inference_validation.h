@@ -49,11 +49,14 @@ struct InferenceValidationReport {
 
 // Which rows run, and an override for fits (tests/validation/
 // fit_serving_host_overhead.sh): rows offset, offset + stride, ... (0-based,
-// file order); host_us >= 0 replaces every row's host time per iteration.
+// file order); host_us >= 0 replaces every row's host time per iteration,
+// decode_attention_flops_per_sm_cycle >= 0 every row's decode-attention
+// arithmetic rate (fit_serving_decode_attention.sh).
 struct InferenceValidationOptions {
   int stride = 1;
   int offset = 0;
   double host_us = -1;
+  double decode_attention_flops_per_sm_cycle = -1;
 };
 
 // Maps and predicts the selected rows (all by default); error only for a

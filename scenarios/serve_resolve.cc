@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "scenarios/resolve_cluster.h"
 #include "scenarios/resolve_model.h"
+#include "strategies/serving_decode_attention.h"
 #include "strategies/serving_host_overhead.h"
 
 namespace clustersim::scenarios {
@@ -274,6 +275,20 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   }
   r.host_per_iteration = sim::Duration::FromSecondsDouble(host_us * 1e-6);
   ei->set_host_overhead_us_per_iteration(host_us);
+  r.decode_attention_flops_per_sm_cycle =
+      inf.has_decode_attention_flops_per_sm_cycle()
+          ? inf.decode_attention_flops_per_sm_cycle()
+          : strategies::kDefaultDecodeAttentionFlopsPerSmCycle;
+  if (!(r.decode_attention_flops_per_sm_cycle >= 0 &&
+        r.decode_attention_flops_per_sm_cycle <= 4096)) {
+    return Bad("inference.decode_attention_flops_per_sm_cycle",
+               r.decode_attention_flops_per_sm_cycle,
+               "must be between 0 and 4096 FLOPs per SM per clock (0 turns the bound off)");
+  }
+  r.decode_attention_grouped_gqa =
+      !inf.has_decode_attention_grouped_gqa() || inf.decode_attention_grouped_gqa();
+  ei->set_decode_attention_flops_per_sm_cycle(r.decode_attention_flops_per_sm_cycle);
+  ei->set_decode_attention_grouped_gqa(r.decode_attention_grouped_gqa);
   r.memory.kv_block_size = sc.kv_block_size;
   r.memory.max_batch_size = sc.max_batch_size;
   r.memory.max_tokens_per_step = static_cast<int>(sc.max_tokens_per_step);

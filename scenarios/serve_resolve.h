@@ -57,6 +57,8 @@ struct ResolvedServe {
   strategies::ServingWorkload workload;           // the whole deployment's
   double target_tpot_ms = 0, target_ttft_ms = 0;  // 0: none
   sim::Duration host_per_iteration;               // the host's time per iteration
+  double decode_attention_flops_per_sm_cycle = 0;  // 0: bound off
+  bool decode_attention_grouped_gqa = true;
   ResolvedPricing pricing;
 };
 

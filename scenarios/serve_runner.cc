@@ -227,8 +227,11 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   const topology::AnalyticNetwork network(*cluster);
   const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));
   const int gpus_per_replica = replica.tensor_parallel * replica.pipeline_parallel;
-  strategies::ServingModelSpec spec{.replica = replica,
-                                    .host_per_iteration = s.host_per_iteration};
+  strategies::ServingModelSpec spec{
+      .replica = replica,
+      .host_per_iteration = s.host_per_iteration,
+      .decode_attention_flops_per_sm_cycle = s.decode_attention_flops_per_sm_cycle,
+      .decode_attention_grouped_gqa = s.decode_attention_grouped_gqa};
   for (int g = 0; g < gpus_per_replica; ++g) spec.gpus.push_back(g);
   absl::StatusOr<strategies::ServingCostModel> model =
       strategies::ServingCostModel::Create(spec, kernels, network);

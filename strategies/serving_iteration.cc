@@ -122,6 +122,11 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   if (static_cast<int>(spec.gpus.size()) != tp * pp) {
     return absl::InternalError("ServingModelSpec.gpus must hold tp x pp GPUs");
   }
+  if (!(spec.decode_attention_flops_per_sm_cycle >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inference.decode_attention_flops_per_sm_cycle=", spec.decode_attention_flops_per_sm_cycle,
+        " must be >= 0; 0 leaves decode attention bound by its KV reads"));
+  }
   if (spec.host_per_iteration < sim::Duration::Zero()) {
     return absl::InvalidArgumentError(
         "inference.host_overhead_us_per_iteration must be >= 0; 0 models an overlapped host");
@@ -254,11 +259,23 @@ absl::Status ServingCostModel::Add(const std::vector<Op>& ops, int64_t times, Pa
       }
       part->communication += e->time * times;
     } else {
-      part->compute += kernels_->Cost(op).time * times;
+      sim::Duration t = kernels_->Cost(op).time;
+      if (op.name == "attention_decode") t = std::max(t, DecodeArithmetic(op));
+      part->compute += t * times;
       part->flops += op.flops.count() * static_cast<double>(times * tp);
     }
   }
   return absl::OkStatus();
+}
+
+sim::Duration ServingCostModel::DecodeArithmetic(const Op& op) const {
+  const models::GpuSpec& gpu = kernels_->gpu();
+  const double rate = spec_.decode_attention_flops_per_sm_cycle * gpu.sm_count *
+                      gpu.boost_clock_mhz * 1e6;  // FLOP/s
+  const models::TransformerConfig& m = spec_.replica.model;
+  const bool grouped = m.num_query_groups < m.num_attention_heads;
+  if (rate <= 0 || (grouped && spec_.decode_attention_grouped_gqa)) return sim::Duration::Zero();
+  return sim::Duration::FromSecondsDouble(op.flops.count() / rate);
 }
 
 ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled) {

@@ -15,8 +15,11 @@
 //                       causal query-key pairs, counted exactly), reads Q and
 //                       the chunks' K/V (context included), writes O
 //   attention_decode    paged attention of the decoding sequences (when any):
-//                       memory-bound, reads every decoding sequence's whole KV
-//                       (Σ (context + 1) tokens x 2 x g/tp x d x kv bytes)
+//                       reads every decoding sequence's whole KV
+//                       (Σ (context + 1) tokens x 2 x g/tp x d x kv bytes) and
+//                       does 4·(a/tp)·d FLOPs per cached token on the CUDA
+//                       cores: the slower of the two
+//                       (strategies/serving_decode_attention.h)
 //   o_proj_gemm         m = T, n = h, k = a·d / tp
 //   tp_allreduce_attn   T·h 16-bit values (tp > 1)
 //   post_norm           memory-bound: residual add and RMSNorm
@@ -110,6 +113,13 @@ struct ServingModelSpec {
   std::vector<int> gpus;
   // Host (CPU) time per iteration the GPUs wait for; >= 0.
   sim::Duration host_per_iteration;
+  // Decode attention's CUDA-core arithmetic rate in FLOPs per SM per clock
+  // (strategies/serving_decode_attention.h); 0: decode attention is bound by
+  // its bytes only. >= 0.
+  double decode_attention_flops_per_sm_cycle = 0;
+  // GQA decode packs each group's query heads onto the tensor cores, so the
+  // arithmetic bound applies to MHA only; false: to every model.
+  bool decode_attention_grouped_gqa = true;
 };
 
 struct IterationCost {
@@ -151,6 +161,8 @@ class ServingCostModel {
   // Costs `ops` (x `times`) into `part`.
   absl::Status Add(const std::vector<models::Op>& ops, int64_t times, Part* part) const;
   Part& Linear(int64_t tokens, int64_t sampled);
+  // Decode attention's CUDA-core arithmetic time (0 when the bound is off).
+  sim::Duration DecodeArithmetic(const models::Op& op) const;
 
   ServingModelSpec spec_;
   const models::KernelModel* kernels_;

@@ -71,6 +71,44 @@ TEST_F(ServingIterationTest, HostTimeAddsOncePerIteration) {
   EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_iteration"));
 }
 
+// Decode attention's CUDA-core arithmetic (serving_decode_attention.h) is the
+// slower of bytes and arithmetic, so it only ever adds time. Llama 2 7B (MHA)
+// at batch 896 with 192 cached tokens does 32 x 4·4096·192·896 = 90.2 GFLOP
+// per step and reads 45.1 GB of FP8 KV (~15 ms on an H100); at 8 FLOPs per SM
+// per clock (132 SMs x 1.83 GHz: 1.93 TFLOP/s) the arithmetic takes 46.7 ms
+// and decides. GQA models are bound only with a per-query-head kernel.
+TEST_F(ServingIterationTest, DecodeAttentionIsTheSlowerOfBytesAndArithmetic) {
+  auto cost = [&](std::string_view preset, double flops_per_sm_cycle, bool grouped) {
+    ServingModelSpec spec;
+    spec.replica.model = *models::ModelCatalog::Default().Find(preset);
+    spec.replica.weight_format = models::WeightFormat::kFp8;
+    spec.replica.kv_cache_dtype = models::Dtype::kFp8;
+    spec.gpus = {0};
+    spec.decode_attention_flops_per_sm_cycle = flops_per_sm_cycle;
+    spec.decode_attention_grouped_gqa = grouped;
+    absl::StatusOr<ServingCostModel> m = ServingCostModel::Create(spec, *kernels_, *network_);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m->Cost(Decode(896, 191)).compute;
+  };
+  const sim::Duration bytes = cost("llama2-7b", 0, true);
+  EXPECT_GE(cost("llama2-7b", 32, true), bytes);
+  const sim::Duration slow = cost("llama2-7b", 8, true);
+  const double arithmetic_s = 32 * 4.0 * 4096 * 192 * 896 / (8 * 132 * 1830e6);  // 46.7 ms
+  EXPECT_GT((slow - bytes).ToSeconds(), 0.5 * arithmetic_s);  // arithmetic minus the KV time
+  EXPECT_LT((slow - bytes).ToSeconds(), arithmetic_s);
+  // GQA (Llama 3 8B): grouped kernels stay bound by bytes; per-head ones not.
+  EXPECT_EQ(cost("llama3-8b", 8, true), cost("llama3-8b", 0, true));
+  EXPECT_GT(cost("llama3-8b", 8, false), cost("llama3-8b", 0, true));
+  // A negative rate is refused, naming the field.
+  ServingModelSpec spec;
+  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
+  spec.gpus = {0};
+  spec.decode_attention_flops_per_sm_cycle = -1;
+  absl::StatusOr<ServingCostModel> bad = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("inference.decode_attention_flops_per_sm_cycle"));
+}
+
 // Uniform top-k routing: one token touches exactly k experts, a large batch
 // all of them, and in between E·(1 − (1 − k/E)^T).
 TEST(ExpectedExpertsTouchedTest, OccupancyOfTopKRouting) {
