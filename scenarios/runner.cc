@@ -197,6 +197,10 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.merge_compute_chains =
       options.merge_compute_chains && options.trace_path.empty() && options.report_path.empty();
   in.finetune = s.finetune;
+  // What each task means is read by the memory timeline, traces, reports and
+  // the flow tier only (the search's runs have none of them).
+  in.task_infos = options.memory_timeline || !options.trace_path.empty() ||
+                  !options.report_path.empty() || s.flow_network;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
   if (!plan.ok()) return plan.status();
 

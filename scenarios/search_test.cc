@@ -86,7 +86,8 @@ TEST(SearchTest, ResultsEqualStandaloneRuns) {
     // twice (the echo's pricing section differs from the base scenario's).
     // The search merges runs of compute ops (RunOptions::merge_compute_chains),
     // so it counts fewer tasks and events for the same timeline, and follows
-    // no memory timeline (RunOptions::memory_timeline).
+    // no memory timeline (RunOptions::memory_timeline) and keeps no task table
+    // (StepInputs::task_infos).
     config::Result a = *alone, b = row.result;
     EXPECT_LE(b.simulated_tasks(), a.simulated_tasks()) << row.label;
     for (config::Result* x : {&a, &b}) {

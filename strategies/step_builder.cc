@@ -179,6 +179,7 @@ class Builder {
   }
 
   uint32_t NewInfo(TaskInfo info) {
+    if (!in_.task_infos) return 0;  // StepInputs::task_infos: nobody reads them
     plan_.infos.push_back(info);
     return static_cast<uint32_t>(plan_.infos.size() - 1);
   }
@@ -1198,7 +1199,11 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
       plan.workload.layer_forward.size() + plan.workload.layer_backward.size();
   const size_t infos = static_cast<size_t>(in.parallel->num_microbatches()) *
                        (in.model->num_layers + 2) * ops_per_layer;
-  plan.infos.reserve(infos);
+  if (in.task_infos) {
+    plan.infos.reserve(infos);
+  } else {
+    plan.infos.emplace_back();  // tag 0 of every task
+  }
   plan.graph.Reserve(infos);
   Builder b(in, &plan);
   if (auto s = b.Build(); !s.ok()) return s;

@@ -88,6 +88,12 @@ struct StepInputs {
   // show one slice named after the run's first op. Not with ZeRO-3 (its
   // prefetch waits on a layer's first op) or tp_comm_overlap.
   bool merge_compute_chains = false;
+  // Record what each task means (StepPlan::infos, one TaskInfo per tag), as
+  // traces, reports, the memory timeline and the flow tier read it. Off, no
+  // TaskInfo is kept: every task's tag is 0 and infos holds one default entry,
+  // for a run that reads only the engine's times (the search's ranked table);
+  // the graph and its times are the same either way.
+  bool task_infos = true;
   // Make every collective an external task whose end a run-time network model
   // (the flow tier) decides; `network` still picks the algorithm and labels.
   bool external_collectives = false;

@@ -409,5 +409,49 @@ TEST(StepBuilderTest, ZeroThreeWithPipelineGathersPerStageAndMicrobatch) {
   }
 }
 
+// Without the TaskInfo table (StepInputs::task_infos off, as the search runs)
+// the graph is the same task for task, edge for edge, and only tag 0 exists.
+TEST(StepBuilderTest, TaskInfosOffBuildsTheSameGraph) {
+  const models::TransformerConfig model = SmallGpt();
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.pipeline_parallel = 2;
+  p.virtual_pipeline = 2;
+  p.schedule = Schedule::kInterleaved1F1B;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 8;
+  p.distributed_optimizer = true;
+  p.overlap_grad_reduce = true;
+  ASSERT_TRUE(ValidateParallelConfig(model, 8, &p).ok());
+  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
+  const models::KernelModel kernels(*gpu);
+  FixedNetwork net;
+  StepInputs in;
+  in.model = &model;
+  in.parallel = &p;
+  in.kernels = &kernels;
+  in.network = &net;
+  in.merge_compute_chains = true;
+  absl::StatusOr<StepPlan> with = BuildStep(in);
+  in.task_infos = false;
+  absl::StatusOr<StepPlan> without = BuildStep(in);
+  ASSERT_TRUE(with.ok() && without.ok());
+  ASSERT_EQ(without->infos.size(), 1u);
+  EXPECT_GT(with->infos.size(), 1u);
+  const sim::TaskGraph& a = with->graph;
+  const sim::TaskGraph& b = without->graph;
+  ASSERT_EQ(a.NumTasks(), b.NumTasks());
+  ASSERT_EQ(a.NumResources(), b.NumResources());
+  EXPECT_EQ(a.edges(), b.edges());
+  for (sim::TaskId t = 0; t < a.NumTasks(); ++t) {
+    EXPECT_EQ(a.task(t).duration, b.task(t).duration) << t;
+    EXPECT_EQ(b.task(t).tag, 0u) << t;
+    ASSERT_EQ(a.ResourcesOf(t).size(), b.ResourcesOf(t).size()) << t;
+    for (size_t r = 0; r < a.ResourcesOf(t).size(); ++r) {
+      EXPECT_EQ(a.ResourcesOf(t)[r], b.ResourcesOf(t)[r]) << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

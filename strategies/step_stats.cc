@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/check.h"
+
 namespace clustersim::strategies {
 namespace {
 
@@ -55,12 +57,18 @@ StepStats::StepStats(const StepPlan& plan) : plan_(plan) {
     local_of_[plan.simulated_gpus[i]] = static_cast<int>(i);
   }
   intervals_.assign(plan.simulated_gpus.size(), std::vector<std::vector<Interval>>(kNumLanes));
+  // Host launches are neither compute nor communication: no lane.
+  lane_of_.assign(plan.graph.NumResources(), nullptr);
+  for (sim::ResourceId id = 0; id < plan.graph.NumResources(); ++id) {
+    const sim::TaskGraph::Resource& r = plan.graph.resource(id);
+    if (r.lane != kHostLane) lane_of_[id] = &intervals_[local_of_[r.group]][r.lane];
+  }
 }
 
 void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
-  const sim::TaskGraph::Resource& r = g.resource(s.resource);
-  if (r.lane == kHostLane) return;  // host launches are neither compute nor communication
-  std::vector<Interval>& lane = intervals_[local_of_[r.group]][r.lane];
+  SIM_CHECK(&g == &plan_.graph) << "StepStats observes its own plan's graph only";
+  if (lane_of_[s.resource] == nullptr) return;
+  std::vector<Interval>& lane = *lane_of_[s.resource];
   const int64_t start = s.start.picoseconds();
   const int64_t end = s.end.picoseconds();
   // A span that starts inside or at the end of the last one (a serial lane's

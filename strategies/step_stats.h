@@ -56,6 +56,8 @@ class StepStats : public sim::SpanObserver {
   std::vector<int> local_of_;  // global GPU -> index into intervals_
   // intervals_[gpu][lane]
   std::vector<std::vector<std::vector<Interval>>> intervals_;
+  // Per resource of the plan's graph: its lane in intervals_ (null: host lane).
+  std::vector<std::vector<Interval>*> lane_of_;
 };
 
 }  // namespace clustersim::strategies
