@@ -25,5 +25,33 @@ TEST(ParseArgsTest, UnknownFlagNamesTheCommand) {
   EXPECT_THAT(s.message(), HasSubstr("compare"));
 }
 
+// Fuzzing found `--tp %value%` hanging: Boost substitutes %value% in its
+// error message with the value, which contains %value% again, forever.
+TEST(ParseArgsTest, BoostPlaceholderInAnArgumentIsRefusedNotHung) {
+  po::options_description options;
+  options.add_options()("tp", po::value<int>(), "tensor-parallel size");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  options.add_options()("scenario", po::value<std::string>(), "file");
+  for (const char* bad : {"%value%", "x%option%y", "%canonical_option%", "%original_token%"}) {
+    po::variables_map vm;
+    const absl::Status s = ParseArgs({"--tp", bad}, options, &positional, "run", &vm);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(s.message(), HasSubstr("remove the % signs")) << bad;
+  }
+  po::variables_map vm;
+  EXPECT_FALSE(ParseArgs({"--tp=%value%"}, options, &positional, "run", &vm).ok());
+  EXPECT_FALSE(ParseArgs({"%prefix_option%"}, options, &positional, "run", &vm).ok());
+}
+
+TEST(ParseArgsTest, PercentSignsThatAreNoPlaceholderPass) {
+  po::options_description options;
+  options.add_options()("name", po::value<std::string>(), "a name");
+  for (const char* ok : {"50%", "%", "a%b", "%%", "100% of 5%"}) {
+    po::variables_map vm;
+    EXPECT_TRUE(ParseArgs({"--name", ok}, options, nullptr, "run", &vm).ok()) << ok;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::cli

@@ -1,14 +1,13 @@
 #include "models/hf_config.h"
 
 #include <cmath>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "models/input_file.h"
 
 namespace clustersim::models {
 namespace {
@@ -191,15 +190,14 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
 #undef ASSIGN_OR_RETURN_
 
 absl::StatusOr<TransformerConfig> LoadHfConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  absl::StatusOr<std::string> text = ReadInputFile(path);
+  if (text.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError(absl::StrCat("cannot read Hugging Face config '", path,
                                             "' (relative paths resolve against the current "
                                             "directory)"));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseHfConfig(text.str(), path);
+  if (!text.ok()) return text.status();
+  return ParseHfConfig(*text, path);
 }
 
 }  // namespace clustersim::models

@@ -1,15 +1,11 @@
 #include "scenarios/loader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "models/input_file.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -35,15 +31,7 @@ class FirstError : public google::protobuf::io::ErrorCollector {
 }  // namespace
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno),
-                                            "; check the path"));
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error while reading ", path));
-  return ss.str();
+  return models::ReadInputFile(path);
 }
 
 absl::Status ParseTextMessage(std::string_view text, std::string_view origin,

@@ -31,7 +31,8 @@ absl::StatusOr<config::Scenario> ParseScenarioJson(std::string_view json, std::s
 absl::Status ParseTextMessage(std::string_view text, std::string_view origin,
                               google::protobuf::Message* out);
 
-// Reads a whole file. NOT_FOUND names the path and the reason.
+// Reads a whole file through models::ReadInputFile: NOT_FOUND names the path
+// and the reason; devices, pipes, folders and files over 64 MiB are refused.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace clustersim::scenarios

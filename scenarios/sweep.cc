@@ -186,12 +186,24 @@ absl::Status ParseShard(const std::string& text, SweepOptions* options) {
 absl::StatusOr<std::vector<SweepPoint>> LoadSweep(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
+  return ParseSweep(*text, path, std::filesystem::path(path).parent_path().string());
+}
+
+absl::StatusOr<std::vector<SweepPoint>> ParseSweep(std::string_view text, const std::string& path,
+                                                   const std::string& base_dir) {
   config::SweepFile file;
-  if (absl::Status s = ParseTextMessage(*text, path, &file); !s.ok()) return s;
+  if (absl::Status s = ParseTextMessage(text, path, &file); !s.ok()) return s;
+  double grid = 1;
+  for (const config::SweepAxis& axis : file.axis()) grid *= std::max(1, axis.values_size());
+  if (grid > kMaxSweepPoints) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": the axes make ", grid, " points, over the limit of ", kMaxSweepPoints,
+        "; split the sweep into several files or drop values"));
+  }
   config::Scenario base;
   if (!file.base_scenario().empty()) {
     const std::filesystem::path scenario_path =
-        std::filesystem::path(path).parent_path() / file.base_scenario();
+        std::filesystem::path(base_dir) / file.base_scenario();
     absl::StatusOr<config::Scenario> loaded = LoadScenarioFile(scenario_path.string());
     if (!loaded.ok()) return loaded.status();
     base = *std::move(loaded);

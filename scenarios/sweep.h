@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,8 +40,17 @@ struct SweepPoint {
   config::Scenario scenario;
 };
 
+// The most points a sweep file may expand to; a grid beyond it is refused
+// before it is built (each point holds a Scenario).
+inline constexpr size_t kMaxSweepPoints = 100000;
+
 // Errors name the file and the axis.
 absl::StatusOr<std::vector<SweepPoint>> LoadSweep(const std::string& path);
+
+// The same from the file's text; `origin` names it in errors and
+// base_scenario resolves against `base_dir`.
+absl::StatusOr<std::vector<SweepPoint>> ParseSweep(std::string_view text, const std::string& origin,
+                                                   const std::string& base_dir);
 
 struct SweepOptions {
   std::string output_prefix;  // PREFIX.csv, PREFIX.jsonl

@@ -203,3 +203,32 @@ TEST_F(SweepTest, BadInputNamesTheProblem) {
 
 }  // namespace
 }  // namespace clustersim::scenarios
+
+namespace clustersim::scenarios {
+namespace {
+
+// Six axes of ten values are a million points: refused before any is built
+// (unbounded grids exhausted memory).
+TEST(SweepLimitTest, GridOverTheLimitIsRefusedBeforeItIsBuilt) {
+  std::string text;
+  for (int a = 0; a < 6; ++a) {
+    text += "axis { field: \"tp\" values: \"1\" values: \"2\" values: \"3\" values: \"4\" "
+            "values: \"5\" values: \"6\" values: \"7\" values: \"8\" values: \"9\" values: \"10\" }\n";
+  }
+  absl::StatusOr<std::vector<SweepPoint>> points = ParseSweep(text, "big.sweep", "/nonexistent");
+  EXPECT_EQ(points.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(points.status().message()),
+              ::testing::HasSubstr("big.sweep: the axes make 1e+06 points, over the limit of "
+                                   "100000"));
+}
+
+TEST(SweepLimitTest, ParseSweepExpandsTextWithoutAFile) {
+  absl::StatusOr<std::vector<SweepPoint>> points = ParseSweep(
+      "axis { field: \"tp\" values: \"1\" values: \"2\" }", "inline", "/nonexistent");
+  ASSERT_TRUE(points.ok()) << points.status();
+  ASSERT_EQ(points->size(), 2u);
+  EXPECT_EQ((*points)[1].key, "tp=2");
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 
 #include "absl/strings/ascii.h"
@@ -20,6 +22,27 @@ namespace {
 // Parses an integer cell; false when empty or malformed.
 bool Int(const std::string& cell, int* out) {
   return !cell.empty() && absl::SimpleAtoi(cell, out);
+}
+
+// The largest parallel size a row may state: far above any published run,
+// small enough that products of three sizes fit an int.
+constexpr int kMaxParallelSize = 1024;
+
+// Reads the parallel-size cell `column` (tp, pp, dp, cp, vp) into `*out` when
+// it is stated. False, with `*reason` naming the column, when it is stated but
+// not an integer in 1..kMaxParallelSize (a 0 once divided by zero).
+bool ParallelSize(const CsvTable& t, const CsvTable::Row& row, std::string_view column, int* out,
+                  std::string* reason) {
+  const std::string& cell = t.Get(row, column);
+  if (cell.empty()) return true;
+  int v = 0;
+  if (!absl::SimpleAtoi(cell, &v) || v < 1 || v > kMaxParallelSize) {
+    *reason = absl::StrCat("column '", std::string(column), "' is '", cell,
+                           "'; a parallel size must be an integer from 1 to ", kMaxParallelSize);
+    return false;
+  }
+  *out = v;
+  return true;
 }
 
 std::string GpuName(const std::string& cell) {
@@ -43,7 +66,9 @@ void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Sce
   m->set_num_attention_heads(heads);
   m->set_seq_length(seq);
   m->set_vocab_size(vocab);
-  m->set_ffn_hidden_size(4 * hidden);
+  // ffn_hidden_size is left unset: Resolve defaults it to 4 x hidden and
+  // refuses a hidden size whose 4x overflows (4 * hidden here was signed
+  // overflow for hidden sizes over 2^29, found by fuzzing).
 }
 
 // The model preset a row's model name denotes ("LLAMA2-7B" -> llama2-7b), or
@@ -62,6 +87,7 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   }
   absl::StatusOr<ResolvedScenario> r = Resolve(s);
   if (!r.ok()) return r.status();
+  if (options.resolve_only) return absl::CancelledError("not simulated (resolve only)");
   return RunScenario(*r, {});
 }
 
@@ -159,10 +185,15 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
              !Int(t.Get(row, "num_gpus"), &num_gpus)) {
     v.reason = absl::StrCat("model shape or GPU count not stated (and no preset named ",
                             t.Get(row, "model"), ")");
-  } else if (!Int(t.Get(row, "tp"), &tp) || !Int(t.Get(row, "pp"), &pp)) {
+  } else if (t.Get(row, "tp").empty() || t.Get(row, "pp").empty()) {
     v.reason = "the source does not state the tensor/pipeline split";
   }
   if (!v.reason.empty()) return v;
+  int cp = 1, vp = 1;
+  if (!ParallelSize(t, row, "tp", &tp, &v.reason) || !ParallelSize(t, row, "pp", &pp, &v.reason) ||
+      !ParallelSize(t, row, "cp", &cp, &v.reason)) {
+    return v;
+  }
 
   const PublishedAssumptions a = AssumptionsFor(v.source);
   config::Scenario s;
@@ -188,7 +219,7 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   config::ParallelismConfig* p = s.mutable_parallelism();
   p->set_tensor_model_parallel_size(tp);
   p->set_pipeline_model_parallel_size(pp);
-  int cp = 1, vp = 1, mb = 0, gb = 0;
+  int mb = 0, gb = 0;
   std::string assumptions;
   const CsvTable::Row* batch_row = &row;
   if (v.metric == "memory_gb" && t.Get(row, "micro_batch").empty()) {
@@ -197,22 +228,27 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
       absl::StrAppend(&assumptions, "batch and vp of ", t.Get(*c, "id"), "; ");
     }
   }
-  if (Int(t.Get(row, "cp"), &cp)) p->set_context_parallel_size(cp);
-  if (Int(t.Get(*batch_row, "vp"), &vp) && vp > 1) {
-    p->set_virtual_pipeline_model_parallel_size(vp);
-  }
+  if (!t.Get(row, "cp").empty()) p->set_context_parallel_size(cp);
+  if (!ParallelSize(t, *batch_row, "vp", &vp, &v.reason)) return v;
+  if (vp > 1) p->set_virtual_pipeline_model_parallel_size(vp);
   if (!Int(t.Get(*batch_row, "micro_batch"), &mb)) {
     mb = a.micro_batch;
     absl::StrAppend(&assumptions, "micro-batch ", mb, "; ");
   }
   if (!Int(t.Get(*batch_row, "global_batch"), &gb)) {
-    if (v.source == "NEMOLONG") {
-      gb = mb * (num_gpus / (tp * pp * cp));  // the per-source assumption above
-    } else if (v.metric != "memory_gb") {
+    // NEMOLONG: the per-source assumption above; memory rows: one micro-batch
+    // per replica (the batch does not change per-GPU memory).
+    if (v.source != "NEMOLONG" && v.metric != "memory_gb") {
       v.reason = "global batch not stated";
       return v;
     }
-    gb = mb * (num_gpus / (tp * pp * cp));
+    const int64_t derived = int64_t{mb} * (num_gpus / (tp * pp * cp));  // int64: no overflow
+    if (derived > std::numeric_limits<int>::max()) {
+      v.reason = absl::StrCat("micro_batch x data-parallel size = ", derived,
+                              " exceeds 2^31 - 1; state global_batch");
+      return v;
+    }
+    gb = static_cast<int>(derived);
   }
   std::string recompute = t.Get(row, "recompute");
   if (recompute.empty()) recompute = a.recompute;
@@ -297,6 +333,11 @@ ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::
       !Int(t.Get(row, "pipeline parallelism"), &pp) ||
       !absl::SimpleAtod(t.Get(row, "iteration time (ms)"), &ms)) {
     v.reason = "malformed row";
+    return v;
+  }
+  if (!ParallelSize(t, row, "tensor parallelism", &tp, &v.reason) ||
+      !ParallelSize(t, row, "data parallelism", &dp, &v.reason) ||
+      !ParallelSize(t, row, "pipeline parallelism", &pp, &v.reason)) {
     return v;
   }
   v.measured = ms / 1000.0;

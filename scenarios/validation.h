@@ -62,6 +62,9 @@ struct ValidationOptions {
   double host_overhead_us = -1;
   // Overrides the vTrain rows' training.pipeline_p2p_host_us (< 0: default).
   double pipeline_p2p_host_us = -1;
+  // Resolve each row's scenario but simulate none (tests/fuzz): every row is
+  // kept unsupported, with Resolve's error or "not simulated (resolve only)".
+  bool resolve_only = false;
 };
 
 absl::StatusOr<ValidationReport> ValidateTable(const CsvTable& table, std::string_view origin,

@@ -107,7 +107,16 @@ INSTANTIATE_TEST_SUITE_P(
              std::string(kCluster16) +
                  "custom_node { gpus_per_node: 8 gpu_link: \"nvlink4\" nic_link: \"roce-100g\" "
                  "nics: -2 } }\nmodel { preset: \"llama2-7b\" }",
-             {"cluster.custom_node.nics=-2"}}),
+             {"cluster.custom_node.nics=-2"}},
+        // Found by fuzzing (README "Fuzzing"). /dev/zero was read until memory
+        // ran out; a FIFO would block; a model config naming /dev/zero likewise.
+        Case{"DevZeroScenario", "/dev/zero", "", {"/dev/zero: not a regular file"}},
+        Case{"FolderAsScenario", "SRC/scenarios", "", {"not a regular file"}},
+        Case{"DevZeroModelConfig", "--model-config /dev/zero --gpu h100-sxm5-80gb", "",
+             {"/dev/zero: not a regular file"}},
+        // Boost's error message substituted %value% with the value forever (hang).
+        Case{"BoostPlaceholderInAValue", std::string(kGpt22b) + " --num-gpus %value%", "",
+             {"%value%", "remove the % signs"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace
