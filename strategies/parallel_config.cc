@@ -1,5 +1,6 @@
 #include "strategies/parallel_config.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -122,25 +123,29 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
         "the sequence-parallel all-gathers and reduce-scatters); turn sequence parallelism on "
         "or tp_comm_overlap off");
   }
-  const int mp = p->model_parallel_size();
+  // tp x pp x cp in int64, saturating (absurd sizes must not overflow int).
+  int64_t mp = 1;
+  for (const int size : {p->tensor_parallel, p->pipeline_parallel, p->context_parallel}) {
+    if (__builtin_mul_overflow(mp, int64_t{size}, &mp)) mp = INT64_MAX;
+  }
   if (world_size % mp != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cluster.num_gpus=", world_size, " is not a multiple of tp x pp x cp = ",
         p->tensor_parallel, " x ", p->pipeline_parallel, " x ", p->context_parallel, " = ", mp,
         "; use a multiple of ", mp, " GPUs or change the parallel sizes"));
   }
-  const int dp = world_size / mp;
+  const int dp = static_cast<int>(world_size / mp);
   if (p->data_parallel != 0 && p->data_parallel != 1 && p->data_parallel != dp) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parallelism.data_parallel_size=", p->data_parallel, " disagrees with num_gpus / (tp x pp x cp) = ",
         dp, "; leave it unset (it is derived)"));
   }
   p->data_parallel = dp;
-  if (p->global_batch_size % (p->micro_batch_size * dp) != 0) {
+  const int64_t per_step = int64_t{p->micro_batch_size} * dp;  // int64: no overflow
+  if (p->global_batch_size % per_step != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         kGbs, "=", p->global_batch_size, " is not divisible by micro_batch_size x data_parallel = ",
-        p->micro_batch_size, " x ", dp, " = ", p->micro_batch_size * dp, "; use a multiple of ",
-        p->micro_batch_size * dp));
+        p->micro_batch_size, " x ", dp, " = ", per_step, "; use a multiple of ", per_step));
   }
   if (p->zero_stage < 0 || p->zero_stage > 3) {
     return absl::InvalidArgumentError(absl::StrCat("parallelism.zero_stage=", p->zero_stage,

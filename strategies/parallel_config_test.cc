@@ -30,6 +30,31 @@ TEST(ParallelConfigTest, DerivesDataParallelAndMicrobatches) {
   EXPECT_EQ(p.num_microbatches(), 2);
 }
 
+// Found by fuzzing the sweep reader (a sweep axis "mbs" of 1111111112 on 64
+// GPUs): micro_batch_size x data_parallel overflowed int. Under UBSan the
+// multiplication itself fails the test; the answer is the divisibility error.
+TEST(ParallelConfigTest, HugeMicroBatchTimesDataParallelIsAnErrorNotAnOverflow) {
+  ParallelConfig p;
+  p.micro_batch_size = 1111111112;
+  p.global_batch_size = 512;
+  absl::Status s = ValidateParallelConfig(Model(), 8, &p);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("= 8888888896; use a multiple of 8888888896"), std::string::npos)
+      << s.message();
+}
+
+TEST(ParallelConfigTest, HugeParallelSizesDoNotOverflowTheirProduct) {
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.pipeline_parallel = 2;
+  p.context_parallel = 2000000000;  // 8e9 in all: past int
+  absl::Status s = ValidateParallelConfig(Model(), 8, &p);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("cluster.num_gpus=8 is not a multiple of tp x pp x cp"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(ParallelConfigTest, TensorParallelMustDivideHeads) {
   ParallelConfig p;
   p.tensor_parallel = 3;
