@@ -67,6 +67,17 @@ std::string Label(const config::KernelMeasurement& m) {
   }
 }
 
+// A kernel's tensors above 2^50 elements (a petabyte at 1 byte each) are not a
+// real measurement; the int64 byte counts of GemmOp/AttentionOp stay far from
+// overflow below it.
+constexpr double kMaxElements = 1125899906842624.0;  // 2^50
+
+std::string TooLarge(double elements) {
+  return absl::StrCat("the shape is too large: ", elements,
+                      " tensor elements; a real kernel's are below 2^50 (check m, n, k, batch, "
+                      "heads, seq_q, seq_kv and head_dim)");
+}
+
 absl::Status CheckMeasurement(const config::KernelMeasurement& m) {
   auto bad = [&](std::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("(", Label(m), "): ", std::string(what)));
@@ -90,11 +101,21 @@ absl::Status CheckMeasurement(const config::KernelMeasurement& m) {
   switch (m.kind()) {
     case config::KERNEL_GEMM:
       if (m.m() <= 0 || m.n() <= 0 || m.k() <= 0) return bad("m, n and k must be > 0");
+      if (double b = std::max<double>(m.batch(), 1),
+          e = b * (double(m.m()) * m.k() + double(m.k()) * m.n() + double(m.m()) * m.n());
+          e > kMaxElements) {
+        return bad(TooLarge(e));
+      }
       break;
     case config::KERNEL_ATTENTION_FWD:
     case config::KERNEL_ATTENTION_BWD:
       if (m.seq_q() <= 0 || m.seq_kv() <= 0 || m.heads() <= 0 || m.head_dim() <= 0) {
         return bad("seq_q, seq_kv, heads and head_dim must be > 0");
+      }
+      if (double e = std::max<double>(m.batch(), 1) * double(m.heads()) *
+                     (double(m.seq_q()) + double(m.seq_kv())) * double(m.head_dim());
+          e > kMaxElements) {
+        return bad(TooLarge(e));
       }
       break;
     case config::KERNEL_MEMORY_BOUND:

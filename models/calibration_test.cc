@@ -77,6 +77,17 @@ TEST(CalibrationTest, BadMeasurementsNameTheEntryAndField) {
        "kind must be"},
       {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" measurement { m: "x" })pb",
        "x.textproto: line 1:"},
+      // Found by fuzzing (calibration target, 10-minute run): int64 byte counts
+      // of a GEMM this large overflowed (UBSan) before the shape was refused.
+      {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t"
+            measurement { kind: KERNEL_GEMM dtype: "bf16" m: 384 n: 24279868386851392 k: 4096
+                          median_us: 1 })pb",
+       "the shape is too large"},
+      {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t"
+            measurement { kind: KERNEL_ATTENTION_FWD dtype: "bf16" batch: 4294967296
+                          heads: 2000000000 seq_q: 4096 seq_kv: 4096 head_dim: 128
+                          median_us: 1 })pb",
+       "the shape is too large"},
   };
   for (const auto& [text, message] : cases) {
     absl::StatusOr<config::MeasurementFile> f = ParseMeasurementFile(text, "x.textproto");
