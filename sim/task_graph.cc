@@ -48,6 +48,11 @@ void TaskGraph::ExtendTask(TaskId id, Duration extra) {
   tasks_[id].duration = tasks_[id].duration + extra;
 }
 
+void TaskGraph::SetTag(TaskId id, uint32_t tag) {
+  SIM_CHECK(id < tasks_.size()) << "cannot tag unknown task " << id;
+  tasks_[id].tag = tag;
+}
+
 void TaskGraph::AddDependency(TaskId before, TaskId after) {
   SIM_CHECK(before < tasks_.size() && after < tasks_.size())
       << "dependency between unknown tasks " << before << " -> " << after;

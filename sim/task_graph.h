@@ -84,6 +84,10 @@ class TaskGraph {
   // extra >= 0.
   void ExtendTask(TaskId id, Duration extra);
 
+  // Replaces a task's tag (a builder that learns its meaning after adding it).
+  // REQUIRES: the task exists.
+  void SetTag(TaskId id, uint32_t tag);
+
   // `after` may not start before `before` has finished.
   // REQUIRES: both exist and differ.
   void AddDependency(TaskId before, TaskId after);

@@ -1,5 +1,6 @@
 // Context parallelism (ring attention) and FP8 steps, end to end through the
 // step builder and the engine.
+#include <ostream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -52,6 +53,7 @@ struct StepRun {
 struct Extra {
   bool fold_cp = false;
   bool merge = false;
+  bool task_infos = true;
 };
 
 StepRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int world,
@@ -65,6 +67,7 @@ StepRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int w
   in.fold_tensor_parallel = fold;
   in.fold_context_parallel = extra.fold_cp;
   in.merge_compute_chains = extra.merge;
+  in.task_infos = extra.task_infos;
   absl::StatusOr<StepPlan> plan = BuildStep(in);
   EXPECT_TRUE(plan.ok()) << plan.status();
   StepRun r{*std::move(plan), {}};
@@ -87,6 +90,8 @@ void ExpectSameMeasures(const StepStats::Summary& a, const StepStats::Summary& b
   EXPECT_EQ(a.exposed_dp, b.exposed_dp);
   EXPECT_EQ(a.exposed_pp, b.exposed_pp);
   EXPECT_EQ(a.exposed_cp, b.exposed_cp);
+  EXPECT_EQ(a.exposed_ep, b.exposed_ep);
+  EXPECT_EQ(a.critical_gpu, b.critical_gpu);
 }
 
 int Count(const StepPlan& plan, const std::string& name) {
@@ -263,6 +268,68 @@ TEST(ContextParallelTest, MergedComputeChainsMeasureTheSame) {
   EXPECT_LT(merged.plan.graph.NumTasks(), ops.plan.graph.NumTasks() * 9 / 10);
   ExpectSameMeasures(merged.summary, ops.summary);
 }
+
+// As the search runs (no TaskInfo, folds on): tensor-parallel collectives
+// and folded context-parallel rings join the merged runs as pieces, and every
+// measured figure is still the same as the op-by-op graph's.
+struct MergeCase {
+  const char* name;
+  ParallelConfig p;
+  int world;
+  double gbs;  // network bandwidth: 1 GB/s makes the ring's sends outlast its steps
+};
+
+void PrintTo(const MergeCase& c, std::ostream* os) { *os << c.name; }
+
+class MergedCollectivesTest : public ::testing::TestWithParam<MergeCase> {};
+
+TEST_P(MergedCollectivesTest, MeasureTheSameWithFewerTasks) {
+  const MergeCase& c = GetParam();
+  const UniformNetwork net(c.gbs, sim::Microseconds(5));
+  const StepRun ops =
+      Simulate(Model(4096), c.p, c.world, net, "a100-sxm4-80gb", true, {.fold_cp = true});
+  const StepRun merged = Simulate(Model(4096), c.p, c.world, net, "a100-sxm4-80gb", true,
+                                  {.fold_cp = true, .merge = true, .task_infos = false});
+  EXPECT_EQ(merged.plan.folded_context_parallel, ops.plan.folded_context_parallel);
+  EXPECT_FALSE(merged.plan.merged_runs.empty());
+  EXPECT_LT(merged.plan.graph.NumTasks(), ops.plan.graph.NumTasks() / 2);
+  ExpectSameMeasures(merged.summary, ops.summary);
+  EXPECT_GT(merged.summary.exposed_tp, sim::Duration::Zero());
+  if (c.p.context_parallel > 1) EXPECT_GT(merged.summary.exposed_cp, sim::Duration::Zero());
+}
+
+ParallelConfig Config(int tp, int pp, int cp, int gbs, models::Recompute rc, Schedule schedule,
+                      int vp = 1, int zero = 0) {
+  ParallelConfig p{.tensor_parallel = tp, .pipeline_parallel = pp, .context_parallel = cp,
+                   .virtual_pipeline = vp, .sequence_parallel = true, .global_batch_size = gbs,
+                   .recompute = rc};
+  p.schedule = schedule;
+  p.zero_stage = zero;
+  p.distributed_optimizer = zero == 0;
+  p.overlap_grad_reduce = true;
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, MergedCollectivesTest,
+    ::testing::Values(
+        MergeCase{"interleaved_selective_cp2",
+                  Config(2, 2, 2, 8, models::Recompute::kSelective, Schedule::kInterleaved1F1B, 2),
+                  16, 20},
+        MergeCase{"full_recompute_cp4_slow_sends",
+                  Config(2, 2, 4, 8, models::Recompute::kFull, Schedule::k1F1B), 32, 1},
+        MergeCase{"zero3_cp2", Config(2, 1, 2, 8, models::Recompute::kNone, Schedule::k1F1B, 1, 3),
+                  16, 20},
+        MergeCase{"zero_bubble_tp4", Config(4, 2, 1, 8, models::Recompute::kNone, Schedule::kZeroBubbleH1),
+                  16, 20},
+        MergeCase{"no_sequence_parallel_allreduce",
+                  [] {
+                    ParallelConfig p = Config(4, 2, 2, 8, models::Recompute::kNone, Schedule::k1F1B);
+                    p.sequence_parallel = false;
+                    return p;
+                  }(),
+                  32, 20}),
+    [](const ::testing::TestParamInfo<MergeCase>& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace clustersim::strategies

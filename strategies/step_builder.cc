@@ -110,6 +110,8 @@ class Builder {
     }
     last_.assign(n, kNone);
     mergeable_.assign(n, kNone);
+    open_run_.assign(n, kNone);
+    open_pieces_.assign(n, {});
     action_first_.assign(n, kNone);
     waits_.assign(n, {});
     under_next_.assign(n, {});
@@ -134,7 +136,9 @@ class Builder {
     }
     ResolvePendingInputs();
     if (auto st = AddEmbeddingTie(); !st.ok()) return st;
-    return AddGradientSyncAndOptimizer();
+    if (auto st = AddGradientSyncAndOptimizer(); !st.ok()) return st;
+    for (int i = 0; i < n; ++i) CloseRun(i);
+    return absl::OkStatus();
   }
 
   // With context-parallel folding: false once a collective of the simulated
@@ -284,6 +288,61 @@ class Builder {
       layer_started_[i] = t;
       pending_layer_start_[i] = false;
     }
+  }
+
+  // Whether GPU i's next op may join its current merged run: the run is the
+  // last task of its chain and the op waits for nothing else.
+  bool CanExtendRun(int i) const {
+    return mergeable_[i] != kNone && mergeable_[i] == last_[i] && waits_[i].empty();
+  }
+
+  // Lengthens GPU i's current run by an op on `lane`. A run that takes in a
+  // collective records its pieces (StepPlan::merged_runs), so that StepStats
+  // sees the lanes the unmerged ops would have occupied.
+  void ExtendRun(int i, Lane lane, sim::Duration d) {
+    const sim::TaskId run = mergeable_[i];
+    if (lane != kComputeLane) RecordRun(i);
+    const sim::Duration at = plan_.graph.task(run).duration;
+    plan_.graph.ExtendTask(run, d);
+    if (open_run_[i] == run) AddPiece(i, lane, at, d);
+  }
+
+  // Starts recording the pieces of GPU i's current run (its ops so far: one
+  // compute piece), unless it already is.
+  void RecordRun(int i) {
+    const sim::TaskId run = mergeable_[i];
+    if (open_run_[i] == run) return;
+    CloseRun(i);
+    open_run_[i] = run;
+    open_pieces_[i].assign(
+        1, RunPiece{kComputeLane, sim::Duration::Zero(), plan_.graph.task(run).duration});
+  }
+
+  void AddPiece(int i, Lane lane, sim::Duration start, sim::Duration length) {
+    std::vector<RunPiece>& pieces = open_pieces_[i];
+    RunPiece& last = pieces.back();
+    if (last.lane == lane && last.start + last.length == start) {
+      last.length += length;
+    } else {
+      pieces.push_back(RunPiece{lane, start, length});
+    }
+  }
+
+  // Files GPU i's run with pieces (if any) in the plan and tags its task.
+  // Runs with the same pieces (a layer's pass, micro-batch after micro-batch)
+  // share one entry.
+  void CloseRun(int i) {
+    if (open_run_[i] == kNone) return;
+    const auto [it, added] = run_ids_.try_emplace(open_pieces_[i],
+                                                  static_cast<uint32_t>(plan_.merged_runs.size()));
+    if (added) {
+      plan_.merged_runs.push_back(MergedRun{static_cast<uint32_t>(plan_.run_pieces.size()),
+                                            static_cast<uint32_t>(open_pieces_[i].size())});
+      plan_.run_pieces.insert(plan_.run_pieces.end(), open_pieces_[i].begin(),
+                              open_pieces_[i].end());
+    }
+    plan_.graph.SetTag(open_run_[i], it->second + 1);
+    open_run_[i] = kNone;
   }
 
   // The host launches a layer's ops (one pass, one micro-batch) as one task;
@@ -476,14 +535,17 @@ class Builder {
                   .source = cost.source};
     const uint32_t tag = NewInfo(info);
     for (int i : *ctx.gpus) {
-      if (mergeable_[i] != kNone && mergeable_[i] == last_[i] && waits_[i].empty()) {
+      if (CanExtendRun(i)) {
         // It would start as the run's last op ends: the run just grows.
-        plan_.graph.ExtendTask(mergeable_[i], cost.time);
+        ExtendRun(i, kComputeLane, cost.time);
         continue;
       }
       const sim::TaskId t = plan_.graph.AddTask(compute_[i], cost.time, tag);
+      const bool starts_layer = pending_layer_start_[i];
       Chain(i, t);
-      if (merge_chains_) mergeable_[i] = t;
+      // ZeRO-3 prefetches the next layer's parameters once this layer's
+      // first op has ended: that op stays a task of its own.
+      if (merge_chains_ && !starts_layer) mergeable_[i] = t;
     }
   }
 
@@ -625,6 +687,10 @@ class Builder {
       next_gpu[x] = group[(pos + 1) % n];
       SIM_CHECK(prev[x] >= 0) << "context-parallel ring predecessor not simulated";
     }
+    if (merge_collectives_ && plan_.folded_context_parallel &&
+        std::all_of(gpus.begin(), gpus.end(), [&](int i) { return CanExtendRun(i); })) {
+      return MergeRing(*diagonal, *step, *exchange, backward, ring.steps, gpus, next_gpu);
+    }
     std::vector<sim::TaskId> sent(compute_.size(), kNone);  // per local GPU: last send
     auto send = [&](const models::Op& op, size_t x) -> absl::StatusOr<sim::TaskId> {
       const int from = plan_.simulated_gpus[gpus[x]];
@@ -687,6 +753,14 @@ class Builder {
     absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
     if (!est.ok()) return est.status();
     const std::vector<int> members = SimulatedMembers(group);
+    if (merge_collectives_ && &lane_of == &tp_lane_ && overlap == Overlap::kNone &&
+        members.size() == 1 && CanExtendRun(members[0])) {
+      // The GPU's only tensor-parallel member here (the others are folded):
+      // the collective would start as the run ends, on a lane nothing else
+      // uses, and the next op would start as it ends.
+      ExtendRun(members[0], kTensorCommLane, est->time);
+      return absl::OkStatus();
+    }
     std::vector<sim::ResourceId> lanes;
     for (int j : members) lanes.push_back(lane_of[j]);
     TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch,
@@ -763,6 +837,51 @@ class Builder {
                                               {from_gpu, to_gpu}, op.comm_bytes);
       Chain(i, t);
       sends_[{local_of_[to_gpu], to_pos, forward, mb}] = t;
+    }
+    return absl::OkStatus();
+  }
+
+  // A folded ring (each rank's sends stand in for its predecessor's) on GPUs
+  // whose runs can grow: every time in it is known now, so it joins the runs
+  // as the tasks AddRingAttention would add run. Step j starts when step j-1
+  // and exchange j-1 have ended; exchanges run back to back on the context
+  // lane (no other work uses it) from the ring's start; a backward ring ends
+  // with its final exchange.
+  absl::Status MergeRing(const models::Op& diagonal, const models::Op& step,
+                         const models::Op& exchange, bool backward, int steps,
+                         const std::vector<int>& gpus, const std::vector<int>& next_gpu) {
+    for (size_t x = 0; x < gpus.size(); ++x) {
+      const int i = gpus[x];
+      const std::vector<int> pair = {plan_.simulated_gpus[i], next_gpu[x]};
+      sim::Duration send, final_send;
+      if (steps > 1) {
+        absl::StatusOr<topology::CollectiveEstimate> e =
+            Estimate(exchange, topology::Collective::kSendRecv, pair);
+        if (!e.ok()) return e.status();
+        send = e->time;
+      }
+      if (backward && steps > 1) {
+        absl::StatusOr<topology::CollectiveEstimate> e =
+            Estimate(*ring_ops_[6], topology::Collective::kSendRecv, pair);
+        if (!e.ok()) return e.status();
+        final_send = e->time;
+      }
+      RecordRun(i);
+      const sim::TaskId run = mergeable_[i];
+      const sim::Duration base = plan_.graph.task(run).duration;
+      sim::Duration t = base;
+      for (int j = 0; j < steps; ++j) {
+        const sim::Duration start = j == 0 ? base : sim::Max(t, base + send * j);
+        const sim::Duration compute = CostOf(j == 0 ? diagonal : step).time;
+        AddPiece(i, kComputeLane, start, compute);
+        if (j + 1 < steps) AddPiece(i, kContextCommLane, base + send * j, send);
+        t = start + compute;
+      }
+      if (backward && steps > 1) {
+        AddPiece(i, kContextCommLane, t, final_send);
+        t += final_send;
+      }
+      plan_.graph.ExtendTask(run, t - base);
     }
     return absl::OkStatus();
   }
@@ -1117,10 +1236,27 @@ class Builder {
   // gradients reduce-scattered per layer and micro-batch.
   const bool zero3_ = p_.zero_stage == 3 && p_.data_parallel * p_.context_parallel > 1;
   bool context_fold_exact_ = true;
-  const bool merge_chains_ = in_.merge_compute_chains && !zero3_ && !p_.tp_comm_overlap;
+  const bool merge_chains_ = in_.merge_compute_chains && !p_.tp_comm_overlap;
   // Per GPU: the compute task the next compute op of the same op list may
   // extend (merge_chains_), or kNone once anything else joined the chain.
   std::vector<sim::TaskId> mergeable_;
+  // Tensor-parallel collectives join runs too when their other members are
+  // folded away; the merged task's tag then names its pieces, so only
+  // without TaskInfo tags, and not with run-time (external) collectives.
+  const bool merge_collectives_ =
+      merge_chains_ && !in_.task_infos && !in_.external_collectives;
+  // Per GPU: the run whose pieces are being recorded (kNone: none) and them.
+  std::vector<sim::TaskId> open_run_;
+  std::vector<std::vector<RunPiece>> open_pieces_;
+  struct PiecesLess {
+    bool operator()(const std::vector<RunPiece>& a, const std::vector<RunPiece>& b) const {
+      return std::lexicographical_compare(
+          a.begin(), a.end(), b.begin(), b.end(), [](const RunPiece& x, const RunPiece& y) {
+            return std::tie(x.lane, x.start, x.length) < std::tie(y.lane, y.start, y.length);
+          });
+    }
+  };
+  std::map<std::vector<RunPiece>, uint32_t, PiecesLess> run_ids_;  // index in merged_runs
   Placement placement_;
   StepPlan& plan_;
   std::vector<int> local_of_;

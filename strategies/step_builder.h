@@ -85,8 +85,15 @@ struct StepInputs {
   // else waits for or on the ops inside the run: the run's start, end and
   // busy time are those of its ops, so step time, bubble, exposed
   // communication and the memory timeline are unchanged, but a trace would
-  // show one slice named after the run's first op. Not with ZeRO-3 (its
-  // prefetch waits on a layer's first op) or tp_comm_overlap.
+  // show one slice named after the run's first op. Under ZeRO-3 a layer's
+  // first op stays a task of its own (the next layer's prefetch waits for
+  // it). Not with tp_comm_overlap. Without task_infos and external
+  // collectives (the search's runs), two kinds of collectives join runs too,
+  // as pieces (StepPlan::merged_runs) that StepStats reads as the lanes they
+  // would have occupied: a tensor-parallel collective whose other members are
+  // folded away (it starts as the run ends, on a lane nothing else uses), and
+  // a folded context-parallel ring (every step and exchange time in it is
+  // known when the graph is built).
   bool merge_compute_chains = false;
   // Record what each task means (StepPlan::infos, one TaskInfo per tag), as
   // traces, reports, the memory timeline and the flow tier read it. Off, no

@@ -65,6 +65,19 @@ struct PipelineTransfer {
   bool forward;
 };
 
+// A merged task that also ran collectives (StepInputs::merge_compute_chains):
+// the lanes its ops would have occupied, when (from the task's start) and for
+// how long. Pieces of one lane are in time order.
+struct RunPiece {
+  Lane lane;
+  sim::Duration start;
+  sim::Duration length;
+};
+struct MergedRun {
+  uint32_t first_piece;  // into StepPlan::run_pieces
+  uint32_t num_pieces;
+};
+
 struct StepPlan {
   sim::TaskGraph graph;
   std::vector<TaskInfo> infos;     // indexed by task tag
@@ -84,6 +97,12 @@ struct StepPlan {
   // With StepInputs::external_collectives, each collective task is external
   // (a network model decides when it ends) and its request is kept here.
   std::vector<topology::CollectiveRequest> requests;
+  // Merged runs with collectives inside (search runs, which keep no
+  // TaskInfo): such a task's tag is 1 + its index here; every other tag is 0.
+  // Tasks with the same pieces share an entry. Empty when
+  // StepInputs::task_infos is on.
+  std::vector<MergedRun> merged_runs;
+  std::vector<RunPiece> run_pieces;
 };
 
 }  // namespace clustersim::strategies

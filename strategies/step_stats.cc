@@ -25,6 +25,13 @@ std::vector<Interval> Union(std::vector<Interval> v) {
   return out;
 }
 
+// The union of two unions, in one pass.
+std::vector<Interval> Merge(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> both(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), both.begin());
+  return Union(std::move(both));
+}
+
 int64_t Length(const std::vector<Interval>& u) {
   int64_t total = 0;
   for (const Interval& i : u) total += i.second - i.first;
@@ -68,9 +75,24 @@ StepStats::StepStats(const StepPlan& plan) : plan_(plan) {
 void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   SIM_CHECK(&g == &plan_.graph) << "StepStats observes its own plan's graph only";
   if (lane_of_[s.resource] == nullptr) return;
-  std::vector<Interval>& lane = *lane_of_[s.resource];
-  const int64_t start = s.start.picoseconds();
-  const int64_t end = s.end.picoseconds();
+  if (s.tag != 0 && !plan_.merged_runs.empty()) {
+    // A merged run with collectives inside: each piece on its own lane.
+    const MergedRun& run = plan_.merged_runs[s.tag - 1];
+    std::vector<std::vector<Interval>>& lanes = intervals_[local_of_[g.resource(s.resource).group]];
+    const int64_t t = s.start.picoseconds();
+    for (uint32_t k = 0; k < run.num_pieces; ++k) {
+      const RunPiece& piece = plan_.run_pieces[run.first_piece + k];
+      const int64_t start = t + piece.start.picoseconds();
+      SIM_CHECK(start + piece.length.picoseconds() <= s.end.picoseconds())
+          << "merged run " << s.task << " has a piece past its end";
+      Join(lanes[piece.lane], start, start + piece.length.picoseconds());
+    }
+    return;
+  }
+  Join(*lane_of_[s.resource], s.start.picoseconds(), s.end.picoseconds());
+}
+
+void StepStats::Join(std::vector<Interval>& lane, int64_t start, int64_t end) {
   // A span that starts inside or at the end of the last one (a serial lane's
   // next task) joins it: the union, all that Summarize reads, is the same.
   if (!lane.empty() && lane.back().first <= start && start <= lane.back().second) {
@@ -94,12 +116,7 @@ StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
     const std::vector<Interval> pp = Union(intervals_[i][kPipelineCommLane]);
     const std::vector<Interval> ep = Union(intervals_[i][kExpertCommLane]);
     const std::vector<Interval> cp = Union(intervals_[i][kContextCommLane]);
-    std::vector<Interval> all = tp;
-    all.insert(all.end(), dp.begin(), dp.end());
-    all.insert(all.end(), pp.begin(), pp.end());
-    all.insert(all.end(), ep.begin(), ep.end());
-    all.insert(all.end(), cp.begin(), cp.end());
-    const std::vector<Interval> comm = Union(all);
+    const std::vector<Interval> comm = Merge(Merge(Merge(tp, dp), Merge(pp, ep)), cp);
     best.critical_gpu = plan_.simulated_gpus[i];
     best.compute = sim::Picoseconds(busy);
     best.exposed_comm = sim::Picoseconds(Minus(comm, compute));
@@ -108,9 +125,8 @@ StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
     best.exposed_pp = sim::Picoseconds(Minus(pp, compute));
     best.exposed_ep = sim::Picoseconds(Minus(ep, compute));
     best.exposed_cp = sim::Picoseconds(Minus(cp, compute));
-    std::vector<Interval> occupied = comm;
-    occupied.insert(occupied.end(), compute.begin(), compute.end());
-    best.bubble = sim::Picoseconds(Minus({{0, makespan.picoseconds()}}, Union(occupied)));
+    best.bubble =
+        sim::Picoseconds(Minus({{0, makespan.picoseconds()}}, Merge(comm, compute)));
   }
   return best;
 }

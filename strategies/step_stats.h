@@ -52,6 +52,8 @@ class StepStats : public sim::SpanObserver {
 
  private:
   using Interval = std::pair<int64_t, int64_t>;  // [start, end) picoseconds
+  // Adds [start, end) to a lane's spans.
+  static void Join(std::vector<Interval>& lane, int64_t start, int64_t end);
   const StepPlan& plan_;
   std::vector<int> local_of_;  // global GPU -> index into intervals_
   // intervals_[gpu][lane]
