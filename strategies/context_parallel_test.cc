@@ -295,7 +295,9 @@ TEST_P(MergedCollectivesTest, MeasureTheSameWithFewerTasks) {
   EXPECT_LT(merged.plan.graph.NumTasks(), ops.plan.graph.NumTasks() / 2);
   ExpectSameMeasures(merged.summary, ops.summary);
   EXPECT_GT(merged.summary.exposed_tp, sim::Duration::Zero());
-  if (c.p.context_parallel > 1) EXPECT_GT(merged.summary.exposed_cp, sim::Duration::Zero());
+  if (c.p.context_parallel > 1) {
+    EXPECT_GT(merged.summary.exposed_cp, sim::Duration::Zero());
+  }
 }
 
 ParallelConfig Config(int tp, int pp, int cp, int gbs, models::Recompute rc, Schedule schedule,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "models/transformer_config.h"
 #include "sim/check.h"
 #include "strategies/placement.h"
+#include "strategies/run_pieces.h"
 
 namespace clustersim::strategies {
 namespace {
@@ -110,8 +112,7 @@ class Builder {
     }
     last_.assign(n, kNone);
     mergeable_.assign(n, kNone);
-    open_run_.assign(n, kNone);
-    open_pieces_.assign(n, {});
+    pieces_.emplace(n);
     action_first_.assign(n, kNone);
     waits_.assign(n, {});
     under_next_.assign(n, {});
@@ -137,7 +138,7 @@ class Builder {
     ResolvePendingInputs();
     if (auto st = AddEmbeddingTie(); !st.ok()) return st;
     if (auto st = AddGradientSyncAndOptimizer(); !st.ok()) return st;
-    for (int i = 0; i < n; ++i) CloseRun(i);
+    pieces_->CloseAll(&plan_);
     return absl::OkStatus();
   }
 
@@ -301,48 +302,10 @@ class Builder {
   // sees the lanes the unmerged ops would have occupied.
   void ExtendRun(int i, Lane lane, sim::Duration d) {
     const sim::TaskId run = mergeable_[i];
-    if (lane != kComputeLane) RecordRun(i);
     const sim::Duration at = plan_.graph.task(run).duration;
+    if (lane != kComputeLane) pieces_->Open(i, run, at, &plan_);
     plan_.graph.ExtendTask(run, d);
-    if (open_run_[i] == run) AddPiece(i, lane, at, d);
-  }
-
-  // Starts recording the pieces of GPU i's current run (its ops so far: one
-  // compute piece), unless it already is.
-  void RecordRun(int i) {
-    const sim::TaskId run = mergeable_[i];
-    if (open_run_[i] == run) return;
-    CloseRun(i);
-    open_run_[i] = run;
-    open_pieces_[i].assign(
-        1, RunPiece{kComputeLane, sim::Duration::Zero(), plan_.graph.task(run).duration});
-  }
-
-  void AddPiece(int i, Lane lane, sim::Duration start, sim::Duration length) {
-    std::vector<RunPiece>& pieces = open_pieces_[i];
-    RunPiece& last = pieces.back();
-    if (last.lane == lane && last.start + last.length == start) {
-      last.length += length;
-    } else {
-      pieces.push_back(RunPiece{lane, start, length});
-    }
-  }
-
-  // Files GPU i's run with pieces (if any) in the plan and tags its task.
-  // Runs with the same pieces (a layer's pass, micro-batch after micro-batch)
-  // share one entry.
-  void CloseRun(int i) {
-    if (open_run_[i] == kNone) return;
-    const auto [it, added] = run_ids_.try_emplace(open_pieces_[i],
-                                                  static_cast<uint32_t>(plan_.merged_runs.size()));
-    if (added) {
-      plan_.merged_runs.push_back(MergedRun{static_cast<uint32_t>(plan_.run_pieces.size()),
-                                            static_cast<uint32_t>(open_pieces_[i].size())});
-      plan_.run_pieces.insert(plan_.run_pieces.end(), open_pieces_[i].begin(),
-                              open_pieces_[i].end());
-    }
-    plan_.graph.SetTag(open_run_[i], it->second + 1);
-    open_run_[i] = kNone;
+    if (pieces_->IsOpen(i, run)) pieces_->Add(i, lane, at, d);
   }
 
   // The host launches a layer's ops (one pass, one micro-batch) as one task;
@@ -866,19 +829,19 @@ class Builder {
         if (!e.ok()) return e.status();
         final_send = e->time;
       }
-      RecordRun(i);
       const sim::TaskId run = mergeable_[i];
       const sim::Duration base = plan_.graph.task(run).duration;
+      pieces_->Open(i, run, base, &plan_);
       sim::Duration t = base;
       for (int j = 0; j < steps; ++j) {
         const sim::Duration start = j == 0 ? base : sim::Max(t, base + send * j);
         const sim::Duration compute = CostOf(j == 0 ? diagonal : step).time;
-        AddPiece(i, kComputeLane, start, compute);
-        if (j + 1 < steps) AddPiece(i, kContextCommLane, base + send * j, send);
+        pieces_->Add(i, kComputeLane, start, compute);
+        if (j + 1 < steps) pieces_->Add(i, kContextCommLane, base + send * j, send);
         t = start + compute;
       }
       if (backward && steps > 1) {
-        AddPiece(i, kContextCommLane, t, final_send);
+        pieces_->Add(i, kContextCommLane, t, final_send);
         t += final_send;
       }
       plan_.graph.ExtendTask(run, t - base);
@@ -1245,18 +1208,7 @@ class Builder {
   // without TaskInfo tags, and not with run-time (external) collectives.
   const bool merge_collectives_ =
       merge_chains_ && !in_.task_infos && !in_.external_collectives;
-  // Per GPU: the run whose pieces are being recorded (kNone: none) and them.
-  std::vector<sim::TaskId> open_run_;
-  std::vector<std::vector<RunPiece>> open_pieces_;
-  struct PiecesLess {
-    bool operator()(const std::vector<RunPiece>& a, const std::vector<RunPiece>& b) const {
-      return std::lexicographical_compare(
-          a.begin(), a.end(), b.begin(), b.end(), [](const RunPiece& x, const RunPiece& y) {
-            return std::tie(x.lane, x.start, x.length) < std::tie(y.lane, y.start, y.length);
-          });
-    }
-  };
-  std::map<std::vector<RunPiece>, uint32_t, PiecesLess> run_ids_;  // index in merged_runs
+  std::optional<RunPieces> pieces_;  // of runs with collectives (merge_collectives_)
   Placement placement_;
   StepPlan& plan_;
   std::vector<int> local_of_;
