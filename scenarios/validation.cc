@@ -117,6 +117,11 @@ PublishedAssumptions AssumptionsFor(const std::string& source) {
             "micro-batch 1, full recompute, fp16, no interleaving, vocab 51200, unfused "
             "attention (2021, before FlashAttention)"};
   }
+  // Attention for NEMO2407 and NEMOLONG: flash, which on H100 is costed at
+  // cuDNN's fused attention. Transformer Engine prefers cuDNN over flash-attn 2
+  // on Hopper when both apply (TE v1.2 release notes, January 2024; NeMo PR
+  // #9188). NeMo 24.03 (NEMOLONG) pinned TE commit bfe21c3d, NeMo 24.07 TE 1.8;
+  // README "NEMOLONG's attention backend" has the sources.
   if (source == "NEMO2407") {
     return {1, "none", true, true, true, "fp8", "flash",
             "FP8 (Transformer Engine) where the notes say so; no recompute, sequence parallel "
