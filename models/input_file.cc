@@ -38,12 +38,8 @@ absl::Status TooLarge(const std::string& path, int64_t bytes) {
 absl::StatusOr<std::string> ReadInputFile(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
   Fd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read ", path, ": ", std::strerror(errno), "; check the path"));
-  }
   struct stat st;
-  if (fstat(fd.get(), &st) != 0) {
+  if (fd.get() < 0 || fstat(fd.get(), &st) != 0) {
     return absl::NotFoundError(
         absl::StrCat("cannot read ", path, ": ", std::strerror(errno), "; check the path"));
   }

@@ -327,15 +327,13 @@ ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::
   v.id = absl::StrCat(source, "-", index + 1);
   v.source = source;
   v.metric = "iteration_time_s";
-  int gpus, gb, mb, hidden, heads, layers, seq, tp, dp, pp;
+  int gpus, gb, mb, hidden, heads, layers, seq;
+  int tp = 0, dp = 0, pp = 0;  // 0: the cell is empty
   double ms = 0;
   if (!Int(t.Get(row, "# GPUs"), &gpus) || !Int(t.Get(row, "global batch"), &gb) ||
       !Int(t.Get(row, "micro batch"), &mb) || !Int(t.Get(row, "hidden size"), &hidden) ||
       !Int(t.Get(row, "attention heads"), &heads) || !Int(t.Get(row, "# layers"), &layers) ||
       !Int(t.Get(row, "sequence length"), &seq) ||
-      !Int(t.Get(row, "tensor parallelism"), &tp) ||
-      !Int(t.Get(row, "data parallelism"), &dp) ||
-      !Int(t.Get(row, "pipeline parallelism"), &pp) ||
       !absl::SimpleAtod(t.Get(row, "iteration time (ms)"), &ms)) {
     v.reason = "malformed row";
     return v;
@@ -343,6 +341,10 @@ ValidationRow VtrainRow(const CsvTable& t, const CsvTable::Row& row, const std::
   if (!ParallelSize(t, row, "tensor parallelism", &tp, &v.reason) ||
       !ParallelSize(t, row, "data parallelism", &dp, &v.reason) ||
       !ParallelSize(t, row, "pipeline parallelism", &pp, &v.reason)) {
+    return v;
+  }
+  if (tp == 0 || dp == 0 || pp == 0) {
+    v.reason = "malformed row";
     return v;
   }
   v.measured = ms / 1000.0;

@@ -1155,9 +1155,6 @@ class Builder {
   // step either way. (MoE: the expert parameter gather is not waited for.)
   void AddFp8WeightCast(int gpu, sim::TaskId gathered) {
     if (p_.precision != models::Dtype::kFp8) return;
-    const models::ParameterCounts pc = models::CountParameters(*in_.model);
-    const double per_layer = (pc.per_layer - pc.expert_per_layer) / p_.tensor_parallel +
-                             pc.expert_per_layer / (p_.tensor_parallel * p_.expert_parallel);
     const RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[gpu]);
     int layers = 0;
     for (int chunk = 0; chunk < p_.virtual_pipeline; ++chunk) {
@@ -1167,7 +1164,10 @@ class Builder {
     if (layers == 0) return;
     if (fp8_cast_ops_.size() <= static_cast<size_t>(layers)) fp8_cast_ops_.resize(layers + 1);
     const models::Op*& slot = fp8_cast_ops_[layers];
-    if (slot == nullptr) {
+    if (slot == nullptr) {  // one op per layer count, its parameters counted once
+      const models::ParameterCounts pc = models::CountParameters(*in_.model);
+      const double per_layer = (pc.per_layer - pc.expert_per_layer) / p_.tensor_parallel +
+                               pc.expert_per_layer / (p_.tensor_parallel * p_.expert_parallel);
       models::Op cast;
       cast.name = "fp8_weight_cast";
       cast.kind = models::OpKind::kMemoryBound;
