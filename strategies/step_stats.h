@@ -13,6 +13,8 @@
 //   bubble       = compute-lane idle time within the step [0, step end) that
 //                  no communication covers: the warm-up and cool-down waits
 //                  of a pipeline stage, and any stall in between
+// A merged run with collectives inside (StepPlan::merged_runs) counts as its
+// pieces, each on its own lane, as the op-by-op tasks would have.
 //
 // Example:
 //   StepStats stats(plan);
