@@ -476,10 +476,14 @@ void Head(const Dims& d, Workload* w) {
     w->head_forward.push_back(InputGather(d, "tp_allgather_head"));
   }
   w->head_forward.push_back(lm_head);
-  // Megatron's vocab-parallel cross-entropy in fp32: read the 16-bit logits,
-  // write the fp32 exponentials kept for backward, read them for the sum.
+  // Megatron-LM's vocab-parallel cross-entropy (tensor_parallel/
+  // cross_entropy.py; unfused, --cross-entropy-loss-fusion off, the default),
+  // pass by pass over the logits: cast the 16-bit logits to fp32 (read act,
+  // write 4 B), max (read 4), subtract the max in place (read and write 4),
+  // exp in place (read and write 4), sum (read 4), divide by the sum in place
+  // (read and write 4): the softmax kept for backward.
   w->head_forward.push_back(
-      MemoryBound(d, "cross_entropy", d.tokens * d.v_local * (d.act + 4 + 4)));
+      MemoryBound(d, "cross_entropy", d.tokens * d.v_local * (d.act + 4 + 4 + 8 + 8 + 4 + 8)));
   if (d.t > 1) {
     // max, target logit and sum of exponentials: one fp32 per token each.
     for (absl::string_view what : {"max", "target", "sumexp"}) {
@@ -487,9 +491,11 @@ void Head(const Dims& d, Workload* w) {
                                            CommKind::kAllReduce, d.tokens * 4));
     }
   }
-  // Backward: read the fp32 softmax, write the 16-bit logit gradient.
+  // Backward: the softmax times the loss gradient in place (read and write
+  // 4 B), then the cast's backward to the 16-bit logit gradient (read 4,
+  // write act).
   w->head_backward.push_back(
-      MemoryBound(d, "cross_entropy_bwd", d.tokens * d.v_local * (4 + d.act)));
+      MemoryBound(d, "cross_entropy_bwd", d.tokens * d.v_local * (8 + 4 + d.act)));
   ColumnParallelBackward(d, lm_head, "head", &w->head_backward);
   w->head_backward.push_back(MemoryBoundBackward(d, norm));
 }
