@@ -127,7 +127,8 @@ TEST(SearchTest, ResultsEqualStandaloneRuns) {
 TEST(SearchTest, MergedCollectivesEqualStandaloneRuns) {
   SearchRequest req = Small(2);
   req.gpu_counts = {128};
-  req.base.mutable_training()->set_global_batch_size(64);
+  req.base.mutable_model()->set_num_layers(8);  // keeps it quick under the sanitizers
+  req.base.mutable_training()->set_global_batch_size(32);
   req.top_k = 5000;
   absl::StatusOr<SearchReport> r = RunSearch(req);
   ASSERT_TRUE(r.ok()) << r.status();
