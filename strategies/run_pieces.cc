@@ -20,11 +20,12 @@ bool RunPieces::PiecesLess::operator()(const std::vector<RunPiece>& a,
 
 RunPieces::RunPieces(int num_gpus) : open_(num_gpus, kNone), pieces_(num_gpus) {}
 
-void RunPieces::Open(int gpu, sim::TaskId run, sim::Duration so_far, StepPlan* plan) {
+void RunPieces::Open(int gpu, sim::TaskId run, StepPlan* plan) {
   if (open_[gpu] == run) return;
   Close(gpu, plan);
   open_[gpu] = run;
-  pieces_[gpu].assign(1, RunPiece{kComputeLane, sim::Duration::Zero(), so_far});
+  pieces_[gpu].assign(
+      1, RunPiece{kComputeLane, sim::Duration::Zero(), plan->graph.task(run).duration});
 }
 
 void RunPieces::Add(int gpu, Lane lane, sim::Duration start, sim::Duration length) {

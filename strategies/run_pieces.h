@@ -9,7 +9,7 @@
 //
 // Example:
 //   RunPieces pieces(num_gpus);
-//   pieces.Open(0, run, /*so_far=*/graph.task(run).duration, &plan);
+//   pieces.Open(0, run, &plan);
 //   pieces.Add(0, kTensorCommLane, offset, collective_time);
 //   ...
 //   pieces.CloseAll(&plan);  // before the plan is simulated
@@ -33,8 +33,9 @@ class RunPieces {
   bool IsOpen(int gpu, sim::TaskId run) const { return open_[gpu] == run; }
 
   // Starts recording `run` on `gpu` (closing the one recorded before), its
-  // ops so far one compute piece of `so_far`. No-op when it already is.
-  void Open(int gpu, sim::TaskId run, sim::Duration so_far, StepPlan* plan);
+  // ops so far (the task's duration in `plan`) one compute piece. No-op when
+  // it already is.
+  void Open(int gpu, sim::TaskId run, StepPlan* plan);
 
   // Appends a piece to the open run of `gpu`; one that continues the last
   // piece on the same lane lengthens it. REQUIRES: a run is open there.

@@ -18,7 +18,7 @@ StepPlan PlanWithTasks(int n) {
 TEST(RunPiecesTest, ClosedRunIsFiledAndItsTaskTagged) {
   StepPlan plan = PlanWithTasks(2);
   RunPieces pieces(1);
-  pieces.Open(0, 1, Us(10), &plan);
+  pieces.Open(0, 1, &plan);
   EXPECT_TRUE(pieces.IsOpen(0, 1));
   pieces.Add(0, kTensorCommLane, Us(10), Us(4));
   pieces.Add(0, kComputeLane, Us(14), Us(6));
@@ -38,7 +38,7 @@ TEST(RunPiecesTest, ClosedRunIsFiledAndItsTaskTagged) {
 TEST(RunPiecesTest, ContinuingPieceOnTheSameLaneLengthensIt) {
   StepPlan plan = PlanWithTasks(1);
   RunPieces pieces(1);
-  pieces.Open(0, 0, Us(10), &plan);
+  pieces.Open(0, 0, &plan);
   pieces.Add(0, kComputeLane, Us(10), Us(5));     // continues the first piece
   pieces.Add(0, kContextCommLane, Us(5), Us(20));  // overlaps: its own piece
   pieces.Add(0, kComputeLane, Us(25), Us(5));     // after a gap: its own piece
@@ -52,10 +52,10 @@ TEST(RunPiecesTest, IdenticalRunsShareAnEntryDifferentOnesDoNot) {
   StepPlan plan = PlanWithTasks(3);
   RunPieces pieces(1);
   for (sim::TaskId run : {0u, 1u}) {
-    pieces.Open(0, run, Us(10), &plan);  // opening the next run closes the last
+    pieces.Open(0, run, &plan);  // opening the next run closes the last
     pieces.Add(0, kTensorCommLane, Us(10), Us(4));
   }
-  pieces.Open(0, 2, Us(10), &plan);
+  pieces.Open(0, 2, &plan);
   pieces.Add(0, kTensorCommLane, Us(10), Us(5));
   pieces.CloseAll(&plan);
   EXPECT_EQ(plan.merged_runs.size(), 2u);
@@ -67,9 +67,9 @@ TEST(RunPiecesTest, IdenticalRunsShareAnEntryDifferentOnesDoNot) {
 TEST(RunPiecesTest, OpeningTheOpenRunAgainKeepsItsPieces) {
   StepPlan plan = PlanWithTasks(1);
   RunPieces pieces(2);
-  pieces.Open(1, 0, Us(10), &plan);
+  pieces.Open(1, 0, &plan);
   pieces.Add(1, kTensorCommLane, Us(10), Us(4));
-  pieces.Open(1, 0, Us(14), &plan);
+  pieces.Open(1, 0, &plan);
   pieces.CloseAll(&plan);
   ASSERT_EQ(plan.merged_runs.size(), 1u);
   EXPECT_EQ(plan.merged_runs[0].num_pieces, 2u);

@@ -303,7 +303,7 @@ class Builder {
   void ExtendRun(int i, Lane lane, sim::Duration d) {
     const sim::TaskId run = mergeable_[i];
     const sim::Duration at = plan_.graph.task(run).duration;
-    if (lane != kComputeLane) pieces_->Open(i, run, at, &plan_);
+    if (lane != kComputeLane) pieces_->Open(i, run, &plan_);
     plan_.graph.ExtendTask(run, d);
     if (pieces_->IsOpen(i, run)) pieces_->Add(i, lane, at, d);
   }
@@ -831,7 +831,7 @@ class Builder {
       }
       const sim::TaskId run = mergeable_[i];
       const sim::Duration base = plan_.graph.task(run).duration;
-      pieces_->Open(i, run, base, &plan_);
+      pieces_->Open(i, run, &plan_);
       sim::Duration t = base;
       for (int j = 0; j < steps; ++j) {
         const sim::Duration start = j == 0 ? base : sim::Max(t, base + send * j);
