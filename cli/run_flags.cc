@@ -78,6 +78,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   strategy.add_options()("sequence-parallel", po::bool_switch(), "sequence parallelism")(
       "use-distributed-optimizer", po::bool_switch(), "shard optimizer states over data parallel")(
       "overlap-grad-reduce", po::bool_switch(), "overlap gradient reduction with backward")(
+      "overlap-param-gather", po::bool_switch(),
+      "distributed optimizer: gather parameters under the next step's forward")(
       "tp-comm-overlap", po::bool_switch(),
       "overlap sequence-parallel all-gather/reduce-scatter with GEMMs");
   po::options_description output("Output");
@@ -164,6 +166,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (vm["use-distributed-optimizer"].as<bool>()) p->set_use_distributed_optimizer(true);
   if (vm["overlap-grad-reduce"].as<bool>()) p->set_overlap_grad_reduce(true);
   if (vm["tp-comm-overlap"].as<bool>()) p->set_tp_comm_overlap(true);
+  if (vm["overlap-param-gather"].as<bool>()) p->set_overlap_param_gather(true);
   config::TrainingConfig* t = o.mutable_training();
   if (v.mbs) t->set_micro_batch_size(*v.mbs);
   if (v.gbs) t->set_global_batch_size(*v.gbs);

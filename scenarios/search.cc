@@ -59,6 +59,7 @@ config::Scenario WithStrategy(const config::Scenario& base, const strategies::Pa
   p->set_use_distributed_optimizer(c.distributed_optimizer);
   p->set_zero_stage(c.zero_stage);
   p->set_overlap_grad_reduce(c.overlap_grad_reduce);
+  if (c.overlap_param_gather) p->set_overlap_param_gather(true);
   config::TrainingConfig* t = s.mutable_training();
   t->set_micro_batch_size(c.micro_batch_size);
   t->set_global_batch_size(c.global_batch_size);

@@ -102,8 +102,10 @@ struct PublishedAssumptions {
   // per row); the reason is written next to each.
   const char* attention;
   const char* text;
-  // parallelism.tp_comm_overlap, only where the source states it.
+  // parallelism.tp_comm_overlap and overlap_param_gather, only where the
+  // source states them.
   bool tp_comm_overlap = false;
+  bool overlap_param_gather = false;
 };
 
 // What each source leaves unstated, and what we run with (documented in
@@ -137,12 +139,14 @@ PublishedAssumptions AssumptionsFor(const std::string& source) {
   if (source == "MCORE24") {
     // Attention: flash. Megatron-core (2024) runs attention through
     // Transformer Engine's fused FlashAttention/cuDNN kernels by default.
-    // TP overlap: the source's notes list --tp-comm-overlap among its flags.
+    // TP and parameter-gather overlap: the source's notes list
+    // --tp-comm-overlap and --overlap-param-gather among its flags.
     return {1, "selective", true, true, true, "bf16", "flash",
             "micro-batch 1, selective recompute + sequence parallel, distributed optimizer, "
             "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine), "
-            "TP communication overlapped with GEMMs (--tp-comm-overlap, stated)",
-            true};
+            "TP communication overlapped with GEMMs (--tp-comm-overlap, stated), parameter "
+            "all-gather under the next forward (--overlap-param-gather, stated)",
+            true, true};
   }
   if (source == "KOR22") {
     // Attention: unfused. Korthikanti et al. (arXiv 2205.05198, May 2022)
@@ -263,6 +267,7 @@ ValidationRow PublishedRow(const CsvTable& t, const CsvTable::Row& row,
   p->set_use_distributed_optimizer(a.distributed_optimizer);
   p->set_overlap_grad_reduce(a.overlap_grad_reduce);
   if (a.tp_comm_overlap && sequence_parallel) p->set_tp_comm_overlap(true);
+  if (a.overlap_param_gather) p->set_overlap_param_gather(true);
   config::TrainingConfig* tr = s.mutable_training();
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);

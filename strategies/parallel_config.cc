@@ -123,6 +123,12 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
         "the sequence-parallel all-gathers and reduce-scatters); turn sequence parallelism on "
         "or tp_comm_overlap off");
   }
+  if (p->overlap_param_gather && !p->distributed_optimizer) {
+    return absl::InvalidArgumentError(
+        "parallelism.overlap_param_gather=true needs parallelism.use_distributed_optimizer=true "
+        "(it overlaps the distributed optimizer's parameter all-gather); turn the distributed "
+        "optimizer on or overlap_param_gather off");
+  }
   // tp x pp x cp in int64, saturating (absurd sizes must not overflow int).
   int64_t mp = 1;
   for (const int size : {p->tensor_parallel, p->pipeline_parallel, p->context_parallel}) {

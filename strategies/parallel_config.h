@@ -46,6 +46,13 @@ struct ParallelConfig {
   // first/last chunk that cannot overlap and the SMs the pipelined and bulk
   // communication kernels take. Needs sequence_parallel.
   bool tp_comm_overlap = false;
+  // Megatron-Core --overlap-param-gather (distributed optimizer only): the
+  // updated 16-bit parameters are all-gathered bucket by bucket (the gradient
+  // buckets) at the start of the next step, back to back on the data-parallel
+  // lane; the first micro-batch's forward of each layer waits for its bucket.
+  // Without it, one all-gather follows the optimizer step and nothing
+  // overlaps it.
+  bool overlap_param_gather = false;
   int micro_batch_size = 1;
   int global_batch_size = 1;
   models::Recompute recompute = models::Recompute::kNone;

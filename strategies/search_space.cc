@@ -79,6 +79,7 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
                     c.zero_stage = opt.zero_stage;
                     c.sequence_parallel = tp > 1;
                     c.overlap_grad_reduce = true;
+                    c.overlap_param_gather = opt.distributed;
                     c.precision = space.precision;
                     c.data_parallel = 0;
                     out.push_back(c);

@@ -60,6 +60,7 @@ bool IsWeightGradient(const models::Op& op) { return absl::EndsWith(op.name, "_w
 // One gradient bucket: parameters of a run of layers, in backward order.
 struct Bucket {
   double params = 0;
+  int first_index = 0;  // grad_done_ index of its first piece (backward order)
   int ready_index = 0;  // grad_done_ index whose completion closes the bucket
 };
 
@@ -123,6 +124,7 @@ class Builder {
     last_expert_reduce_.assign(n, kNone);
     grad_done_.assign(n, std::vector<sim::TaskId>(L + 2, kNone));
     SplitBackward();
+    if (overlap_param_gather_) RETURN_IF_ERROR_(StartParamGathers());
 
     for (int s = 0; s < pp; ++s) {
       std::vector<std::vector<int>> groups;
@@ -202,12 +204,26 @@ class Builder {
     const bool final_mb = a.microbatch == p_.num_microbatches() - 1;
     const models::Workload& w = plan_.workload;
     switch (a.pass) {
-      case Pass::kForward:
+      case Pass::kForward: {
         ctx.phase = Phase::kForward;
-        if (first_pos) RETURN_IF_ERROR_(AddOps(w.embedding_forward, ctx, -1));
-        for (int l = first_layer; l < end_layer; ++l) RETURN_IF_ERROR_(AddOps(w.layer_forward, ctx, l));
-        if (last_pos) RETURN_IF_ERROR_(AddOps(w.head_forward, ctx, in_.model->num_layers));
+        // --overlap-param-gather: the first micro-batch's forward of each
+        // layer waits for the gather of its parameter bucket.
+        const bool gathers = overlap_param_gather_ && a.microbatch == 0;
+        const int L = in_.model->num_layers;
+        if (first_pos) {
+          if (gathers) WaitForParameters(gpus, 0);
+          RETURN_IF_ERROR_(AddOps(w.embedding_forward, ctx, -1));
+        }
+        for (int l = first_layer; l < end_layer; ++l) {
+          if (gathers) WaitForParameters(gpus, l + 1);
+          RETURN_IF_ERROR_(AddOps(w.layer_forward, ctx, l));
+        }
+        if (last_pos) {
+          if (gathers) WaitForParameters(gpus, L + 1);
+          RETURN_IF_ERROR_(AddOps(w.head_forward, ctx, L));
+        }
         break;
+      }
       case Pass::kBackward:
       case Pass::kBackwardInput: {
         ctx.phase = Phase::kBackward;
@@ -947,6 +963,7 @@ class Builder {
     std::vector<Bucket> buckets;
     Bucket cur;
     for (const auto& [params, index] : pieces) {
+      if (cur.params == 0) cur.first_index = index;
       cur.params += params;
       cur.ready_index = index;
       if (cur.params >= limit) {
@@ -1019,6 +1036,54 @@ class Builder {
     return absl::OkStatus();
   }
 
+  // --overlap-param-gather (ParallelConfig::overlap_param_gather): the
+  // parameter all-gathers that follow the previous step's optimizer update,
+  // at the start of this step (in the periodic steady state the two are the
+  // same instant), one per gradient bucket in forward order, back to back on
+  // the data-parallel lane as Megatron-Core issues them (each bucket's
+  // forward pre-hook waits for its gather and dispatches the next; the host
+  // runs ahead of the GPU). Dense buckets over the data x context group, then
+  // (MoE) expert buckets over the expert-data-parallel group. Fills
+  // param_gather_of_, which WaitForParameters reads.
+  absl::Status StartParamGathers() {
+    const int n = static_cast<int>(compute_.size());
+    param_gather_of_.assign(2, std::vector<std::vector<sim::TaskId>>(
+                                   n, std::vector<sim::TaskId>(in_.model->num_layers + 2, kNone)));
+    for (const bool experts : {false, true}) {
+      if (experts && in_.model->num_experts == 0) continue;
+      for (int i = 0; i < n; ++i) {
+        const std::vector<int>& group = experts ? ExpertDataGroupOf(i) : DataContextGroupOf(i);
+        const std::vector<int> members = SimulatedMembers(group);
+        if (group.size() == 1 || members.front() != i) continue;
+        std::vector<Bucket> buckets = MakeBuckets(i, experts);
+        std::reverse(buckets.begin(), buckets.end());  // forward order
+        const int stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp;
+        sim::TaskId previous = kNone;
+        for (const Bucket& b : buckets) {
+          RETURN_IF_ERROR_(AddParamGather(
+              experts ? "expert_dp_param_allgather" : "dp_param_allgather", b.params, stage,
+              group, members, {previous}, &previous));
+          for (int j : members) {
+            for (int index = b.ready_index; index <= b.first_index; ++index) {
+              param_gather_of_[experts][j][index] = previous;
+            }
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The next op of each of `gpus` waits for the gathers (dense and expert) of
+  // the parameter bucket holding grad_done_ index `index`.
+  void WaitForParameters(const std::vector<int>& gpus, int index) {
+    for (const std::vector<std::vector<sim::TaskId>>& of : param_gather_of_) {
+      for (int i : gpus) {
+        if (of[i][index] != kNone) waits_[i].push_back(of[i][index]);
+      }
+    }
+  }
+
   // MoE: the routed experts' gradients, reduced in their own buckets over the
   // expert-data-parallel group (dp·cp/ep ranks; placement.h). Fills
   // expert_synced_ (what each GPU's optimizer step waits for) and
@@ -1061,8 +1126,9 @@ class Builder {
   absl::Status AddExpertParamGather(bool dist_opt) {
     const int n = static_cast<int>(compute_.size());
     const int group_size = p_.data_parallel * p_.context_parallel / p_.expert_parallel;
-    // (ZeRO-3 gathers them layer by layer instead.)
-    if (in_.model->num_experts == 0 || !dist_opt || group_size == 1 || zero3_) {
+    // (ZeRO-3 gathers them layer by layer, --overlap-param-gather at the start.)
+    if (in_.model->num_experts == 0 || !dist_opt || group_size == 1 || zero3_ ||
+        overlap_param_gather_) {
       return absl::OkStatus();
     }
     for (int i = 0; i < n; ++i) {
@@ -1134,7 +1200,7 @@ class Builder {
         optimizer_step_[j] = t;
       }
       sim::TaskId gathered = kNone;
-      if (dist_opt && GradientRanks() > 1 && !zero3_) {
+      if (dist_opt && GradientRanks() > 1 && !zero3_ && !overlap_param_gather_) {
         RETURN_IF_ERROR_(AddParamGather("dp_param_allgather", local_params, stage, group,
                                         members, opt, &gathered));
       }
@@ -1198,6 +1264,13 @@ class Builder {
   // ZeRO-3 / FSDP with data parallelism: parameters gathered per layer,
   // gradients reduce-scattered per layer and micro-batch.
   const bool zero3_ = p_.zero_stage == 3 && p_.data_parallel * p_.context_parallel > 1;
+  // --overlap-param-gather where there is a parameter gather to overlap.
+  const bool overlap_param_gather_ = p_.overlap_param_gather && !zero3_ &&
+                                     (p_.distributed_optimizer || p_.zero_stage >= 1) &&
+                                     p_.data_parallel * p_.context_parallel > 1;
+  // [dense, experts][local GPU][grad_done_ index]: the parameter gather that
+  // index's first forward waits for (StartParamGathers).
+  std::vector<std::vector<std::vector<sim::TaskId>>> param_gather_of_;
   bool context_fold_exact_ = true;
   const bool merge_chains_ = in_.merge_compute_chains && !p_.tp_comm_overlap;
   // Per GPU: the compute task the next compute op of the same op list may
@@ -1279,7 +1352,8 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   // every simulated GPU; reserved so that TaskInfo pointers stay valid.
   plan.step_ops.reserve(static_cast<size_t>(in.parallel->model_parallel_size()) *
                             (in.fold_data_parallel ? 1 : in.parallel->data_parallel) *
-                            (in.model->num_layers + 8) * (in.model->num_experts > 0 ? 2 : 1) +
+                            (in.model->num_layers + 8) * (in.model->num_experts > 0 ? 2 : 1) *
+                            (in.parallel->overlap_param_gather ? 2 : 1) +
                         16);
   // One TaskInfo per op of each micro-batch's layers (shared by a stage's
   // GPUs), about one task each with the folds: reserved, not regrown.

@@ -1,5 +1,7 @@
 #include "strategies/step_builder.h"
 
+#include <algorithm>
+
 #include "gtest/gtest.h"
 #include "models/gpu_catalog.h"
 #include "sim/engine.h"
@@ -233,6 +235,100 @@ TEST(StepBuilderTest, OverlappedGradientReductionHidesCommunication) {
   EXPECT_GT(plain.summary.exposed_dp, sim::Duration::Zero());
   EXPECT_LT(overlapped.summary.exposed_dp, plain.summary.exposed_dp);
   EXPECT_LT(overlapped.summary.step_time, plain.summary.step_time);
+}
+
+// --overlap-param-gather: one all-gather per gradient bucket at the step's
+// start, under the first micro-batch's forward, instead of one exposed gather
+// after the optimizer step; the same bytes either way, and folding stays exact.
+TEST(StepBuilderTest, OverlappedParamGatherRunsUnderTheForward) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 8;
+  p.distributed_optimizer = true;
+  p.overlap_grad_reduce = true;
+  models::TransformerConfig model = SmallGpt();
+  model.num_layers = 16;
+  auto gathers = [](const StepPlan& plan) {
+    std::vector<int64_t> bytes;
+    for (const models::Op& op : plan.step_ops) {
+      if (op.name == "dp_param_allgather") bytes.push_back(op.comm_bytes.count());
+    }
+    return bytes;
+  };
+  SimRun plain = Simulate(model, p, 4, true, net);
+  p.overlap_param_gather = true;
+  SimRun overlapped = Simulate(model, p, 4, true, net);
+  SimRun unfolded = Simulate(model, p, 4, false, net);
+  const std::vector<int64_t> one = gathers(plain.plan);
+  const std::vector<int64_t> per_bucket = gathers(overlapped.plan);
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_GT(per_bucket.size(), 2u);
+  int64_t total = 0;
+  for (int64_t b : per_bucket) total += b;
+  EXPECT_NEAR(static_cast<double>(total), static_cast<double>(one[0]), 1e-6 * one[0]);
+  EXPECT_LT(overlapped.summary.exposed_dp, plain.summary.exposed_dp);
+  EXPECT_LT(overlapped.summary.step_time, plain.summary.step_time);
+  EXPECT_EQ(overlapped.summary.step_time, unfolded.summary.step_time);
+  EXPECT_EQ(overlapped.summary.exposed_dp, unfolded.summary.exposed_dp);
+}
+
+// The gathers run back to back from the step's start, and the first
+// micro-batch's forward starts only once the first bucket (the embedding's)
+// has arrived.
+TEST(StepBuilderTest, OverlappedParamGatherWaitsForEachBucket) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 4;
+  p.distributed_optimizer = true;
+  p.overlap_param_gather = true;
+  ASSERT_TRUE(ValidateParallelConfig(SmallGpt(), 4, &p).ok());
+  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
+  const models::KernelModel kernels(*gpu);
+  const models::TransformerConfig model = SmallGpt();
+  StepInputs in;
+  in.model = &model;
+  in.parallel = &p;
+  in.kernels = &kernels;
+  in.network = &net;
+  absl::StatusOr<StepPlan> plan = BuildStep(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  struct Recorder : sim::SpanObserver {
+    const StepPlan* plan;
+    std::vector<std::pair<sim::Time, sim::Time>> gathers;
+    sim::Time first_compute = sim::Time::Infinite();
+    void OnSpan(const sim::TaskGraph&, const sim::Span& s) override {
+      const TaskInfo& info = plan->infos[s.tag];
+      if (info.op == nullptr) return;
+      if (info.op->name == "dp_param_allgather") gathers.emplace_back(s.start, s.end);
+      if (!info.is_collective && info.phase == Phase::kForward && s.start < first_compute) {
+        first_compute = s.start;
+      }
+    }
+  } rec;
+  rec.plan = &*plan;
+  sim::Simulator simulator;
+  sim::Engine engine(plan->graph, simulator);
+  engine.AddObserver(&rec);
+  ASSERT_TRUE(engine.Run().ok());
+  ASSERT_GT(rec.gathers.size(), 1u);
+  std::sort(rec.gathers.begin(), rec.gathers.end());
+  EXPECT_EQ(rec.gathers.front().first, sim::Time());
+  for (size_t k = 1; k < rec.gathers.size(); ++k) {
+    EXPECT_EQ(rec.gathers[k].first, rec.gathers[k - 1].second);  // back to back
+  }
+  EXPECT_GE(rec.first_compute, rec.gathers.front().second);
+  EXPECT_LT(rec.first_compute, rec.gathers.back().second);  // later buckets overlap it
+}
+
+TEST(StepBuilderTest, OverlapParamGatherNeedsTheDistributedOptimizer) {
+  ParallelConfig p;
+  p.global_batch_size = 4;
+  p.overlap_param_gather = true;
+  const absl::Status s = ValidateParallelConfig(SmallGpt(), 4, &p);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("parallelism.overlap_param_gather"), std::string_view::npos) << s;
 }
 
 TEST(StepBuilderTest, FullRecomputeAddsForwardWork) {
