@@ -48,6 +48,7 @@ int ValidateCommand(const Args& args) {
   double target = 10, max_mape = -1;
   int stride = 1, offset = 0;
   double host_overhead = -1, pipeline_p2p_host = -1, serving_host = -1, decode_attention = -1;
+  double attention_factor = -1;
   std::vector<std::string> source_bounds;
   bool help = false;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
@@ -66,6 +67,9 @@ int ValidateCommand(const Args& args) {
       "override the inference rows' decode-attention FLOPs per SM per clock (0: off)")(
       "pipeline-p2p-host-us", po::value(&pipeline_p2p_host),
       "override the vTrain rows' pipeline-engine host time per send (microseconds)")(
+      "framework-attention-factor", po::value(&attention_factor),
+      "override every training row's in-framework fraction of the calibrated attention rate, "
+      "in (0, 1]")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -85,6 +89,11 @@ int ValidateCommand(const Args& args) {
   }
   if (stride < 1 || offset < 0) {
     return Fail(absl::InvalidArgumentError("--stride must be at least 1 and --offset at least 0"));
+  }
+  if (vm.count("framework-attention-factor") && !(attention_factor > 0 && attention_factor <= 1)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--framework-attention-factor=", attention_factor,
+        " must be in (0, 1] (1 = the standalone attention kernel's rate)")));
   }
   absl::StatusOr<std::map<std::string, double>> per_source = ParseSourceBounds(source_bounds);
   if (!per_source.ok()) return Fail(per_source.status());
@@ -114,7 +123,8 @@ int ValidateCommand(const Args& args) {
         scenarios::ValidateTable(*table, f,
                                  {.stride = stride, .offset = offset,
                                   .host_overhead_us = host_overhead,
-                                  .pipeline_p2p_host_us = pipeline_p2p_host});
+                                  .pipeline_p2p_host_us = pipeline_p2p_host,
+                                  .framework_attention_factor = attention_factor});
     if (!report.ok()) return Fail(report.status());
     std::cout << scenarios::FormatValidationReport(*report, target) << "\n";
     if (max_mape >= 0 && report->overall_mape > max_mape) {

@@ -49,6 +49,9 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     : gpu_(gpu), params_(params), calibration_(calibration) {
   SIM_CHECK(calibration == nullptr || calibration->gpu() == gpu.name)
       << "calibration for " << calibration->gpu() << " given to the kernel model of " << gpu.name;
+  SIM_CHECK(params.framework_attention_factor > 0 && params.framework_attention_factor <= 1)
+      << "framework_attention_factor " << params.framework_attention_factor
+      << " is outside (0, 1]";
   const CalibrationParams fit = calibration ? calibration->params() : CalibrationParams{};
   gemm_bandwidth_fraction_ =
       fit.gemm_bandwidth_fraction.value_or(params_.memory_bandwidth_fraction);
@@ -63,9 +66,14 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     r.gemm_fitted = f.gemm_ceiling.has_value();
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
-    r.attention_fwd_efficiency = f.attention_fwd_efficiency.value_or(params_.attention_efficiency);
+    const double in_framework = params_.framework_attention_factor;
+    r.attention_fwd_efficiency = f.attention_fwd_efficiency
+                                     ? *f.attention_fwd_efficiency * in_framework
+                                     : params_.attention_efficiency;
     r.attention_fwd_fitted = f.attention_fwd_efficiency.has_value();
-    r.attention_bwd_efficiency = f.attention_bwd_efficiency.value_or(params_.attention_efficiency);
+    r.attention_bwd_efficiency = f.attention_bwd_efficiency
+                                     ? *f.attention_bwd_efficiency * in_framework
+                                     : params_.attention_efficiency;
     r.attention_bwd_fitted = f.attention_bwd_efficiency.has_value();
   }
 }
@@ -73,6 +81,10 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
 OpCost KernelModel::Cost(const Op& op) const {
   if (calibration_ != nullptr && op.kind != OpKind::kCollective) {
     if (std::optional<sim::Duration> t = calibration_->Measured(op)) {
+      // A measured attention kernel ran standalone, like the fitted rates.
+      if (op.kind == OpKind::kAttention) {
+        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.framework_attention_factor);
+      }
       const double peak = gpu_.PeakFlops(op.dtype);
       return OpCost{*t, peak > 0 ? op.flops.count() / (t->ToSeconds() * peak) : 0,
                     CostSource::kMeasured, kMeasuredShape};

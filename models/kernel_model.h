@@ -16,6 +16,8 @@
 //  Attention  time = max(flops · causal_fraction / (peak · attention_efficiency),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
 //             FLOPs are counted unmasked; a causal kernel computes about half.
+//             A calibrated (microbenchmark) efficiency is scaled by
+//             params.framework_attention_factor (models/framework_attention.h).
 //  Memory-bound  time = bytes / (bandwidth · bandwidth_fraction) + kernel_overhead
 //
 // With a calibration, each fitted parameter replaces its fallback: per dtype
@@ -85,6 +87,11 @@ struct KernelModelParams {
   // Small tiles lose operand reuse; 0.9 for 128x128 against 128x256 is an
   // assumption (uncalibrated) that only matters when it wins the wave count.
   double small_tile_efficiency = 0.9;
+  // Multiplies the attention efficiencies a calibration fitted to standalone
+  // kernels (not the fallback above): the rate attention reaches inside a
+  // training framework relative to its microbenchmark. 1 costs the standalone
+  // kernel; training runs pass models/framework_attention.h's fitted value.
+  double framework_attention_factor = 1.0;
 };
 
 // Fraction of SM slots that do useful work for a GEMM of batch x (m x n) output

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "gtest/gtest.h"
+#include "models/calibration.h"
 
 namespace clustersim::models {
 namespace {
@@ -27,6 +28,20 @@ Op BfGemm(int64_t m, int64_t n, int64_t k) {
 }
 
 double Tflops(const Op& op, const OpCost& c) { return op.flops.count() / c.time.ToSeconds() / 1e12; }
+
+// A non-causal attention op over `batch` heads of seq x seq, head dim 128,
+// counted as workload.h does (unmasked FLOPs, Q/K/V/O bytes).
+Op Attention(const char* name, int64_t batch, int64_t seq) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kAttention;
+  op.batch = batch;
+  op.m = op.n = seq;
+  op.k = 128;
+  op.flops = sim::Flops(4.0 * op.batch * op.m * op.n * op.k);
+  op.bytes = sim::Bytes(4 * op.batch * op.m * op.k * 2);
+  return op;
+}
 
 // [VLLM-49363] (hardware-and-prices.md §2): H100 BF16 small-M GEMMs at
 // N=12288, K=5376 reach 2.87 / 46.5 / 182.6 / 352.6 TFLOPS at M = 1/16/64/128.
@@ -119,14 +134,7 @@ TEST(KernelModelTest, Fp8GemmUsesFp8PeakAndCeiling) {
 
 TEST(KernelModelTest, CausalAttentionCostsAboutHalf) {
   KernelModel model(Gpu("a100-sxm4-80gb"));
-  Op attn;
-  attn.name = "attention_fwd";
-  attn.kind = OpKind::kAttention;
-  attn.batch = 16;
-  attn.m = attn.n = 8192;
-  attn.k = 128;
-  attn.flops = sim::Flops(4.0 * attn.batch * attn.m * attn.n * attn.k);
-  attn.bytes = sim::Bytes(4 * attn.batch * attn.m * attn.k * 2);
+  Op attn = Attention("attention_fwd", 16, 8192);
   const OpCost full = model.Cost(attn);
   // Non-causal, compute-bound: FlashAttention-2 fraction of the 312 TFLOPS peak.
   EXPECT_NEAR(full.efficiency, model.params().attention_efficiency, 0.01);
@@ -134,6 +142,40 @@ TEST(KernelModelTest, CausalAttentionCostsAboutHalf) {
   const OpCost causal = model.Cost(attn);
   EXPECT_NEAR(causal.time.ToSeconds() / full.time.ToSeconds(), (64.0 + 1) / (2 * 64), 0.01);
   EXPECT_FALSE(causal.detail.empty());
+}
+
+// The in-framework factor scales attention efficiencies a calibration fitted
+// to standalone kernels (H100: cuDNN microbenchmarks), in both directions,
+// and leaves the spec fallback (A100 has no fitted attention) and GEMMs alone.
+TEST(KernelModelTest, FrameworkAttentionFactorScalesOnlyCalibratedAttention) {
+  const Op fwd = Attention("attention_fwd", 32, 8192);
+  Op bwd = Attention("attention_bwd", 32, 8192);
+  bwd.flops = sim::Flops(2.5 * fwd.flops.count());
+  const Op gemm = BfGemm(8192, 8192, 8192);
+  KernelModelParams slow;
+  slow.framework_attention_factor = 0.5;
+
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  const Calibration* cal = Calibration::Shipped(h100.name);
+  ASSERT_NE(cal, nullptr);
+  const KernelModel standalone(h100, {}, cal), in_framework(h100, slow, cal);
+  for (const Op& op : {fwd, bwd}) {
+    const OpCost a = standalone.Cost(op), b = in_framework.Cost(op);
+    EXPECT_NE(a.source, CostSource::kSpecFallback) << op.name;  // fitted or measured
+    EXPECT_NEAR(b.efficiency / a.efficiency, 0.5, 0.01) << op.name;
+  }
+  EXPECT_EQ(standalone.Cost(gemm).time, in_framework.Cost(gemm).time);
+
+  const GpuSpec& a100 = Gpu("a100-sxm4-80gb");
+  const KernelModel fallback(a100, {}, Calibration::Shipped(a100.name)),
+      fallback_slow(a100, slow, Calibration::Shipped(a100.name));
+  EXPECT_EQ(fallback.Cost(fwd).time, fallback_slow.Cost(fwd).time);
+
+  // A measured attention shape also ran standalone: its time scales too.
+  const Calibration measured(h100.name, {}, {Measurement{fwd, sim::Microseconds(1000)}}, "test");
+  const KernelModel measured_slow(h100, slow, &measured);
+  EXPECT_EQ(measured_slow.Cost(fwd).source, CostSource::kMeasured);
+  EXPECT_EQ(measured_slow.Cost(fwd).time, sim::Microseconds(2000));
 }
 
 // Memory-bound: 1 GB at 85% of 2039 GB/s plus the kernel overhead.

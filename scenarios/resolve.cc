@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/dtype.h"
+#include "models/framework_attention.h"
 #include "scenarios/limits.h"
 #include "strategies/host_overhead.h"
 #include "scenarios/resolve_cluster.h"
@@ -126,6 +127,15 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
         "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
         " must be between 0 and 1e6 microseconds"));
   }
+  r.framework_attention_factor = t.has_framework_attention_factor()
+                                     ? t.framework_attention_factor()
+                                     : models::kFrameworkAttentionFactor;
+  if (!(r.framework_attention_factor > 0 && r.framework_attention_factor <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.framework_attention_factor=", r.framework_attention_factor,
+        " must be in (0, 1]: the fraction of the calibrated attention kernel rate reached in "
+        "training (1 = the standalone kernel; omit it for the fitted default)"));
+  }
   r.pipeline_p2p_host_us = t.pipeline_p2p_host_us();
   if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -189,6 +199,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_precision(std::string(models::DtypeName(pc.precision)));
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
   if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
+  et->set_framework_attention_factor(r.framework_attention_factor);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");

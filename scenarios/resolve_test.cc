@@ -4,8 +4,10 @@
 #include <utility>
 
 #include "gtest/gtest.h"
+#include "models/framework_attention.h"
 #include "scenarios/loader.h"
 #include "scenarios/resolve_cluster.h"
+#include "scenarios/runner.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -55,6 +57,41 @@ TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
   EXPECT_NE(r.status().message().find("training.attention=\"sdpa\""), std::string::npos)
       << r.status();
   EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
+}
+
+// training.framework_attention_factor: the fitted default, echoed; a value
+// outside (0, 1] names the field; on H100 (fitted attention) a lower factor
+// makes the step slower, on A100 (spec-fallback attention) it changes nothing.
+TEST(ResolveTest, FrameworkAttentionFactorDefaultsToTheFitAndActsOnCalibratedGpus) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    model { preset: "llama2-7b" seq_length: 16384 }
+    parallelism { tensor_model_parallel_size: 8 }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->framework_attention_factor, models::kFrameworkAttentionFactor);
+  EXPECT_EQ(r->echo.training().framework_attention_factor(), models::kFrameworkAttentionFactor);
+
+  for (double bad : {0.0, -1.0, 1.5}) {
+    s.mutable_training()->set_framework_attention_factor(bad);
+    const absl::Status st = Resolve(s).status();
+    EXPECT_NE(st.message().find("training.framework_attention_factor="), std::string::npos) << st;
+    EXPECT_NE(st.message().find("(0, 1]"), std::string::npos) << st;
+  }
+
+  auto step_s = [&](const char* gpu, double factor) {
+    config::Scenario t = s;
+    t.mutable_cluster()->set_gpu(gpu);
+    t.mutable_training()->set_framework_attention_factor(factor);
+    absl::StatusOr<ResolvedScenario> rt = Resolve(t);
+    EXPECT_TRUE(rt.ok()) << rt.status();
+    absl::StatusOr<config::Result> res = RunScenario(*rt, {});
+    EXPECT_TRUE(res.ok()) << res.status();
+    return res->step_time_s();
+  };
+  EXPECT_GT(step_s("h100-sxm5-80gb", 0.5), step_s("h100-sxm5-80gb", 1.0));
+  EXPECT_EQ(step_s("a100-sxm4-80gb", 0.5), step_s("a100-sxm4-80gb", 1.0));
 }
 
 // FP8 on an A100 is a hardware error (the part has no FP8 tensor cores),

@@ -180,7 +180,10 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
       options.network != nullptr ? *options.network : *own_network;
   // Shipped calibration for this GPU (fitted to published measured points) when
   // one exists; otherwise the spec-sheet model (models/calibration.h).
-  const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));
+  models::KernelModelParams kernel_params;
+  kernel_params.framework_attention_factor = s.framework_attention_factor;
+  const models::KernelModel kernels(*s.gpu, kernel_params,
+                                    models::Calibration::Shipped(s.gpu->name));
   strategies::StepInputs in;
   in.model = &s.model;
   in.parallel = &s.parallel;

@@ -85,6 +85,9 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   if (options.host_overhead_us >= 0) {
     s.mutable_training()->set_host_overhead_us_per_op(options.host_overhead_us);
   }
+  if (options.framework_attention_factor > 0) {
+    s.mutable_training()->set_framework_attention_factor(options.framework_attention_factor);
+  }
   absl::StatusOr<ResolvedScenario> r = Resolve(s);
   if (!r.ok()) return r.status();
   if (options.resolve_only) return absl::CancelledError("not simulated (resolve only)");

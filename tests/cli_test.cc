@@ -373,6 +373,17 @@ TEST_F(CliTest, ValidateListsEveryInferenceRow) {
       << o.out;
 }
 
+// A fit override outside its range is a clear error naming the flag.
+TEST_F(CliTest, ValidateRefusesAnAttentionFactorOutsideItsRange) {
+  for (const char* bad : {"0", "1.5", "-2"}) {
+    Outcome o = Run("validate " + src_ + "/tests/validation/published-runs.csv " +
+                    "--framework-attention-factor " + bad);
+    EXPECT_EQ(o.code, 2) << bad << ": " << o.err;
+    EXPECT_NE(o.err.find("--framework-attention-factor"), std::string::npos) << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+  }
+}
+
 // Serving-only devices are listed, and training on them is a clear error.
 TEST_F(CliTest, ServingDevicesAreListedAndRefuseTraining) {
   Outcome list = Run("list gpus");
