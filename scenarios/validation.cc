@@ -131,13 +131,16 @@ PublishedAssumptions AssumptionsFor(const std::string& source) {
     return {1, "none", true, true, true, "fp8", "flash",
             "FP8 (Transformer Engine) where the notes say so; no recompute, sequence parallel "
             "when tp > 1, distributed optimizer, overlapped grad reduce; architecture from the "
-            "model preset the row names"};
+            "model preset the row names; H100 attention at the fitted in-framework factor "
+            "(models/framework_attention.h; these rows are held out from its fit)"};
   }
   if (source == "NEMOLONG") {
     return {1, "none", true, true, true, "fp8", "flash",
             "global batch = data-parallel size (one sequence per replica; the table states no "
             "batch), micro-batch 1, FP8, no recompute, sequence parallel when tp > 1, "
-            "distributed optimizer, overlapped grad reduce; Llama 2 7B preset"};
+            "distributed optimizer, overlapped grad reduce; Llama 2 7B preset; H100 attention at "
+            "the fitted in-framework factor, of which these rows are the training split "
+            "(models/framework_attention.h)"};
   }
   if (source == "MCORE24") {
     // Attention: flash. Megatron-core (2024) runs attention through
@@ -148,7 +151,9 @@ PublishedAssumptions AssumptionsFor(const std::string& source) {
             "micro-batch 1, selective recompute + sequence parallel, distributed optimizer, "
             "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine), "
             "TP communication overlapped with GEMMs (--tp-comm-overlap, stated), parameter "
-            "all-gather under the next forward (--overlap-param-gather, stated)",
+            "all-gather under the next forward (--overlap-param-gather, stated), H100 attention at "
+            "the fitted in-framework factor (models/framework_attention.h; held out from its "
+            "fit)",
             true, true};
   }
   if (source == "KOR22") {
