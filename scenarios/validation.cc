@@ -470,7 +470,8 @@ std::string FormatValidationReport(const ValidationReport& report, double target
   }
   out += "\nMAPE by source (time and throughput rows):\n";
   for (const SourceSummary& s : report.by_source) {
-    absl::StrAppendFormat(&out, "  %-14s %6.1f%%  (%d rows)\n", s.source, s.mape, s.rows);
+    absl::StrAppendFormat(&out, "  %-14s %6.1f%%  (%d rows)%s\n", s.source, s.mape, s.rows,
+                          s.mape > target_mape ? "  above the target" : "");
   }
   absl::StrAppendFormat(&out, "overall MAPE %.1f%% over %d rows; target %.0f%%: %s\n",
                         report.overall_mape, report.supported, target_mape,

@@ -22,6 +22,20 @@ constexpr char kVtrainHeader[] =
     "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
     "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n";
 
+// The report says which sources miss the target, not only the overall MAPE.
+TEST(ValidationTest, ReportMarksEachSourceAboveTheTarget) {
+  ValidationReport r;
+  r.by_source = {{"GOOD", 3, 4.0}, {"BAD", 2, 12.5}};
+  r.supported = 5;
+  r.overall_mape = 7.4;
+  const std::string text = FormatValidationReport(r, 10);
+  EXPECT_NE(text.find("BAD              12.5%  (2 rows)  above the target\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("GOOD              4.0%  (3 rows)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("overall MAPE 7.4% over 5 rows; target 10%: met"), std::string::npos)
+      << text;
+}
+
 // Fuzzing found a vTrain row with tensor parallelism 0 dividing by zero
 // (Megatron's vocabulary padding to 128 x tp): SIGFPE.
 TEST(ValidationTest, VtrainRowWithZeroTensorParallelIsKeptWithTheColumnNamed) {
