@@ -48,7 +48,7 @@ int ValidateCommand(const Args& args) {
   double target = 10, max_mape = -1;
   int stride = 1, offset = 0;
   double host_overhead = -1, pipeline_p2p_host = -1, serving_host = -1, decode_attention = -1;
-  double attention_factor = -1;
+  double attention_factor = -1, gemm_factor = -1;
   std::vector<std::string> source_bounds;
   bool help = false;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
@@ -70,6 +70,8 @@ int ValidateCommand(const Args& args) {
       "framework-attention-factor", po::value(&attention_factor),
       "override every training row's in-framework fraction of the calibrated attention rate, "
       "in (0, 1]")(
+      "framework-gemm-factor", po::value(&gemm_factor),
+      "override every training row's sustained fraction of the GEMM ceiling, in (0, 1]")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -94,6 +96,11 @@ int ValidateCommand(const Args& args) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "--framework-attention-factor=", attention_factor,
         " must be in (0, 1] (1 = the standalone attention kernel's rate)")));
+  }
+  if (vm.count("framework-gemm-factor") && !(gemm_factor > 0 && gemm_factor <= 1)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--framework-gemm-factor=", gemm_factor,
+                     " must be in (0, 1] (1 = the GEMM ceiling's benchmark rate)")));
   }
   absl::StatusOr<std::map<std::string, double>> per_source = ParseSourceBounds(source_bounds);
   if (!per_source.ok()) return Fail(per_source.status());
@@ -124,7 +131,8 @@ int ValidateCommand(const Args& args) {
                                  {.stride = stride, .offset = offset,
                                   .host_overhead_us = host_overhead,
                                   .pipeline_p2p_host_us = pipeline_p2p_host,
-                                  .framework_attention_factor = attention_factor});
+                                  .framework_attention_factor = attention_factor,
+                                  .framework_gemm_factor = gemm_factor});
     if (!report.ok()) return Fail(report.status());
     std::cout << scenarios::FormatValidationReport(*report, target) << "\n";
     if (max_mape >= 0 && report->overall_mape > max_mape) {

@@ -52,6 +52,8 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
   SIM_CHECK(params.framework_attention_factor > 0 && params.framework_attention_factor <= 1)
       << "framework_attention_factor " << params.framework_attention_factor
       << " is outside (0, 1]";
+  SIM_CHECK(params.framework_gemm_factor > 0 && params.framework_gemm_factor <= 1)
+      << "framework_gemm_factor " << params.framework_gemm_factor << " is outside (0, 1]";
   const CalibrationParams fit = calibration ? calibration->params() : CalibrationParams{};
   gemm_bandwidth_fraction_ =
       fit.gemm_bandwidth_fraction.value_or(params_.memory_bandwidth_fraction);
@@ -62,7 +64,7 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
   for (Dtype d : kAllDtypes) {
     const DtypeFit& f = fit.For(d);
     Resolved& r = resolved_[DtypeIndex(d)];
-    r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d));
+    r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d)) * params_.framework_gemm_factor;
     r.gemm_fitted = f.gemm_ceiling.has_value();
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
@@ -84,6 +86,8 @@ OpCost KernelModel::Cost(const Op& op) const {
       // A measured attention kernel ran standalone, like the fitted rates.
       if (op.kind == OpKind::kAttention) {
         *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.framework_attention_factor);
+      } else if (op.kind == OpKind::kGemm) {
+        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.framework_gemm_factor);
       }
       const double peak = gpu_.PeakFlops(op.dtype);
       return OpCost{*t, peak > 0 ? op.flops.count() / (t->ToSeconds() * peak) : 0,

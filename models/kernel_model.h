@@ -6,7 +6,7 @@
 // `clustersim calibrate`, see calibration.h) or "spec_fallback" (the formulas
 // with the spec-sheet / literature parameters of KernelModelParams).
 //
-//  GEMM       time = max(flops / (peak(dtype) · ceiling · wave_util),
+//  GEMM       time = max(flops / (peak(dtype) · ceiling · gemm_factor · wave_util),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
 //             ceiling: the GPU's measured max-achievable-matmul fraction (MAMF);
 //             wave_util: tiles over SMs, best of a few cuBLAS-like tile shapes;
@@ -92,6 +92,11 @@ struct KernelModelParams {
   // training framework relative to its microbenchmark. 1 costs the standalone
   // kernel; training runs pass models/framework_attention.h's fitted value.
   double framework_attention_factor = 1.0;
+  // Multiplies every GEMM ceiling (fitted, measured or catalog): the rate
+  // GEMMs reach in a sustained training step relative to the short best-shape
+  // benchmarks the ceilings come from. 1 costs the benchmark's rate; training
+  // runs pass models/framework_gemm.h's fitted value.
+  double framework_gemm_factor = 1.0;
 };
 
 // Fraction of SM slots that do useful work for a GEMM of batch x (m x n) output

@@ -178,6 +178,32 @@ TEST(KernelModelTest, FrameworkAttentionFactorScalesOnlyCalibratedAttention) {
   EXPECT_EQ(measured_slow.Cost(fwd).time, sim::Microseconds(2000));
 }
 
+// The sustained-GEMM factor scales the compute roofline of every GEMM
+// (catalog, fitted or measured ceiling) and nothing else: memory-bound GEMMs,
+// attention and memory-bound ops keep their times.
+TEST(KernelModelTest, FrameworkGemmFactorScalesOnlyTheGemmComputeRoofline) {
+  KernelModelParams slow;
+  slow.framework_gemm_factor = 0.5;
+  for (const char* name : {"a100-sxm4-80gb", "h100-sxm5-80gb"}) {
+    const GpuSpec& gpu = Gpu(name);
+    const Calibration* cal = Calibration::Shipped(gpu.name);
+    const KernelModel base(gpu, {}, cal), sustained(gpu, slow, cal);
+    const Op big = BfGemm(8192, 8192, 8192);
+    const OpCost a = base.Cost(big), b = sustained.Cost(big);
+    EXPECT_NEAR(b.efficiency / a.efficiency, 0.5, 0.01) << name;
+    const Op skinny = BfGemm(2, 12288, 5376);  // streams its weight: memory-bound
+    EXPECT_EQ(base.Cost(skinny).time, sustained.Cost(skinny).time) << name;
+    const Op attn = Attention("attention_fwd", 16, 8192);
+    EXPECT_EQ(base.Cost(attn).time, sustained.Cost(attn).time) << name;
+  }
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  const Op gemm = BfGemm(4096, 4096, 4096);
+  const Calibration measured(h100.name, {}, {Measurement{gemm, sim::Microseconds(300)}}, "test");
+  const KernelModel measured_slow(h100, slow, &measured);
+  EXPECT_EQ(measured_slow.Cost(gemm).source, CostSource::kMeasured);
+  EXPECT_EQ(measured_slow.Cost(gemm).time, sim::Microseconds(600));
+}
+
 // Memory-bound: 1 GB at 85% of 2039 GB/s plus the kernel overhead.
 TEST(KernelModelTest, MemoryBoundOpsRunAtAchievedBandwidth) {
   KernelModel model(Gpu("a100-sxm4-80gb"));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/dtype.h"
 #include "models/framework_attention.h"
+#include "models/framework_gemm.h"
 #include "scenarios/limits.h"
 #include "strategies/host_overhead.h"
 #include "scenarios/resolve_cluster.h"
@@ -24,6 +25,13 @@ absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
   if (s == "full") return models::Recompute::kFull;
   return absl::InvalidArgumentError(absl::StrCat(
       "training.recompute_granularity=\"", std::string(s), "\" is not known; use none, selective or full"));
+}
+
+// A fitted in-framework rate factor (models/framework_*.h): in (0, 1].
+absl::StatusOr<double> InFrameworkFactor(const char* field, double value, const char* meaning) {
+  if (value > 0 && value <= 1) return value;
+  return absl::InvalidArgumentError(absl::StrCat(field, "=", value, " must be in (0, 1]: ",
+                                                 meaning, "; omit it for the fitted default)"));
 }
 
 }  // namespace
@@ -127,15 +135,20 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
         "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
         " must be between 0 and 1e6 microseconds"));
   }
-  r.framework_attention_factor = t.has_framework_attention_factor()
-                                     ? t.framework_attention_factor()
-                                     : models::kFrameworkAttentionFactor;
-  if (!(r.framework_attention_factor > 0 && r.framework_attention_factor <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "training.framework_attention_factor=", r.framework_attention_factor,
-        " must be in (0, 1]: the fraction of the calibrated attention kernel rate reached in "
-        "training (1 = the standalone kernel; omit it for the fitted default)"));
-  }
+  absl::StatusOr<double> attention_rate = InFrameworkFactor(
+      "training.framework_attention_factor",
+      t.has_framework_attention_factor() ? t.framework_attention_factor()
+                                         : models::kFrameworkAttentionFactor,
+      "the fraction of the calibrated attention kernel rate reached in training (1 = the "
+      "standalone kernel");
+  if (!attention_rate.ok()) return attention_rate.status();
+  r.framework_attention_factor = *attention_rate;
+  absl::StatusOr<double> gemm_rate = InFrameworkFactor(
+      "training.framework_gemm_factor",
+      t.has_framework_gemm_factor() ? t.framework_gemm_factor() : models::kFrameworkGemmFactor,
+      "the fraction of the GEMM ceiling reached in training (1 = the benchmark's rate");
+  if (!gemm_rate.ok()) return gemm_rate.status();
+  r.framework_gemm_factor = *gemm_rate;
   r.pipeline_p2p_host_us = t.pipeline_p2p_host_us();
   if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -200,6 +213,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
   if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
   et->set_framework_attention_factor(r.framework_attention_factor);
+  et->set_framework_gemm_factor(r.framework_gemm_factor);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");

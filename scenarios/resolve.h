@@ -47,6 +47,7 @@ struct ResolvedScenario {
   double host_overhead_us_per_op = 0;
   double pipeline_p2p_host_us = 0;  // training.pipeline_p2p_host_us
   double framework_attention_factor = 1;  // training.framework_attention_factor
+  double framework_gemm_factor = 1;       // training.framework_gemm_factor
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "models/framework_attention.h"
+#include "models/framework_gemm.h"
 #include "scenarios/loader.h"
 #include "scenarios/resolve_cluster.h"
 #include "scenarios/runner.h"
@@ -16,6 +17,15 @@ config::Scenario Parse(const char* text) {
   absl::StatusOr<config::Scenario> s = ParseScenarioText(text, "test");
   EXPECT_TRUE(s.ok()) << s.status();
   return *s;
+}
+
+// Resolves and runs `s`; the simulated step time in seconds.
+double StepSeconds(const config::Scenario& s) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  EXPECT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> res = RunScenario(*r, {});
+  EXPECT_TRUE(res.ok()) << res.status();
+  return res->step_time_s();
 }
 
 TEST(ResolveTest, FillsDefaultsAndDerivesDataParallel) {
@@ -84,14 +94,35 @@ TEST(ResolveTest, FrameworkAttentionFactorDefaultsToTheFitAndActsOnCalibratedGpu
     config::Scenario t = s;
     t.mutable_cluster()->set_gpu(gpu);
     t.mutable_training()->set_framework_attention_factor(factor);
-    absl::StatusOr<ResolvedScenario> rt = Resolve(t);
-    EXPECT_TRUE(rt.ok()) << rt.status();
-    absl::StatusOr<config::Result> res = RunScenario(*rt, {});
-    EXPECT_TRUE(res.ok()) << res.status();
-    return res->step_time_s();
+    return StepSeconds(t);
   };
   EXPECT_GT(step_s("h100-sxm5-80gb", 0.5), step_s("h100-sxm5-80gb", 1.0));
   EXPECT_EQ(step_s("a100-sxm4-80gb", 0.5), step_s("a100-sxm4-80gb", 1.0));
+}
+
+// training.framework_gemm_factor: the fitted default, echoed; outside (0, 1]
+// names the field; a lower factor makes a GEMM-bound step slower on any GPU.
+TEST(ResolveTest, FrameworkGemmFactorDefaultsToTheFitAndSlowsGemms) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" num_gpus: 8 }
+    model { preset: "gpt-22b" }
+    parallelism { tensor_model_parallel_size: 8 }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->framework_gemm_factor, models::kFrameworkGemmFactor);
+  EXPECT_EQ(r->echo.training().framework_gemm_factor(), models::kFrameworkGemmFactor);
+  for (double bad : {0.0, -0.5, 1.01}) {
+    s.mutable_training()->set_framework_gemm_factor(bad);
+    const absl::Status st = Resolve(s).status();
+    EXPECT_NE(st.message().find("training.framework_gemm_factor="), std::string::npos) << st;
+  }
+  auto step_s = [&](double factor) {
+    config::Scenario t = s;
+    t.mutable_training()->set_framework_gemm_factor(factor);
+    return StepSeconds(t);
+  };
+  EXPECT_GT(step_s(0.8), 1.1 * step_s(1.0));
 }
 
 // FP8 on an A100 is a hardware error (the part has no FP8 tensor cores),

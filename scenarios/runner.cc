@@ -182,6 +182,7 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   // one exists; otherwise the spec-sheet model (models/calibration.h).
   models::KernelModelParams kernel_params;
   kernel_params.framework_attention_factor = s.framework_attention_factor;
+  kernel_params.framework_gemm_factor = s.framework_gemm_factor;
   const models::KernelModel kernels(*s.gpu, kernel_params,
                                     models::Calibration::Shipped(s.gpu->name));
   strategies::StepInputs in;

@@ -85,6 +85,9 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   if (options.host_overhead_us >= 0) {
     s.mutable_training()->set_host_overhead_us_per_op(options.host_overhead_us);
   }
+  if (options.framework_gemm_factor > 0) {
+    s.mutable_training()->set_framework_gemm_factor(options.framework_gemm_factor);
+  }
   if (options.framework_attention_factor > 0) {
     s.mutable_training()->set_framework_attention_factor(options.framework_attention_factor);
   }

@@ -64,6 +64,8 @@ struct ValidationOptions {
   double pipeline_p2p_host_us = -1;
   // Overrides every row's training.framework_attention_factor (<= 0: default).
   double framework_attention_factor = -1;
+  // Overrides every row's training.framework_gemm_factor (<= 0: default).
+  double framework_gemm_factor = -1;
   // Resolve each row's scenario but simulate none (tests/fuzz): every row is
   // kept unsupported, with Resolve's error or "not simulated (resolve only)".
   bool resolve_only = false;

@@ -14,7 +14,11 @@
 // the odd rows are held out: 13.8% at 80 us. Refitted when those rows moved
 // to Megatron's unfused attention (training.attention=unfused: 4 forward and
 // 6 backward attention ops instead of one each); the fused-attention fit was
-// 100 us (training 19.3%, held-out 19.6%). Overridable per scenario
+// 100 us (training 19.3%, held-out 19.6%). Refitted again when GEMMs moved to
+// their sustained training rate (models/framework_gemm.h, 0.91 of the
+// ceiling): 70 us (training 8.5%, held-out 8.6%; 65 us 9.7%, 75 us 8.9%, 80 us
+// 10.1%), with the pipeline-engine time below staying 3000 us (8.5%; 3500 us
+// 8.6%). Overridable per scenario
 // (training.host_overhead_us_per_op). Remaining residuals grow with pp and
 // micro-batch size (see README), so this is one term of a fuller model.
 #ifndef CLUSTERSIM_STRATEGIES_HOST_OVERHEAD_H_
@@ -22,7 +26,7 @@
 
 namespace clustersim::strategies {
 
-inline constexpr double kDefaultHostOverheadUsPerOp = 80.0;
+inline constexpr double kDefaultHostOverheadUsPerOp = 70.0;
 
 // Host time DeepSpeed's PipelineEngine blocks for on each stage-to-stage send
 // (training.pipeline_p2p_host_us), used for runs made with Megatron-DeepSpeed

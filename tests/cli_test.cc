@@ -374,12 +374,17 @@ TEST_F(CliTest, ValidateListsEveryInferenceRow) {
 }
 
 // A fit override outside its range is a clear error naming the flag.
-TEST_F(CliTest, ValidateRefusesAnAttentionFactorOutsideItsRange) {
+TEST_F(CliTest, ValidateRefusesAFitFactorOutsideItsRange) {
   for (const char* bad : {"0", "1.5", "-2"}) {
     Outcome o = Run("validate " + src_ + "/tests/validation/published-runs.csv " +
                     "--framework-attention-factor " + bad);
     EXPECT_EQ(o.code, 2) << bad << ": " << o.err;
     EXPECT_NE(o.err.find("--framework-attention-factor"), std::string::npos) << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+    o = Run("validate " + src_ + "/tests/validation/published-runs.csv " +
+            "--framework-gemm-factor " + bad);
+    EXPECT_EQ(o.code, 2) << bad << ": " << o.err;
+    EXPECT_NE(o.err.find("--framework-gemm-factor"), std::string::npos) << o.err;
     EXPECT_TRUE(o.out.empty()) << o.out;
   }
 }

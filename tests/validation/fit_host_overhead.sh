@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin="${1:-build}/cli/clustersim"
 table=tests/validation/vtrain/ground_truth_single.csv
-for us in 0 20 40 60 80 90 100 110 130; do
+for us in 0 20 40 60 65 70 75 80 90 100 110 130; do
   mape=$("$bin" validate "$table" --stride 2 --offset 0 --host-overhead-us "$us" |
          sed -n 's/^overall MAPE \([0-9.]*\)%.*/\1/p')
   echo "training split, ${us} us/op: MAPE ${mape}%"
