@@ -38,7 +38,7 @@ int SweepCommand(const Args& args) {
     std::cout << "usage: [mpirun -np N] clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N] "
                  "[--report FILE.html]\n"
                  "SWEEP_FILE: scenarios/sweep.proto (SweepFile), e.g. "
-                 "scenarios/sweeps/gpt-22b-grid.textproto\n\n"
+                 "scenarios/examples/sweeps/gpt-22b-grid.textproto\n\n"
               << visible;
     return 0;
   }

@@ -8,7 +8,7 @@
 // opened without blocking, so naming one never waits for a writer.
 //
 // Example:
-//   absl::StatusOr<std::string> text = models::ReadInputFile("scenarios/gpt-22b-a100.textproto");
+//   absl::StatusOr<std::string> text = models::ReadInputFile("scenarios/examples/gpt-22b-a100.textproto");
 //   if (!text.ok()) return text.status();  // "…: not a regular file (a device, pipe or folder) …"
 #ifndef CLUSTERSIM_MODELS_INPUT_FILE_H_
 #define CLUSTERSIM_MODELS_INPUT_FILE_H_

@@ -6,7 +6,7 @@
 // captured, never printed.
 //
 // Example:
-//   absl::StatusOr<config::Scenario> s = LoadScenarioFile("scenarios/gpt-22b-a100.textproto");
+//   absl::StatusOr<config::Scenario> s = LoadScenarioFile("scenarios/examples/gpt-22b-a100.textproto");
 #ifndef CLUSTERSIM_SCENARIOS_LOADER_H_
 #define CLUSTERSIM_SCENARIOS_LOADER_H_
 

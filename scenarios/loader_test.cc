@@ -58,7 +58,7 @@ TEST(LoaderTest, ShippedScenariosParse) {
   ASSERT_NE(dir, nullptr);
   for (const char* name : {"gpt-22b-a100.textproto", "llama2-7b-h100.json"}) {
     absl::StatusOr<config::Scenario> s =
-        LoadScenarioFile(std::string(dir) + "/scenarios/" + name);
+        LoadScenarioFile(std::string(dir) + "/scenarios/examples/" + name);
     EXPECT_TRUE(s.ok()) << name << ": " << s.status();
   }
 }

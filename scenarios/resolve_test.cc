@@ -250,7 +250,7 @@ namespace {
 
 TEST(ResolveTest, CustomNodeBuildsItsOwnCluster) {
   absl::StatusOr<config::Scenario> s = LoadScenarioFile(
-      std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) + "/scenarios/custom-cluster.textproto");
+      std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) + "/scenarios/examples/custom-cluster.textproto");
   ASSERT_TRUE(s.ok()) << s.status();
   absl::StatusOr<ResolvedScenario> r = Resolve(*s);
   ASSERT_TRUE(r.ok()) << r.status();

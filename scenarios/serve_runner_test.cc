@@ -26,7 +26,7 @@ std::string Slurp(const std::string& path) {
 config::Scenario Example() {
   absl::StatusOr<config::Scenario> s =
       LoadScenarioFile(std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) +
-                       "/scenarios/serve-llama3-8b-h100.textproto");
+                       "/scenarios/examples/serve-llama3-8b-h100.textproto");
   EXPECT_TRUE(s.ok()) << s.status();
   return *s;
 }

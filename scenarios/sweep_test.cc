@@ -23,7 +23,7 @@ class SweepTest : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() / ("clustersim_sweep_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
     sweep_ = std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) +
-             "/scenarios/sweeps/gpt-22b-grid.textproto";
+             "/scenarios/examples/sweeps/gpt-22b-grid.textproto";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

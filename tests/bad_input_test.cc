@@ -29,7 +29,7 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-constexpr char kGpt22b[] = "SRC/scenarios/gpt-22b-a100.textproto";
+constexpr char kGpt22b[] = "SRC/scenarios/examples/gpt-22b-a100.textproto";
 constexpr char kCluster16[] = "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 16 ";
 
 class BadInputTest : public ::testing::TestWithParam<Case> {};

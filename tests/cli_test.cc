@@ -51,7 +51,7 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, RunsDefaultScenarioAsJsonWithContractKeys) {
-  Outcome o = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --format json");
+  Outcome o = Run("run " + src_ + "/scenarios/examples/gpt-22b-a100.textproto --format json");
   ASSERT_EQ(o.code, 0) << o.err;
   for (const char* key :
        {"\"step_time_s\"", "\"tokens_per_s\"", "\"tokens_per_s_per_gpu\"",
@@ -66,7 +66,7 @@ TEST_F(CliTest, RunsDefaultScenarioAsJsonWithContractKeys) {
 
 TEST_F(CliTest, OutputDirGetsResultAndTrace) {
   const std::string out = (dir_ / "out").string();
-  Outcome o = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --output-dir " + out);
+  Outcome o = Run("run " + src_ + "/scenarios/examples/gpt-22b-a100.textproto --output-dir " + out);
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_TRUE(std::filesystem::exists(out + "/result.json"));
   EXPECT_TRUE(std::filesystem::exists(out + "/trace.json"));
@@ -74,9 +74,9 @@ TEST_F(CliTest, OutputDirGetsResultAndTrace) {
 }
 
 TEST_F(CliTest, MegatronFlagsOverrideTheScenario) {
-  Outcome a = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --format json");
+  Outcome a = Run("run " + src_ + "/scenarios/examples/gpt-22b-a100.textproto --format json");
   Outcome b = Run("run " + src_ +
-                  "/scenarios/gpt-22b-a100.textproto --format json --num-layers 24");
+                  "/scenarios/examples/gpt-22b-a100.textproto --format json --num-layers 24");
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_NE(b.out.find("\"num_layers\": 24"), std::string::npos);
   EXPECT_NE(a.out, b.out);
@@ -166,13 +166,13 @@ TEST_F(CliTest, ListsPricesWithDatesAndSources) {
 
 TEST_F(CliTest, TrainTokensAddTimeToTrainAndDollars) {
   Outcome o = Run("run " + src_ +
-                  "/scenarios/gpt-22b-a100.textproto --train-tokens 1e9 --usd-per-gpu-hour 2");
+                  "/scenarios/examples/gpt-22b-a100.textproto --train-tokens 1e9 --usd-per-gpu-hour 2");
   ASSERT_EQ(o.code, 0) << o.err;
   for (const char* line : {"time to train", "GPU-hours", "total cost", "energy", "per million"}) {
     EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
   }
   Outcome j = Run("run " + src_ +
-                  "/scenarios/gpt-22b-a100.textproto --train-steps 100 --format json");
+                  "/scenarios/examples/gpt-22b-a100.textproto --train-steps 100 --format json");
   ASSERT_EQ(j.code, 0) << j.err;
   for (const char* key : {"\"time_to_train_s\"", "\"gpu_hours\"", "\"total_usd\"",
                           "\"usd_per_million_tokens\"", "\"energy_kwh\"", "\"price_name\""}) {
@@ -181,7 +181,7 @@ TEST_F(CliTest, TrainTokensAddTimeToTrainAndDollars) {
 }
 
 TEST_F(CliTest, PriceErrorsNameTheField) {
-  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
+  const std::string scenario = src_ + "/scenarios/examples/gpt-22b-a100.textproto";
   Outcome wrong_gpu = Run("run " + scenario + " --price-source aws-p5");
   EXPECT_EQ(wrong_gpu.code, 2);
   EXPECT_NE(wrong_gpu.err.find("pricing.price_source"), std::string::npos) << wrong_gpu.err;
@@ -195,7 +195,7 @@ TEST_F(CliTest, PriceErrorsNameTheField) {
 }
 
 TEST_F(CliTest, CompareVariantsSideBySide) {
-  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
+  const std::string scenario = src_ + "/scenarios/examples/gpt-22b-a100.textproto";
   Outcome o = Run("compare " + scenario +
                   " --variant recompute=selective --set train_tokens=1e10 --format csv");
   ASSERT_EQ(o.code, 0) << o.err;
@@ -214,7 +214,7 @@ TEST_F(CliTest, CompareVariantsSideBySide) {
 }
 
 TEST_F(CliTest, CompareErrorsNameTheCase) {
-  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
+  const std::string scenario = src_ + "/scenarios/examples/gpt-22b-a100.textproto";
   Outcome one = Run("compare " + scenario);
   EXPECT_EQ(one.code, 2);
   EXPECT_NE(one.err.find("two or more cases"), std::string::npos) << one.err;
@@ -250,7 +250,7 @@ TEST_F(CliTest, SearchPrintsTopKAndRejectionsDeterministically) {
 TEST_F(CliTest, SearchSetEditsTheBaseScenario) {
   // Full training of 7B does not fit one RTX 4090; QLoRA does (README "Sizing questions").
   const std::string args = "search " + src_ +
-                           "/scenarios/questions/7b-on-one-rtx4090.textproto --num-gpus 1 "
+                           "/scenarios/examples/questions/7b-on-one-rtx4090.textproto --num-gpus 1 "
                            "--top-k 1 --no-progress";
   Outcome full = Run(args);
   ASSERT_EQ(full.code, 0) << full.err;
@@ -285,7 +285,7 @@ TEST_F(CliTest, SearchErrorsNameTheFlag) {
 }
 
 TEST_F(CliTest, SweepWritesResumableTablesAndAParetoFront) {
-  const std::string sweep = src_ + "/scenarios/sweeps/gpt-22b-grid.textproto";
+  const std::string sweep = src_ + "/scenarios/examples/sweeps/gpt-22b-grid.textproto";
   const std::string prefix = (dir_ / "grid").string();
   Outcome first = Run("sweep " + sweep + " --output " + prefix + " --shard 0/2");
   ASSERT_EQ(first.code, 0) << first.err;
@@ -306,8 +306,8 @@ TEST_F(CliTest, SweepWritesResumableTablesAndAParetoFront) {
 // Pareto front (the markers viz/study_report_test.cc checks), the same bytes on
 // a rerun, and exit 2 with no file where the path cannot be written.
 TEST_F(CliTest, StudyCommandsWriteADeterministicReport) {
-  const std::string scenario = src_ + "/scenarios/gpt-22b-a100.textproto";
-  const std::string sweep = src_ + "/scenarios/sweeps/gpt-22b-grid.textproto";
+  const std::string scenario = src_ + "/scenarios/examples/gpt-22b-a100.textproto";
+  const std::string sweep = src_ + "/scenarios/examples/sweeps/gpt-22b-grid.textproto";
   struct Case {
     std::string args, summary, axis;
   } cases[] = {
@@ -345,7 +345,7 @@ TEST_F(CliTest, StudyCommandsWriteADeterministicReport) {
 }
 
 TEST_F(CliTest, SizingQuestionScenariosRunAndFit) {
-  const std::string q = src_ + "/scenarios/questions/";
+  const std::string q = src_ + "/scenarios/examples/questions/";
   Outcome o = Run("compare " + q + "7b-1t-tokens-8xa100-p4d.textproto " + q +
                   "7b-1t-tokens-8xh100.textproto --format json");
   ASSERT_EQ(o.code, 0) << o.err;
@@ -397,14 +397,14 @@ TEST_F(CliTest, ServingDevicesAreListedAndRefuseTraining) {
                           "xeon-platinum-8480plus"}) {
     EXPECT_NE(list.out.find(gpu), std::string::npos) << gpu;
   }
-  Outcome run = Run("run " + src_ + "/scenarios/gpt-22b-a100.textproto --gpu apple-m2-ultra");
+  Outcome run = Run("run " + src_ + "/scenarios/examples/gpt-22b-a100.textproto --gpu apple-m2-ultra");
   EXPECT_NE(run.code, 0);
   EXPECT_NE(run.err.find("cluster.gpu: apple-m2-ultra"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("training is modelled on discrete GPUs only"), std::string::npos);
 }
 
 TEST_F(CliTest, ServeExamplePrintsLatencyThroughputAndCost) {
-  const std::string scenario = src_ + "/scenarios/serve-llama3-8b-h100.textproto";
+  const std::string scenario = src_ + "/scenarios/examples/serve-llama3-8b-h100.textproto";
   Outcome text = Run("serve " + scenario + " --no-curve");
   ASSERT_EQ(text.code, 0) << text.err;
   for (const char* line : {"TTFT p50/p90/p99", "TPOT p50/p90/p99", "end-to-end p50/p90/p99",

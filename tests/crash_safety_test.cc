@@ -104,7 +104,7 @@ class CrashSafetyTest : public BinaryFixture {
 // A trace of ~28 MB (GPT 22B, 8 GPUs, 4 micro-batches) and an HTML report.
 std::vector<std::string> TraceRun(const std::string& src, const std::string& trace,
                                   const std::string& report) {
-  return {"run", src + "/scenarios/gpt-22b-a100.textproto", "--global-batch-size", "16",
+  return {"run", src + "/scenarios/examples/gpt-22b-a100.textproto", "--global-batch-size", "16",
           "--trace", trace, "--report", report};
 }
 
@@ -171,7 +171,7 @@ TEST_F(CrashSafetyTest, KilledAtRandomTimesLeavesPreviousOrCompleteOutputs) {
 }
 
 TEST_F(CrashSafetyTest, SweepKilledAndResumedMatchesAnUninterruptedSweep) {
-  const std::string grid = src_ + "/scenarios/sweeps/gpt-22b-grid.textproto";
+  const std::string grid = src_ + "/scenarios/examples/sweeps/gpt-22b-grid.textproto";
   const std::string ref = (dir_ / "ref").string();
   const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(RunToEnd({"sweep", grid, "--output", ref}), 0);

@@ -66,7 +66,7 @@ class DeterminismTest : public BinaryFixture {
 // Pipeline parallel (pp 4, expert parallel 8) on the flow tier (collectives as
 // flows sharing links): the JSON result, the Chrome trace and the HTML report.
 TEST_F(DeterminismTest, FlowTierPipelineRunIsByteIdenticalTwice) {
-  ExpectSameTwice("run " + src_ + "/scenarios/mixtral-8x7b-h100.textproto --network-tier flow "
+  ExpectSameTwice("run " + src_ + "/scenarios/examples/mixtral-8x7b-h100.textproto --network-tier flow "
                   "--global-batch-size 32 --format json --trace {DIR}/trace.json "
                   "--report {DIR}/report.html",
                   {"stdout.txt", "trace.json", "report.html"});
@@ -74,7 +74,7 @@ TEST_F(DeterminismTest, FlowTierPipelineRunIsByteIdenticalTwice) {
 
 // The serving simulator: the JSON result, its trace and its report.
 TEST_F(DeterminismTest, ServeRunIsByteIdenticalTwice) {
-  ExpectSameTwice("serve " + src_ + "/scenarios/serve-llama3-8b-h100.textproto --format json "
+  ExpectSameTwice("serve " + src_ + "/scenarios/examples/serve-llama3-8b-h100.textproto --format json "
                   "--trace {DIR}/trace.json --report {DIR}/report.html",
                   {"stdout.txt", "trace.json", "report.html"});
 }

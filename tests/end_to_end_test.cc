@@ -28,7 +28,7 @@ std::string TempPath(const std::string& name) {
 
 scenarios::ResolvedScenario LoadDefault() {
   absl::StatusOr<config::Scenario> s =
-      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/gpt-22b-a100.textproto");
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/gpt-22b-a100.textproto");
   EXPECT_TRUE(s.ok()) << s.status();
   absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
   EXPECT_TRUE(r.ok()) << r.status();
@@ -87,7 +87,7 @@ TEST(EndToEndTest, SameScenarioGivesByteIdenticalTraceAndResult) {
 
 TEST(EndToEndTest, DataParallelFoldingIsExactOnASymmetricCluster) {
   absl::StatusOr<config::Scenario> s =
-      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/llama2-7b-h100.json");
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/llama2-7b-h100.json");
   ASSERT_TRUE(s.ok()) << s.status();
   s->mutable_training()->set_global_batch_size(16);
   s->mutable_model()->set_num_layers(4);
@@ -110,7 +110,7 @@ namespace {
 
 TEST(EndToEndTest, FlowTierAgreesWhenUncontendedAndSlowsWhenShared) {
   absl::StatusOr<config::Scenario> s =
-      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/llama2-7b-h100.json");
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/llama2-7b-h100.json");
   ASSERT_TRUE(s.ok()) << s.status();
   s->mutable_model()->set_num_layers(4);
   s->mutable_training()->set_global_batch_size(16);
@@ -137,7 +137,7 @@ namespace {
 
 TEST(EndToEndTest, PipelineTraceHasFlowArrowsForEverySend) {
   absl::StatusOr<config::Scenario> s =
-      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/gpt-22b-a100.textproto");
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/gpt-22b-a100.textproto");
   ASSERT_TRUE(s.ok()) << s.status();
   s->mutable_parallelism()->set_tensor_model_parallel_size(2);
   s->mutable_parallelism()->set_pipeline_model_parallel_size(4);
@@ -168,7 +168,7 @@ namespace {
 // network tiers and measures its expert-parallel all-to-all time.
 TEST(EndToEndTest, MixtralScenarioRunsWithExpertParallelism) {
   absl::StatusOr<config::Scenario> s =
-      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/mixtral-8x7b-h100.textproto");
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/mixtral-8x7b-h100.textproto");
   ASSERT_TRUE(s.ok()) << s.status();
   absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
   ASSERT_TRUE(r.ok()) << r.status();

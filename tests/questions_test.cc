@@ -1,5 +1,5 @@
 // The README's "Sizing questions", asked again: each test loads the
-// question's scenario from scenarios/questions/, runs it (or searches around
+// question's scenario from scenarios/examples/questions/, runs it (or searches around
 // it) and checks the qualitative answer the README states, so that a model
 // change which flips an answer fails here and the table gets rewritten.
 #include <cstdio>
@@ -24,7 +24,7 @@ std::string SourceDir() {
 
 config::Scenario Question(const std::string& file) {
   absl::StatusOr<config::Scenario> s =
-      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/questions/" + file);
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/questions/" + file);
   EXPECT_TRUE(s.ok()) << s.status();
   return s.ok() ? *s : config::Scenario();
 }

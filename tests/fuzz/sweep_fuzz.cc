@@ -1,5 +1,5 @@
 // Fuzz target: a sweep file, expanded as `clustersim sweep FILE` expands it
-// (base_scenario resolves against scenarios/sweeps/, as for the shipped
+// (base_scenario resolves against scenarios/examples/sweeps/, as for the shipped
 // sweeps), then the first points resolved. README.md "Fuzzing" says how to run it.
 #include <algorithm>
 #include <cstddef>
