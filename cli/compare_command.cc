@@ -6,9 +6,9 @@
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
-#include "scenarios/compare.h"
-#include "scenarios/study_report_rows.h"
-#include "scenarios/study_table.h"
+#include "scenarios/studies/compare.h"
+#include "scenarios/studies/study_report_rows.h"
+#include "scenarios/studies/study_table.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;

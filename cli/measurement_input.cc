@@ -1,7 +1,7 @@
 #include "cli/measurement_input.h"
 
 #include "absl/strings/str_cat.h"
-#include "scenarios/loader.h"
+#include "scenarios/input/loader.h"
 
 namespace clustersim::cli {
 

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "models/calibration.h"
 #include "models/gpu_catalog.h"
-#include "scenarios/calibration.pb.h"
+#include "models/proto/calibration.pb.h"
 
 namespace clustersim::cli {
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -35,7 +36,7 @@ absl::Status ParseArgs(const std::vector<std::string>& args, const po::options_d
                        const po::positional_options_description* positional,
                        std::string_view command, po::variables_map* vm) {
   for (const std::string& arg : args) {
-    if (absl::Status s = CheckNoPlaceholder(arg, command); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(CheckNoPlaceholder(arg, command));
   }
   try {
     po::command_line_parser parser(args);

@@ -10,11 +10,11 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/run_flags.h"
-#include "scenarios/loader.h"
-#include "scenarios/resolve.h"
-#include "scenarios/runner.h"
-#include "scenarios/train_cost.h"
-#include "traces/atomic_file.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/input/train_cost.h"
+#include "scenarios/run/runner.h"
+#include "sim/atomic_file.h"
 #include "viz/summary_text.h"
 
 namespace clustersim::cli {
@@ -39,7 +39,7 @@ int RunCommand(const Args& args) {
   scenarios::RunOptions options;
   options.trace_path = flags->trace_path;
   options.trace_format = flags->trace_format;
-  options.report_path = flags->report_path;
+  std::string report_path = flags->report_path;
   if (!flags->trace_ranks.empty()) {
     absl::StatusOr<traces::IdRanges> r = traces::IdRanges::Parse(flags->trace_ranks, "--trace-ranks");
     if (!r.ok()) return Fail(r.status());
@@ -67,14 +67,19 @@ int RunCommand(const Args& args) {
       options.trace_path = flags->output_dir +
                            (options.trace_format == "perfetto" ? "/trace.pftrace" : "/trace.json");
     }
-    if (options.report_path.empty()) options.report_path = flags->output_dir + "/report.html";
+    if (report_path.empty()) report_path = flags->output_dir + "/report.html";
   }
-  absl::StatusOr<config::Result> result = scenarios::RunScenario(*resolved, options);
-  if (!result.ok()) return Fail(result.status());
+  options.report = !report_path.empty();
+  absl::StatusOr<scenarios::RunOutput> out = scenarios::RunScenarioWithReport(*resolved, options);
+  if (!out.ok()) return Fail(out.status());
+  if (options.report) {
+    if (auto s = sim::WriteFileAtomically(report_path, out->report_html); !s.ok()) return Fail(s);
+  }
+  const config::Result* result = &out->result;
   absl::StatusOr<std::string> json = ToJson(*result);
   if (!json.ok()) return Fail(json.status());
   if (!flags->output_dir.empty()) {
-    if (auto s = traces::WriteFileAtomically(flags->output_dir + "/result.json", *json); !s.ok()) {
+    if (auto s = sim::WriteFileAtomically(flags->output_dir + "/result.json", *json); !s.ok()) {
       return Fail(s);
     }
   }
@@ -83,7 +88,7 @@ int RunCommand(const Args& args) {
   } else {
     std::cout << viz::FormatSummary(*result) << scenarios::FormatCostText(*result);
     if (!options.trace_path.empty()) std::cout << "  trace                      " << options.trace_path << "\n";
-    if (!options.report_path.empty()) std::cout << "  report                     " << options.report_path << "\n";
+    if (options.report) std::cout << "  report                     " << report_path << "\n";
     if (!flags->output_dir.empty()) {
       std::cout << "  result                     " << flags->output_dir << "/result.json\n";
     }

@@ -6,8 +6,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/parse_args.h"
 #include "boost/program_options.hpp"
+#include "cli/parse_args.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -112,7 +113,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   f.help_text = help.str();
 
   po::variables_map vm;
-  if (absl::Status s = ParseArgs(args, all, &pos, "run", &vm); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(ParseArgs(args, all, &pos, "run", &vm));
   if (f.trace_format != "json" && f.trace_format != "perfetto") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--trace-format=", f.trace_format, " is not known; use json or perfetto"));

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "scenarios/scenario.pb.h"
+#include "scenarios/proto/scenario.pb.h"
 
 namespace clustersim::cli {
 

@@ -1,5 +1,5 @@
 // `clustersim search [SCENARIO] --model M --gpu G --num-gpus N [flags]`: rank
-// the feasible parallel strategies (scenarios/search.h); --explain tells why
+// the feasible parallel strategies (scenarios/studies/search.h); --explain tells why
 // one strategy is rejected; --report FILE.html draws the top-k. Timing and the progress bar go to stderr, so that
 // stdout is the same for the same input.
 #include <unistd.h>
@@ -18,10 +18,10 @@
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
-#include "scenarios/loader.h"
-#include "scenarios/scenario_edit.h"
-#include "scenarios/search.h"
-#include "scenarios/study_report_rows.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/input/scenario_edit.h"
+#include "scenarios/studies/search.h"
+#include "scenarios/studies/study_report_rows.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;

@@ -13,9 +13,10 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/parse_args.h"
-#include "scenarios/loader.h"
-#include "scenarios/serve_resolve.h"
-#include "scenarios/serve_runner.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/serve/serve_resolve.h"
+#include "scenarios/serve/serve_runner.h"
+#include "sim/atomic_file.h"
 #include "viz/serve_report.h"
 
 namespace clustersim::cli {
@@ -158,8 +159,14 @@ int ServeCommand(const Args& args) {
   absl::StatusOr<scenarios::ResolvedServe> resolved = scenarios::ResolveServe(scenario);
   if (!resolved.ok()) return Fail(resolved.status());
   absl::StatusOr<config::ServeResult> result = scenarios::RunServe(
-      *resolved, {.trace_path = trace_path, .report_path = report_path, .curve = !no_curve});
+      *resolved, {.trace_path = trace_path, .curve = !no_curve || !report_path.empty()});
   if (!result.ok()) return Fail(result.status());
+  if (!report_path.empty()) {
+    if (auto st = sim::WriteFileAtomically(report_path, viz::RenderServeReport(*result));
+        !st.ok()) {
+      return Fail(st);
+    }
+  }
   if (format == "json") {
     absl::StatusOr<std::string> json = ToJson(*result);
     if (!json.ok()) return Fail(json.status());

@@ -1,17 +1,17 @@
 // `clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N]`: simulate every
 // grid point not yet in PREFIX.jsonl, append to PREFIX.csv / PREFIX.jsonl, and
-// print the time-vs-cost Pareto front (scenarios/sweep.h); --report FILE.html
+// print the time-vs-cost Pareto front (scenarios/studies/sweep.h); --report FILE.html
 // draws every line of PREFIX.jsonl as a table and a scatter. Under
-// `mpirun -np N` the points are spread over the ranks (scenarios/sweep_mpi.h).
+// `mpirun -np N` the points are spread over the ranks (scenarios/studies/sweep_mpi.h).
 #include <iostream>
 
 #include "absl/strings/str_format.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
-#include "scenarios/study_report_rows.h"
-#include "scenarios/sweep.h"
-#include "scenarios/sweep_mpi.h"
+#include "scenarios/studies/study_report_rows.h"
+#include "scenarios/studies/sweep.h"
+#include "scenarios/studies/sweep_mpi.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -37,13 +37,13 @@ int SweepCommand(const Args& args) {
   if (help) {
     std::cout << "usage: [mpirun -np N] clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N] "
                  "[--report FILE.html]\n"
-                 "SWEEP_FILE: scenarios/sweep.proto (SweepFile), e.g. "
+                 "SWEEP_FILE: scenarios/proto/sweep.proto (SweepFile), e.g. "
                  "scenarios/examples/sweeps/gpt-22b-grid.textproto\n\n"
               << visible;
     return 0;
   }
   if (path.empty()) {
-    return Fail(absl::InvalidArgumentError("sweep needs a SWEEP_FILE (scenarios/sweep.proto)"));
+    return Fail(absl::InvalidArgumentError("sweep needs a SWEEP_FILE (scenarios/proto/sweep.proto)"));
   }
   if (!shard.empty()) {
     if (absl::Status s = scenarios::ParseShard(shard, &options); !s.ok()) return Fail(s);

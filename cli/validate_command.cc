@@ -2,7 +2,7 @@
 // measurement tables and print measured vs predicted, MAPE per source and
 // overall. Exit 1 when --max-mape is given and exceeded. A serving table
 // (tests/validation/inference-runs.csv, detected by its header) is reported by
-// scenarios/inference_validation.h.
+// scenarios/accuracy/inference_validation.h.
 #include <exception>
 #include <map>
 #include <iostream>
@@ -14,10 +14,10 @@
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
-#include "scenarios/csv_table.h"
-#include "scenarios/inference_validation.h"
-#include "scenarios/loader.h"
-#include "scenarios/validation.h"
+#include "scenarios/accuracy/inference_validation.h"
+#include "scenarios/accuracy/validation.h"
+#include "scenarios/input/loader.h"
+#include "sim/csv_table.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -108,10 +108,10 @@ int ValidateCommand(const Args& args) {
   for (const std::string& f : files) {
     absl::StatusOr<std::string> text = scenarios::ReadFile(f);
     if (!text.ok()) return Fail(text.status());
-    absl::StatusOr<scenarios::CsvTable> table = scenarios::ParseCsv(*text, f);
+    absl::StatusOr<sim::CsvTable> table = sim::ParseCsv(*text, f);
     if (!table.ok()) return Fail(table.status());
     if (scenarios::IsInferenceRunsTable(*table)) {
-      // Serving rows (issue 9): every row with its setup and prediction or reason.
+      // Serving rows: every row with its setup and prediction or reason.
       absl::StatusOr<scenarios::InferenceValidationReport> inference =
           scenarios::ValidateInferenceTable(
               *table, f, {.stride = stride,

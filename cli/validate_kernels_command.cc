@@ -17,7 +17,7 @@
 #include "models/calibration.h"
 #include "models/calibration_fit.h"
 #include "models/gpu_catalog.h"
-#include "scenarios/loader.h"
+#include "scenarios/input/loader.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;

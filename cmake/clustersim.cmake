@@ -4,6 +4,7 @@
 # registered with CTest under its own name.
 function(clustersim_test name source)
   add_executable(${name} ${source})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE ${ARGN} GTest::gtest GTest::gtest_main GTest::gmock)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT
@@ -31,4 +32,32 @@ function(clustersim_embed out_var symbol file)
     DEPENDS "${abs}" ${CMAKE_SOURCE_DIR}/cmake/embed_file.cmake
     COMMENT "Embedding ${file}")
   set(${out_var} "${gen}" PARENT_SCOPE)
+endfunction()
+
+# clustersim_proto_library(NAME PROTO... [DEPS LIB...]): compiles the folder's
+# .proto files (paths relative to the calling CMakeLists.txt) into one library.
+# Generated headers sit at the same relative path under the build tree
+# ("models/proto/catalog.pb.h"); DEPS are the proto libraries they import.
+function(clustersim_proto_library name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  set(srcs)
+  foreach(proto ${ARG_UNPARSED_ARGUMENTS})
+    get_filename_component(abs ${proto} ABSOLUTE)
+    file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${abs})
+    get_filename_component(dir ${rel} DIRECTORY)
+    get_filename_component(stem ${rel} NAME_WE)
+    set(out_cc ${PROJECT_BINARY_DIR}/${dir}/${stem}.pb.cc)
+    set(out_h ${PROJECT_BINARY_DIR}/${dir}/${stem}.pb.h)
+    add_custom_command(
+      OUTPUT ${out_cc} ${out_h}
+      COMMAND protobuf::protoc --proto_path=${PROJECT_SOURCE_DIR} --cpp_out=${PROJECT_BINARY_DIR}
+              ${abs}
+      DEPENDS ${abs} protobuf::protoc
+      COMMENT "protoc ${rel}")
+    list(APPEND srcs ${out_cc})
+  endforeach()
+  add_library(${name} ${srcs})
+  target_include_directories(${name} PUBLIC ${PROJECT_BINARY_DIR})
+  target_link_libraries(${name} PUBLIC protobuf::libprotobuf ${ARG_DEPS})
+  target_compile_options(${name} PRIVATE -Wno-unused-parameter)
 endfunction()

@@ -7,6 +7,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "sim/check.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::embedded {
 std::string_view CalibrationA100Sxm480gbData();
@@ -176,7 +177,7 @@ bool IsAttentionBackward(const Op& op) {
 absl::StatusOr<config::MeasurementFile> ParseMeasurementFile(std::string_view text,
                                                              std::string_view origin) {
   config::MeasurementFile file;
-  if (absl::Status s = ParseText(text, origin, &file); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(ParseText(text, origin, &file));
   if (file.gpu().name().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         std::string(origin), ": gpu.name must be the GPU catalog name, e.g. \"h100-sxm5-80gb\""));
@@ -195,7 +196,7 @@ absl::StatusOr<config::MeasurementFile> ParseMeasurementFile(std::string_view te
 }
 
 absl::StatusOr<Op> MeasurementToOp(const config::KernelMeasurement& m) {
-  if (absl::Status s = CheckMeasurement(m); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(CheckMeasurement(m));
   const Dtype d = m.dtype().empty() ? Dtype::kBf16 : *ParseDtype(m.dtype());
   switch (m.kind()) {
     case config::KERNEL_GEMM: return GemmOp(m, d);
@@ -255,7 +256,7 @@ std::optional<sim::Duration> Calibration::Measured(const Op& op) const {
 absl::StatusOr<Calibration> Calibration::Parse(std::string_view textproto,
                                                std::string_view origin) {
   config::CalibrationFile file;
-  if (absl::Status s = ParseText(textproto, origin, &file); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(ParseText(textproto, origin, &file));
   return FromProto(file, origin);
 }
 

@@ -3,7 +3,7 @@
 // Kernel calibration data: measurement files (what models/validator measured
 // on one GPU, or published points) and calibration files (the KernelModel's
 // parameters fitted to them by models/calibration_fit.h). Schemas:
-// scenarios/calibration.proto. A Calibration is immutable; KernelModel reads
+// models/proto/calibration.proto. A Calibration is immutable; KernelModel reads
 // it through a pointer (see kernel_model.h).
 //
 // Shipped calibrations (models/data/calibration/*.calibration.textproto) are
@@ -29,8 +29,8 @@
 
 #include "absl/status/statusor.h"
 #include "models/dtype.h"
+#include "models/proto/calibration.pb.h"
 #include "models/workload.h"
-#include "scenarios/calibration.pb.h"
 #include "sim/units.h"
 
 namespace clustersim::models {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "sim/check.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::models {
 namespace {
@@ -151,7 +152,7 @@ ErrorStats ComputeErrors(std::vector<double> ape_pct) {
 
 absl::StatusOr<FitResult> FitCalibration(const GpuSpec& gpu, const std::vector<Measurement>& points,
                                          const KernelModelParams& fallback) {
-  if (absl::Status s = CheckPoints(gpu, points); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(CheckPoints(gpu, points));
   std::vector<Measurement> train;
   for (size_t i = 0; i < points.size(); ++i) {
     if (!IsHeldOut(i)) train.push_back(points[i]);
@@ -237,7 +238,7 @@ absl::StatusOr<FitResult> EvaluateCalibration(const GpuSpec& gpu,
                                               const std::vector<Measurement>& points,
                                               const CalibrationParams& params,
                                               const KernelModelParams& fallback) {
-  if (absl::Status s = CheckPoints(gpu, points); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(CheckPoints(gpu, points));
   return Evaluate(gpu, points, params, fallback);
 }
 

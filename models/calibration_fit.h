@@ -38,7 +38,7 @@
 #include "models/calibration.h"
 #include "models/gpu_catalog.h"
 #include "models/kernel_model.h"
-#include "scenarios/calibration.pb.h"
+#include "models/proto/calibration.pb.h"
 
 namespace clustersim::models {
 

@@ -1,6 +1,6 @@
 // File: models/device_capability.h
 //
-// Which serving dtypes a catalog device can run, and how (issue 9). The
+// Which serving dtypes a catalog device can run, and how. The
 // answer comes from the device's peak table (models/data/gpus.textproto):
 //   - bf16, fp16, fp8: native when the device has a peak for that dtype;
 //     otherwise not supported (FP8 needs Ada, Hopper or Blackwell tensor cores).

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "models/dtype.h"
 #include "models/flops.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::models {
 namespace {
@@ -170,7 +171,7 @@ double AdapterParametersPerToken(const TransformerConfig& c, const FinetuneSpec&
 
 absl::Status ApplyFinetune(const TransformerConfig& c, const FinetuneSpec& f, const ShardSpec& s,
                            Workload* w) {
-  if (absl::Status st = ValidateFinetune(c, f); !st.ok()) return st;
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateFinetune(c, f));
   if (f.method == FinetuneMethod::kFull) return absl::OkStatus();
   const int tp = s.tensor_parallel;
   for (std::vector<Op>* ops : {&w->embedding_forward, &w->embedding_backward, &w->layer_forward,

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
-#include "scenarios/catalog.pb.h"
+#include "models/proto/catalog.pb.h"
 #include "sim/check.h"
 
 namespace clustersim::embedded {

@@ -3,7 +3,7 @@
 // The GPU catalog: dense peak throughput per dtype, memory, bandwidth, SM
 // count, clocks, power, list price and the measured GEMM ceiling of each GPU,
 // with the source of every number. The shipped catalog is parsed once from
-// models/data/gpus.textproto (schema: scenarios/catalog.proto), which is
+// models/data/gpus.textproto (schema: models/proto/catalog.proto), which is
 // embedded in the binary; it is immutable.
 //
 // Example:
@@ -29,7 +29,7 @@
 namespace clustersim::models {
 
 // What a catalog device is (catalog field device_kind). Training is modelled on
-// kGpu only; the others are serving devices (issue 9).
+// kGpu only; the others are serving devices.
 enum class DeviceKind {
   kGpu,     // a discrete GPU with its own memory ("gpu")
   kSocGpu,  // a GPU inside a system on a chip sharing LPDDR/unified memory ("soc-gpu")

@@ -140,7 +140,7 @@ TEST(DtypeTest, ParsesCanonicalNames) {
   EXPECT_THAT(bad.status().message(), HasSubstr("bf16"));
 }
 
-// Issue 9's serving devices: kind, unified memory and the spec-sheet figures
+// Serving devices: kind, unified memory and the spec-sheet figures
 // (models/data/gpus.textproto header lists the sources).
 TEST(GpuCatalogTest, ServingDevicesCarryKindMemoryAndSources) {
   const GpuSpec& mac = Gpu("apple-m2-ultra");

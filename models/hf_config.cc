@@ -7,7 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "models/input_file.h"
+#include "sim/input_file.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::models {
 namespace {
@@ -80,11 +81,6 @@ class Reader {
   std::string origin_;
 };
 
-#define ASSIGN_OR_RETURN_(lhs, expr)            \
-  auto lhs##_or = (expr);                       \
-  if (!lhs##_or.ok()) return lhs##_or.status(); \
-  auto lhs = *lhs##_or
-
 absl::StatusOr<Activation> ParseActivation(const Reader& r, bool gated) {
   const std::string act = r.String("hidden_act");
   if (act.empty()) {
@@ -118,20 +114,20 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
         "model_type \"gpt2\" uses n_embd/n_layer names, which are not imported; "
         "use a preset (`clustersim list models`) or model.* fields");
   }
-  ASSIGN_OR_RETURN_(hidden, r.PositiveInt("hidden_size", true));
-  ASSIGN_OR_RETURN_(layers, r.PositiveInt("num_hidden_layers", true));
-  ASSIGN_OR_RETURN_(heads, r.PositiveInt("num_attention_heads", true));
-  ASSIGN_OR_RETURN_(kv_heads, r.PositiveInt("num_key_value_heads", false));
-  ASSIGN_OR_RETURN_(ffn, r.PositiveInt("intermediate_size", true));
-  ASSIGN_OR_RETURN_(vocab, r.PositiveInt("vocab_size", true));
-  ASSIGN_OR_RETURN_(seq, r.PositiveInt("seq_length", false));
-  ASSIGN_OR_RETURN_(max_pos, r.PositiveInt("max_position_embeddings", false));
-  ASSIGN_OR_RETURN_(head_dim, r.PositiveInt("head_dim", false));
-  ASSIGN_OR_RETURN_(experts, r.PositiveInt("num_local_experts", false));
-  ASSIGN_OR_RETURN_(top_k, r.PositiveInt("num_experts_per_tok", false));
-  ASSIGN_OR_RETURN_(tied, r.Bool("tie_word_embeddings", true));
-  ASSIGN_OR_RETURN_(attention_bias, r.Bool("attention_bias", false));
-  ASSIGN_OR_RETURN_(mlp_bias, r.Bool("mlp_bias", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto hidden, r.PositiveInt("hidden_size", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto layers, r.PositiveInt("num_hidden_layers", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto heads, r.PositiveInt("num_attention_heads", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto kv_heads, r.PositiveInt("num_key_value_heads", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto ffn, r.PositiveInt("intermediate_size", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto vocab, r.PositiveInt("vocab_size", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto seq, r.PositiveInt("seq_length", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto max_pos, r.PositiveInt("max_position_embeddings", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto head_dim, r.PositiveInt("head_dim", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto experts, r.PositiveInt("num_local_experts", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto top_k, r.PositiveInt("num_experts_per_tok", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto tied, r.Bool("tie_word_embeddings", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto attention_bias, r.Bool("attention_bias", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto mlp_bias, r.Bool("mlp_bias", false));
 
   if (!seq && !max_pos) {
     return r.Error(
@@ -190,7 +186,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
 #undef ASSIGN_OR_RETURN_
 
 absl::StatusOr<TransformerConfig> LoadHfConfigFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadInputFile(path);
+  absl::StatusOr<std::string> text = sim::ReadInputFile(path);
   if (text.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError(absl::StrCat("cannot read Hugging Face config '", path,
                                             "' (relative paths resolve against the current "

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "sim/check.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::models {
 namespace {
@@ -107,8 +108,8 @@ double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int la
 }  // namespace
 
 absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
-  if (absl::Status s = ValidateTransformer(in.model); !s.ok()) return s;
-  if (absl::Status s = ValidateShard(in.model, in.shard); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateTransformer(in.model));
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateShard(in.model, in.shard));
   for (auto [field, value] : {std::pair<absl::string_view, int>{"pipeline_model_parallel_size",
                                                                in.pipeline_parallel},
                               {"data_parallel_size", in.data_parallel},
@@ -140,7 +141,7 @@ absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
         " must divide data_parallel_size x context_parallel_size=", dp_cp,
         " (experts are split across data-parallel replicas)"));
   }
-  if (absl::Status s = ValidateFinetune(in.model, in.finetune); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateFinetune(in.model, in.finetune));
   if (in.main_grad_dtype != Dtype::kFp32 && in.main_grad_dtype != Dtype::kBf16 &&
       in.main_grad_dtype != Dtype::kFp16) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -129,7 +129,7 @@ TEST(MemoryModelTest, FlashAttentionDropsTheQuadraticTerms) {
   const double scores = 5.0 * a * s * s * layers;  // Korthikanti Table 2, b = 1
   const double logsumexp = 4.0 * a * s * layers;
   EXPECT_NEAR(unfused - flash, scores - logsumexp, 1e-6 * unfused);
-  EXPECT_LT(flash / (1 << 30), 60.0);  // was ~495 GiB before the flag (the unfused count)
+  EXPECT_LT(flash / (1 << 30), 60.0);  // the unfused count is ~495 GiB
   // Linear in the sequence under flash, superlinear unfused.
   EXPECT_NEAR(activations(AttentionBackend::kFlash, 16384) / flash, 2.0, 1e-6);
   EXPECT_GT(activations(AttentionBackend::kUnfused, 16384) / unfused, 3.0);

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
-#include "scenarios/prices.pb.h"
+#include "models/proto/prices.pb.h"
 #include "sim/check.h"
 
 namespace clustersim::embedded {

@@ -3,7 +3,7 @@
 // The price catalog: cloud rental prices per GPU-hour by provider and instance
 // (on-demand, reserved, capacity blocks) and owned hardware (purchase price,
 // amortisation, power, hosting), each with its date and source. Parsed once
-// from models/data/prices.textproto (schema: scenarios/prices.proto), which is
+// from models/data/prices.textproto (schema: models/proto/prices.proto), which is
 // embedded in the binary; immutable and thread-safe.
 //
 // Owned hardware, per GPU-hour (8760 h a year, 730 h a month):

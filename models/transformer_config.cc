@@ -6,8 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
-#include "scenarios/catalog.pb.h"
+#include "models/proto/catalog.pb.h"
 #include "sim/check.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::embedded {
 std::string_view ModelCatalogData();
@@ -89,7 +90,7 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
                               {"num_attention_heads", c.num_attention_heads},
                               {"seq_length", c.seq_length},
                               {"vocab_size", c.vocab_size}}) {
-    if (absl::Status s = Positive(field, value); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(Positive(field, value));
   }
   if (c.num_query_groups <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -7,159 +7,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "models/workload_ops.h"
 #include "sim/check.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::models {
 namespace {
 
-// Shapes of one micro-batch on one shard.
-struct Dims {
-  int64_t b, s, s_local, h, a_local, g_local, d, f_local, fc1_n, v_local, t;
-  bool sp;            // sequence parallel in effect (tp > 1)
-  bool swiglu;
-  const char* act_name;  // "gelu", "swiglu", "squared_relu"
-  bool moe;
-  int64_t ep, experts, experts_local, top_k;
-  int64_t capacity;       // rows one rank sends each expert: ceil(k·ln_tokens/E · cf)
-  int64_t moe_sent;       // rows one rank sends in the dispatch all-to-all: capacity·E
-  int64_t expert_tokens;  // rows of each local expert's GEMMs: capacity·tp·ep
-  bool learned_positions;
-  bool unfused_attention;  // AttentionBackend::kUnfused
-  int64_t tokens;     // b·s/cp: rows of every GEMM
-  int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
-  int64_t in_bytes;   // GEMM input element bytes
-  int64_t act;        // activation element bytes (16-bit for fp8)
-  Dtype dtype;
-  Dtype attn_dtype;   // attention and BF16 GEMMs: dtype, or bf16 under fp8
-};
-
-Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
-  Dims d{};
-  d.t = s.tensor_parallel;
-  d.sp = s.sequence_parallel && d.t > 1;
-  d.b = s.micro_batch_size;
-  d.s = c.seq_length;
-  d.s_local = c.seq_length / s.context_parallel;
-  d.h = c.hidden_size;
-  d.a_local = c.num_attention_heads / d.t;
-  d.g_local = c.num_query_groups / d.t;
-  d.d = c.head_dim();
-  d.f_local = c.ffn_hidden_size / d.t;
-  d.swiglu = c.activation == Activation::kSwiglu;
-  d.fc1_n = d.f_local * (d.swiglu ? 2 : 1);
-  d.act_name = c.activation == Activation::kSwiglu       ? "swiglu"
-               : c.activation == Activation::kSquaredRelu ? "squared_relu"
-                                                          : "gelu";
-  d.v_local = c.vocab_size / d.t;
-  d.learned_positions = c.learned_position_embeddings;
-  d.unfused_attention = c.attention_backend == AttentionBackend::kUnfused;
-  d.tokens = d.b * d.s_local;
-  d.ln_tokens = d.sp ? d.tokens / d.t : d.tokens;
-  d.in_bytes = BytesPerElement(s.dtype);
-  d.act = d.in_bytes >= 2 ? d.in_bytes : 2;
-  d.dtype = s.dtype;
-  d.attn_dtype = s.dtype == Dtype::kFp8 ? Dtype::kBf16 : s.dtype;
-  d.moe = c.num_experts > 0;
-  d.ep = s.expert_parallel;
-  d.experts = c.num_experts;
-  d.experts_local = d.moe ? c.num_experts / s.expert_parallel : 0;
-  d.top_k = c.moe_top_k;
-  // Megatron-core's all-to-all dispatcher routes each rank's own
-  // sequence-parallel shard (ln_tokens), k choices per token; with a capacity
-  // factor every rank sends each expert ceil(k·ln_tokens/E · cf) rows
-  // (moe_utils.get_capacity; cf 1 = balanced routing). An expert receives
-  // that from every rank of the tp x ep group (all-to-all over ep, then
-  // all-gather over tp).
-  d.capacity = d.moe ? static_cast<int64_t>(std::ceil(static_cast<double>(d.top_k) *
-                                                      d.ln_tokens / d.experts *
-                                                      c.moe_capacity_factor))
-                     : 0;
-  d.moe_sent = d.capacity * d.experts;
-  d.expert_tokens = d.capacity * (d.sp ? d.t : 1) * d.ep;
-  return d;
-}
-
-// `batch` independent GEMMs of the same shape (MoE: one per local expert,
-// each with its own weights), as a grouped GEMM.
-Op Gemm(const Dims& d, std::string name, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kGemm;
-  op.m = m;
-  op.n = n;
-  op.k = k;
-  op.batch = batch;
-  op.flops = sim::Flops(2.0 * batch * m * n * k);
-  op.bytes = sim::Bytes(batch * ((m * k + k * n) * d.in_bytes + m * n * d.act));
-  op.dtype = d.dtype;
-  return op;
-}
-
-// dgrad: dX[m x k] = dY[m x n]·W^T; wgrad: dW[k x n] = X^T[k x m]·dY. Same FLOPs.
-Op Dgrad(const Dims& d, const Op& fwd) {
-  return Gemm(d, fwd.name + "_dgrad", fwd.m, fwd.k, fwd.n, fwd.batch);
-}
-Op Wgrad(const Dims& d, const Op& fwd) {
-  return Gemm(d, fwd.name + "_wgrad", fwd.k, fwd.n, fwd.m, fwd.batch);
-}
-
-Op MemoryBound(const Dims& d, std::string name, int64_t bytes) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kMemoryBound;
-  op.bytes = sim::Bytes(bytes);
-  op.dtype = d.dtype;
-  return op;
-}
-
-// Backward of an elementwise/normalisation op: reads the saved input and the
-// incoming gradient, writes the outgoing gradient (~2x the forward traffic).
-Op MemoryBoundBackward(const Dims& d, const Op& fwd) {
-  return MemoryBound(d, fwd.name + "_bwd", fwd.bytes.count() * 2);
-}
-
-Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
-              CommGroup group = CommGroup::kTensor) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kCollective;
-  op.comm = kind;
-  op.group = group;
-  op.comm_bytes = sim::Bytes(bytes);
-  op.dtype = d.dtype;
-  return op;
-}
-
-// The same shapes with 16-bit GEMMs: under fp8, what Transformer Engine does
-// not cover (Megatron's output layer) stays in BF16.
-Dims Sixteen(const Dims& d) {
-  Dims out = d;
-  out.dtype = d.attn_dtype;
-  out.in_bytes = std::max<int64_t>(d.in_bytes, 2);
-  return out;
-}
-
-// FP8 cast_transpose of each FP8 GEMM's input (forward) or incoming gradient
-// (backward): read 16-bit, write the FP8 copy and its transpose (4 B/element).
-// Zero bytes when no GEMM runs in FP8.
-int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward) {
-  int64_t bytes = 0;
-  for (const Op& op : ops) {
-    if (op.kind != OpKind::kGemm || op.dtype != Dtype::kFp8) continue;
-    bytes += op.batch * (backward ? op.m * op.n : op.m * op.k) * 4;
-  }
-  return bytes;
-}
-
-// The b·s·h activation crossing a TP boundary (full, unsharded size).
-int64_t BoundaryBytes(const Dims& d) { return d.tokens * d.h * d.act; }
-
-// A sequence-parallel all-gather whose output the next op consumes.
-Op InputGather(const Dims& d, std::string name) {
-  Op op = Collective(d, std::move(name), CommKind::kAllGather, BoundaryBytes(d));
-  op.gathers_next_input = true;
-  return op;
-}
+using workload_internal::BoundaryBytes;
+using workload_internal::Collective;
+using workload_internal::Dgrad;
+using workload_internal::Dims;
+using workload_internal::Fp8CastBytes;
+using workload_internal::Gemm;
+using workload_internal::InputGather;
+using workload_internal::MakeDims;
+using workload_internal::MemoryBound;
+using workload_internal::MemoryBoundBackward;
+using workload_internal::Sixteen;
+using workload_internal::Wgrad;
 
 Op AttentionForward(const Dims& d) {
   Op op;
@@ -622,8 +488,8 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
 }
 
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s) {
-  if (absl::Status st = ValidateTransformer(c); !st.ok()) return st;
-  if (absl::Status st = ValidateShard(c, s); !st.ok()) return st;
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateTransformer(c));
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateShard(c, s));
   const Dims d = MakeDims(c, s);
   Workload w;
   Embedding(d, &w);

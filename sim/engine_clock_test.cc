@@ -2,7 +2,7 @@
 // Duration::Max() ends with an OUT_OF_RANGE error naming the task, never with
 // a wrapped-around (negative) time. Through the public API: a TaskGraph whose
 // tasks' durations sum past the clock. (Scenarios that would get there are
-// refused up front by scenarios/limits.cc; tests/bad_input_test.cc covers that.)
+// refused up front by scenarios/input/limits.cc; tests/bad_input_test.cc covers that.)
 #include <string>
 
 #include "gtest/gtest.h"

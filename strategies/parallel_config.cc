@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sim/status_macros.h"
 #include "strategies/expert_parallel.h"
 
 namespace clustersim::strategies {
@@ -69,14 +70,14 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
   constexpr const char* kVp = "parallelism.virtual_pipeline_model_parallel_size";
   constexpr const char* kMbs = "training.micro_batch_size";
   constexpr const char* kGbs = "training.global_batch_size";
-  if (auto s = Positive(world_size, "cluster.num_gpus"); !s.ok()) return s;
-  if (auto s = Positive(p->tensor_parallel, kTp); !s.ok()) return s;
-  if (auto s = Positive(p->pipeline_parallel, kPp); !s.ok()) return s;
-  if (auto s = Positive(p->context_parallel, kCp); !s.ok()) return s;
-  if (auto s = Positive(p->expert_parallel, kEp); !s.ok()) return s;
-  if (auto s = Positive(p->virtual_pipeline, kVp); !s.ok()) return s;
-  if (auto s = Positive(p->micro_batch_size, kMbs); !s.ok()) return s;
-  if (auto s = Positive(p->global_batch_size, kGbs); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(world_size, "cluster.num_gpus"));
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(p->tensor_parallel, kTp));
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(p->pipeline_parallel, kPp));
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(p->context_parallel, kCp));
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(p->expert_parallel, kEp));
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(p->virtual_pipeline, kVp));
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(p->micro_batch_size, kMbs));
+  CLUSTERSIM_RETURN_IF_ERROR(Positive(p->global_batch_size, kGbs));
 
   if (auto s = MustDivide(p->tensor_parallel, kTp, model.num_attention_heads,
                           "model.num_attention_heads");
@@ -184,7 +185,7 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::InvalidArgumentError(absl::StrCat(
         "parallelism.pipeline_schedule=interleaved-1f1b needs ", kVp, " > 1"));
   }
-  if (auto s = ValidateContextParallel(model, *p); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateContextParallel(model, *p));
   return ValidateExpertParallel(model, *p);
 }
 

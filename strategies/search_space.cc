@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <string_view>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "models/memory_verdict.h"
+#include "strategies/memory_inputs.h"
 
 namespace clustersim::strategies {
 namespace {
@@ -93,28 +94,6 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
     }
   }
   return out;
-}
-
-models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
-                                     const ParallelConfig& p,
-                                     const models::FinetuneSpec& finetune) {
-  models::MemoryInputs in;
-  in.model = model;
-  in.shard.tensor_parallel = p.tensor_parallel;
-  in.shard.sequence_parallel = p.sequence_parallel;
-  in.shard.context_parallel = p.context_parallel;
-  in.shard.micro_batch_size = p.micro_batch_size;
-  in.shard.dtype = p.precision;
-  in.shard.recompute = p.recompute;
-  in.shard.expert_parallel = p.expert_parallel;
-  in.pipeline_parallel = p.pipeline_parallel;
-  in.data_parallel = p.data_parallel;
-  in.virtual_pipeline = p.virtual_pipeline;
-  in.num_microbatches = p.num_microbatches();
-  in.distributed_optimizer = p.distributed_optimizer;
-  in.zero_stage = p.zero_stage;
-  in.finetune = finetune;
-  return in;
 }
 
 Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_memory,

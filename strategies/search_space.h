@@ -44,11 +44,6 @@ struct SearchSpace {
 std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig& model,
                                                 const SearchSpace& space);
 
-// The memory model's inputs for a validated config (first pipeline stage).
-models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
-                                     const ParallelConfig& config,
-                                     const models::FinetuneSpec& finetune);
-
 // Why a strategy is not simulated: `reason` groups rejections for counting
 // ("invalid: parallelism.tensor_model_parallel_size", "unsupported:
 // parallelism.context_parallel_size", "memory: activations"); `detail` is

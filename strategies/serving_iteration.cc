@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "sim/check.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::strategies {
 namespace {
@@ -141,8 +142,8 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   IterationTotals t;
   t.tokens = 1;
   t.sampled = 1;
-  if (auto s = model.Add(model.LayerOps(t), 1, &probe); !s.ok()) return s;
-  if (auto s = model.Add(model.IterationOps(t), 1, &probe); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t), 1, &probe));
+  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.IterationOps(t), 1, &probe));
   return model;
 }
 

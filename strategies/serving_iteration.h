@@ -19,7 +19,7 @@
 //                       (Σ (context + 1) tokens x 2 x g/tp x d x kv bytes) and
 //                       does 4·(a/tp)·d FLOPs per cached token on the CUDA
 //                       cores: the slower of the two
-//                       (strategies/serving_decode_attention.h)
+//                       (models/data/fitted_constants.textproto)
 //   o_proj_gemm         m = T, n = h, k = a·d / tp
 //   tp_allreduce_attn   T·h 16-bit values (tp > 1)
 //   post_norm           memory-bound: residual add and RMSNorm
@@ -52,7 +52,7 @@
 //
 // Iteration time = L x (layer ops + all-reduces) + once-per-iteration ops +
 // (pp - 1) stage-to-stage sends + the host's per-iteration time
-// (ServingModelSpec.host_per_iteration, strategies/serving_host_overhead.h),
+// (ServingModelSpec.host_per_iteration, models/data/fitted_constants.textproto),
 // which the GPUs wait for; stages run one after another for one batch
 // (no overlap between batches across stages, as one vLLM virtual engine).
 // Nothing overlaps inside an iteration (vLLM runs them in one stream).
@@ -114,7 +114,7 @@ struct ServingModelSpec {
   // Host (CPU) time per iteration the GPUs wait for; >= 0.
   sim::Duration host_per_iteration;
   // Decode attention's CUDA-core arithmetic rate in FLOPs per SM per clock
-  // (strategies/serving_decode_attention.h); 0: decode attention is bound by
+  // (models/data/fitted_constants.textproto); 0: decode attention is bound by
   // its bytes only. >= 0.
   double decode_attention_flops_per_sm_cycle = 0;
   // GQA decode packs each group's query heads onto the tensor cores, so the

@@ -71,7 +71,7 @@ TEST_F(ServingIterationTest, HostTimeAddsOncePerIteration) {
   EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_iteration"));
 }
 
-// Decode attention's CUDA-core arithmetic (serving_decode_attention.h) is the
+// Decode attention's CUDA-core arithmetic (models/data/fitted_constants.textproto) is the
 // slower of bytes and arithmetic, so it only ever adds time. Llama 2 7B (MHA)
 // at batch 896 with 192 cached tokens does 32 x 4·4096·192·896 = 90.2 GFLOP
 // per step and reads 45.1 GB of FP8 KV (~15 ms on an H100); at 8 FLOPs per SM

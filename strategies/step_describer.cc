@@ -41,7 +41,7 @@ std::string_view GroupName(models::CommGroup g) {
 }  // namespace
 
 void StepDescriber::Describe(const sim::TaskGraph&, const sim::Span& s,
-                             traces::SpanDescription* out) const {
+                             sim::SpanDescription* out) const {
   const TaskInfo& info = plan_.infos[s.tag];
   const models::Op& op = *info.op;
   std::string where;

@@ -15,19 +15,19 @@
 
 #include <string>
 
+#include "sim/span_describer.h"
 #include "strategies/placement.h"
 #include "strategies/step_plan.h"
-#include "traces/span_describer.h"
 
 namespace clustersim::strategies {
 
-class StepDescriber : public traces::SpanDescriber {
+class StepDescriber : public sim::SpanDescriber {
  public:
   StepDescriber(const StepPlan& plan, const Placement& placement, int gpus_per_node)
       : plan_(plan), placement_(placement), gpus_per_node_(gpus_per_node) {}
 
   void Describe(const sim::TaskGraph& g, const sim::Span& s,
-                traces::SpanDescription* out) const override;
+                sim::SpanDescription* out) const override;
   std::string ProcessName(uint32_t group) const override;
   std::string ThreadName(const sim::TaskGraph& g, sim::ResourceId r) const override;
 

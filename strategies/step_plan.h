@@ -13,8 +13,8 @@
 
 #include "models/kernel_model.h"
 #include "models/workload.h"
-#include "strategies/pipeline_schedule.h"
 #include "sim/task_graph.h"
+#include "strategies/pipeline_schedule.h"
 #include "topology/collective.h"
 
 namespace clustersim::strategies {

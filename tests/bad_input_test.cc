@@ -1,6 +1,6 @@
 // Absurd input through the clustersim binary: each case must exit 2 (never a
 // crash, a wrap-around or a multi-gigabyte run) with a message naming the
-// field and a fix. README "Reliability" lists these cases.
+// field and a fix. docs/reliability.md lists these cases.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "custom_node { gpus_per_node: 8 gpu_link: \"nvlink4\" nic_link: \"roce-100g\" "
                  "nics: -2 } }\nmodel { preset: \"llama2-7b\" }",
              {"cluster.custom_node.nics=-2"}},
-        // Found by fuzzing (README "Fuzzing"). /dev/zero was read until memory
+        // Found by fuzzing (docs/reliability.md). /dev/zero was read until memory
         // ran out; a FIFO would block; a model config naming /dev/zero likewise.
         Case{"DevZeroScenario", "/dev/zero", "", {"/dev/zero: not a regular file"}},
         Case{"FolderAsScenario", "SRC/scenarios", "", {"not a regular file"}},

@@ -153,7 +153,7 @@ TEST_F(CliTest, CollectiveTableShowsAlgorithmAndProtocolPerSize) {
       << ineligible.err;
 }
 
-// --- What-if studies (issue 8): money, compare, search ----------------------
+// --- What-if studies: money, compare, search ----------------------
 
 TEST_F(CliTest, ListsPricesWithDatesAndSources) {
   Outcome o = Run("list prices");
@@ -248,7 +248,7 @@ TEST_F(CliTest, SearchPrintsTopKAndRejectionsDeterministically) {
 }
 
 TEST_F(CliTest, SearchSetEditsTheBaseScenario) {
-  // Full training of 7B does not fit one RTX 4090; QLoRA does (README "Sizing questions").
+  // Full training of 7B does not fit one RTX 4090; QLoRA does (docs/what-if.md).
   const std::string args = "search " + src_ +
                            "/scenarios/examples/questions/7b-on-one-rtx4090.textproto --num-gpus 1 "
                            "--top-k 1 --no-progress";
@@ -357,7 +357,7 @@ TEST_F(CliTest, SizingQuestionScenariosRunAndFit) {
   EXPECT_NE(sweep.out.find("4 run (0 rejected)"), std::string::npos) << sweep.out;
 }
 
-// Issue 9: the serving table is recognised by its header; every row is listed
+// The serving table is recognised by its header; every row is listed
 // with its setup or the reason it is not run, and the command exits cleanly.
 TEST_F(CliTest, ValidateListsEveryInferenceRow) {
   Outcome o = Run("validate " + src_ + "/tests/validation/inference-runs.csv");

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "scenarios/loader.h"
-#include "scenarios/resolve.h"
-#include "scenarios/runner.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/run/runner.h"
 
 namespace clustersim {
 namespace {

@@ -1,4 +1,4 @@
-// Same input, same bytes (README "Reliability"): runs the clustersim binary
+// Same input, same bytes (docs/reliability.md): runs the clustersim binary
 // twice, or with different thread counts, and compares what it writes byte for
 // byte. Each test names what it compares; a difference prints the first
 // differing offset. The MPI-vs-one-process sweep comparison is

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "scenarios/loader.h"
-#include "scenarios/resolve.h"
-#include "scenarios/runner.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/run/runner.h"
 #include "traces/trace_checker.h"
 
 namespace clustersim {

@@ -1,6 +1,6 @@
-// The README's "Sizing questions", asked again: each test loads the
+// The sizing questions of docs/what-if.md, asked again: each test loads the
 // question's scenario from scenarios/examples/questions/, runs it (or searches around
-// it) and checks the qualitative answer the README states, so that a model
+// it) and checks the qualitative answer docs/what-if.md states, so that a model
 // change which flips an answer fails here and the table gets rewritten.
 #include <cstdio>
 #include <cstdlib>
@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "scenarios/loader.h"
-#include "scenarios/resolve.h"
-#include "scenarios/runner.h"
-#include "scenarios/scenario_edit.h"
-#include "scenarios/search.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/input/scenario_edit.h"
+#include "scenarios/run/runner.h"
+#include "scenarios/studies/search.h"
 
 namespace clustersim {
 namespace {
@@ -110,7 +110,7 @@ TEST(QuestionsTest, GpusForFullTrainingGrowWithTheModelAndShrinkWithMemory) {
     std::printf("%s: fewest A100 40GB %d, fewest H100 80GB %d\n", m.c_str(), a100.back(),
                 h100.back());
   }
-  // The README's table (search at these counts picks the strategy).
+  // The docs' table (search at these counts picks the strategy).
   EXPECT_EQ(a100, (std::vector<int>{4, 8, 32}));
   EXPECT_EQ(h100, (std::vector<int>{2, 4, 16}));
   for (size_t i = 0; i < models.size(); ++i) EXPECT_LT(h100[i], a100[i]) << models[i];

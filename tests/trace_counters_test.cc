@@ -1,4 +1,4 @@
-// Trace counters across modules (issue 7): memory in use per GPU following the
+// Trace counters across modules: memory in use per GPU following the
 // simulated schedule, checked against the memory model; link utilisation from
 // the flow tier; both through the trace filters, both formats, and reruns.
 #include <algorithm>
@@ -20,9 +20,9 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "scenarios/loader.h"
-#include "scenarios/resolve.h"
-#include "scenarios/runner.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/run/runner.h"
 #include "traces/id_ranges.h"
 #include "traces/trace_checker.h"
 

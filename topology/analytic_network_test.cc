@@ -4,8 +4,8 @@
 #include <string>
 
 #include "gmock/gmock.h"
-#include "sim/check.h"
 #include "gtest/gtest.h"
+#include "sim/check.h"
 #include "topology/cluster.h"
 
 namespace clustersim::topology {

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "sim/status_macros.h"
 #include "topology/cluster.h"
 #include "topology/cluster_builder.h"
 
@@ -160,7 +161,7 @@ absl::StatusOr<Cluster> BuildCluster(const ClusterSpec& spec) {
     return absl::InvalidArgumentError(absl::StrCat(
         "nics_per_node=", spec.nics_per_node, " must be >= 0 (0 = the preset's ", p.nics, ")"));
   }
-  if (absl::Status s = ValidateFabric(spec.fabric); !s.ok()) return s;
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateFabric(spec.fabric));
   const std::string_view port_name = spec.fabric.link.empty() ? p.nic_link : spec.fabric.link;
   absl::StatusOr<const LinkTechnology*> port = FindLinkTechnology(port_name);
   if (!port.ok()) {

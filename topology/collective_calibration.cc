@@ -7,9 +7,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
-#include "scenarios/network.pb.h"
 #include "sim/check.h"
+#include "sim/status_macros.h"
 #include "topology/link_kind_proto.h"
+#include "topology/proto/network.pb.h"
 
 namespace clustersim::embedded {
 std::string_view CollectiveCalibrationData();
@@ -52,7 +53,7 @@ absl::Status ParseLinks(const config::CollectiveCalibrationFile& f, CollectiveCa
     if (!(e.efficiency() > 0 && e.efficiency() <= 1)) {
       return FileError(where, "efficiency must be in (0, 1]");
     }
-    if (absl::Status s = CheckSource(where, e.source()); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(CheckSource(where, e.source()));
     c->links.push_back({*kind, e.efficiency(), e.source()});
   }
   for (LinkKind kind : {LinkKind::kNvlink, LinkKind::kPcie, LinkKind::kInfiniband,
@@ -87,7 +88,7 @@ absl::Status ParseProtocols(const config::CollectiveCalibrationFile& f,
     if (!e.has_ring_hop() || !e.has_tree_hop()) {
       return FileError(where, "ring_hop and tree_hop must be set");
     }
-    if (absl::Status s = CheckSource(where, e.source()); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(CheckSource(where, e.source()));
     c->protocols.push_back({*p, e.bandwidth_fraction(), e.nvlink_only(),
                             Nanoseconds(e.ring_base_ns()), Nanoseconds(e.tree_base_ns()),
                             Hops(e.ring_hop()), Hops(e.tree_hop()), e.source()});
@@ -100,7 +101,7 @@ absl::Status ParseScalars(const config::CollectiveCalibrationFile& f, Collective
                                std::pair{"tree_efficiency_source", &f.tree_efficiency_source()},
                                std::pair{"nvls_latency_source", &f.nvls_latency_source()},
                                std::pair{"nvls_scale_source", &f.nvls_scale_source()}}) {
-    if (absl::Status s = CheckSource(where, *source); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(CheckSource(where, *source));
   }
   if (f.call_overhead_ns() < 0 || f.nvls_latency_ns() < 0) {
     return FileError("call_overhead_ns / nvls_latency_ns", "must be >= 0");
@@ -127,7 +128,7 @@ absl::Status ParseScalars(const config::CollectiveCalibrationFile& f, Collective
     if (!(e.efficiency() > 0 && e.efficiency() <= 1)) {
       return FileError(where, "efficiency must be in (0, 1]");
     }
-    if (absl::Status s = CheckSource(where, e.source()); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(CheckSource(where, e.source()));
     c->nvls.push_back({e.nvlink(), e.efficiency(), e.source()});
   }
   return absl::OkStatus();

@@ -1,7 +1,7 @@
 // File: topology/collective_calibration.h
 //
 // The constants of the collective model, as data with the source of each:
-// topology/data/collective_calibration.textproto (schema scenarios/network.proto),
+// topology/data/collective_calibration.textproto (schema topology/proto/network.proto),
 // embedded in the binary and parsed once at first use: one bandwidth efficiency per link kind; per NCCL protocol (LL, LL128,
 // Simple) a bandwidth fraction and NCCL's latency table (base latency per
 // algorithm, per-hop hardware latency per link kind); one per-call overhead;

@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "scenarios/network.pb.h"
+#include "topology/proto/network.pb.h"
 
 namespace clustersim::topology {
 namespace {

@@ -1,6 +1,6 @@
 // File: topology/link_kind_proto.h
 //
-// Converts the link kind of a network data file row (scenarios/network.proto)
+// Converts the link kind of a network data file row (topology/proto/network.proto)
 // to topology::LinkKind; shared by the readers of links.textproto and
 // collective_calibration.textproto.
 //
@@ -10,8 +10,8 @@
 #define CLUSTERSIM_TOPOLOGY_LINK_KIND_PROTO_H_
 
 #include "absl/status/statusor.h"
-#include "scenarios/network.pb.h"
 #include "topology/link_technology.h"
+#include "topology/proto/network.pb.h"
 
 namespace clustersim::topology {
 

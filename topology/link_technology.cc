@@ -7,10 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
-#include "scenarios/network.pb.h"
 #include "sim/check.h"
 #include "topology/data_rows.h"
 #include "topology/link_kind_proto.h"
+#include "topology/proto/network.pb.h"
 
 namespace clustersim::embedded {
 std::string_view LinkTechnologiesData();

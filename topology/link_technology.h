@@ -3,7 +3,7 @@
 // The link technologies a cluster is built from (NVLink generations, PCIe
 // generations, InfiniBand HDR/NDR/XDR, Ethernet/RoCE speeds), as immutable
 // data with a source per row: topology/data/links.textproto (schema
-// scenarios/network.proto), embedded in the binary and parsed once at first use.
+// topology/proto/network.proto), embedded in the binary and parsed once at first use.
 // Bandwidth is per direction.
 //
 // Example:

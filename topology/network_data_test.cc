@@ -30,7 +30,7 @@ TEST(NetworkDataTest, NodePresetsParseWithSources) {
   EXPECT_EQ(NodePresetNames(),
             (std::vector<std::string>{"dgx-a100", "dgx-h100", "dgx-h200", "hgx-b200",
                                       "pcie-rtx4090-8x", "pcie-a10g-8x", "pcie-l40s-8x",
-                                      // Serving hosts (issue 9).
+                                      // Serving hosts.
                                       "pcie-a100-1x", "pcie-h100-1x", "pcie-l40s-1x",
                                       "pcie-a10g-1x", "pcie-a10-1x",
                                       "workstation-rtx-a6000-1x", "workstation-rtx4090-1x",

@@ -1,7 +1,7 @@
 // File: topology/node_preset.h
 //
 // The server ("node") presets a cluster is built from, as immutable data with a
-// source per row: topology/data/nodes.textproto (schema scenarios/network.proto),
+// source per row: topology/data/nodes.textproto (schema topology/proto/network.proto),
 // embedded in the binary and parsed once at first use. Names:
 //   dgx-a100         8x A100 SXM, NVLink3 via NVSwitch, PCIe4, 8x IB HDR 200G
 //   dgx-h100         8x H100 SXM, NVLink4 via NVSwitch (NVLS), PCIe5, 8x IB NDR 400G
@@ -10,7 +10,7 @@
 //   pcie-rtx4090-8x  8x RTX 4090, no NVLink, PCIe4 switches under one host bridge, 1x 100GbE
 //   pcie-a10g-8x     8x A10G (AWS g5.48xlarge-like), PCIe4, 1x 100GbE
 //   pcie-l40s-8x     8x L40S (AWS g6e.48xlarge-like), PCIe4, 4x 100GbE
-//   Single-device hosts for serving (issue 9): pcie-a100-1x, pcie-h100-1x,
+//   Single-device hosts for serving: pcie-a100-1x, pcie-h100-1x,
 //   pcie-l40s-1x, pcie-a10g-1x, pcie-a10-1x, workstation-rtx-a6000-1x,
 //   workstation-rtx4090-1x/-2x and
 //   workstation-rtx3090-1x/-2x (PCIe through the CPU, no NVLink), jetson-agx-orin,

@@ -15,7 +15,7 @@ uint64_t ThreadKey(uint32_t group, uint32_t lane) {
   return (static_cast<uint64_t>(group) << 32) | lane;
 }
 
-void AppendInt(std::string* out, int64_t v) { AppendArgValue(out, ArgValue(v)); }
+void AppendInt(std::string* out, int64_t v) { AppendArgValue(out, sim::ArgValue(v)); }
 
 // Entries of a hash map sorted by key, so that output does not depend on hashing.
 template <typename K>
@@ -29,7 +29,7 @@ std::vector<std::pair<K, const std::string*>> SortedByKey(
 }
 
 // The numeric value of arg `key` in `args`, or 0.
-double NumericArg(const std::vector<std::pair<std::string, ArgValue>>& args, std::string_view key) {
+double NumericArg(const std::vector<std::pair<std::string, sim::ArgValue>>& args, std::string_view key) {
   for (const auto& [name, value] : args) {
     if (name != key) continue;
     if (const int64_t* i = std::get_if<int64_t>(&value)) return static_cast<double>(*i);
@@ -49,15 +49,15 @@ absl::StatusOr<TraceDetail> ParseTraceDetail(std::string_view text, std::string_
 }
 
 absl::StatusOr<std::unique_ptr<ChromeTraceWriter>> ChromeTraceWriter::Open(
-    const std::string& path, const SpanDescriber& describer, Options options) {
-  absl::StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path);
+    const std::string& path, const sim::SpanDescriber& describer, Options options) {
+  absl::StatusOr<std::unique_ptr<sim::AtomicFile>> file = sim::AtomicFile::Create(path);
   if (!file.ok()) return file.status();
   return std::unique_ptr<ChromeTraceWriter>(
       new ChromeTraceWriter(*std::move(file), describer, std::move(options)));
 }
 
-ChromeTraceWriter::ChromeTraceWriter(std::unique_ptr<AtomicFile> file,
-                                     const SpanDescriber& describer, Options options)
+ChromeTraceWriter::ChromeTraceWriter(std::unique_ptr<sim::AtomicFile> file,
+                                     const sim::SpanDescriber& describer, Options options)
     : file_(std::move(file)), describer_(describer), options_(std::move(options)) {
   file_->Write("{\"traceEvents\":[\n");
 }
@@ -111,7 +111,7 @@ void ChromeTraceWriter::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
 }
 
 void ChromeTraceWriter::EmitComplete(uint32_t group, uint32_t lane, sim::Time start,
-                                     sim::Time end, const SpanDescription& d) {
+                                     sim::Time end, const sim::SpanDescription& d) {
   BeginEvent();
   line_.append("{\"ph\":\"X\",\"name\":");
   AppendJsonString(&line_, d.name);
@@ -254,7 +254,7 @@ void ChromeTraceWriter::AddNetworkCounter(std::string_view name, sim::Time t,
 }
 
 void ChromeTraceWriter::AppendMetadata(std::string_view name, uint32_t pid, const int64_t* tid,
-                                       std::string_view arg_key, const ArgValue& arg_value) {
+                                       std::string_view arg_key, const sim::ArgValue& arg_value) {
   BeginEvent();
   line_.append("{\"ph\":\"M\",\"name\":");
   AppendJsonString(&line_, name);

@@ -5,11 +5,11 @@
 //
 // Layout: one process per Resource::group (a GPU), pid = group; one thread per
 // stream, tid = lane + 1. Each span becomes an "X" (complete) event whose name,
-// category and args come from a SpanDescriber. ts and dur are microseconds
+// category and args come from a sim::SpanDescriber. ts and dur are microseconds
 // printed exactly from integer picoseconds with six decimals ("12.345678"), by
 // integer arithmetic, so the same simulation gives byte-identical files.
 //
-// Memory is bounded: events are formatted and handed to an AtomicFile (which
+// Memory is bounded: events are formatted and handed to an sim::AtomicFile (which
 // buffers a fixed amount) as they arrive; spans are not kept. Only one name per
 // process and per thread is remembered. Finish() appends "M" metadata
 // (process_name, process_sort_index (Options::process_sort_index, by default
@@ -62,12 +62,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "sim/atomic_file.h"
 #include "sim/engine.h"
+#include "sim/span_describer.h"
 #include "sim/task_graph.h"
 #include "sim/units.h"
-#include "traces/atomic_file.h"
 #include "traces/id_ranges.h"
-#include "traces/span_describer.h"
 #include "traces/trace_sink.h"
 
 namespace clustersim::traces {
@@ -94,7 +94,7 @@ class ChromeTraceWriter : public TraceSink {
   // Creates the output (through a temp file). Error names the path when it
   // cannot be created.
   static absl::StatusOr<std::unique_ptr<ChromeTraceWriter>> Open(const std::string& path,
-                                                                 const SpanDescriber& describer,
+                                                                 const sim::SpanDescriber& describer,
                                                                  Options options);
 
   ChromeTraceWriter(const ChromeTraceWriter&) = delete;
@@ -137,7 +137,7 @@ class ChromeTraceWriter : public TraceSink {
   int64_t bytes_written() const { return file_->bytes_written(); }
 
  private:
-  ChromeTraceWriter(std::unique_ptr<AtomicFile> file, const SpanDescriber& describer,
+  ChromeTraceWriter(std::unique_ptr<sim::AtomicFile> file, const sim::SpanDescriber& describer,
                     Options options);
 
   // Starts a new element of the traceEvents array in line_ (comma handling).
@@ -149,13 +149,13 @@ class ChromeTraceWriter : public TraceSink {
   // Appends `"pid":G,"tid":L+1,"ts":T` to line_.
   void AppendPlace(uint32_t group, uint32_t lane, sim::Time t);
   void AppendMetadata(std::string_view name, uint32_t pid, const int64_t* tid,
-                      std::string_view arg_key, const ArgValue& arg_value);
+                      std::string_view arg_key, const sim::ArgValue& arg_value);
   bool KeepsGroup(uint32_t group) const {
     return !options_.ranks.has_value() || options_.ranks->Contains(group);
   }
   // Writes one "X" event.
   void EmitComplete(uint32_t group, uint32_t lane, sim::Time start, sim::Time end,
-                    const SpanDescription& d);
+                    const sim::SpanDescription& d);
   // Layer detail: folds the described span into its track's pending run,
   // writing the run it ends.
   void Aggregate(uint32_t group, uint32_t lane, const sim::Span& s);
@@ -168,22 +168,22 @@ class ChromeTraceWriter : public TraceSink {
     uint32_t lane = 0;
     sim::Time start;
     sim::Time end;
-    SpanDescription description;  // name (last word dropped), category, args
+    sim::SpanDescription description;  // name (last word dropped), category, args
     int64_t ops = 0;
     double flops = 0;
     double bytes = 0;
   };
   void EmitPending(Pending& p);
 
-  std::unique_ptr<AtomicFile> file_;
-  const SpanDescriber& describer_;
+  std::unique_ptr<sim::AtomicFile> file_;
+  const sim::SpanDescriber& describer_;
   Options options_;
   // Names by group and by (group << 32 | lane); sorted before they are written.
   absl::flat_hash_map<uint32_t, std::string> process_names_;
   absl::flat_hash_map<uint64_t, std::string> thread_names_;
   absl::flat_hash_map<uint64_t, Pending> pending_;  // by track, layer detail only
   int64_t step_ = 0;
-  SpanDescription description_;  // reused between spans
+  sim::SpanDescription description_;  // reused between spans
   std::string line_;             // reused between events
   int64_t events_written_ = 0;
   int64_t next_flow_id_ = 1;

@@ -17,9 +17,9 @@ namespace clustersim::traces {
 namespace {
 
 // A describer shaped like a step builder's: a formatted name and a few args.
-class BenchDescriber : public SpanDescriber {
+class BenchDescriber : public sim::SpanDescriber {
  public:
-  void Describe(const sim::TaskGraph&, const sim::Span& s, SpanDescription* out) const override {
+  void Describe(const sim::TaskGraph&, const sim::Span& s, sim::SpanDescription* out) const override {
     out->name = absl::StrCat("fwd mb", s.tag % 8, " L", s.tag % 80, " qkv_gemm");
     out->category = "compute,gemm";
     out->args.emplace_back("M", int64_t{8192});

@@ -29,9 +29,9 @@ using ::testing::HasSubstr;
 
 // Names spans after their task and tag; the label carries characters that
 // need escaping so that every trace exercises the writer's JSON strings.
-class TestDescriber : public SpanDescriber {
+class TestDescriber : public sim::SpanDescriber {
  public:
-  void Describe(const sim::TaskGraph& g, const sim::Span& s, SpanDescription* out) const override {
+  void Describe(const sim::TaskGraph& g, const sim::Span& s, sim::SpanDescription* out) const override {
     EXPECT_TRUE(out->name.empty() && out->category.empty() && out->args.empty());
     out->name = absl::StrCat("task", s.task, " tag", s.tag);
     out->category = g.task(s.task).num_resources > 1 ? "comm,tp" : "compute";

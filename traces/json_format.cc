@@ -85,7 +85,7 @@ void AppendJsonDouble(std::string* out, double v) {
   out->append(buf, r.ptr);
 }
 
-void AppendArgValue(std::string* out, const ArgValue& v) {
+void AppendArgValue(std::string* out, const sim::ArgValue& v) {
   if (const int64_t* i = std::get_if<int64_t>(&v)) {
     char buf[24];
     const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), *i);

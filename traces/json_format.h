@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "traces/span_describer.h"
+#include "sim/span_describer.h"
 
 namespace clustersim::traces {
 
@@ -36,7 +36,7 @@ void AppendMicroseconds(std::string* out, int64_t picoseconds);
 void AppendJsonDouble(std::string* out, double v);
 
 // Appends an int64, a double (as above) or a string (quoted and escaped).
-void AppendArgValue(std::string* out, const ArgValue& v);
+void AppendArgValue(std::string* out, const sim::ArgValue& v);
 
 }  // namespace clustersim::traces
 

@@ -63,13 +63,13 @@ TEST(JsonFormatTest, DoublesReadBackExactly) {
 
 TEST(JsonFormatTest, ArgValuesOfEachKind) {
   std::string s;
-  AppendArgValue(&s, ArgValue(int64_t{-9007199254740993}));
+  AppendArgValue(&s, sim::ArgValue(int64_t{-9007199254740993}));
   EXPECT_EQ(s, "-9007199254740993");
   s.clear();
-  AppendArgValue(&s, ArgValue(2.5));
+  AppendArgValue(&s, sim::ArgValue(2.5));
   EXPECT_EQ(s, "2.5");
   s.clear();
-  AppendArgValue(&s, ArgValue(std::string("bf16")));
+  AppendArgValue(&s, sim::ArgValue(std::string("bf16")));
   EXPECT_EQ(s, "\"bf16\"");
 }
 

@@ -88,15 +88,15 @@ uint64_t Nanoseconds(int64_t ps) { return static_cast<uint64_t>(ps / 1000); }
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PerfettoTraceWriter>> PerfettoTraceWriter::Open(
-    const std::string& path, const SpanDescriber& describer, Options options) {
-  absl::StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path);
+    const std::string& path, const sim::SpanDescriber& describer, Options options) {
+  absl::StatusOr<std::unique_ptr<sim::AtomicFile>> file = sim::AtomicFile::Create(path);
   if (!file.ok()) return file.status();
   return std::unique_ptr<PerfettoTraceWriter>(
       new PerfettoTraceWriter(*std::move(file), describer, std::move(options)));
 }
 
-PerfettoTraceWriter::PerfettoTraceWriter(std::unique_ptr<AtomicFile> file,
-                                         const SpanDescriber& describer, Options options)
+PerfettoTraceWriter::PerfettoTraceWriter(std::unique_ptr<sim::AtomicFile> file,
+                                         const sim::SpanDescriber& describer, Options options)
     : file_(std::move(file)), describer_(describer), options_(std::move(options)) {
   std::string body;
   VarintField(&body, kSequenceFlags, kIncrementalStateCleared);

@@ -21,7 +21,7 @@
 // All packets share trusted_packet_sequence_id 1. No interning: names are
 // written in full.
 //
-// Memory is bounded: packets go to an AtomicFile as they are made; the writer
+// Memory is bounded: packets go to an sim::AtomicFile as they are made; the writer
 // remembers only which tracks it has described. Options::ranks filters GPUs
 // as in ChromeTraceWriter.
 //
@@ -50,12 +50,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "sim/atomic_file.h"
 #include "sim/engine.h"
+#include "sim/span_describer.h"
 #include "sim/task_graph.h"
 #include "sim/units.h"
-#include "traces/atomic_file.h"
 #include "traces/id_ranges.h"
-#include "traces/span_describer.h"
 #include "traces/trace_sink.h"
 
 namespace clustersim::traces {
@@ -68,7 +68,7 @@ class PerfettoTraceWriter : public TraceSink {
 
   // Creates the output (through a temp file); error names the path.
   static absl::StatusOr<std::unique_ptr<PerfettoTraceWriter>> Open(
-      const std::string& path, const SpanDescriber& describer, Options options);
+      const std::string& path, const sim::SpanDescriber& describer, Options options);
 
   PerfettoTraceWriter(const PerfettoTraceWriter&) = delete;
   PerfettoTraceWriter& operator=(const PerfettoTraceWriter&) = delete;
@@ -98,7 +98,7 @@ class PerfettoTraceWriter : public TraceSink {
   int64_t bytes_written() const { return file_->bytes_written(); }
 
  private:
-  PerfettoTraceWriter(std::unique_ptr<AtomicFile> file, const SpanDescriber& describer,
+  PerfettoTraceWriter(std::unique_ptr<sim::AtomicFile> file, const sim::SpanDescriber& describer,
                       Options options);
   bool KeepsGroup(uint32_t group) const {
     return !options_.ranks.has_value() || options_.ranks->Contains(group);
@@ -113,15 +113,15 @@ class PerfettoTraceWriter : public TraceSink {
   // AddCounter without the ranks filter.
   void EmitCounter(uint32_t group, std::string_view name, sim::Time t, const CounterSeries& series);
 
-  std::unique_ptr<AtomicFile> file_;
-  const SpanDescriber& describer_;
+  std::unique_ptr<sim::AtomicFile> file_;
+  const sim::SpanDescriber& describer_;
   Options options_;
   std::map<uint32_t, uint64_t> process_tracks_;            // group -> uuid
   std::set<uint64_t> thread_tracks_;                       // described thread uuids
   std::map<std::string, uint64_t> counter_tracks_;         // "group/name/series" -> uuid
   uint64_t next_counter_uuid_ = uint64_t{1} << 40;
   uint64_t next_flow_id_ = 1;
-  SpanDescription description_;  // reused between spans
+  sim::SpanDescription description_;  // reused between spans
   std::string packet_;           // reused between packets
   int64_t packets_written_ = 0;
   bool finished_ = false;

@@ -23,9 +23,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class TestDescriber : public SpanDescriber {
+class TestDescriber : public sim::SpanDescriber {
  public:
-  void Describe(const sim::TaskGraph&, const sim::Span& s, SpanDescription* out) const override {
+  void Describe(const sim::TaskGraph&, const sim::Span& s, sim::SpanDescription* out) const override {
     out->name = absl::StrCat("fwd mb0 L", s.tag, " gemm");
     out->category = "compute,gemm";
     out->args.emplace_back("layer", int64_t{s.tag});

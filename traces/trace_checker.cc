@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "sim/status_macros.h"
 
 namespace clustersim::traces {
 namespace {
@@ -100,12 +101,6 @@ class Event {
   const std::string& ph_;
 };
 
-// Assigns the value of a StatusOr expression to `lhs`, or returns its error.
-#define CHECKER_ASSIGN_OR_RETURN(lhs, expr)     \
-  auto lhs##_or = (expr);                       \
-  if (!lhs##_or.ok()) return lhs##_or.status(); \
-  lhs = *std::move(lhs##_or)
-
 // The first error among checks of fields that are validated but not used.
 absl::Status FirstError(std::initializer_list<absl::Status> checks) {
   for (const absl::Status& s : checks) {
@@ -148,11 +143,11 @@ struct Collected {
 absl::Status CheckComplete(const Event& e, Collected* c) {
   std::string name;
   int64_t pid, tid, ts, dur;
-  CHECKER_ASSIGN_OR_RETURN(name, e.String("name"));
-  CHECKER_ASSIGN_OR_RETURN(pid, e.Integer("pid"));
-  CHECKER_ASSIGN_OR_RETURN(tid, e.Integer("tid"));
-  CHECKER_ASSIGN_OR_RETURN(ts, e.Picoseconds("ts"));
-  CHECKER_ASSIGN_OR_RETURN(dur, e.Picoseconds("dur"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(name, e.String("name"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(pid, e.Integer("pid"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(tid, e.Integer("tid"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(ts, e.Picoseconds("ts"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(dur, e.Picoseconds("dur"));
   if (dur < 0) return e.Error("\"dur\" is negative; a complete event needs dur >= 0");
   c->slices[{pid, tid}].push_back({ts, ts + dur, e.index()});
   return absl::OkStatus();
@@ -162,9 +157,9 @@ absl::Status CheckMetadata(const Event& e, Collected* c) {
   std::string name;
   int64_t pid;
   const Struct* args;
-  CHECKER_ASSIGN_OR_RETURN(name, e.String("name"));
-  CHECKER_ASSIGN_OR_RETURN(pid, e.Integer("pid"));
-  CHECKER_ASSIGN_OR_RETURN(args, e.Args());
+  CLUSTERSIM_ASSIGN_OR_RETURN(name, e.String("name"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(pid, e.Integer("pid"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(args, e.Args());
   const bool names = name == "process_name" || name == "thread_name";
   const bool sorts = name == "process_sort_index" || name == "thread_sort_index";
   if (names || sorts) {
@@ -176,7 +171,7 @@ absl::Status CheckMetadata(const Event& e, Collected* c) {
   }
   int64_t tid = 0;
   if (name.starts_with("thread_")) {
-    CHECKER_ASSIGN_OR_RETURN(tid, e.Integer("tid"));
+    CLUSTERSIM_ASSIGN_OR_RETURN(tid, e.Integer("tid"));
   }
   if (name == "process_name") c->named_processes.insert(pid);
   if (name == "thread_name") c->named_threads.insert({pid, tid});
@@ -186,9 +181,9 @@ absl::Status CheckMetadata(const Event& e, Collected* c) {
 absl::Status CheckCounter(const Event& e, Collected* c) {
   std::string name;
   int64_t pid, ts;
-  CHECKER_ASSIGN_OR_RETURN(name, e.String("name"));
-  CHECKER_ASSIGN_OR_RETURN(pid, e.Integer("pid"));
-  CHECKER_ASSIGN_OR_RETURN(ts, e.Picoseconds("ts"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(name, e.String("name"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(pid, e.Integer("pid"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(ts, e.Picoseconds("ts"));
   CounterTrack& track = c->counters[{pid, name}];
   if (track.samples > 0 && ts < track.last_ts) {
     return e.Error(absl::StrCat("counter sample at ", ts, " ps comes after one at ",
@@ -199,7 +194,7 @@ absl::Status CheckCounter(const Event& e, Collected* c) {
   track.last_ts = ts;
   ++track.samples;
   const Struct* args;
-  CHECKER_ASSIGN_OR_RETURN(args, e.Args());
+  CLUSTERSIM_ASSIGN_OR_RETURN(args, e.Args());
   if (args->fields().empty()) return e.Error("a counter needs at least one series in \"args\"");
   // Sorted so that the message for several bad series is deterministic.
   std::set<std::string> bad;
@@ -220,7 +215,7 @@ absl::Status CheckFlow(const Event& e, char ph, Collected* c) {
     key = absl::StrCat("\"", id->string_value(), "\"");
   } else {
     int64_t n;
-    CHECKER_ASSIGN_OR_RETURN(n, e.Integer("id"));
+    CLUSTERSIM_ASSIGN_OR_RETURN(n, e.Integer("id"));
     key = absl::StrCat(n);
   }
   if (absl::Status s = FirstError({e.Integer("pid").status(), e.Integer("tid").status()});
@@ -228,7 +223,7 @@ absl::Status CheckFlow(const Event& e, char ph, Collected* c) {
     return s;
   }
   int64_t ts;
-  CHECKER_ASSIGN_OR_RETURN(ts, e.Picoseconds("ts"));
+  CLUSTERSIM_ASSIGN_OR_RETURN(ts, e.Picoseconds("ts"));
   FlowEnds& f = c->flows[key];
   if (f.starts + f.finishes == 0) f.first_index = e.index();
   if (ph == 's') {
@@ -315,13 +310,13 @@ absl::StatusOr<TraceStats> CheckChromeTrace(std::string_view json) {
 
   Collected c;
   for (int i = 0; i < events.size(); ++i) {
-    if (absl::Status s = CheckEvent(i, events.Get(i), &c); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(CheckEvent(i, events.Get(i), &c));
   }
 
   TraceStats stats;
   std::set<int64_t> pids;
   for (auto& [thread, slices] : c.slices) {
-    if (absl::Status s = CheckNesting(thread, slices); !s.ok()) return s;
+    CLUSTERSIM_RETURN_IF_ERROR(CheckNesting(thread, slices));
     const int64_t first = slices.front().index;
     if (!c.named_processes.contains(thread.first)) {
       return absl::InvalidArgumentError(

@@ -27,9 +27,9 @@ using ::testing::HasSubstr;
 
 // Tag t of group g: "fwd mb0 L<layer> <op>" with flops = 10 * (t + 1).
 // Tags 0, 1: layer 0 (ops qkv, fc1); tag 2: layer 1 (qkv); tag 3: comm on lane 1.
-class LayerDescriber : public SpanDescriber {
+class LayerDescriber : public sim::SpanDescriber {
  public:
-  void Describe(const sim::TaskGraph&, const sim::Span& s, SpanDescription* out) const override {
+  void Describe(const sim::TaskGraph&, const sim::Span& s, sim::SpanDescription* out) const override {
     static constexpr const char* kOps[] = {"qkv", "fc1", "qkv", "all_reduce"};
     const int layer = s.tag == 2 ? 1 : 0;
     out->name = absl::StrCat("fwd mb0 L", layer, " ", kOps[s.tag]);

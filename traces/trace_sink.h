@@ -1,6 +1,6 @@
 // File: traces/trace_sink.h
 //
-// What the run wiring (scenarios/runner.cc) hands a trace, whatever its format
+// What the run wiring (scenarios/run/runner.cc) hands a trace, whatever its format
 // (ChromeTraceWriter for JSON, PerfettoTraceWriter for protobuf): spans as a
 // sim::SpanObserver, flow arrows between slices, counter samples on a GPU's
 // process (memory in use, NVLink utilisation) or on the fabric-wide "network"

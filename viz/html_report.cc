@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
-#include "traces/atomic_file.h"
+#include "sim/atomic_file.h"
 #include "viz/html_text.h"
 #include "viz/pipeline_diagram.h"
 
@@ -216,7 +216,7 @@ absl::Status WriteHtmlReport(const std::string& path, const config::Result& resu
                              const std::vector<MemoryCurve>& memory_curves) {
   absl::StatusOr<std::string> html = RenderHtmlReport(result, timeline, memory_curves);
   if (!html.ok()) return html.status();
-  return traces::WriteFileAtomically(path, *html);
+  return sim::WriteFileAtomically(path, *html);
 }
 
 }  // namespace clustersim::viz

@@ -33,7 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "scenarios/result.pb.h"
+#include "scenarios/proto/result.pb.h"
 #include "viz/bar_charts.h"
 #include "viz/memory_chart.h"
 #include "viz/timeline.h"
@@ -56,7 +56,7 @@ absl::StatusOr<std::string> RenderHtmlReport(const config::Result& result,
                                              const Timeline& timeline,
                                              const std::vector<MemoryCurve>& memory_curves = {});
 
-// Renders and writes the page atomically (traces/atomic_file.h). Error names
+// Renders and writes the page atomically (sim/atomic_file.h). Error names
 // the path when it cannot be written.
 absl::Status WriteHtmlReport(const std::string& path, const config::Result& result,
                              const Timeline& timeline,

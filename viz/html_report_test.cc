@@ -19,10 +19,10 @@ namespace clustersim::viz {
 namespace {
 
 // Tags: 0 "fwd mb0", 1 "fwd mb1", 2 "bwd mb0", 3 "bwd mb1", 4 "step adam", 5 pp send.
-class TwoStageDescriber : public traces::SpanDescriber {
+class TwoStageDescriber : public sim::SpanDescriber {
  public:
   void Describe(const sim::TaskGraph&, const sim::Span& s,
-                traces::SpanDescription* out) const override {
+                sim::SpanDescription* out) const override {
     static constexpr const char* kNames[] = {"fwd mb0 L0 gemm", "fwd mb1 L0 gemm",
                                              "bwd mb0 L0 gemm", "bwd mb1 L0 gemm",
                                              "step adam",       "fwd mb0 send"};

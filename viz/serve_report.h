@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "scenarios/serve_result.pb.h"
+#include "scenarios/proto/serve_result.pb.h"
 
 namespace clustersim::viz {
 

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "scenarios/result.pb.h"
+#include "scenarios/proto/result.pb.h"
 
 namespace clustersim::viz {
 

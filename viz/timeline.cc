@@ -34,7 +34,7 @@ void Extend(TimelineSpan* last, const TimelineSpan& next) {
   if (last->layer != next.layer) last->layer = -1;
 }
 
-int32_t IntArg(const traces::SpanDescription& d, std::string_view key) {
+int32_t IntArg(const sim::SpanDescription& d, std::string_view key) {
   for (const auto& [name, value] : d.args) {
     if (name == key && std::holds_alternative<int64_t>(value)) {
       return static_cast<int32_t>(std::get<int64_t>(value));
@@ -99,7 +99,7 @@ size_t TimelineGroup::NumSpans() const {
   return n;
 }
 
-Timeline::Timeline(const traces::SpanDescriber& describer, Options options)
+Timeline::Timeline(const sim::SpanDescriber& describer, Options options)
     : describer_(describer), options_(std::move(options)) {
   SIM_CHECK(options_.max_spans_per_group > 0) << "Timeline needs room for at least one span";
 }

@@ -4,7 +4,7 @@
 // pipeline diagram and breakdowns): a sim::SpanObserver that keeps, per GPU
 // (Resource::group) and per stream (Resource::lane), small spans
 // {start, end, phase, micro-batch, layer, kind}. Meaning comes from a
-// traces::SpanDescriber, read as follows (the contract of
+// sim::SpanDescriber, read as follows (the contract of
 // strategies/step_describer.cc):
 //   phase      the first word of the span's name: "fwd", "bwd", "wgrad",
 //              "step" (optimizer and gradient sync); anything else is kOther
@@ -46,8 +46,8 @@
 #include <vector>
 
 #include "sim/engine.h"
+#include "sim/span_describer.h"
 #include "sim/task_graph.h"
-#include "traces/span_describer.h"
 
 namespace clustersim::viz {
 
@@ -91,7 +91,7 @@ class Timeline : public sim::SpanObserver {
     std::function<int(uint32_t group)> stage_of;
   };
 
-  Timeline(const traces::SpanDescriber& describer, Options options);
+  Timeline(const sim::SpanDescriber& describer, Options options);
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
@@ -107,10 +107,10 @@ class Timeline : public sim::SpanObserver {
   // Whether `next` extends `last` at `detail`.
   static bool SameRun(const TimelineSpan& last, const TimelineSpan& next, TimelineDetail detail);
 
-  const traces::SpanDescriber& describer_;
+  const sim::SpanDescriber& describer_;
   Options options_;
   std::map<uint32_t, TimelineGroup> groups_;
-  traces::SpanDescription description_;  // reused between spans
+  sim::SpanDescription description_;  // reused between spans
   int64_t end_ps_ = 0;
 };
 

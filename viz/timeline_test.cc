@@ -20,11 +20,11 @@ struct FakeOp {
 
 // Describes task tags as the ops in `ops`; names processes "gpuG (pp G)" and
 // threads by their resource names.
-class FakeDescriber : public traces::SpanDescriber {
+class FakeDescriber : public sim::SpanDescriber {
  public:
   explicit FakeDescriber(std::vector<FakeOp> ops) : ops_(std::move(ops)) {}
   void Describe(const sim::TaskGraph&, const sim::Span& s,
-                traces::SpanDescription* out) const override {
+                sim::SpanDescription* out) const override {
     const FakeOp& op = ops_[s.tag];
     out->name = op.name;
     out->category = op.category;

@@ -1,5 +1,5 @@
 // kernel_validator: measures kernels on the current GPU and writes a
-// MeasurementFile (scenarios/calibration.proto) for `clustersim calibrate`.
+// MeasurementFile (models/proto/calibration.proto) for `clustersim calibrate`.
 // Usage: see README.md or --help.
 #include <cstdio>
 #include <cstdlib>
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
 
   CUDA_OK(cudaStreamSynchronize(stream));
   std::ostringstream header;
-  header << "# Measured by models/validator/kernel_validator; schema: scenarios/calibration.proto\n"
+  header << "# Measured by models/validator/kernel_validator; schema: models/proto/calibration.proto\n"
          << "# (MeasurementFile). Fit with: clustersim calibrate THIS_FILE --output CALIBRATION\n"
          << GpuBlock(gpu, clock_start, CurrentSmClockMhz())
          << "provenance: \"measured by models/validator/kernel_validator\"\n"

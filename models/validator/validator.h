@@ -2,7 +2,7 @@
 //
 // The CUDA kernel validator: times GEMMs (cuBLASLt), the kernels of an
 // unfused attention forward and backward, memory-bound kernels and launch
-// overhead on one GPU, and writes a MeasurementFile (scenarios/calibration.proto)
+// overhead on one GPU, and writes a MeasurementFile (models/proto/calibration.proto)
 // in protobuf text format, formatted by hand so that the program needs CUDA
 // only. It reads clocks and never sets clocks or power limits.
 //

@@ -1,6 +1,6 @@
 // Fuzz target: a kernel calibration file and a measurement file (the same
 // bytes read as each), as `clustersim validate-kernels` and `calibrate` read
-// them. README.md "Fuzzing" says how to run it.
+// them. docs/reliability.md says how to run it.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

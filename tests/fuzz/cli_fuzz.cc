@@ -2,7 +2,7 @@
 // into argv words and goes through what RunCommand does before simulating:
 // ParseRunFlags (Boost.Program_options), the trace flags, and Resolve of the
 // flags' scenario. A scenario path is not loaded (scenario_text covers it).
-// README.md "Fuzzing" says how to run it.
+// docs/reliability.md says how to run it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "cli/run_flags.h"
-#include "scenarios/resolve.h"
+#include "scenarios/input/resolve.h"
 #include "traces/chrome_trace_writer.h"
 #include "traces/id_ranges.h"
 

@@ -1,5 +1,5 @@
 // Fuzz target: a Hugging Face config.json, imported as model.model_config_file
-// imports it. README.md "Fuzzing" says how to run it.
+// imports it. docs/reliability.md says how to run it.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

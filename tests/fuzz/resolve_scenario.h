@@ -7,8 +7,8 @@
 #ifndef CLUSTERSIM_TESTS_FUZZ_RESOLVE_SCENARIO_H_
 #define CLUSTERSIM_TESTS_FUZZ_RESOLVE_SCENARIO_H_
 
-#include "scenarios/resolve.h"
-#include "scenarios/serve_resolve.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/serve/serve_resolve.h"
 
 namespace clustersim::fuzz {
 

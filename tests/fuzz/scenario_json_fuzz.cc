@@ -1,11 +1,11 @@
 // Fuzz target: a scenario in JSON, read as `clustersim run` and `clustersim
 // serve` read FILE.json: parse, then Resolve (or ResolveServe for inference
-// scenarios). README.md "Fuzzing" says how to run it.
+// scenarios). docs/reliability.md says how to run it.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "scenarios/loader.h"
+#include "scenarios/input/loader.h"
 #include "tests/fuzz/resolve_scenario.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,12 +1,12 @@
 // Fuzz target: a scenario in protobuf text format, read as `clustersim run`
 // and `clustersim serve` read FILE.textproto: parse, then Resolve (or
 // ResolveServe for inference scenarios), every check short of simulating.
-// README.md "Fuzzing" says how to run it.
+// docs/reliability.md says how to run it.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "scenarios/loader.h"
+#include "scenarios/input/loader.h"
 #include "tests/fuzz/resolve_scenario.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

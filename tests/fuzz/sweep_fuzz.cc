@@ -1,13 +1,13 @@
 // Fuzz target: a sweep file, expanded as `clustersim sweep FILE` expands it
 // (base_scenario resolves against scenarios/examples/sweeps/, as for the shipped
-// sweeps), then the first points resolved. README.md "Fuzzing" says how to run it.
+// sweeps), then the first points resolved. docs/reliability.md says how to run it.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "scenarios/resolve.h"
-#include "scenarios/sweep.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/studies/sweep.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,17 +1,17 @@
 // Fuzz target: a validation table (published-runs.csv or vTrain's CSVs), read
 // as `clustersim validate FILE.csv` reads it; every row is resolved, none
-// simulated (ValidationOptions::resolve_only). README.md "Fuzzing" says how.
+// simulated (ValidationOptions::resolve_only). docs/reliability.md says how.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "scenarios/csv_table.h"
-#include "scenarios/validation.h"
+#include "scenarios/accuracy/validation.h"
+#include "sim/csv_table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<clustersim::scenarios::CsvTable> t =
-      clustersim::scenarios::ParseCsv(text, "fuzz.csv");
+  absl::StatusOr<clustersim::sim::CsvTable> t =
+      clustersim::sim::ParseCsv(text, "fuzz.csv");
   if (!t.ok()) return 0;
   clustersim::scenarios::ValidationOptions options;
   options.resolve_only = true;

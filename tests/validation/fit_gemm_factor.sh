@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the fit of kFrameworkGemmFactor (models/framework_gemm.h): the
+# Reproduces the fit of framework_gemm_factor (models/data/fitted_constants.textproto): the
 # fraction of the GEMM ceilings (short best-shape benchmarks) that minimises
 # the MAPE on the training split, the even rows of vTrain's multi-node table,
 # with the other fitted constants at their defaults; then reports the held-out

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the fit of strategies/host_overhead.h: the host launch time per op
+# Reproduces the fit of host_overhead_us_per_op (models/data/fitted_constants.textproto):
+# the host launch time per op
 # that minimises the MAPE on the training split (even rows) of vTrain's
 # single-node table, then reports the held-out split (odd rows).
 # Usage: tests/validation/fit_host_overhead.sh [build-dir]

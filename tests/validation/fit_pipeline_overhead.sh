@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the fit of kDeepSpeedPipelineP2pHostUs (strategies/host_overhead.h):
+# Reproduces the fit of deepspeed_pipeline_p2p_host_us (models/data/fitted_constants.textproto):
 # the pipeline-engine host time per stage-to-stage send that minimises the MAPE
 # on the training split (even rows) of vTrain's single-node table, with the
 # per-op launch time at its default; then reports the held-out split (odd

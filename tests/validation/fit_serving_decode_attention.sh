@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Reproduces the fit of strategies/serving_decode_attention.h: the fraction of
-# the FP32 (CUDA-core) peak that decode attention's arithmetic reaches. Fitted
+# Reproduces the fit of decode_attention_flops_per_sm_cycle
+# (models/data/fitted_constants.textproto): the rate per SM and clock cycle of
+# decode attention's CUDA-core arithmetic. Fitted
 # on tests/validation/trtllm-v08-fit-runs.csv (TensorRT-LLM v0.8 rows that are
 # not in the validation table); the validation table is the held-out set.
 # Usage: tests/validation/fit_serving_decode_attention.sh [build-dir]

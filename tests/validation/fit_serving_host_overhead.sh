@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the fit of strategies/serving_host_overhead.h: the host time per
+# Reproduces the fit of serving_host_us_per_iteration
+# (models/data/fitted_constants.textproto): the host time per
 # serving iteration that minimises the MAPE on the training split (even rows,
 # 0-based, file order) of the inference table, then reports the held-out split
 # (odd rows) at each grid value and at the default.

@@ -1,0 +1,75 @@
+// File: models/workload_ops.h
+//
+// The shapes of one micro-batch on one shard (Dims) and the constructors of
+// the ops that models/workload.cc assembles into layers: GEMMs and their
+// gradients, memory-bound ops, collectives. Private to models/workload*.cc.
+#ifndef CLUSTERSIM_MODELS_WORKLOAD_OPS_H_
+#define CLUSTERSIM_MODELS_WORKLOAD_OPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/workload.h"
+
+namespace clustersim::models::workload_internal {
+
+// Shapes of one micro-batch on one shard.
+struct Dims {
+  int64_t b, s, s_local, h, a_local, g_local, d, f_local, fc1_n, v_local, t;
+  bool sp;            // sequence parallel in effect (tp > 1)
+  bool swiglu;
+  const char* act_name;  // "gelu", "swiglu", "squared_relu"
+  bool moe;
+  int64_t ep, experts, experts_local, top_k;
+  int64_t capacity;       // rows one rank sends each expert: ceil(k·ln_tokens/E · cf)
+  int64_t moe_sent;       // rows one rank sends in the dispatch all-to-all: capacity·E
+  int64_t expert_tokens;  // rows of each local expert's GEMMs: capacity·tp·ep
+  bool learned_positions;
+  bool unfused_attention;  // AttentionBackend::kUnfused
+  int64_t tokens;     // b·s/cp: rows of every GEMM
+  int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
+  int64_t in_bytes;   // GEMM input element bytes
+  int64_t act;        // activation element bytes (16-bit for fp8)
+  Dtype dtype;
+  Dtype attn_dtype;   // attention and BF16 GEMMs: dtype, or bf16 under fp8
+};
+
+Dims MakeDims(const TransformerConfig& c, const ShardSpec& s);
+
+// `batch` independent GEMMs of the same shape (MoE: one per local expert,
+// each with its own weights), as a grouped GEMM.
+Op Gemm(const Dims& d, std::string name, int64_t m, int64_t n, int64_t k, int64_t batch = 1);
+
+// dgrad: dX[m x k] = dY[m x n]·W^T; wgrad: dW[k x n] = X^T[k x m]·dY. Same FLOPs.
+Op Dgrad(const Dims& d, const Op& fwd);
+
+Op Wgrad(const Dims& d, const Op& fwd);
+
+Op MemoryBound(const Dims& d, std::string name, int64_t bytes);
+
+// Backward of an elementwise/normalisation op: reads the saved input and the
+// incoming gradient, writes the outgoing gradient (~2x the forward traffic).
+Op MemoryBoundBackward(const Dims& d, const Op& fwd);
+
+Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
+              CommGroup group = CommGroup::kTensor);
+
+// The same shapes with 16-bit GEMMs: under fp8, what Transformer Engine does
+// not cover (Megatron's output layer) stays in BF16.
+Dims Sixteen(const Dims& d);
+
+// FP8 cast_transpose of each FP8 GEMM's input (forward) or incoming gradient
+// (backward): read 16-bit, write the FP8 copy and its transpose (4 B/element).
+// Zero bytes when no GEMM runs in FP8.
+int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward);
+
+// The b·s·h activation crossing a TP boundary (full, unsharded size).
+int64_t BoundaryBytes(const Dims& d);
+
+// A sequence-parallel all-gather whose output the next op consumes.
+Op InputGather(const Dims& d, std::string name);
+
+}  // namespace clustersim::models::workload_internal
+
+#endif  // CLUSTERSIM_MODELS_WORKLOAD_OPS_H_

@@ -1,0 +1,390 @@
+#include "scenarios/accuracy/inference_runs.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "models/device_capability.h"
+#include "models/gpu_catalog.h"
+#include "models/transformer_config.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+constexpr std::string_view kMetrics[] = {
+    "output_tokens_per_s_per_gpu", "output_tokens_per_s_total", "gen_tokens_per_s",
+    "prompt_tokens_per_s",         "ttft_ms",                   "tpot_ms",
+    "e2e_latency_ms",              "weights_gib_per_gpu",       "kv_cache_tokens",
+    "max_concurrency",             "kv_bytes_per_token"};
+
+// Metrics of the memory plan: the workload's lengths and batch do not enter them.
+bool IsMemoryMetric(std::string_view m) {
+  return m == "weights_gib_per_gpu" || m == "kv_cache_tokens" || m == "max_concurrency" ||
+         m == "kv_bytes_per_token";
+}
+
+// Single-stream decode metrics: the prompt length barely enters them.
+bool IsDecodeMetric(std::string_view m) { return m == "gen_tokens_per_s" || m == "tpot_ms"; }
+
+std::string Lower(std::string_view s) { return absl::AsciiStrToLower(std::string(s)); }
+
+// Device text -> catalog name. All `needles` must occur, no `exclude` may.
+struct DeviceRule {
+  std::vector<const char*> needles;
+  const char* exclude;
+  const char* catalog;
+};
+const std::vector<DeviceRule>& DeviceRules() {
+  static const auto* const kRules = new std::vector<DeviceRule>{
+      {{"jetson"}, "nano", "jetson-agx-orin-64gb"},
+      {{"h100"}, "pcie", "h100-sxm5-80gb"},
+      {{"h200"}, "", "h200-sxm-141gb"},
+      {{"a100", "40gb"}, "pcie", "a100-sxm4-40gb"},
+      {{"a100"}, "pcie", "a100-sxm4-80gb"},
+      {{"l40s"}, "", "l40s"},
+      {{"rtx 4090"}, "", "rtx-4090"},
+      {{"rtx 3090"}, "ti", "rtx-3090"},
+      {{"a10g"}, "", "a10g"},
+      {{"a10 "}, "", "a10-pcie-24gb"},
+      {{"rtx a6000"}, "", "rtx-a6000"},
+      {{"m2 ultra"}, "", "apple-m2-ultra"},
+      {{"8480"}, "", "xeon-platinum-8480plus"},
+  };
+  return *kRules;
+}
+
+// The catalog name for a device text, or a reason it has none.
+struct DeviceMatch {
+  std::string catalog;
+  std::string reason;
+};
+DeviceMatch MatchDevice(const std::string& text, std::vector<std::string>* assumptions) {
+  const std::string d = Lower(text);
+  if (d == "any") {
+    assumptions->push_back("device 'any' (a device-independent figure): evaluated on h100-sxm5-80gb");
+    return {"h100-sxm5-80gb", ""};
+  }
+  for (const DeviceRule& r : DeviceRules()) {
+    bool all = true;
+    for (const char* n : r.needles) all = all && absl::StrContains(d, n);
+    if (!all || (*r.exclude != '\0' && absl::StrContains(d, r.exclude))) continue;
+    const std::string catalog(r.catalog);
+    const bool exact_size = absl::StrContains(d, "gb") && !absl::StrContains(d, "assumed") &&
+                            !absl::StrContains(d, "presumed");
+    if (!exact_size || (absl::StartsWith(catalog, "a100-sxm4") && !absl::StrContains(d, "sxm"))) {
+      assumptions->push_back(absl::StrCat("device '", text, "' taken as ", catalog));
+    }
+    return {catalog, ""};
+  }
+  return {"", absl::StrCat("device '", text,
+                           "' is not in the device catalog (`clustersim list gpus`)")};
+}
+
+// A weight or KV dtype text -> the scenario's name ("int4-gptq", ...).
+struct DtypeMatch {
+  std::string name;       // "" = not stated (the simulator's default)
+  int group_size = 0;     // 4-bit formats only
+  std::string reason;     // not supported
+};
+DtypeMatch MatchDtype(const std::string& text, bool kv, std::vector<std::string>* assumptions) {
+  const std::string d = Lower(text);
+  if (d.empty() || d == "unstated" || d == "n/a") {
+    if (kv) assumptions->push_back(absl::StrCat("kv dtype '", text, "': the default"));
+    return {"", 0, kv ? "" : "weight dtype not stated"};
+  }
+  if (absl::StrContains(d, "mxfp4")) {
+    return {"", 0, "MXFP4 weights (no such format in the simulator)"};
+  }
+  if (absl::StartsWith(d, "fp8")) return {"fp8", 0, ""};
+  if (absl::StartsWith(d, "bf16")) {
+    if (absl::StrContains(d, "presumed")) assumptions->push_back("bf16 presumed by the source");
+    return {"bf16", 0, ""};
+  }
+  if (absl::StartsWith(d, "fp16") || absl::StartsWith(d, "f16") || absl::StartsWith(d, "f32/f16")) {
+    return {"fp16", 0, ""};
+  }
+  if (absl::StartsWith(d, "int8") || absl::StartsWith(d, "q8_0")) return {"int8", 0, ""};
+  if (kv) return {"", 0, absl::StrCat("kv dtype '", text, "' is not one the simulator models")};
+  if (absl::StrContains(d, "awq")) return {"int4-awq", 128, ""};
+  if (absl::StrContains(d, "q4_0") || absl::StartsWith(d, "q4 ")) {
+    assumptions->push_back(
+        "llama.cpp Q4_0 as 4-bit weights with one 16-bit scale per 32 (int4-gptq, group 32)");
+    return {"int4-gptq", 32, ""};
+  }
+  if (absl::StrContains(d, "gptq") || absl::StrContains(d, "4-bit") ||
+      absl::StartsWith(d, "int4") || absl::StartsWith(d, "q4f16")) {
+    assumptions->push_back(absl::StrCat("weights '", text, "' as int4-gptq, group 128"));
+    return {"int4-gptq", 128, ""};
+  }
+  return {"", 0, absl::StrCat("weight dtype '", text, "' is not one the simulator models")};
+}
+
+// A length cell: "" (not stated), ">500" (a lower bound), "0", or a count.
+// Returns the tokens to simulate, or an error reason in `reason`.
+int MatchLength(const std::string& text, const std::string& what, const std::string& metric,
+                int unstated_decode, std::vector<std::string>* assumptions,
+                std::string* reason) {
+  if (text.empty()) {
+    if (IsMemoryMetric(metric)) return 1;
+    if (IsDecodeMetric(metric)) {
+      assumptions->push_back(absl::StrCat(what, " length not stated: ", unstated_decode,
+                                          " (a decode-rate metric)"));
+      return unstated_decode;
+    }
+    *reason = absl::StrCat(what, " length not stated, and ", metric, " depends on it");
+    return 0;
+  }
+  std::string digits = text;
+  if (absl::StartsWith(text, ">")) digits = text.substr(1);
+  int n = 0;
+  if (!absl::SimpleAtoi(digits, &n) || n < 0) {
+    *reason = absl::StrCat(what, " length '", text, "' is not a token count");
+    return 0;
+  }
+  if (digits != text) {
+    assumptions->push_back(absl::StrCat(what, " length '", text, "' taken as ", n));
+  }
+  if (n == 0) {
+    assumptions->push_back(absl::StrCat(what, " length 0 (a ",
+                                        what == "prompt" ? "decode-only" : "prefill-only",
+                                        " test) simulated as 1 token"));
+    return 1;
+  }
+  return n;
+}
+
+bool ParseInt(const std::string& s, int* out) { return absl::SimpleAtoi(s, out) && *out > 0; }
+
+// Lower case without spaces, dashes, dots and underscores: "Mixtral 8x7B" ->
+// "mixtral8x7b".
+std::string Squash(std::string_view s) {
+  std::string out;
+  for (char c : Lower(s)) {
+    if (c != ' ' && c != '-' && c != '_' && c != '.') out.push_back(c);
+  }
+  return out;
+}
+
+// The catalog's MoE presets (num_experts > 0), sorted.
+std::vector<std::string> CatalogMoePresets() {
+  std::vector<std::string> out;
+  const models::ModelCatalog& catalog = models::ModelCatalog::Default();
+  for (const std::string& name : catalog.Names()) {
+    if (catalog.Find(name)->num_experts > 0) out.push_back(name);
+  }
+  return out;
+}
+
+// The catalog MoE preset a model text names ("Mixtral-8x7B-Instruct" ->
+// "mixtral-8x7b"; the longest match wins), or "".
+std::string CatalogMoePreset(std::string_view model) {
+  const std::string text = Squash(model);
+  std::string best;
+  for (const std::string& name : CatalogMoePresets()) {
+    if (absl::StrContains(text, Squash(name)) && name.size() > best.size()) best = name;
+  }
+  return best;
+}
+
+// Fills `run` from `row`; sets run->not_supported on the first reason it meets.
+void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun* run) {
+  auto fail = [run](std::string reason) { run->not_supported = std::move(reason); };
+  run->metric = t.Get(row, "metric");
+  run->unit = t.Get(row, "unit");
+  run->device = t.Get(row, "device");
+  if (!absl::SimpleAtod(t.Get(row, "value"), &run->measured)) {
+    return fail(absl::StrCat("value '", t.Get(row, "value"), "' is not a number"));
+  }
+  if (!IsKnownServingMetric(run->metric)) {
+    return fail(absl::StrCat("metric '", run->metric, "' is not one the serving simulator produces"));
+  }
+  const std::string model = t.Get(row, "model");
+  const std::string ffn_text = t.Get(row, "ffn");
+  config::Scenario s;
+  s.set_name(run->id);
+  s.set_description(absl::StrCat(model, " / ", t.Get(row, "framework")));
+  config::ModelConfig* m = s.mutable_model();
+  if (absl::StrContains(Lower(ffn_text), "expert") || absl::StrContains(Lower(model), "moe")) {
+    // The table's columns give neither an MoE model's expert count and top-k
+    // as numbers nor a head size apart from hidden/heads (Qwen3: 128, not
+    // 4096/64), so an MoE row maps only when it names a catalog MoE preset,
+    // whose architecture it then takes whole.
+    const std::string preset = CatalogMoePreset(model);
+    if (preset.empty()) {
+      return fail(absl::StrCat(
+          "MoE model (", model, ") not in the model catalog; the table's columns do not give "
+          "its expert count, top-k and head size, so an MoE row maps only when it names a "
+          "catalog MoE preset (", absl::StrJoin(CatalogMoePresets(), ", "), ")"));
+    }
+    m->set_preset(preset);
+    run->assumptions.push_back(
+        absl::StrCat("MoE architecture (experts, top-k, dimensions) of the catalog preset ", preset));
+  } else {
+    const std::string family = Lower(model);
+    if (!absl::StrContains(family, "llama") && !absl::StrContains(family, "qwen") &&
+        !absl::StrContains(family, "mistral")) {
+      return fail(absl::StrCat("model family of '", model, "' unknown (activation and norm)"));
+    }
+    struct Dim {
+      std::string_view column;
+      void (config::ModelConfig::*set)(int32_t);
+    };
+    for (const Dim& dim : {Dim{"layers", &config::ModelConfig::set_num_layers},
+                           Dim{"hidden", &config::ModelConfig::set_hidden_size},
+                           Dim{"heads", &config::ModelConfig::set_num_attention_heads},
+                           Dim{"kv_heads", &config::ModelConfig::set_num_query_groups},
+                           Dim{"ffn", &config::ModelConfig::set_ffn_hidden_size},
+                           Dim{"vocab", &config::ModelConfig::set_vocab_size}}) {
+      int v = 0;
+      if (!ParseInt(t.Get(row, dim.column), &v)) {
+        return fail(absl::StrCat("architecture column ", std::string(dim.column), " is '",
+                                 t.Get(row, dim.column), "', not a positive number"));
+      }
+      (m->*dim.set)(v);
+    }
+    // Llama, Mistral and Qwen families: SwiGLU MLP, RMSNorm, untied output
+    // layer (Mistral 7B's sliding window, 4,096 tokens, does not act on
+    // shorter sequences).
+    m->set_swiglu(true);
+    m->set_norm("rmsnorm");
+    m->set_tied_embeddings(false);
+    if (absl::StrContains(family, "qwen")) {
+      run->assumptions.push_back("Qwen's QKV biases not modelled");
+    }
+  }
+
+  DeviceMatch device = MatchDevice(run->device, &run->assumptions);
+  if (!device.reason.empty()) return fail(device.reason);
+  const models::GpuSpec& gpu = **models::GpuCatalog::Default().Find(device.catalog);
+  int num_devices = 0, tp = 0;
+  if (!ParseInt(t.Get(row, "num_devices"), &num_devices) || !ParseInt(t.Get(row, "tp"), &tp)) {
+    return fail(absl::StrCat("num_devices '", t.Get(row, "num_devices"), "' / tp '",
+                             t.Get(row, "tp"), "' are not positive counts"));
+  }
+  s.mutable_cluster()->set_gpu(device.catalog);
+  s.mutable_cluster()->set_num_gpus(num_devices);
+
+  config::InferenceConfig* inf = s.mutable_inference();
+  inf->set_tensor_parallel_size(tp);
+  inf->set_pipeline_parallel_size(1);
+  DtypeMatch weights = MatchDtype(t.Get(row, "weight_dtype"), false, &run->assumptions);
+  if (!weights.reason.empty()) return fail(weights.reason);
+  DtypeMatch kv = MatchDtype(t.Get(row, "kv_dtype"), true, &run->assumptions);
+  if (!kv.reason.empty()) return fail(kv.reason);
+  absl::StatusOr<models::DtypeExecution> w = models::DeviceSupports(
+      gpu, weights.name, models::ServingTensor::kWeights, "inference.weight_dtype");
+  if (!w.ok()) return fail(std::string(w.status().message()));
+  inf->set_weight_dtype(weights.name);
+  if (weights.group_size > 0) inf->set_quant_group_size(weights.group_size);
+  if (!kv.name.empty()) {
+    absl::StatusOr<models::DtypeExecution> k = models::DeviceSupports(
+        gpu, kv.name, models::ServingTensor::kKvCache, "inference.kv_cache_dtype");
+    if (!k.ok()) return fail(std::string(k.status().message()));
+    inf->set_kv_cache_dtype(kv.name);
+  }
+
+  std::string reason;
+  const int prompt = MatchLength(t.Get(row, "input_len"), "prompt", run->metric, 1,
+                                 &run->assumptions, &reason);
+  if (!reason.empty()) return fail(reason);
+  const int output = MatchLength(t.Get(row, "output_len"), "output", run->metric, 128,
+                                 &run->assumptions, &reason);
+  if (!reason.empty()) return fail(reason);
+  int batch = 1;
+  const std::string batch_text = t.Get(row, "batch_or_concurrency");
+  if (batch_text.empty()) {
+    if (!IsMemoryMetric(run->metric)) return fail("batch_or_concurrency not stated");
+  } else if (!ParseInt(batch_text, &batch)) {
+    return fail(absl::StrCat("batch_or_concurrency '", batch_text, "' is not a positive count"));
+  }
+  // Decode attention of GQA models: TensorRT-LLM up to v0.8 runs the
+  // per-query-head masked MHA kernel unless XQA is switched on
+  // (TRTLLM_ENABLE_XQA=1), which its v0.8 performance page does for Llama 2
+  // 70B only (that model's reproduce commands); other frameworks' GQA kernels
+  // group the heads (the simulator's default).
+  const std::string framework = Lower(t.Get(row, "framework"));
+  const bool gqa = m->has_num_query_groups() && m->num_query_groups() < m->num_attention_heads();
+  if (gqa && absl::StrContains(framework, "tensorrt-llm")) {
+    if (absl::StrContains(framework, "0.8") && absl::StrContains(Lower(model), "70b")) {
+      run->assumptions.push_back("GQA decode with XQA (TRTLLM_ENABLE_XQA=1 in the source's Llama 2 "
+                                 "70B commands)");
+    } else {
+      inf->set_decode_attention_grouped_gqa(false);
+      run->assumptions.push_back(
+          "GQA decode by the per-query-head masked MHA kernel (TensorRT-LLM <= 0.8 without XQA)");
+    }
+  }
+  m->set_seq_length(prompt + output);
+  config::InferenceWorkload* wl = inf->mutable_workload();
+  wl->set_kind("fixed-batch");
+  wl->set_batch_size(batch);
+  wl->mutable_prompt_length()->set_kind("fixed");
+  wl->mutable_prompt_length()->set_value(prompt);
+  wl->mutable_output_length()->set_kind("fixed");
+  wl->mutable_output_length()->set_value(output);
+  run->scenario = std::move(s);
+}
+
+}  // namespace
+
+bool IsKnownServingMetric(std::string_view metric) {
+  for (std::string_view m : kMetrics) {
+    if (m == metric) return true;
+  }
+  return false;
+}
+
+std::string InferenceRun::Setup() const {
+  if (!scenario) return "";
+  const config::Scenario& s = *scenario;
+  const config::InferenceConfig& inf = s.inference();
+  const config::InferenceWorkload& wl = inf.workload();
+  return absl::StrCat(
+      s.description().substr(0, s.description().find(" / ")), " on ", s.cluster().num_gpus(),
+      "x ", s.cluster().gpu(), " (tp ", inf.tensor_parallel_size(), "), weights ",
+      inf.weight_dtype(),
+      inf.has_quant_group_size() ? absl::StrCat(" g", inf.quant_group_size()) : "", ", kv ",
+      inf.has_kv_cache_dtype() ? inf.kv_cache_dtype() : "default", ", prompt ",
+      wl.prompt_length().value(), ", output ", wl.output_length().value(), ", batch ",
+      wl.batch_size());
+}
+
+bool IsInferenceRunsTable(const sim::CsvTable& table) {
+  for (std::string_view c : {"id", "device", "tp", "weight_dtype", "kv_dtype", "input_len",
+                             "output_len", "batch_or_concurrency", "metric", "value"}) {
+    if (table.Column(c) < 0) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::vector<InferenceRun>> MapInferenceRuns(const sim::CsvTable& table) {
+  for (std::string_view c :
+       {"id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "device",
+        "num_devices", "tp", "weight_dtype", "kv_dtype", "framework", "input_len", "output_len",
+        "batch_or_concurrency", "metric", "value", "unit"}) {
+    if (table.Column(c) < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("inference runs table: column '", std::string(c),
+                       "' is missing; the header must have the columns of "
+                       "tests/validation/inference-runs.csv"));
+    }
+  }
+  std::vector<InferenceRun> runs;
+  runs.reserve(table.rows.size());
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const sim::CsvTable::Row& row = table.rows[i];
+    InferenceRun run;
+    run.id = table.Get(row, "id");
+    run.source = table.Get(row, "source");
+    run.line = table.row_lines[i];
+    MapRow(table, row, &run);
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace clustersim::scenarios

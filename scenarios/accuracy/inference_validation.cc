@@ -1,0 +1,130 @@
+#include "scenarios/accuracy/inference_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "scenarios/serve/serve_resolve.h"
+#include "scenarios/serve/serve_runner.h"
+
+namespace clustersim::scenarios {
+
+absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
+                                            std::string_view metric) {
+  absl::StatusOr<ResolvedServe> resolved = ResolveServe(scenario);
+  if (!resolved.ok()) return resolved.status();
+  // Throughput and latency rows come from the simulated timeline; the curve's
+  // re-simulations are not needed here.
+  absl::StatusOr<config::ServeResult> r = RunServe(*resolved, {.curve = false});
+  if (!r.ok()) return r.status();
+  const config::ServeMemory& mem = r->memory();
+  const double prompt = scenario.inference().workload().prompt_length().value();
+  const double batch = std::max(1, scenario.inference().workload().batch_size());
+  if (metric == "output_tokens_per_s_per_gpu") return r->output_tokens_per_s_per_gpu();
+  if (metric == "output_tokens_per_s_total") return r->output_tokens_per_s();
+  // Generation rate of the decode phase (llama.cpp's tg): tokens per second of
+  // each sequence between its tokens, times the batch.
+  if (metric == "gen_tokens_per_s") return batch * 1000.0 / r->tpot_ms().mean();
+  // Prompt processing rate (llama.cpp's pp): the batch's prompt tokens over
+  // the time to the first token.
+  if (metric == "prompt_tokens_per_s") return batch * prompt * 1000.0 / r->ttft_ms().mean();
+  if (metric == "ttft_ms") return r->ttft_ms().mean();
+  if (metric == "tpot_ms") return r->tpot_ms().mean();
+  if (metric == "e2e_latency_ms") return r->e2e_ms().mean();
+  if (metric == "weights_gib_per_gpu") return mem.weights_gib();
+  if (metric == "kv_bytes_per_token") return static_cast<double>(mem.kv_bytes_per_token());
+  const double kv_tokens = static_cast<double>(mem.kv_blocks()) * mem.kv_block_size();
+  if (metric == "kv_cache_tokens") return kv_tokens;
+  // vLLM's "maximum concurrency for L tokens per request": KV tokens / L.
+  if (metric == "max_concurrency" && mem.sequence_length() > 0) {
+    return kv_tokens / static_cast<double>(mem.sequence_length());
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("metric '", std::string(metric), "' is not produced by the serving simulator"));
+}
+
+absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
+    const sim::CsvTable& table, std::string_view origin, const InferenceValidationOptions& options) {
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(table);
+  if (!runs.ok()) {
+    return absl::Status(runs.status().code(),
+                        absl::StrCat(std::string(origin), ": ", runs.status().message()));
+  }
+  InferenceValidationReport report;
+  report.origin = std::string(origin);
+  double sum_abs = 0;
+  for (size_t i = 0; i < runs->size(); ++i) {
+    if (static_cast<int>(i) < options.offset ||
+        (static_cast<int>(i) - options.offset) % std::max(1, options.stride) != 0) {
+      continue;
+    }
+    InferenceRun& run = (*runs)[i];
+    if (run.scenario && options.host_us >= 0) {
+      run.scenario->mutable_inference()->set_host_overhead_us_per_iteration(options.host_us);
+    }
+    if (run.scenario && options.decode_attention_flops_per_sm_cycle >= 0) {
+      run.scenario->mutable_inference()->set_decode_attention_flops_per_sm_cycle(
+          options.decode_attention_flops_per_sm_cycle);
+    }
+    InferenceValidationRow row;
+    if (!run.scenario) {
+      row.not_run = absl::StrCat("not supported: ", run.not_supported);
+    } else {
+      absl::StatusOr<double> p = PredictServingMetric(*run.scenario, run.metric);
+      if (!p.ok()) {
+        row.not_run = std::string(p.status().message());
+      } else if (run.measured != 0) {
+        row.predicted = *p;
+        row.error_pct = (*p - run.measured) / run.measured * 100;
+        sum_abs += std::abs(row.error_pct);
+        ++report.ran;
+      } else {
+        row.not_run = "measured value is 0 (no relative error)";
+      }
+    }
+    row.run = std::move(run);
+    report.rows.push_back(std::move(row));
+  }
+  report.mape = report.ran > 0 ? sum_abs / report.ran : 0;
+  return report;
+}
+
+std::string FormatInferenceValidationReport(const InferenceValidationReport& report,
+                                            double target_pct) {
+  std::string out = absl::StrCat("inference validation: ", report.origin, " (",
+                                 report.rows.size(), " rows)\n");
+  for (const InferenceValidationRow& r : report.rows) {
+    absl::StrAppendFormat(&out, "%-16s %-28s measured %g %s\n", r.run.id, r.run.metric,
+                          r.run.measured, r.run.unit);
+    if (r.run.scenario) {
+      absl::StrAppend(&out, "    setup: ", r.run.Setup(), "\n");
+    }
+    if (!r.run.assumptions.empty()) {
+      absl::StrAppend(&out, "    assumes: ", absl::StrJoin(r.run.assumptions, "; "), "\n");
+    }
+    if (r.predicted) {
+      absl::StrAppendFormat(&out, "    predicted %g %s (%+.1f%%)\n", *r.predicted, r.run.unit,
+                            r.error_pct);
+    } else {
+      absl::StrAppend(&out, "    not run: ", r.not_run, "\n");
+    }
+  }
+  int mapped = 0;
+  for (const InferenceValidationRow& r : report.rows) mapped += r.run.scenario ? 1 : 0;
+  absl::StrAppendFormat(&out, "rows: %d, mapped to a scenario: %d, not supported: %d, ran: %d\n",
+                        static_cast<int>(report.rows.size()), mapped,
+                        static_cast<int>(report.rows.size()) - mapped, report.ran);
+  if (report.ran > 0) {
+    absl::StrAppendFormat(&out, "MAPE %.1f%% over %d rows (target %.0f%%)\n", report.mape,
+                          report.ran, target_pct);
+  } else {
+    absl::StrAppend(&out, "MAPE: n/a (no row ran)\n");
+  }
+  return out;
+}
+
+}  // namespace clustersim::scenarios

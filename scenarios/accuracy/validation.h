@@ -1,0 +1,83 @@
+// File: scenarios/accuracy/validation.h
+//
+// Runs published measurements of real training runs through the simulator:
+// each row of a table becomes a scenario (model, GPU, strategy), is simulated,
+// and its own metric is computed in its source's FLOP convention, then
+// compared with the measurement. Two table layouts are understood:
+//   - published-runs.csv (columns id, source, model, ..., metric, value):
+//     metrics iteration_time_s, tflops_per_gpu (NAR21 counts recomputed FLOPs,
+//     the others model FLOPs), mfu_pct, tokens_per_s_per_gpu, memory_gb;
+//   - vTrain's ground_truth_{single,multi}.csv (Bang et al., MICRO 2024):
+//     iteration time (ms) of GPT models under 3D parallelism on A100s.
+// Rows that cannot be run are kept with the reason, never dropped. Where a
+// source leaves a setting out, the row records the assumption it runs with.
+//
+// Example:
+//   absl::StatusOr<ValidationReport> r = ValidateTable(table, "published-runs.csv", {});
+//   std::cout << FormatValidationReport(*r);
+#ifndef CLUSTERSIM_SCENARIOS_ACCURACY_VALIDATION_H_
+#define CLUSTERSIM_SCENARIOS_ACCURACY_VALIDATION_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/csv_table.h"
+
+namespace clustersim::scenarios {
+
+struct ValidationRow {
+  std::string id;
+  std::string source;  // NAR21, KOR22, vTrain-single, ...
+  std::string metric;
+  double measured = 0;
+  bool supported = false;
+  std::string reason;       // why not supported
+  double predicted = 0;
+  double error = 0;         // (predicted - measured) / measured
+  std::string assumptions;  // settings the source does not state
+};
+
+struct SourceSummary {
+  std::string source;
+  int rows = 0;
+  double mape = 0;  // mean absolute percentage error, percent
+};
+
+struct ValidationReport {
+  std::string origin;
+  std::vector<ValidationRow> rows;
+  std::vector<SourceSummary> by_source;  // sorted by source name
+  int supported = 0;
+  double overall_mape = 0;  // percent, over supported time/throughput rows
+};
+
+struct ValidationOptions {
+  // Run every n-th row of large tables (1 = all); skipped rows are counted,
+  // not listed.
+  int stride = 1;
+  int offset = 0;  // first row run (0-based); with stride 2: 0 = even rows, 1 = odd
+  // Overrides every row's training.host_overhead_us_per_op (< 0: default).
+  double host_overhead_us = -1;
+  // Overrides the vTrain rows' training.pipeline_p2p_host_us (< 0: default).
+  double pipeline_p2p_host_us = -1;
+  // Overrides every row's training.framework_attention_factor (<= 0: default).
+  double framework_attention_factor = -1;
+  // Overrides every row's training.framework_gemm_factor (<= 0: default).
+  double framework_gemm_factor = -1;
+  // Resolve each row's scenario but simulate none (tests/fuzz): every row is
+  // kept unsupported, with Resolve's error or "not simulated (resolve only)".
+  bool resolve_only = false;
+};
+
+absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::string_view origin,
+                                               const ValidationOptions& options);
+
+// The per-row table, unsupported rows with reasons, MAPE per source and
+// overall, and whether `target_mape` (percent) is met.
+std::string FormatValidationReport(const ValidationReport& report, double target_mape);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_ACCURACY_VALIDATION_H_

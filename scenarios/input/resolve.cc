@@ -1,0 +1,226 @@
+#include "scenarios/input/resolve.h"
+
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "models/dtype.h"
+#include "models/fitted_constants.h"
+#include "scenarios/input/limits.h"
+#include "scenarios/input/resolve_cluster.h"
+#include "scenarios/input/resolve_model.h"
+#include "sim/status_macros.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+absl::Status WithField(const absl::Status& s, std::string_view field) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(std::string(field), ": ", s.message()));
+}
+
+absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
+  if (s == "none") return models::Recompute::kNone;
+  if (s == "selective") return models::Recompute::kSelective;
+  if (s == "full") return models::Recompute::kFull;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "training.recompute_granularity=\"", std::string(s), "\" is not known; use none, selective or full"));
+}
+
+// A fitted in-framework rate factor (models/framework_*.h): in (0, 1].
+absl::StatusOr<double> InFrameworkFactor(const char* field, double value, const char* meaning) {
+  if (value > 0 && value <= 1) return value;
+  return absl::InvalidArgumentError(absl::StrCat(field, "=", value, " must be in (0, 1]: ",
+                                                 meaning, "; omit it for the fitted default)"));
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
+  CLUSTERSIM_RETURN_IF_ERROR(CheckFiniteNumbers(in));
+  ResolvedScenario r;
+  r.echo = in;
+  r.name = in.name().empty() ? "scenario" : in.name();
+
+  // Cluster.
+  absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(in.cluster());
+  if (!cluster.ok()) return cluster.status();
+  r.gpu = cluster->gpu;
+  // Kernel, memory and network models of a training step are GPU ones; a
+  // serving-only device (Jetson, Apple silicon, a CPU) says so instead of
+  // producing numbers nobody measured.
+  if (r.gpu->kind != models::DeviceKind::kGpu && !in.has_inference()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.gpu: ", r.gpu->name, " (", r.gpu->display_name, ") is a ",
+        std::string(models::DeviceKindName(r.gpu->kind)),
+        " device; training is modelled on discrete GPUs only (the kernel, memory and network "
+        "models are GPU ones). Serve on it instead (an `inference` section), or train on a GPU "
+        "such as h100-sxm5-80gb"));
+  }
+  r.cluster = cluster->spec;
+  r.num_gpus = cluster->num_gpus;
+
+  // Model.
+  CLUSTERSIM_RETURN_IF_ERROR(ResolveModel(in.model(), &r.model));
+
+  // Training and parallelism.
+  const config::TrainingConfig& t = in.training();
+  absl::StatusOr<models::AttentionBackend> attention =
+      models::ParseAttentionBackend(t.has_attention() ? t.attention() : "flash");
+  if (!attention.ok()) return attention.status();
+  r.model.attention_backend = *attention;
+  const config::ParallelismConfig& p = in.parallelism();
+  strategies::ParallelConfig& pc = r.parallel;
+  pc.tensor_parallel = p.has_tensor_model_parallel_size() ? p.tensor_model_parallel_size() : 1;
+  pc.pipeline_parallel =
+      p.has_pipeline_model_parallel_size() ? p.pipeline_model_parallel_size() : 1;
+  pc.context_parallel = p.has_context_parallel_size() ? p.context_parallel_size() : 1;
+  pc.expert_parallel = p.has_expert_model_parallel_size() ? p.expert_model_parallel_size() : 1;
+  pc.virtual_pipeline = p.has_virtual_pipeline_model_parallel_size()
+                            ? p.virtual_pipeline_model_parallel_size()
+                            : 1;
+  pc.sequence_parallel = p.sequence_parallel();
+  pc.distributed_optimizer = p.use_distributed_optimizer();
+  pc.overlap_grad_reduce = p.overlap_grad_reduce();
+  pc.tp_comm_overlap = p.tp_comm_overlap();
+  pc.overlap_param_gather = p.overlap_param_gather();
+  pc.zero_stage = p.zero_stage();
+  pc.first_stage_layers = p.first_pipeline_num_layers();
+  pc.last_stage_layers = p.last_pipeline_num_layers();
+  if (p.has_pipeline_schedule()) {
+    absl::StatusOr<strategies::Schedule> sched = strategies::ParseSchedule(p.pipeline_schedule());
+    if (!sched.ok()) return WithField(sched.status(), "parallelism.pipeline_schedule");
+    pc.schedule = *sched;
+  }
+  pc.data_parallel = p.has_data_parallel_size() ? p.data_parallel_size() : 0;
+  pc.micro_batch_size = t.has_micro_batch_size() ? t.micro_batch_size() : 1;
+  const std::string precision = t.has_precision() ? t.precision() : "bf16";
+  absl::StatusOr<models::Dtype> dtype = models::ParseDtype(precision);
+  if (!dtype.ok()) return WithField(dtype.status(), "training.precision");
+  // What the GPU cannot run at all (FP8 on an A100) is said before what the
+  // simulator does not run yet.
+  if (auto s = models::CheckDtypeSupported(*r.gpu, *dtype); !s.ok()) {
+    return WithField(s, "training.precision");
+  }
+  if (*dtype != models::Dtype::kBf16 && *dtype != models::Dtype::kFp16 &&
+      *dtype != models::Dtype::kFp8) {
+    return absl::UnimplementedError(absl::StrCat("training.precision=\"", precision,
+                                                 "\" is not supported yet; use bf16, fp16 or fp8"));
+  }
+  pc.precision = *dtype;
+  absl::StatusOr<models::Recompute> rc =
+      ParseRecompute(t.has_recompute_granularity() ? t.recompute_granularity() : "none");
+  if (!rc.ok()) return rc.status();
+  pc.recompute = *rc;
+  if (t.has_global_batch_size()) {
+    pc.global_batch_size = t.global_batch_size();
+  } else {
+    const int mp = pc.tensor_parallel * pc.pipeline_parallel * pc.context_parallel;
+    pc.global_batch_size = pc.micro_batch_size * (mp > 0 ? std::max(1, r.num_gpus / mp) : 1);
+  }
+  CLUSTERSIM_RETURN_IF_ERROR(strategies::ValidateParallelConfig(r.model, r.num_gpus, &pc));
+
+  absl::StatusOr<models::FinetuneSpec> ft = models::ParseFinetune(
+      t.finetune(), t.lora_rank(),
+      {t.lora_target_modules().begin(), t.lora_target_modules().end()});
+  if (!ft.ok()) return ft.status();
+  CLUSTERSIM_RETURN_IF_ERROR(models::ValidateFinetune(r.model, *ft));
+  r.finetune = *ft;
+
+  r.host_overhead_us_per_op = t.has_host_overhead_us_per_op()
+                                  ? t.host_overhead_us_per_op()
+                                  : models::Fitted().host_overhead_us_per_op;
+  if (!(r.host_overhead_us_per_op >= 0 && r.host_overhead_us_per_op < 1e6)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
+        " must be between 0 and 1e6 microseconds"));
+  }
+  absl::StatusOr<double> attention_rate = InFrameworkFactor(
+      "training.framework_attention_factor",
+      t.has_framework_attention_factor() ? t.framework_attention_factor()
+                                         : models::Fitted().framework_attention_factor,
+      "the fraction of the calibrated attention kernel rate reached in training (1 = the "
+      "standalone kernel");
+  if (!attention_rate.ok()) return attention_rate.status();
+  r.framework_attention_factor = *attention_rate;
+  absl::StatusOr<double> gemm_rate = InFrameworkFactor(
+      "training.framework_gemm_factor",
+      t.has_framework_gemm_factor() ? t.framework_gemm_factor() : models::Fitted().framework_gemm_factor,
+      "the fraction of the GEMM ceiling reached in training (1 = the benchmark's rate");
+  if (!gemm_rate.ok()) return gemm_rate.status();
+  r.framework_gemm_factor = *gemm_rate;
+  r.pipeline_p2p_host_us = t.pipeline_p2p_host_us();
+  if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.pipeline_p2p_host_us=", r.pipeline_p2p_host_us,
+        " must be between 0 and 1e6 microseconds (0: Megatron's p2p, no engine cost)"));
+  }
+
+  CLUSTERSIM_RETURN_IF_ERROR(CheckStepFitsClock(r));
+  CLUSTERSIM_RETURN_IF_ERROR(CheckTaskGraphFits(r));
+
+  // Network.
+  const config::NetworkConfig& n = in.network();
+  const std::string tier = n.has_tier() ? n.tier() : "analytic";
+  if (tier != "analytic" && tier != "flow") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "network.tier=\"", tier, "\" is not known; use analytic (alpha-beta, no contention) or "
+        "flow (max-min fair sharing of links)"));
+  }
+  r.flow_network = tier == "flow";
+  const std::string algo = n.has_collective_algorithm() ? n.collective_algorithm() : "auto";
+  absl::StatusOr<topology::Algorithm> a = topology::ParseAlgorithm(algo);
+  if (!a.ok()) return WithField(a.status(), "network.collective_algorithm");
+  r.algorithm = *a;
+  const std::string proto = n.has_collective_protocol() ? n.collective_protocol() : "auto";
+  absl::StatusOr<topology::Protocol> pr = topology::ParseProtocol(proto);
+  if (!pr.ok()) return WithField(pr.status(), "network.collective_protocol");
+  r.protocol = *pr;
+
+  // Price.
+  absl::StatusOr<ResolvedPricing> pricing =
+      ResolvePricing(in.pricing(), *r.gpu, cluster->gpus_per_node);
+  if (!pricing.ok()) return pricing.status();
+  r.pricing = *std::move(pricing);
+
+  // Echo every resolved value.
+  config::Scenario& e = r.echo;
+  e.set_name(r.name);
+  EchoCluster(*cluster, e.mutable_cluster());
+  const std::string preset_name = in.model().has_preset() ? in.model().preset() : "";
+  EchoModel(r.model, e.mutable_model());
+  if (!preset_name.empty()) e.mutable_model()->set_preset(preset_name);
+  config::ParallelismConfig* ep = e.mutable_parallelism();
+  ep->set_tensor_model_parallel_size(pc.tensor_parallel);
+  ep->set_pipeline_model_parallel_size(pc.pipeline_parallel);
+  ep->set_context_parallel_size(pc.context_parallel);
+  ep->set_expert_model_parallel_size(pc.expert_parallel);
+  ep->set_virtual_pipeline_model_parallel_size(pc.virtual_pipeline);
+  ep->set_sequence_parallel(pc.sequence_parallel);
+  ep->set_use_distributed_optimizer(pc.distributed_optimizer);
+  ep->set_overlap_grad_reduce(pc.overlap_grad_reduce);
+  if (pc.tp_comm_overlap) ep->set_tp_comm_overlap(true);
+  if (pc.overlap_param_gather) ep->set_overlap_param_gather(true);
+  ep->set_zero_stage(pc.zero_stage);
+  ep->set_first_pipeline_num_layers(pc.first_stage_layers);
+  ep->set_last_pipeline_num_layers(pc.last_stage_layers);
+  ep->set_pipeline_schedule(std::string(strategies::ScheduleName(pc.schedule)));
+  ep->set_data_parallel_size(pc.data_parallel);
+  config::TrainingConfig* et = e.mutable_training();
+  et->set_micro_batch_size(pc.micro_batch_size);
+  et->set_global_batch_size(pc.global_batch_size);
+  et->set_precision(std::string(models::DtypeName(pc.precision)));
+  et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
+  if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
+  et->set_framework_attention_factor(r.framework_attention_factor);
+  et->set_framework_gemm_factor(r.framework_gemm_factor);
+  et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
+  et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
+                                                              : "none");
+  EchoPricing(r.pricing, e.mutable_pricing());
+  e.mutable_network()->set_tier(tier);
+  e.mutable_network()->set_collective_algorithm(algo);
+  e.mutable_network()->set_collective_protocol(proto);
+  return r;
+}
+
+}  // namespace clustersim::scenarios

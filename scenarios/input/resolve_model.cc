@@ -1,0 +1,109 @@
+#include "scenarios/input/resolve_model.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "models/hf_config.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+absl::Status WithField(const absl::Status& s, std::string_view field) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(std::string(field), ": ", s.message()));
+}
+
+}  // namespace
+
+absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConfig* out) {
+  if (in.has_preset() && in.has_model_config_file()) {
+    return absl::InvalidArgumentError(
+        "model.preset and model.model_config_file are both set; keep one");
+  }
+  const bool has_base = in.has_preset() || in.has_model_config_file();
+  if (in.has_model_config_file()) {
+    absl::StatusOr<models::TransformerConfig> file =
+        models::LoadHfConfigFile(in.model_config_file());
+    if (!file.ok()) return WithField(file.status(), "model.model_config_file");
+    *out = *file;
+  } else if (in.has_preset()) {
+    absl::StatusOr<models::TransformerConfig> preset =
+        models::ModelCatalog::Default().Find(in.preset());
+    if (!preset.ok()) return WithField(preset.status(), "model.preset");
+    *out = *preset;
+  } else {
+    out->name = "custom";
+    for (auto [has, field] : {std::pair{in.has_num_layers(), "num_layers"},
+                              std::pair{in.has_hidden_size(), "hidden_size"},
+                              std::pair{in.has_num_attention_heads(), "num_attention_heads"},
+                              std::pair{in.has_seq_length(), "seq_length"},
+                              std::pair{in.has_vocab_size(), "vocab_size"}}) {
+      if (!has) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model.", field,
+                         " is required without model.preset or model.model_config_file; set it, "
+                         "or name a preset (`clustersim list models`)"));
+      }
+    }
+  }
+  if (in.has_num_layers()) out->num_layers = in.num_layers();
+  if (in.has_hidden_size()) out->hidden_size = in.hidden_size();
+  if (in.has_num_attention_heads()) out->num_attention_heads = in.num_attention_heads();
+  if (in.has_seq_length()) out->seq_length = in.seq_length();
+  if (in.has_vocab_size()) out->vocab_size = in.vocab_size();
+  if (in.has_swiglu()) {
+    out->activation = in.swiglu() ? models::Activation::kSwiglu : models::Activation::kGelu;
+  }
+  if (in.has_ffn_hidden_size()) {
+    out->ffn_hidden_size = in.ffn_hidden_size();
+  } else if (!has_base || in.has_hidden_size()) {
+    const int64_t ffn = int64_t{4} * out->hidden_size;  // int64: no signed overflow
+    if (ffn > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model.hidden_size=", out->hidden_size, " is too large: its default ffn_hidden_size (4x) ",
+          ffn, " exceeds 2^31 - 1; use a hidden size below 536870912"));
+    }
+    out->ffn_hidden_size = static_cast<int>(ffn);
+  }
+  if (in.has_num_query_groups()) {
+    out->num_query_groups = in.num_query_groups();
+  } else if (!has_base || in.has_num_attention_heads()) {
+    out->num_query_groups = out->num_attention_heads;
+  }
+  if (in.has_norm()) {
+    if (in.norm() == "layernorm") {
+      out->norm = models::Norm::kLayerNorm;
+    } else if (in.norm() == "rmsnorm") {
+      out->norm = models::Norm::kRmsNorm;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("model.norm=\"", in.norm(),
+                                                     "\" is not known; use layernorm or rmsnorm"));
+    }
+  }
+  if (in.has_tied_embeddings()) out->tied_embeddings = in.tied_embeddings();
+  if (in.has_num_experts()) out->num_experts = in.num_experts();
+  if (in.has_moe_top_k()) out->moe_top_k = in.moe_top_k();
+  if (in.has_moe_capacity_factor()) out->moe_capacity_factor = in.moe_capacity_factor();
+  return models::ValidateTransformer(*out);
+}
+
+void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
+  out->set_num_layers(m.num_layers);
+  out->set_hidden_size(m.hidden_size);
+  out->set_ffn_hidden_size(m.ffn_hidden_size);
+  out->set_num_attention_heads(m.num_attention_heads);
+  out->set_num_query_groups(m.num_query_groups);
+  out->set_seq_length(m.seq_length);
+  out->set_vocab_size(m.vocab_size);
+  out->set_swiglu(m.activation == models::Activation::kSwiglu);
+  out->set_norm(m.norm == models::Norm::kRmsNorm ? "rmsnorm" : "layernorm");
+  out->set_tied_embeddings(m.tied_embeddings);
+  out->set_num_experts(m.num_experts);
+  out->set_moe_top_k(m.moe_top_k);
+  if (m.num_experts > 0) out->set_moe_capacity_factor(m.moe_capacity_factor);
+}
+
+}  // namespace clustersim::scenarios

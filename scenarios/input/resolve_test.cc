@@ -1,0 +1,369 @@
+#include "scenarios/input/resolve.h"
+
+#include <string>
+#include <utility>
+
+#include "gtest/gtest.h"
+#include "models/fitted_constants.h"
+#include "scenarios/input/loader.h"
+#include "scenarios/input/resolve_cluster.h"
+#include "scenarios/run/runner.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+config::Scenario Parse(const char* text) {
+  absl::StatusOr<config::Scenario> s = ParseScenarioText(text, "test");
+  EXPECT_TRUE(s.ok()) << s.status();
+  return *s;
+}
+
+// Resolves and runs `s`; the simulated step time in seconds.
+double StepSeconds(const config::Scenario& s) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  EXPECT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> res = RunScenario(*r, {});
+  EXPECT_TRUE(res.ok()) << res.status();
+  return res->step_time_s();
+}
+
+TEST(ResolveTest, FillsDefaultsAndDerivesDataParallel) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" num_gpus: 16 }
+    model { preset: "gpt-22b" }
+    parallelism { tensor_model_parallel_size: 8 }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.data_parallel, 2);
+  EXPECT_EQ(r->parallel.global_batch_size, 2);  // micro-batch 1 x dp 2
+  EXPECT_EQ(r->cluster.node_preset, "dgx-a100");
+  EXPECT_EQ(r->cluster.num_nodes, 2);
+  EXPECT_EQ(r->echo.parallelism().data_parallel_size(), 2);
+  EXPECT_EQ(r->echo.training().precision(), "bf16");
+  EXPECT_EQ(r->echo.model().hidden_size(), 6144);
+  EXPECT_GT(r->pricing.usd_per_gpu_hour, 0);
+}
+
+TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.attention_backend, models::AttentionBackend::kFlash);
+  EXPECT_EQ(r->echo.training().attention(), "flash");
+
+  s.mutable_training()->set_attention("unfused");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.attention_backend, models::AttentionBackend::kUnfused);
+  EXPECT_EQ(r->echo.training().attention(), "unfused");
+
+  s.mutable_training()->set_attention("sdpa");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("training.attention=\"sdpa\""), std::string::npos)
+      << r.status();
+  EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
+}
+
+// training.framework_attention_factor: the fitted default, echoed; a value
+// outside (0, 1] names the field; on H100 (fitted attention) a lower factor
+// makes the step slower, on A100 (spec-fallback attention) it changes nothing.
+TEST(ResolveTest, FrameworkAttentionFactorDefaultsToTheFitAndActsOnCalibratedGpus) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    model { preset: "llama2-7b" seq_length: 16384 }
+    parallelism { tensor_model_parallel_size: 8 }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->framework_attention_factor, models::Fitted().framework_attention_factor);
+  EXPECT_EQ(r->echo.training().framework_attention_factor(), models::Fitted().framework_attention_factor);
+
+  for (double bad : {0.0, -1.0, 1.5}) {
+    s.mutable_training()->set_framework_attention_factor(bad);
+    const absl::Status st = Resolve(s).status();
+    EXPECT_NE(st.message().find("training.framework_attention_factor="), std::string::npos) << st;
+    EXPECT_NE(st.message().find("(0, 1]"), std::string::npos) << st;
+  }
+
+  auto step_s = [&](const char* gpu, double factor) {
+    config::Scenario t = s;
+    t.mutable_cluster()->set_gpu(gpu);
+    t.mutable_training()->set_framework_attention_factor(factor);
+    return StepSeconds(t);
+  };
+  EXPECT_GT(step_s("h100-sxm5-80gb", 0.5), step_s("h100-sxm5-80gb", 1.0));
+  EXPECT_EQ(step_s("a100-sxm4-80gb", 0.5), step_s("a100-sxm4-80gb", 1.0));
+}
+
+// training.framework_gemm_factor: the fitted default, echoed; outside (0, 1]
+// names the field; a lower factor makes a GEMM-bound step slower on any GPU.
+TEST(ResolveTest, FrameworkGemmFactorDefaultsToTheFitAndSlowsGemms) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" num_gpus: 8 }
+    model { preset: "gpt-22b" }
+    parallelism { tensor_model_parallel_size: 8 }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->framework_gemm_factor, models::Fitted().framework_gemm_factor);
+  EXPECT_EQ(r->echo.training().framework_gemm_factor(), models::Fitted().framework_gemm_factor);
+  for (double bad : {0.0, -0.5, 1.01}) {
+    s.mutable_training()->set_framework_gemm_factor(bad);
+    const absl::Status st = Resolve(s).status();
+    EXPECT_NE(st.message().find("training.framework_gemm_factor="), std::string::npos) << st;
+  }
+  auto step_s = [&](double factor) {
+    config::Scenario t = s;
+    t.mutable_training()->set_framework_gemm_factor(factor);
+    return StepSeconds(t);
+  };
+  EXPECT_GT(step_s(0.8), 1.1 * step_s(1.0));
+}
+
+// FP8 on an A100 is a hardware error (the part has no FP8 tensor cores),
+// reported as such before the simulator's own "not supported yet".
+TEST(ResolveTest, Fp8OnA100NamesTheGpu) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    training { precision: "fp8" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_NE(r.status().message().find("training.precision"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("a100-sxm4-80gb"), std::string::npos) << r.status();
+  s.mutable_cluster()->set_gpu("h100-sxm5-80gb");
+  EXPECT_TRUE(Resolve(s).ok()) << Resolve(s).status();  // FP8 training runs on an H100
+}
+
+TEST(ResolveTest, FlagsOverridePresetFields) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" num_layers: 2 }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->model.num_layers, 2);
+  EXPECT_EQ(r->model.hidden_size, 6144);
+}
+
+TEST(ResolveTest, CustomModelNeedsItsShape) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { num_layers: 2 hidden_size: 1024 }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("model.num_attention_heads is required"),
+            std::string::npos)
+      << r.status();
+}
+
+TEST(ResolveTest, UnknownGpuListsValidNames) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100" }
+    model { preset: "gpt-22b" }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cluster.gpu"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("h100-sxm5-80gb"), std::string::npos) << r.status();
+}
+
+TEST(ResolveTest, UnknownModelListsValidNames) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-23b" }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("model.preset"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("gpt-22b"), std::string::npos) << r.status();
+}
+
+TEST(ResolveTest, BadParallelismNamesTheField) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" num_gpus: 8 }
+    model { preset: "gpt-22b" }
+    parallelism { tensor_model_parallel_size: 3 }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("parallelism.tensor_model_parallel_size=3"),
+            std::string::npos)
+      << r.status();
+}
+
+TEST(ResolveTest, BadRecomputeAndPrecision) {
+  EXPECT_FALSE(Resolve(Parse(R"pb(
+                 cluster { gpu: "a100-sxm4-80gb" }
+                 model { preset: "gpt-22b" }
+                 training { recompute_granularity: "most" }
+               )pb"))
+                   .ok());
+  absl::StatusOr<ResolvedScenario> fp8 = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    training { precision: "fp8" }
+  )pb"));
+  ASSERT_FALSE(fp8.ok());
+  EXPECT_NE(fp8.status().message().find("training.precision"), std::string::npos);
+}
+
+TEST(ResolveTest, CollectiveProtocolDefaultsToAutoAndNamesTheFieldWhenBad) {
+  absl::StatusOr<ResolvedScenario> def = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+  )pb"));
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_EQ(def->protocol, topology::Protocol::kAuto);
+  EXPECT_EQ(def->echo.network().collective_protocol(), "auto");
+  absl::StatusOr<ResolvedScenario> ll = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    network { collective_protocol: "LL128" }
+  )pb"));
+  ASSERT_TRUE(ll.ok()) << ll.status();
+  EXPECT_EQ(ll->protocol, topology::Protocol::kLl128);
+  absl::StatusOr<ResolvedScenario> bad = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "gpt-22b" }
+    network { collective_protocol: "fast" }
+  )pb"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("network.collective_protocol"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("ll128"), std::string::npos);
+}
+
+TEST(ResolveTest, MissingGpuIsAnError) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(model { preset: "gpt-22b" })pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cluster.gpu is required"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios
+
+namespace clustersim::scenarios {
+namespace {
+
+TEST(ResolveTest, CustomNodeBuildsItsOwnCluster) {
+  absl::StatusOr<config::Scenario> s = LoadScenarioFile(
+      std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) + "/scenarios/examples/custom-cluster.textproto");
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<ResolvedScenario> r = Resolve(*s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->cluster.custom_node.has_value());
+  EXPECT_EQ(r->cluster.num_nodes, 4);
+  EXPECT_EQ(r->cluster.custom_node->nic_link, "roce-100g");
+  EXPECT_TRUE(r->echo.cluster().has_custom_node());
+}
+
+TEST(ResolveTest, CustomNodeErrorsNameTheField) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "l40s" node: "pcie-l40s-8x" custom_node { gpus_per_node: 4 } }
+    model { preset: "gpt-22b" }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cluster.node and cluster.custom_node"), std::string::npos);
+}
+
+TEST(ResolveTest, Fp8NeedsAGpuWithFp8) {
+  absl::StatusOr<ResolvedScenario> h100 = Resolve(Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" }
+    model { preset: "llama2-7b" }
+    training { precision: "fp8" }
+  )pb"));
+  ASSERT_TRUE(h100.ok()) << h100.status();
+  EXPECT_EQ(h100->parallel.precision, models::Dtype::kFp8);
+  absl::StatusOr<ResolvedScenario> a100 = Resolve(Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" }
+    model { preset: "llama2-7b" }
+    training { precision: "fp8" }
+  )pb"));
+  ASSERT_FALSE(a100.ok());
+  EXPECT_EQ(a100.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(a100.status().message().find(
+                "training.precision: dtype fp8 is not supported by a100-sxm4-80gb"),
+            std::string::npos)
+      << a100.status();
+  EXPECT_NE(a100.status().message().find("supported: fp32, tf32, bf16, fp16"), std::string::npos)
+      << a100.status();
+}
+
+TEST(ResolveTest, ContextParallelDerivesDataParallel) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 16 }
+    model { preset: "llama3-8b" }
+    parallelism { tensor_model_parallel_size: 2 context_parallel_size: 4 }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.data_parallel, 2);
+  EXPECT_EQ(r->echo.parallelism().context_parallel_size(), 4);
+}
+
+// Serving-only devices resolve their cluster (single-device hosts) but
+// a training run on them is a clear error naming the field.
+TEST(ResolveTest, ServingDevicesResolveClustersButRefuseTraining) {
+  for (const char* gpu : {"apple-m2-ultra", "jetson-agx-orin-64gb", "jetson-agx-orin-32gb",
+                          "xeon-platinum-8480plus"}) {
+    config::ClusterConfig c;
+    c.set_gpu(gpu);
+    absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(c);
+    ASSERT_TRUE(cluster.ok()) << gpu << ": " << cluster.status();
+    EXPECT_EQ(cluster->gpus_per_node, 1) << gpu;  // the preset's count, not 8
+    EXPECT_EQ(cluster->num_gpus, 1) << gpu;
+
+    config::Scenario s = Parse(R"pb(model { preset: "llama2-7b" })pb");
+    s.mutable_cluster()->set_gpu(gpu);
+    absl::StatusOr<ResolvedScenario> r = Resolve(s);
+    ASSERT_FALSE(r.ok()) << gpu;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("cluster.gpu: "), absl::string_view::npos);
+    EXPECT_NE(r.status().message().find("training is modelled on discrete GPUs only"),
+              absl::string_view::npos)
+        << r.status();
+  }
+}
+
+TEST(ResolveTest, SingleDeviceHostsAreTheDefaultsForPcieParts) {
+  for (auto [gpu, node] : {std::pair{"apple-m2-ultra", "mac-studio-m2-ultra"},
+                           std::pair{"jetson-agx-orin-32gb", "jetson-agx-orin"},
+                           std::pair{"xeon-platinum-8480plus", "cpu-server-xeon-8480plus"},
+                           std::pair{"rtx-3090", "workstation-rtx3090-1x"},
+                           std::pair{"h100-pcie-80gb", "pcie-h100-1x"},
+                           std::pair{"a100-pcie-80gb", "pcie-a100-1x"},
+                           std::pair{"a10-pcie-24gb", "pcie-a10-1x"},
+                           std::pair{"rtx-a6000", "workstation-rtx-a6000-1x"},
+                           // Unchanged: the 8-GPU server stays the 4090's default.
+                           std::pair{"rtx-4090", "pcie-rtx4090-8x"}}) {
+    config::ClusterConfig c;
+    c.set_gpu(gpu);
+    absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(c);
+    ASSERT_TRUE(cluster.ok()) << gpu << ": " << cluster.status();
+    EXPECT_EQ(cluster->spec.node_preset, node);
+  }
+  // 2x RTX 4090 over PCIe: a workstation preset with 2 GPUs per node.
+  config::ClusterConfig c;
+  c.set_gpu("rtx-4090");
+  c.set_node("workstation-rtx4090-2x");
+  absl::StatusOr<ResolvedCluster> two = ResolveCluster(c);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->gpus_per_node, 2);
+  EXPECT_EQ(two->num_gpus, 2);
+  EXPECT_EQ(two->spec.num_nodes, 1);
+}
+
+// A PCIe GPU trains on a single-GPU host (training still works there).
+TEST(ResolveTest, TrainingOnASingleGpuHostResolves) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "h100-pcie-80gb" }
+    model { preset: "llama2-7b" }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->num_gpus, 1);
+  EXPECT_EQ(r->cluster.node_preset, "pcie-h100-1x");
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios

@@ -1,0 +1,69 @@
+// File: scenarios/serve/serve_resolve.h
+//
+// Resolves a scenario's `inference` section (scenarios/proto/inference.proto) for
+// `clustersim serve`: fills every default, checks every rule and echoes the
+// result. Errors are INVALID_ARGUMENT naming the field and a fix (e.g.
+// "inference.workload.prompt_length.value=0 must be >= 1").
+//
+// Defaults (vLLM's, where it has one): tensor/pipeline parallel 1; weight
+// dtype bf16; quant_group_size 128; KV cache in the weights' 16-bit type
+// (fp16 for fp16 and 4-bit weights, else bf16); max_batch_size 256 (vLLM
+// max_num_seqs; at least the fixed batch); max_tokens_per_step 2048 with
+// chunked prefill, else max(2048, longest request) (vLLM
+// max_num_batched_tokens); kv_block_size 16; memory_utilization 0.9;
+// workload "poisson" when a request rate is given, else "fixed-batch" of
+// batch_size 1; num_requests 200; seed 0; prompt 1024 and output 128 tokens
+// (vLLM benchmark_serving.py's --random-input-len / --random-output-len);
+// host_overhead_us_per_iteration the fitted default (models/data/fitted_constants.textproto).
+// cluster.num_gpus defaults to one replica (tp x pp GPUs); a GPU without a
+// server preset (RTX 3090, ...) gets a generic PCIe 4.0 box.
+//
+// Request rate and num_requests are the deployment's; replicas (num_gpus /
+// (tp x pp)) share them evenly. batch_size is per replica.
+//
+// Example:
+//   absl::StatusOr<ResolvedServe> r = ResolveServe(scenario);
+#ifndef CLUSTERSIM_SCENARIOS_SERVE_SERVE_RESOLVE_H_
+#define CLUSTERSIM_SCENARIOS_SERVE_SERVE_RESOLVE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "models/dtype.h"
+#include "models/gpu_catalog.h"
+#include "models/inference_memory.h"
+#include "models/quantization.h"
+#include "models/transformer_config.h"
+#include "scenarios/input/train_cost.h"
+#include "scenarios/proto/scenario.pb.h"
+#include "sim/units.h"
+#include "strategies/serving_scheduler.h"
+#include "strategies/serving_workload.h"
+#include "topology/cluster_spec.h"
+
+namespace clustersim::scenarios {
+
+struct ResolvedServe {
+  config::Scenario echo;  // every default written out
+  std::string name;
+  const models::GpuSpec* gpu = nullptr;
+  topology::ClusterSpec cluster;
+  int num_gpus = 0, gpus_per_node = 0;
+  int replicas = 1;
+  // The replica (model, tp, pp, formats) and its memory inputs: utilisation,
+  // block size, batch and token limits, the longest request.
+  models::InferenceMemoryInputs memory;
+  strategies::SchedulerConfig scheduler;          // kv_blocks filled by the runner
+  strategies::ServingWorkload workload;           // the whole deployment's
+  double target_tpot_ms = 0, target_ttft_ms = 0;  // 0: none
+  sim::Duration host_per_iteration;               // the host's time per iteration
+  double decode_attention_flops_per_sm_cycle = 0;  // 0: bound off
+  bool decode_attention_grouped_gqa = true;
+  ResolvedPricing pricing;
+};
+
+absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& scenario);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_SERVE_SERVE_RESOLVE_H_

@@ -1,0 +1,343 @@
+#include "scenarios/serve/serve_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "models/calibration.h"
+#include "models/inference_memory.h"
+#include "models/kernel_model.h"
+#include "scenarios/serve/serve_trace.h"
+#include "sim/status_macros.h"
+#include "strategies/serving_iteration.h"
+#include "topology/analytic_network.h"
+#include "topology/cluster.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using strategies::ServingRequest;
+using strategies::ServingRun;
+
+// numpy.percentile's default (linear interpolation between closest ranks).
+double Percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q / 100.0 * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+config::LatencyStats Stats(std::vector<double> v) {
+  config::LatencyStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.set_p50(Percentile(v, 50));
+  s.set_p90(Percentile(v, 90));
+  s.set_p99(Percentile(v, 99));
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.set_mean(sum / static_cast<double>(v.size()));
+  s.set_max(v.back());
+  return s;
+}
+
+// What one simulated replica measured.
+struct Measured {
+  config::LatencyStats ttft, tpot, e2e;
+  double duration_s = 0;  // first arrival to last finish
+  double output_tokens = 0, prompt_tokens = 0, requests = 0;
+  double OutputPerS() const { return duration_s > 0 ? output_tokens / duration_s : 0; }
+};
+
+Measured Measure(const ServingRun& run) {
+  Measured m;
+  std::vector<double> ttft, tpot, e2e;
+  for (const strategies::RequestRecord& r : run.requests) {
+    ttft.push_back((r.first_token - r.arrival).ToMilliseconds());
+    e2e.push_back((r.finish - r.arrival).ToMilliseconds());
+    if (r.output_tokens > 1) {
+      tpot.push_back((r.finish - r.first_token).ToMilliseconds() /
+                     static_cast<double>(r.output_tokens - 1));
+    }
+    m.output_tokens += static_cast<double>(r.output_tokens);
+    m.prompt_tokens += static_cast<double>(r.prompt_tokens);
+  }
+  m.requests = static_cast<double>(run.requests.size());
+  m.ttft = Stats(std::move(ttft));
+  m.tpot = Stats(std::move(tpot));
+  m.e2e = Stats(std::move(e2e));
+  if (!run.requests.empty()) m.duration_s = (run.end - run.requests.front().arrival).ToSeconds();
+  return m;
+}
+
+// One replica's simulations of the scenario's requests at other rates.
+class Replica {
+ public:
+  Replica(const ResolvedServe& s, strategies::ServingCostModel& model,
+          strategies::SchedulerConfig scheduler)
+      : s_(s),
+        scheduler_(scheduler),
+        cost_([&model](const strategies::IterationTotals& t) { return model.Cost(t); }) {
+    workload_ = s.workload;
+    if (workload_.poisson) {
+      workload_.num_requests = (s.workload.num_requests + s.replicas - 1) / s.replicas;
+    }
+    // The curve and the search use Poisson arrivals of the same lengths.
+    curve_workload_ = workload_;
+    if (!curve_workload_.poisson) {
+      curve_workload_.poisson = true;
+      curve_workload_.num_requests = std::max(200, workload_.batch_size);
+    }
+  }
+
+  // Offered rate of one replica (0 for a fixed batch).
+  double OfferedRate() const { return workload_.poisson ? workload_.rate_per_s / s_.replicas : 0; }
+
+  absl::StatusOr<ServingRun> Run(bool keep) {
+    return strategies::SimulateServing(strategies::GenerateRequests(workload_, OfferedRate()),
+                                       scheduler_, cost_, keep);
+  }
+  // rate 0: every request at once.
+  absl::StatusOr<ServingRun> RunAt(double rate_per_s) {
+    return strategies::SimulateServing(strategies::GenerateRequests(curve_workload_, rate_per_s),
+                                       scheduler_, cost_, false);
+  }
+
+ private:
+  const ResolvedServe& s_;
+  strategies::SchedulerConfig scheduler_;
+  strategies::IterationCostFn cost_;
+  strategies::ServingWorkload workload_, curve_workload_;
+};
+
+void FillMemory(const models::InferenceMemory& m, const models::InferenceVerdict& v, int block_size,
+                int64_t sequence_length, config::ServeMemory* out) {
+  out->set_capacity_gib(m.capacity.ToGiB());
+  out->set_budget_gib(m.budget.ToGiB());
+  out->set_weights_gib(m.weights.ToGiB());
+  out->set_activations_gib(m.activations.ToGiB());
+  out->set_overheads_gib(m.overheads.ToGiB());
+  out->set_kv_cache_gib(m.kv_cache.ToGiB());
+  out->set_kv_bytes_per_token(m.kv_bytes_per_token.count());
+  out->set_kv_block_size(block_size);
+  out->set_kv_blocks(m.kv_blocks);
+  out->set_sequence_length(sequence_length);
+  out->set_max_concurrent_sequences(m.max_concurrent_sequences);
+  out->set_fits(m.fits);
+  out->set_verdict(v.fits ? v.summary : absl::StrCat(v.summary, "; ", v.remedy));
+}
+
+bool MeetsTargets(const ResolvedServe& s, const Measured& m) {
+  return (s.target_tpot_ms <= 0 || m.tpot.p99() <= s.target_tpot_ms) &&
+         (s.target_ttft_ms <= 0 || m.ttft.p99() <= s.target_ttft_ms);
+}
+
+absl::Status FindSustainableRate(const ResolvedServe& s, Replica& replica, double capacity,
+                                 config::ServeSustainable* out) {
+  out->set_target_tpot_ms(s.target_tpot_ms);
+  out->set_target_ttft_ms(s.target_ttft_ms);
+  out->set_criterion(
+      "p99 TPOT <= target and p99 TTFT <= target (MLPerf Inference server scenario)");
+  if (s.target_tpot_ms <= 0 && s.target_ttft_ms <= 0) {
+    out->set_status("no target");
+    out->set_detail(
+        "set inference.target_time_per_output_token_ms and/or "
+        "target_time_to_first_token_ms (--target-tpot-ms, --target-ttft-ms)");
+    return absl::OkStatus();
+  }
+  auto measure = [&](double rate) -> absl::StatusOr<Measured> {
+    absl::StatusOr<ServingRun> run = replica.RunAt(rate);
+    if (!run.ok()) return run.status();
+    return Measure(*run);
+  };
+  double lo = 0.01 * capacity, hi = capacity;
+  absl::StatusOr<Measured> at_lo = measure(lo);
+  if (!at_lo.ok()) return at_lo.status();
+  if (!MeetsTargets(s, *at_lo)) {
+    out->set_status("unreachable");
+    out->set_detail(absl::StrFormat(
+        "even at %.3g req/s (1%% of capacity) p99 TPOT is %.2f ms and p99 TTFT %.1f ms; "
+        "quantise, raise tensor parallelism or use a faster GPU",
+        lo * s.replicas, at_lo->tpot.p99(), at_lo->ttft.p99()));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Measured> at_hi = measure(hi);
+  if (!at_hi.ok()) return at_hi.status();
+  Measured best = *at_lo;
+  if (MeetsTargets(s, *at_hi)) {
+    out->set_status("capacity");
+    out->set_detail("the targets hold up to the capacity; beyond it the queue grows");
+    lo = hi;
+    best = *at_hi;
+  } else {
+    out->set_status("found");
+    for (int i = 0; i < 14; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      absl::StatusOr<Measured> m = measure(mid);
+      if (!m.ok()) return m.status();
+      if (MeetsTargets(s, *m)) {
+        lo = mid;
+        best = *m;
+      } else {
+        hi = mid;
+      }
+    }
+    out->set_detail(absl::StrFormat("at that rate p99 TPOT %.2f ms, p99 TTFT %.1f ms",
+                                    best.tpot.p99(), best.ttft.p99()));
+  }
+  out->set_max_request_rate_per_s(lo * s.replicas);
+  out->set_output_tokens_per_s(best.OutputPerS() * s.replicas);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const ServeOptions& options) {
+  const models::ReplicaModel& replica = s.memory.replica;
+  config::ServeResult result;
+  result.set_name(s.name);
+  result.set_model(replica.model.name);
+  result.set_gpu(s.gpu->name);
+  result.set_num_gpus(s.num_gpus);
+  result.set_tensor_parallel(replica.tensor_parallel);
+  result.set_pipeline_parallel(replica.pipeline_parallel);
+  result.set_replicas(s.replicas);
+  result.set_weight_dtype(std::string(models::WeightFormatName(replica.weight_format)));
+  result.set_kv_cache_dtype(std::string(models::DtypeName(replica.kv_cache_dtype)));
+  result.set_workload(s.workload.poisson ? "poisson" : "fixed-batch");
+  *result.mutable_scenario() = s.echo;
+
+  // Memory.
+  const int64_t longest = s.memory.sequence_length;
+  const models::InferenceMemory memory = models::EstimateInferenceMemory(s.memory, s.gpu->memory);
+  const models::InferenceVerdict verdict = models::JudgeInferenceMemory(s.memory, *s.gpu);
+  FillMemory(memory, verdict, s.scheduler.kv_block_size, longest, result.mutable_memory());
+  if (!verdict.fits) {
+    return absl::InvalidArgumentError(absl::StrCat(verdict.summary, "; ", verdict.remedy));
+  }
+
+  // The replica's hardware and cost model.
+  absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(s.cluster);
+  if (!cluster.ok()) return cluster.status();
+  const topology::AnalyticNetwork network(*cluster);
+  const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));
+  const int gpus_per_replica = replica.tensor_parallel * replica.pipeline_parallel;
+  strategies::ServingModelSpec spec{
+      .replica = replica,
+      .host_per_iteration = s.host_per_iteration,
+      .decode_attention_flops_per_sm_cycle = s.decode_attention_flops_per_sm_cycle,
+      .decode_attention_grouped_gqa = s.decode_attention_grouped_gqa};
+  for (int g = 0; g < gpus_per_replica; ++g) spec.gpus.push_back(g);
+  absl::StatusOr<strategies::ServingCostModel> model =
+      strategies::ServingCostModel::Create(spec, kernels, network);
+  if (!model.ok()) return model.status();
+  strategies::SchedulerConfig scheduler = s.scheduler;
+  scheduler.kv_blocks = memory.kv_blocks;
+  Replica server(s, *model, scheduler);
+
+  // The asked workload.
+  absl::StatusOr<ServingRun> run = server.Run(!options.trace_path.empty());
+  if (!run.ok()) return run.status();
+  const Measured m = Measure(*run);
+  result.set_num_requests(static_cast<int32_t>(m.requests) * s.replicas);
+  result.set_offered_request_rate_per_s(s.workload.poisson ? s.workload.rate_per_s : 0);
+  result.set_simulated_time_s(m.duration_s);
+  *result.mutable_ttft_ms() = m.ttft;
+  *result.mutable_tpot_ms() = m.tpot;
+  *result.mutable_e2e_ms() = m.e2e;
+  const double output_per_s = m.OutputPerS() * s.replicas;
+  result.set_output_tokens_per_s(output_per_s);
+  result.set_total_tokens_per_s(
+      m.duration_s > 0 ? (m.output_tokens + m.prompt_tokens) / m.duration_s * s.replicas : 0);
+  result.set_requests_per_s(m.duration_s > 0 ? m.requests / m.duration_s * s.replicas : 0);
+  result.set_output_tokens_per_s_per_gpu(output_per_s / s.num_gpus);
+  const double busy = m.duration_s > 0 ? run->busy.ToSeconds() / m.duration_s : 0;
+  result.set_gpu_busy_fraction(busy / replica.pipeline_parallel);
+  const double peak = s.gpu->PeakFlops(models::ComputeDtype(replica.weight_format));
+  result.set_model_flops_utilisation(
+      m.duration_s > 0 ? run->flops / (m.duration_s * gpus_per_replica * peak) : 0);
+  if (run->busy > sim::Duration::Zero()) {
+    result.set_communication_fraction(run->communication.ToSeconds() / run->busy.ToSeconds());
+    result.set_host_fraction(run->host.ToSeconds() / run->busy.ToSeconds());
+  }
+  result.set_mean_batch_size(run->mean_batch);
+  result.set_peak_running(run->peak_running);
+  result.set_iterations(run->num_iterations);
+  result.set_preemptions(run->preemptions);
+
+  // Capacity and saturation.
+  absl::StatusOr<ServingRun> burst = server.RunAt(0);
+  if (!burst.ok()) return burst.status();
+  const Measured at_burst = Measure(*burst);
+  const double capacity = at_burst.duration_s > 0 ? at_burst.requests / at_burst.duration_s : 0;
+  result.set_capacity_requests_per_s(capacity * s.replicas);
+  result.set_capacity_output_tokens_per_s(at_burst.OutputPerS() * s.replicas);
+  if (!s.workload.poisson) {
+    result.set_saturation("fixed batch: every request starts at time zero");
+  } else if (server.OfferedRate() >= capacity) {
+    result.set_saturated(true);
+    result.set_saturation(absl::StrFormat(
+        "saturated: the offered %.3g req/s exceed the capacity of %.3g req/s (%d replica(s)); "
+        "the queue and TTFT grow for as long as requests arrive (p99 TTFT %.1f s over %d "
+        "requests); lower inference.workload.request_rate_per_s or add GPUs (cluster.num_gpus)",
+        s.workload.rate_per_s, capacity * s.replicas, s.replicas, m.ttft.p99() / 1e3,
+        result.num_requests()));
+  } else {
+    result.set_saturation(absl::StrFormat("not saturated: %.0f%% of the capacity",
+                                          100.0 * server.OfferedRate() / capacity));
+  }
+
+  if (auto st = FindSustainableRate(s, server, capacity, result.mutable_sustainable()); !st.ok()) {
+    return st;
+  }
+
+  // The latency-vs-throughput curve.
+  if (options.curve) {
+    for (int i = 1; i <= 10; ++i) {
+      const double rate = capacity * i / 10.0;
+      absl::StatusOr<ServingRun> r = server.RunAt(rate);
+      if (!r.ok()) return r.status();
+      const Measured c = Measure(*r);
+      config::ServeCurvePoint* p = result.add_curve();
+      p->set_request_rate_per_s(rate * s.replicas);
+      p->set_output_tokens_per_s(c.OutputPerS() * s.replicas);
+      p->set_ttft_p99_ms(c.ttft.p99());
+      p->set_tpot_p50_ms(c.tpot.p50());
+      p->set_tpot_p99_ms(c.tpot.p99());
+      p->set_e2e_p50_ms(c.e2e.p50());
+    }
+  }
+
+  // Money and energy.
+  config::ServeCost* cost = result.mutable_cost();
+  cost->set_usd_per_gpu_hour(s.pricing.usd_per_gpu_hour);
+  cost->set_price_source(s.pricing.name);
+  cost->set_usd_per_hour(s.pricing.usd_per_gpu_hour * s.num_gpus);
+  if (output_per_s > 0) {
+    cost->set_usd_per_million_output_tokens(cost->usd_per_hour() / (output_per_s * 3600) * 1e6);
+  }
+  const double power = s.num_gpus * s.gpu->tdp_w * s.pricing.utilisation * s.pricing.pue;
+  cost->set_power_w(power);
+  cost->set_energy_kwh(power * m.duration_s / 3.6e6);
+  if (output_per_s > 0) cost->set_joules_per_output_token(power / output_per_s);
+
+  result.set_sources(absl::StrCat(
+      "memory: models/inference_memory (vLLM accounting); kernels: models/kernel_model (",
+      s.gpu->name,
+      models::Calibration::Shipped(s.gpu->name) != nullptr ? ", shipped calibration"
+                                                           : ", spec-sheet fallback",
+      "); network: topology/analytic_network (alpha-beta); scheduler: "
+      "strategies/serving_scheduler (vLLM continuous batching); price: ",
+      s.pricing.name, " (", s.pricing.source, ")"));
+
+  if (!options.trace_path.empty()) {
+    CLUSTERSIM_RETURN_IF_ERROR(WriteServeTrace(options.trace_path, *run, s));
+  }
+  return result;
+}
+
+}  // namespace clustersim::scenarios

@@ -1,0 +1,188 @@
+#include "scenarios/studies/search.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "scenarios/input/resolve.h"
+#include "scenarios/run/runner.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using ::testing::HasSubstr;
+
+SearchRequest Small(int threads) {
+  SearchRequest r;
+  r.base.mutable_model()->set_preset("gpt3-1.3b");
+  r.base.mutable_cluster()->set_gpu("a100-sxm4-80gb");
+  r.base.mutable_training()->set_global_batch_size(8);
+  r.gpu_counts = {4};
+  r.top_k = 1000;
+  r.threads = threads;
+  return r;
+}
+
+TEST(SearchTest, RanksFeasibleStrategiesAndCountsRejections) {
+  absl::StatusOr<SearchReport> r = RunSearch(Small(1));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->simulated, 10u);
+  ASSERT_EQ(r->top.size(), r->simulated);
+  for (size_t i = 1; i < r->top.size(); ++i) {
+    EXPECT_LE(r->top[i - 1].result.step_time_s(), r->top[i].result.step_time_s());
+    EXPECT_TRUE(r->top[i].result.fits_in_memory());
+  }
+  size_t rejected = 0;
+  for (const auto& [reason, count] : r->rejections) rejected += count;
+  // Context parallelism is enumerated and simulated like every other dimension.
+  EXPECT_THAT(*FormatSearchReport(*r, "csv"), HasSubstr(" cp2 "));
+  EXPECT_EQ(rejected + r->simulated, r->enumerated);
+}
+
+TEST(SearchTest, PruneOnlyCountsWhatWouldBeSimulated) {
+  absl::StatusOr<SearchReport> full = RunSearch(Small(2));
+  SearchRequest req = Small(2);
+  req.prune_only = true;
+  absl::StatusOr<SearchReport> pruned = RunSearch(req);
+  ASSERT_TRUE(full.ok() && pruned.ok());
+  EXPECT_EQ(pruned->feasible, full->simulated);
+  EXPECT_EQ(pruned->simulated, 0u);
+  EXPECT_TRUE(pruned->top.empty());
+  EXPECT_EQ(pruned->enumerated, full->enumerated);
+}
+
+TEST(SearchTest, ACountTheBatchDoesNotDivideIsRejectedNotAnError) {
+  SearchRequest req = Small(2);  // global batch 8
+  req.gpu_counts = {3, 4};
+  absl::StatusOr<SearchReport> r = RunSearch(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<SearchReport> four = RunSearch(Small(2));
+  ASSERT_TRUE(four.ok());
+  EXPECT_EQ(r->simulated, four->simulated);  // nothing on 3 GPUs divides 8 sequences
+  EXPECT_GT(r->enumerated, four->enumerated);
+  req.base.mutable_training()->set_global_batch_size(0);
+  EXPECT_THAT(RunSearch(req).status().message(), HasSubstr("training.global_batch_size"));
+}
+
+TEST(SearchTest, OneAndTwoThreadsRankIdentically) {
+  absl::StatusOr<SearchReport> one = RunSearch(Small(1));
+  absl::StatusOr<SearchReport> two = RunSearch(Small(2));
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(*FormatSearchReport(*one, "csv"), *FormatSearchReport(*two, "csv"));
+  EXPECT_EQ(one->rejections, two->rejections);
+}
+
+// Checks each searched result against a standalone run of its scenario and
+// returns how many of them the search simulated with under half the tasks.
+// The search shares one cluster and one memoised network tier between its
+// candidates; each result must be byte-identical to running that candidate's
+// scenario on its own.
+size_t ExpectEqualToStandaloneRuns(const SearchReport& r) {
+  size_t halved = 0;
+  for (const StudyRow& row : r.top) {
+    absl::StatusOr<ResolvedScenario> s = Resolve(row.result.scenario());
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) continue;
+    absl::StatusOr<config::Result> alone = RunScenario(*s, RunOptions{});
+    EXPECT_TRUE(alone.ok()) << alone.status();
+    if (!alone.ok()) continue;
+    // Every simulated figure; the echo and the price lookup are resolved
+    // twice (the echo's pricing section differs from the base scenario's).
+    // The search merges runs of ops (RunOptions::merge_compute_chains), so it
+    // counts fewer tasks and events for the same timeline, and follows no
+    // memory timeline (RunOptions::memory_timeline) and keeps no task table
+    // (StepInputs::task_infos).
+    config::Result a = *alone, b = row.result;
+    EXPECT_LE(b.simulated_tasks(), a.simulated_tasks()) << row.label;
+    halved += 2 * b.simulated_tasks() < a.simulated_tasks();
+    for (config::Result* x : {&a, &b}) {
+      x->clear_scenario();
+      x->clear_cost();
+      x->clear_train();
+      x->clear_simulated_tasks();
+      x->clear_simulated_events();
+      for (config::StageMemoryGib& st : *x->mutable_memory_per_stage_gib()) {
+        st.clear_simulated_peak_gib();
+        st.clear_simulated_peak_activations_gib();
+      }
+    }
+    EXPECT_GT(b.memory_per_stage_gib_size(), 0);
+    if (b.memory_per_stage_gib_size() > 0) {
+      EXPECT_EQ(row.result.memory_per_stage_gib(0).simulated_peak_gib(), 0) << row.label;
+    }
+    EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString()) << row.label;
+  }
+  return halved;
+}
+
+TEST(SearchTest, ResultsEqualStandaloneRuns) {
+  absl::StatusOr<SearchReport> r = RunSearch(Small(2));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_GT(r->top.size(), 10u);
+  ExpectEqualToStandaloneRuns(*r);
+}
+
+// Above 64 GPUs the tensor- and context-parallel ranks are folded, and the
+// search's runs take in the folded groups' tensor-parallel collectives and
+// whole context-parallel rings (StepPlan::merged_runs); ZeRO-3 runs merge
+// too. Every figure must still be the standalone, op-by-op run's.
+TEST(SearchTest, MergedCollectivesEqualStandaloneRuns) {
+  SearchRequest req = Small(2);
+  req.gpu_counts = {128};
+  req.base.mutable_model()->set_num_layers(8);  // keeps it quick under the sanitizers
+  req.base.mutable_training()->set_global_batch_size(32);
+  req.top_k = 5000;
+  absl::StatusOr<SearchReport> r = RunSearch(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->top.size(), r->simulated);
+  size_t cp = 0, zero3 = 0, tp = 0;
+  for (const StudyRow& row : r->top) {
+    const config::ParallelismConfig& p = row.result.scenario().parallelism();
+    cp += p.context_parallel_size() > 1;
+    zero3 += p.zero_stage() == 3;
+    tp += p.tensor_model_parallel_size() > 1;
+  }
+  EXPECT_GT(cp, 100u);
+  EXPECT_GT(zero3, 100u);
+  EXPECT_GT(tp, 100u);
+  EXPECT_GT(ExpectEqualToStandaloneRuns(*r), 100u);
+}
+
+TEST(SearchTest, CostRankingAndBudget) {
+  SearchRequest req = Small(2);
+  req.rank_by = "time-to-train";
+  EXPECT_THAT(RunSearch(req).status().message(), HasSubstr("--train-tokens"));
+  req.base.mutable_pricing()->set_train_tokens(1e9);
+  absl::StatusOr<SearchReport> all = RunSearch(req);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_GE(all->top.size(), 2u);
+  // A budget between the cheapest and the dearest run keeps only the cheaper ones.
+  double lo = 1e300, hi = 0;
+  for (const StudyRow& row : all->top) {
+    lo = std::min(lo, row.result.train().total_usd());
+    hi = std::max(hi, row.result.train().total_usd());
+  }
+  req.budget_usd = (lo + hi) / 2;
+  absl::StatusOr<SearchReport> capped = RunSearch(req);
+  ASSERT_TRUE(capped.ok());
+  EXPECT_LT(capped->top.size(), all->top.size());
+  for (const StudyRow& row : capped->top) EXPECT_LE(row.result.train().total_usd(), req.budget_usd);
+  req.rank_by = "cost";
+  req.budget_usd = 0;
+  absl::StatusOr<SearchReport> cost = RunSearch(req);
+  ASSERT_TRUE(cost.ok());
+  for (size_t i = 1; i < cost->top.size(); ++i) {
+    EXPECT_LE(cost->top[i - 1].result.cost().usd_per_million_tokens(),
+              cost->top[i].result.cost().usd_per_million_tokens());
+  }
+}
+
+TEST(SearchTest, ExplainSaysWhyOrShowsTheResult) {
+  const SearchRequest req = Small(1);
+  EXPECT_THAT(*ExplainStrategy(req, "tp=2,cp=2"), HasSubstr("feasible, simulated"));
+  EXPECT_THAT(*ExplainStrategy(req, "tp=3"), HasSubstr("rejected (invalid)"));
+  EXPECT_THAT(*ExplainStrategy(req, "tp=1,mbs=64,gbs=256"), HasSubstr("rejected (memory: "));
+  EXPECT_THAT(*ExplainStrategy(req, "tp=2,pp=2"), HasSubstr("feasible, simulated"));
+  EXPECT_FALSE(ExplainStrategy(req, "tpp=2").ok());
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios

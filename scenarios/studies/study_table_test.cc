@@ -1,0 +1,48 @@
+#include "scenarios/studies/study_table.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+StudyRow Row(std::string label, double step, bool with_train) {
+  config::Result r;
+  r.set_step_time_s(step);
+  r.set_tokens_per_s(1000 / step);
+  r.set_fits_in_memory(step < 2);
+  r.mutable_scenario()->mutable_parallelism()->set_tensor_model_parallel_size(2);
+  if (with_train) r.mutable_train()->set_total_usd(1234.4);
+  return {std::move(label), r};
+}
+
+TEST(StudyTableTest, TextSideBySideHasOneColumnPerResult) {
+  absl::StatusOr<std::string> t =
+      FormatStudyTable({Row("a", 1.5, false), Row("b", 3, true)}, "text", true);
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(*t, ContainsRegex("\nstep_time_s +1\\.5000 +3\\.0000\n"));
+  EXPECT_THAT(*t, ContainsRegex("\nstrategy +tp2 pp0 dp0 mbs0 gbs0 rc- +tp2"));
+  EXPECT_THAT(*t, ContainsRegex("\nfits_in_memory +yes +no\n"));
+  EXPECT_THAT(*t, ContainsRegex("\ntotal_usd +1234\n"));  // only b priced a run
+}
+
+TEST(StudyTableTest, CsvQuotesAndJsonKeepsRawNumbers) {
+  absl::StatusOr<std::string> csv = FormatStudyTable({Row("x, \"y\"", 1, false)}, "csv", false);
+  ASSERT_TRUE(csv.ok());
+  EXPECT_THAT(*csv, HasSubstr("\"x, \"\"y\"\"\""));
+  EXPECT_THAT(*csv, HasSubstr("label,strategy,step_time_s,"));
+  absl::StatusOr<std::string> json = FormatStudyTable({Row("a", 1.25, false)}, "json", false);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"step_time_s\": 1.25"));
+  EXPECT_THAT(*json, HasSubstr("\"fits_in_memory\": true"));
+  EXPECT_THAT(*json, Not(HasSubstr("total_usd")));  // no run length given
+  EXPECT_EQ(FormatStudyTable({}, "xml", false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios
