@@ -86,10 +86,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 extract() {
   awk -v OFS='\037' '
     function flush(   k) {
-      for (k = 1; k <= nb; k++) print FILENAME, bstart[k], block, prompted, btext[k]
+      if (pending != "") { nb++; bstart[nb] = start; btext[nb] = pending; pending = "" }
+      for (k = 1; k <= nb; k++) print fname, bstart[k], block, prompted, btext[k]
       nb = 0; prompted = 0
     }
-    FNR == 1 { fence = ""; pending = ""; nb = 0; prompted = 0 }
+    # A fence left open runs to the end of its file, as in Markdown.
+    FNR == 1 { if (fence != "") flush(); fence = ""; pending = ""; fname = FILENAME }
+    END { if (fence != "") flush() }
     {
       line = $0
       sub(/\r$/, "", line)
@@ -132,8 +135,9 @@ lint() {
     *...*|*…*) echo "placeholder ('...')"; return ;;
   esac
   if [[ $c =~ $placeholder_re ]]; then echo "placeholder (<NAME>)"; return; fi
-  local w
-  for w in $c; do
+  local w words
+  read -ra words <<<"$c"
+  for w in "${words[@]}"; do
     case "$w" in
       /dev/*) ;;
       /*|\"/*|\'/*|--*=/*) echo "absolute path '$w' (write relative paths; outputs go to the working directory)"; return ;;
