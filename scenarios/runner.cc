@@ -192,19 +192,20 @@ absl::StatusOr<config::Result> RunScenario(const ResolvedScenario& s, const RunO
   in.network = &network;
   in.algorithm = s.algorithm;
   in.protocol = s.protocol;
-  in.fold_data_parallel = options.fold_data_parallel;
-  in.external_collectives = s.flow_network;
+  in.mode.fold.data_parallel = options.fold_data_parallel;
+  in.mode.collectives = s.flow_network ? strategies::CollectiveTiming::kExternal
+                                       : strategies::CollectiveTiming::kAnalytic;
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s.host_overhead_us_per_op * 1e-6);
   in.pipeline_p2p_host = sim::Duration::FromSecondsDouble(s.pipeline_p2p_host_us * 1e-6);
-  in.fold_tensor_parallel = s.num_gpus > options.fold_tensor_parallel_above_gpus;
-  in.fold_context_parallel = in.fold_tensor_parallel;
-  in.merge_compute_chains =
+  in.mode.fold.tensor_parallel = s.num_gpus > options.fold_tensor_parallel_above_gpus;
+  in.mode.fold.context_parallel = in.mode.fold.tensor_parallel;
+  in.mode.merge_compute_chains =
       options.merge_compute_chains && options.trace_path.empty() && options.report_path.empty();
   in.finetune = s.finetune;
   // What each task means is read by the memory timeline, traces, reports and
   // the flow tier only (the search's runs have none of them).
-  in.task_infos = options.memory_timeline || !options.trace_path.empty() ||
-                  !options.report_path.empty() || s.flow_network;
+  in.mode.record_task_infos = options.memory_timeline || !options.trace_path.empty() ||
+                              !options.report_path.empty() || s.flow_network;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
   if (!plan.ok()) return plan.status();
 

@@ -39,7 +39,7 @@ struct RunOptions {
   // that traces show them all).
   int fold_tensor_parallel_above_gpus = 64;
   // Merge runs of compute ops into one task each when no trace or report is
-  // written (StepInputs::merge_compute_chains: the Result is unchanged but
+  // written (BuildMode::merge_compute_chains: the Result is unchanged but
   // simulated_tasks and simulated_events, which count the merged tasks).
   bool merge_compute_chains = false;
   // Follow memory in use over the simulated step (scenarios/memory_timeline.h:
