@@ -63,11 +63,11 @@ StepRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int w
   const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find(gpu_name);
   const models::KernelModel kernels(*gpu);
   StepInputs in{.model = &model, .parallel = &p, .kernels = &kernels, .network = &net};
-  in.fold_data_parallel = fold;
-  in.fold_tensor_parallel = fold;
-  in.fold_context_parallel = extra.fold_cp;
-  in.merge_compute_chains = extra.merge;
-  in.task_infos = extra.task_infos;
+  in.mode.fold.data_parallel = fold;
+  in.mode.fold.tensor_parallel = fold;
+  in.mode.fold.context_parallel = extra.fold_cp;
+  in.mode.merge_compute_chains = extra.merge;
+  in.mode.record_task_infos = extra.task_infos;
   absl::StatusOr<StepPlan> plan = BuildStep(in);
   EXPECT_TRUE(plan.ok()) << plan.status();
   StepRun r{*std::move(plan), {}};

@@ -85,8 +85,8 @@ StepRun Step(ParallelConfig p, int world, const topology::NetworkModel& net, Run
   SIM_CHECK(valid.ok()) << valid;
   const models::KernelModel kernels(*models::GpuCatalog::Default().Find("h100-sxm5-80gb").value());
   StepInputs in{.model = &model, .parallel = &p, .kernels = &kernels, .network = &net};
-  in.fold_data_parallel = o.fold_dp;
-  in.fold_tensor_parallel = o.fold_tp;
+  in.mode.fold.data_parallel = o.fold_dp;
+  in.mode.fold.tensor_parallel = o.fold_tp;
   absl::StatusOr<StepPlan> plan = BuildStep(in);
   SIM_CHECK(plan.ok()) << plan.status();
   StepRun r{*std::move(plan), {}};

@@ -1,7 +1,7 @@
 // File: strategies/run_pieces.h
 //
 // Records, while a step is built, the pieces of merged runs that take in
-// collectives (StepPlan::merged_runs, StepInputs::merge_compute_chains): per
+// collectives (StepPlan::merged_runs, BuildMode::merge_compute_chains): per
 // GPU, the run being recorded and its pieces (lane, offset from the run's
 // start, length). Closing a run files its pieces in the plan and tags its
 // task with 1 + the entry's index; runs with the same pieces (a layer's pass,

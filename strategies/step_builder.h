@@ -32,13 +32,13 @@
 // expert-data-parallel group (dp·cp/ep ranks; none when that is one rank),
 // with the same prefetch; both sit on the data-parallel lane.
 //
-// Data-parallel folding: when `fold_data_parallel` is set, only data-parallel
-// replica 0 is simulated. Every replica runs the same ops on the same
-// hardware, so on a symmetric cluster the step time is unchanged; the
+// Data-parallel folding: when `mode.fold.data_parallel` is set, only
+// data-parallel replica 0 is simulated. Every replica runs the same ops on the
+// same hardware, so on a symmetric cluster the step time is unchanged; the
 // gradient collectives are still costed over the full data-parallel group.
 // Tensor-parallel folding does the same for the ranks of a TP group, and
 // context-parallel folding for the ranks of a CP ring (when their collectives
-// cost the same; see StepInputs). The tests check folded against unfolded
+// cost the same; see BuildMode). The tests check folded against unfolded
 // runs (strategies/step_builder_test.cc, strategies/context_parallel_test.cc,
 // tests/end_to_end_test.cc).
 //
@@ -60,6 +60,72 @@
 
 namespace clustersim::strategies {
 
+// How a run's collectives are timed (BuildMode::collectives).
+enum class CollectiveTiming {
+  // A fixed duration per collective, from `StepInputs::network`.
+  kAnalytic,
+  // Every collective is an external task whose end a run-time network model
+  // (the flow tier) decides; `network` still picks the algorithm and labels.
+  kExternal,
+};
+
+// How BuildStep builds the graph: which ranks it simulates, what it records
+// about each task, how it times collectives and whether it merges ops.
+// Folding, recording and merging trade detail for speed without moving the
+// step time of a symmetric cluster; the collective timing picks the network
+// tier.
+//
+// Folding (`fold`) simulates one representative rank of a group; its
+// collectives are still costed over the full group.
+//  - data_parallel: data-parallel replica 0 only. Exact on a symmetric
+//    cluster: every replica runs the same ops on the same hardware.
+//  - tensor_parallel: tensor-parallel rank 0 of each group only. Exact: TP
+//    ranks run identical ops.
+//  - context_parallel: context-parallel rank 0 of each ring only; its ring
+//    sends wait for its own sends where they waited for its ring
+//    predecessor's, and the gradient collectives are still costed over the
+//    full data x context group. Exact when every cp rank's collectives cost
+//    the same: BuildStep checks each collective against its copies on the
+//    other cp ranks and builds the unfolded graph when one differs (a ring
+//    crossing a node boundary between some neighbours only). Ignored with
+//    expert parallelism and with kExternal collectives (the flow tier's
+//    contention needs every rank's flows).
+//
+// record_task_infos: record what each task means (StepPlan::infos, one
+// TaskInfo per tag), as traces, reports, the memory timeline and the flow
+// tier read it. Off, no TaskInfo is kept: every task's tag is 0 and infos
+// holds one default entry, for a run that reads only the engine's times (the
+// search's ranked table); the graph and its times are the same either way.
+// kExternal collectives need it: the flow tier finds each task's request
+// through its TaskInfo.
+//
+// merge_compute_chains: merge each run of compute ops of one op list (a
+// layer's forward or backward between its collectives) into one task per
+// GPU, when nothing else waits for or on the ops inside the run: the run's
+// start, end and busy time are those of its ops, so step time, bubble,
+// exposed communication and the memory timeline are unchanged, but a trace
+// would show one slice named after the run's first op. Under ZeRO-3 a
+// layer's first op stays a task of its own (the next layer's prefetch waits
+// for it). Ignored with tp_comm_overlap. Without record_task_infos and with
+// kAnalytic collectives (the search's runs), two kinds of collectives join
+// runs too, as pieces (StepPlan::merged_runs) that StepStats reads as the
+// lanes they would have occupied: a tensor-parallel collective whose other
+// members are folded away (it starts as the run ends, on a lane nothing else
+// uses), and a folded context-parallel ring (every step and exchange time in
+// it is known when the graph is built).
+struct BuildMode {
+  struct Fold {
+    bool data_parallel = true;
+    bool tensor_parallel = false;
+    bool context_parallel = false;
+  };
+
+  Fold fold;
+  bool record_task_infos = true;
+  CollectiveTiming collectives = CollectiveTiming::kAnalytic;
+  bool merge_compute_chains = false;
+};
+
 struct StepInputs {
   const models::TransformerConfig* model = nullptr;
   const ParallelConfig* parallel = nullptr;  // validated
@@ -67,48 +133,12 @@ struct StepInputs {
   const topology::NetworkModel* network = nullptr;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   topology::Protocol protocol = topology::Protocol::kAuto;
-  bool fold_data_parallel = true;
-  // Simulate only tensor-parallel rank 0 of each group; its collectives are
-  // still costed over the full group. Exact: TP ranks run identical ops.
-  bool fold_tensor_parallel = false;
-  // Simulate only context-parallel rank 0 of each ring; its ring sends wait
-  // for its own sends where they waited for its ring predecessor's, and the
-  // gradient collectives are still costed over the full data x context group.
-  // Exact when every cp rank's collectives cost the same: BuildStep checks
-  // each collective against its copies on the other cp ranks and builds the
-  // unfolded graph when one differs (a ring crossing a node boundary between
-  // some neighbours only). Not with expert parallelism or external
-  // collectives (the flow tier's contention needs every rank's flows).
-  bool fold_context_parallel = false;
-  // Merge each run of compute ops of one op list (a layer's forward or
-  // backward between its collectives) into one task per GPU, when nothing
-  // else waits for or on the ops inside the run: the run's start, end and
-  // busy time are those of its ops, so step time, bubble, exposed
-  // communication and the memory timeline are unchanged, but a trace would
-  // show one slice named after the run's first op. Under ZeRO-3 a layer's
-  // first op stays a task of its own (the next layer's prefetch waits for
-  // it). Not with tp_comm_overlap. Without task_infos and external
-  // collectives (the search's runs), two kinds of collectives join runs too,
-  // as pieces (StepPlan::merged_runs) that StepStats reads as the lanes they
-  // would have occupied: a tensor-parallel collective whose other members are
-  // folded away (it starts as the run ends, on a lane nothing else uses), and
-  // a folded context-parallel ring (every step and exchange time in it is
-  // known when the graph is built).
-  bool merge_compute_chains = false;
-  // Record what each task means (StepPlan::infos, one TaskInfo per tag), as
-  // traces, reports, the memory timeline and the flow tier read it. Off, no
-  // TaskInfo is kept: every task's tag is 0 and infos holds one default entry,
-  // for a run that reads only the engine's times (the search's ranked table);
-  // the graph and its times are the same either way.
-  bool task_infos = true;
-  // Make every collective an external task whose end a run-time network model
-  // (the flow tier) decides; `network` still picks the algorithm and labels.
-  bool external_collectives = false;
+  BuildMode mode;
   // Host (CPU) time to launch one modelled op from the framework (PyTorch
   // eager + Megatron): the GPU cannot run an op before it is launched, so
   // steps of small ops become launch-bound. Launches run ahead on a host lane,
   // one task per layer and pass. Zero turns the host lane off. Default and
-  // source: strategies/host_overhead.h.
+  // source: host_overhead_us_per_op in models/data/fitted_constants.textproto.
   sim::Duration host_overhead_per_op;
   // Host time the pipeline engine blocks for on each stage-to-stage send
   // (training.pipeline_p2p_host_us; DeepSpeed's PipelineEngine): a task on the

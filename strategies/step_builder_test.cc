@@ -5,70 +5,11 @@
 #include "gtest/gtest.h"
 #include "models/gpu_catalog.h"
 #include "sim/engine.h"
+#include "strategies/step_builder_test_util.h"
 #include "strategies/step_stats.h"
 
 namespace clustersim::strategies {
 namespace {
-
-// Every collective costs 10 us plus its bytes at 100 GB/s, whatever the group.
-class FixedNetwork : public topology::NetworkModel {
- public:
-  absl::StatusOr<topology::CollectiveEstimate> Estimate(
-      const topology::CollectiveRequest& r) const override {
-    ++calls;
-    topology::CollectiveEstimate e;
-    e.time = sim::Microseconds(10) +
-             sim::TransferTime(r.bytes, sim::Bandwidth::GigabytesPerSecond(100));
-    e.algorithm = topology::Algorithm::kRing;
-    return e;
-  }
-  mutable int calls = 0;
-};
-
-models::TransformerConfig SmallGpt() {
-  models::TransformerConfig m;
-  m.name = "small";
-  m.num_layers = 4;
-  m.hidden_size = 1024;
-  m.ffn_hidden_size = 4096;
-  m.num_attention_heads = 16;
-  m.num_query_groups = 16;
-  m.seq_length = 1024;
-  m.vocab_size = 32000;
-  return m;
-}
-
-struct SimRun {
-  StepPlan plan;
-  StepStats::Summary summary;
-};
-
-// `observer`, when given, sees every span too.
-SimRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int world, bool fold,
-             const FixedNetwork& net, sim::Duration pipeline_p2p_host = sim::Duration::Zero(),
-             sim::SpanObserver* observer = nullptr) {
-  EXPECT_TRUE(ValidateParallelConfig(model, world, &p).ok());
-  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
-  const models::KernelModel kernels(*gpu);
-  StepInputs in;
-  in.model = &model;
-  in.parallel = &p;
-  in.kernels = &kernels;
-  in.network = &net;
-  in.fold_data_parallel = fold;
-  in.pipeline_p2p_host = pipeline_p2p_host;
-  absl::StatusOr<StepPlan> plan = BuildStep(in);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  SimRun r{*std::move(plan), {}};
-  sim::Simulator sim;
-  sim::Engine engine(r.plan.graph, sim);
-  StepStats stats(r.plan);
-  engine.AddObserver(&stats);
-  if (observer != nullptr) engine.AddObserver(observer);
-  EXPECT_TRUE(engine.Run().ok());
-  r.summary = stats.Summarize(engine.Makespan());
-  return r;
-}
 
 sim::Duration SumOfComputeCosts(const models::Workload& w, const models::KernelModel& k,
                                 int layers) {
@@ -340,161 +281,7 @@ TEST(StepBuilderTest, IsDeterministic) {
   EXPECT_EQ(a.plan.graph.NumTasks(), b.plan.graph.NumTasks());
 }
 
-}  // namespace
-}  // namespace clustersim::strategies
-
-namespace clustersim::strategies {
-namespace {
-
-// Every transfer is free: the bubble is the schedule's alone.
-class FreeNetwork : public topology::NetworkModel {
- public:
-  absl::StatusOr<topology::CollectiveEstimate> Estimate(
-      const topology::CollectiveRequest&) const override {
-    return topology::CollectiveEstimate{};
-  }
-};
-
-double BubbleRatio(Schedule schedule, int p, int v, int m) {
-  FreeNetwork net;
-  models::TransformerConfig model = SmallGpt();
-  model.num_layers = 48;
-  model.vocab_size = 1024;  // keep the head light so that stages are even
-  ParallelConfig c;
-  c.pipeline_parallel = p;
-  c.virtual_pipeline = v;
-  c.schedule = schedule;
-  c.global_batch_size = m;
-  EXPECT_TRUE(ValidateParallelConfig(model, p, &c).ok());
-  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
-  const models::KernelModel kernels(*gpu);
-  StepInputs in;
-  in.model = &model;
-  in.parallel = &c;
-  in.kernels = &kernels;
-  in.network = &net;
-  absl::StatusOr<StepPlan> plan = BuildStep(in);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  sim::Simulator sim;
-  sim::Engine engine(plan->graph, sim);
-  StepStats stats(*plan);
-  engine.AddObserver(&stats);
-  EXPECT_TRUE(engine.Run().ok());
-  const StepStats::Summary s = stats.Summarize(engine.Makespan());
-  return s.bubble.ToSeconds() / s.step_time.ToSeconds();
-}
-
-TEST(PipelineStepTest, MeasuredBubbleMatchesOneFOneBFormula) {
-  // Narayanan et al. 2021: (p-1)/(m+p-1) of the step when communication is free.
-  for (auto [p, m] : {std::pair{4, 8}, std::pair{4, 16}, std::pair{8, 16}, std::pair{2, 4}}) {
-    const double expected = (p - 1.0) / (m + p - 1.0);
-    EXPECT_NEAR(BubbleRatio(Schedule::k1F1B, p, 1, m), expected, 0.15 * expected)
-        << "p=" << p << " m=" << m;
-    EXPECT_NEAR(BubbleRatio(Schedule::kGPipe, p, 1, m), expected, 0.15 * expected)
-        << "p=" << p << " m=" << m;
-  }
-}
-
-TEST(PipelineStepTest, InterleavingDividesTheBubbleByV) {
-  // Narayanan et al. 2021 §2.2: bubble time (p-1)(tf+tb)/v.
-  const int p = 4, m = 16;
-  for (int v : {2, 3}) {
-    const double bubble_time_ratio = (p - 1.0) / v / m;  // bubble / ideal compute
-    const double expected = bubble_time_ratio / (1 + bubble_time_ratio);
-    EXPECT_NEAR(BubbleRatio(Schedule::kInterleaved1F1B, p, v, m), expected, 0.2 * expected)
-        << "v=" << v;
-  }
-}
-
-TEST(PipelineStepTest, ZeroBubbleH1ShrinksTheBubble) {
-  // The handcrafted H1 order (weight gradients deferred p-s-1 deep) starts
-  // every backward earlier than 1F1B; it does not reach the paper's 1/3 bubble,
-  // which needs its profile-driven scheduler (see pipeline_schedule.h).
-  const double one_f_one_b = BubbleRatio(Schedule::k1F1B, 4, 1, 8);
-  const double zb = BubbleRatio(Schedule::kZeroBubbleH1, 4, 1, 8);
-  EXPECT_LT(zb, one_f_one_b);
-}
-
-}  // namespace
-}  // namespace clustersim::strategies
-
-namespace clustersim::strategies {
-namespace {
-
-TEST(StepBuilderTest, ZeroThreeGathersEveryLayerAndReducesPerMicrobatch) {
-  FixedNetwork net;
-  ParallelConfig p;
-  p.micro_batch_size = 1;
-  p.global_batch_size = 8;  // dp 4, 2 micro-batches
-  p.zero_stage = 3;
-  const models::TransformerConfig model = SmallGpt();
-  SimRun zero3 = Simulate(model, p, 4, true, net);
-  int gathers = 0, reduces = 0;
-  for (const TaskInfo& info : zero3.plan.infos) {
-    if (!info.is_collective) continue;
-    if (info.op->name == "zero3_param_allgather") ++gathers;
-    if (info.op->name == "zero3_grad_reduce_scatter") ++reduces;
-  }
-  // Per micro-batch: (layers + embedding + head) gathers for forward and for
-  // backward, and as many reduce-scatters.
-  const int pieces = model.num_layers + 2;
-  EXPECT_EQ(gathers, 2 * 2 * pieces);
-  EXPECT_EQ(reduces, 2 * pieces);
-  p.zero_stage = 1;
-  SimRun zero1 = Simulate(model, p, 4, true, net);
-  // Sharding parameters costs communication: ZeRO-3 moves 1.5x ZeRO-1's bytes.
-  EXPECT_GT(zero3.summary.step_time, zero1.summary.step_time);
-}
-
-}  // namespace
-}  // namespace clustersim::strategies
-
-namespace clustersim::strategies {
-namespace {
-
-// ZeRO-3 / FSDP on a pipeline: every stage gathers its own layers before each
-// micro-batch's forward and backward and reduce-scatters their gradients after
-// each micro-batch's backward (DeepSpeed's default; strategies/step_builder.h).
-TEST(StepBuilderTest, ZeroThreeWithPipelineGathersPerStageAndMicrobatch) {
-  FixedNetwork net;
-  ParallelConfig p;
-  p.pipeline_parallel = 2;
-  p.micro_batch_size = 1;
-  p.global_batch_size = 8;  // dp 2, 4 micro-batches
-  p.zero_stage = 3;
-  const models::TransformerConfig model = SmallGpt();
-  const int pieces = model.num_layers + 2;  // layers, embedding, head
-  for (Schedule schedule : {Schedule::k1F1B, Schedule::kZeroBubbleH1}) {
-    p.schedule = schedule;
-    SimRun zero3 = Simulate(model, p, 4, true, net);
-    int gathers = 0, reduces = 0;
-    sim::Duration gather_time;
-    for (const TaskInfo& info : zero3.plan.infos) {
-      if (!info.is_collective) continue;
-      if (info.op->name == "zero3_param_allgather") {
-        ++gathers;
-        EXPECT_EQ(info.group_size, 2);
-        if (info.stage == 0) {
-          gather_time += sim::Microseconds(10) +
-                         sim::TransferTime(info.op->comm_bytes,
-                                           sim::Bandwidth::GigabytesPerSecond(100));
-        }
-      }
-      if (info.op->name == "zero3_grad_reduce_scatter") ++reduces;
-      EXPECT_NE(info.op->name, "dp_grad_reduce_scatter");
-    }
-    EXPECT_EQ(gathers, 2 * 4 * pieces) << ScheduleName(schedule);
-    EXPECT_EQ(reduces, 4 * pieces);
-    // Prefetch: the next layer's gather runs under the current layer's compute.
-    EXPECT_LT(zero3.summary.exposed_dp, gather_time);
-    p.zero_stage = 1;
-    SimRun zero1 = Simulate(model, p, 4, true, net);
-    EXPECT_GT(zero3.summary.step_time, zero1.summary.step_time);
-    p.zero_stage = 3;
-  }
-}
-
-// Without the TaskInfo table (StepInputs::task_infos off, as the search runs)
+// Without the TaskInfo table (BuildMode::record_task_infos off, as the search runs)
 // the graph is the same task for task, edge for edge, and only tag 0 exists.
 TEST(StepBuilderTest, TaskInfosOffBuildsTheSameGraph) {
   const models::TransformerConfig model = SmallGpt();
@@ -516,9 +303,9 @@ TEST(StepBuilderTest, TaskInfosOffBuildsTheSameGraph) {
   in.parallel = &p;
   in.kernels = &kernels;
   in.network = &net;
-  in.merge_compute_chains = true;
+  in.mode.merge_compute_chains = true;
   absl::StatusOr<StepPlan> with = BuildStep(in);
-  in.task_infos = false;
+  in.mode.record_task_infos = false;
   absl::StatusOr<StepPlan> without = BuildStep(in);
   ASSERT_TRUE(with.ok() && without.ok());
   ASSERT_EQ(without->infos.size(), 1u);

@@ -65,7 +65,7 @@ struct PipelineTransfer {
   bool forward;
 };
 
-// A merged task that also ran collectives (StepInputs::merge_compute_chains):
+// A merged task that also ran collectives (BuildMode::merge_compute_chains):
 // the lanes its ops would have occupied, when (from the task's start) and for
 // how long. Pieces of one lane are in time order.
 struct RunPiece {
@@ -94,13 +94,13 @@ struct StepPlan {
   bool folded_data_parallel = false;
   bool folded_tensor_parallel = false;
   bool folded_context_parallel = false;
-  // With StepInputs::external_collectives, each collective task is external
+  // With CollectiveTiming::kExternal, each collective task is external
   // (a network model decides when it ends) and its request is kept here.
   std::vector<topology::CollectiveRequest> requests;
   // Merged runs with collectives inside (search runs, which keep no
   // TaskInfo): such a task's tag is 1 + its index here; every other tag is 0.
   // Tasks with the same pieces share an entry. Empty when
-  // StepInputs::task_infos is on.
+  // BuildMode::record_task_infos is on.
   std::vector<MergedRun> merged_runs;
   std::vector<RunPiece> run_pieces;
 };

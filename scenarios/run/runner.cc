@@ -116,19 +116,20 @@ absl::Status ScenarioRun::Build() {
   in.network = network_;
   in.algorithm = s_.algorithm;
   in.protocol = s_.protocol;
-  in.fold_data_parallel = options_.fold_data_parallel;
-  in.external_collectives = s_.flow_network;
+  in.mode.fold.data_parallel = options_.fold_data_parallel;
+  in.mode.collectives = s_.flow_network ? strategies::CollectiveTiming::kExternal
+                                        : strategies::CollectiveTiming::kAnalytic;
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s_.host_overhead_us_per_op * 1e-6);
   in.pipeline_p2p_host = sim::Duration::FromSecondsDouble(s_.pipeline_p2p_host_us * 1e-6);
-  in.fold_tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
-  in.fold_context_parallel = in.fold_tensor_parallel;
-  in.merge_compute_chains =
+  in.mode.fold.tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
+  in.mode.fold.context_parallel = in.mode.fold.tensor_parallel;
+  in.mode.merge_compute_chains =
       options_.merge_compute_chains && options_.trace_path.empty() && !options_.report;
   in.finetune = s_.finetune;
   // What each task means is read by the memory timeline, traces, reports and
   // the flow tier only (the search's runs have none of them).
-  in.task_infos = options_.memory_timeline || !options_.trace_path.empty() || options_.report ||
-                  s_.flow_network;
+  in.mode.record_task_infos = options_.memory_timeline || !options_.trace_path.empty() ||
+                              options_.report || s_.flow_network;
   absl::StatusOr<strategies::StepPlan> plan = strategies::BuildStep(in);
   if (!plan.ok()) return plan.status();
   plan_.emplace(*std::move(plan));

@@ -44,7 +44,7 @@ struct RunOptions {
   // context-parallel rank per ring too (scenarios/input/limits.h).
   int fold_tensor_parallel_above_gpus = kFoldTensorParallelAboveGpus;
   // Merge runs of compute ops into one task each when no trace or report is
-  // made (StepInputs::merge_compute_chains: the Result is unchanged but
+  // made (BuildMode::merge_compute_chains: the Result is unchanged but
   // simulated_tasks and simulated_events, which count the merged tasks).
   bool merge_compute_chains = false;
   // Follow memory in use over the simulated step (strategies/memory_timeline.h:

@@ -89,7 +89,7 @@ size_t ExpectEqualToStandaloneRuns(const SearchReport& r) {
     // The search merges runs of ops (RunOptions::merge_compute_chains), so it
     // counts fewer tasks and events for the same timeline, and follows no
     // memory timeline (RunOptions::memory_timeline) and keeps no task table
-    // (StepInputs::task_infos).
+    // (BuildMode::record_task_infos).
     config::Result a = *alone, b = row.result;
     EXPECT_LE(b.simulated_tasks(), a.simulated_tasks()) << row.label;
     halved += 2 * b.simulated_tasks() < a.simulated_tasks();

@@ -1,0 +1,315 @@
+// File: strategies/step_builder_internal.h
+//
+// Private to BuildStep (strategies/step_builder.h); include it only from the
+// step_builder*.cc files. Declares the builder that emits one training step's
+// task graph. Its methods are defined by concern:
+//   step_builder.cc               GPUs and lanes, chains, op and collective
+//                                 costs, collective tasks, BuildStep
+//   step_builder_pipeline.cc      pipeline actions (passes per micro-batch and
+//                                 stage), host launches, stage-to-stage sends
+//   step_builder_tensor.cc        tensor- and expert-parallel collectives
+//   step_builder_context_ring.cc  context-parallel ring attention
+//   step_builder_zero.cc          ZeRO-3 per-layer gathers and reduce-scatters,
+//                                 distributed-optimizer parameter gathers
+//   step_builder_gradients.cc     gradient buckets and their reduction, the
+//                                 embedding tie, the optimizer step
+//   step_builder_fp8.cc           FP8 weight casts
+//   step_builder_merge.cc         merged runs (BuildMode::merge_compute_chains)
+// Task ids and the engine's tie-breaking follow the order in which tasks are
+// added, so outputs depend on that order: Build() fixes it.
+#ifndef CLUSTERSIM_STRATEGIES_STEP_BUILDER_INTERNAL_H_
+#define CLUSTERSIM_STRATEGIES_STEP_BUILDER_INTERNAL_H_
+
+#include <compare>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "models/workload.h"
+#include "sim/status_macros.h"
+#include "strategies/placement.h"
+#include "strategies/run_pieces.h"
+#include "strategies/step_builder.h"
+#include "strategies/step_plan.h"
+
+namespace clustersim::strategies::step_builder_internal {
+
+inline constexpr sim::TaskId kNone = ~sim::TaskId{0};
+
+inline topology::Collective ToCollective(models::CommKind k) {
+  switch (k) {
+    case models::CommKind::kAllReduce: return topology::Collective::kAllReduce;
+    case models::CommKind::kReduceScatter: return topology::Collective::kReduceScatter;
+    case models::CommKind::kAllGather: return topology::Collective::kAllGather;
+    case models::CommKind::kAllToAll: return topology::Collective::kAllToAll;
+    case models::CommKind::kSendRecv: return topology::Collective::kSendRecv;
+  }
+  return topology::Collective::kAllReduce;
+}
+
+// One gradient bucket: parameters of a run of layers, in backward order.
+// Gradient indices (GpuState::grad_done): 0 the embedding, l + 1 layer l,
+// num_layers + 1 the head.
+struct Bucket {
+  double params = 0;
+  int first_index = 0;  // gradient index of its first piece (backward order)
+  int ready_index = 0;  // gradient index whose completion closes the bucket
+};
+
+// The graph resources of one GPU's streams; 0 for a lane the step does not use.
+struct GpuLanes {
+  sim::ResourceId compute = 0;
+  sim::ResourceId tensor = 0;
+  sim::ResourceId data = 0;
+  sim::ResourceId pipeline = 0;
+  sim::ResourceId expert = 0;
+  sim::ResourceId context = 0;
+  sim::ResourceId host = 0;
+};
+
+// One simulated GPU (by local index): its lanes and where its work stands.
+struct GpuState {
+  GpuLanes lane;
+  // Its chain of work (program order across its lanes): the last task, the
+  // one before it (tp_comm_overlap), and the first task of the current action.
+  sim::TaskId last = kNone;
+  sim::TaskId before_last = kNone;
+  sim::TaskId action_first = kNone;
+  // Tasks the next op on the chain must wait for (host launches, ZeRO-3
+  // parameter gathers), and overlapped collectives the op after the next one
+  // waits for (tp_comm_overlap).
+  std::vector<sim::TaskId> waits;
+  std::vector<sim::TaskId> under_next;
+  // The compute task the next compute op of the same op list may extend
+  // (merge_chains_), or kNone once anything else joined the chain.
+  sim::TaskId mergeable = kNone;
+  // The first task of the current layer; pending until the layer's first op.
+  sim::TaskId layer_started = kNone;
+  bool pending_layer_start = false;
+  // Per gradient index (Bucket): the task after which its gradient is final.
+  std::vector<sim::TaskId> grad_done;
+  // ZeRO-3: the last dense and the last expert gradient reduce-scatter.
+  sim::TaskId last_reduce = kNone;
+  sim::TaskId last_expert_reduce = kNone;
+  // --overlap-param-gather, per gradient index: the dense and the expert
+  // parameter gather its first forward waits for (StartParamGathers).
+  std::vector<sim::TaskId> dense_param_gather;
+  std::vector<sim::TaskId> expert_param_gather;
+  // MoE: expert-gradient reductions its optimizer step waits for, and its
+  // expert parameters.
+  std::vector<sim::TaskId> expert_synced;
+  double expert_params = 0;
+  sim::TaskId optimizer_step = kNone;
+  // Its data x context and expert-data-parallel groups, built on first use.
+  std::vector<int> data_context_group;
+  std::vector<int> expert_data_group;
+};
+
+// Ops the context-parallel ring runs, owned by step_ops.
+struct RingOps {
+  const models::Op* forward_diagonal = nullptr;
+  const models::Op* forward_step = nullptr;
+  const models::Op* backward_diagonal = nullptr;
+  const models::Op* backward_step = nullptr;
+  const models::Op* forward_exchange = nullptr;
+  const models::Op* backward_exchange = nullptr;
+  const models::Op* backward_final_exchange = nullptr;
+  const models::Op* recompute_diagonal = nullptr;  // the forward, recomputed
+  const models::Op* recompute_step = nullptr;
+};
+
+// ZeRO-3 collectives of one direction (gather or reduce-scatter), one op per
+// kind of shard, owned by step_ops.
+struct ZeroShardOps {
+  const models::Op* embedding = nullptr;
+  const models::Op* layer = nullptr;  // a transformer layer's dense part
+  const models::Op* head = nullptr;
+  const models::Op* experts = nullptr;  // a layer's routed experts
+};
+
+class Builder {
+ public:
+  Builder(const StepInputs& in, StepPlan* plan)
+      : in_(in), p_(*in.parallel), placement_(p_), plan_(*plan) {}
+
+  absl::Status Build();
+
+  // With context-parallel folding: false once a collective of the simulated
+  // cp rank costs differently on another cp rank (the fold would not be exact).
+  bool context_fold_exact() const { return context_fold_exact_; }
+
+ private:
+  // How a tensor-parallel collective sits on a GPU's chain (TensorOverlap).
+  enum class Overlap { kNone, kUnderNext, kUnderPrevious };
+
+  // Where the ops being added sit: a pipeline action on a stage's GPUs.
+  struct Ctx {
+    int stage;
+    int chunk;
+    int microbatch;
+    const std::vector<int>* gpus;
+    const std::vector<std::vector<int>>* tp_groups;
+    Phase phase = Phase::kForward;
+  };
+
+  // A ZeRO-3 shard of a layer on one GPU (ZeroShards).
+  struct ZeroShard {
+    bool experts;
+    const std::vector<int>* group;  // owned by GpuState
+  };
+
+  // A stage-to-stage send, by receiving GPU, its pipeline position, direction
+  // and micro-batch.
+  struct SendKey {
+    int gpu;
+    int to_pos;
+    bool forward;
+    int mb;
+    auto operator<=>(const SendKey&) const = default;
+  };
+
+  // The first task of an action, which needs what the neighbouring position
+  // sends it (`at`).
+  struct PendingInput {
+    SendKey at;
+    sim::TaskId first;
+  };
+
+  // step_builder.cc
+  int GradientRanks() const { return p_.data_parallel * p_.context_parallel; }
+  int Position(int stage, int chunk) const { return chunk * p_.pipeline_parallel + stage; }
+  int NumPositions() const { return p_.pipeline_parallel * p_.virtual_pipeline; }
+  std::pair<int, int> StageChunkOf(int position) const {
+    return {position % p_.pipeline_parallel, position / p_.pipeline_parallel};
+  }
+  bool Adapters() const { return in_.finetune.method != models::FinetuneMethod::kFull; }
+  void AddGpus();
+  void SplitBackward();
+  const models::Op& AddStepOp(models::Op op);
+  void After(sim::TaskId before, sim::TaskId t);
+  uint32_t NewInfo(TaskInfo info);
+  void Chain(int i, sim::TaskId t);
+  const models::OpCost& CostOf(const models::Op& op, int row_chunks = 1);
+  void AddCompute(const models::Op& op, const Ctx& ctx, int layer, int row_chunks = 1);
+  absl::StatusOr<topology::CollectiveEstimate> Estimate(const models::Op& op,
+                                                        topology::Collective kind,
+                                                        const std::vector<int>& gpus);
+  bool SameOnEveryContextRank(topology::CollectiveRequest req, sim::Duration time) const;
+  sim::TaskId AddCollectiveTask(const std::vector<sim::ResourceId>& lanes,
+                                const topology::CollectiveEstimate& est, TaskInfo info,
+                                topology::Collective kind, const std::vector<int>& gpus,
+                                sim::Bytes bytes);
+  std::vector<int> SimulatedMembers(const std::vector<int>& group) const;
+  const std::vector<int>& DataContextGroupOf(int i);
+  const std::vector<int>& ExpertDataGroupOf(int i);
+
+  // step_builder_pipeline.cc
+  absl::Status AddAction(int stage, const PipelineAction& a,
+                         const std::vector<std::vector<int>>& tp_groups);
+  template <typename OpList>
+  absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer);
+  void Launch(size_t num_ops, const Ctx& ctx, int layer);
+  absl::Status Send(int stage, int to_pos, bool forward, int mb);
+  const models::Op& PipelineEngineOp();
+  void MarkGradDone(const std::vector<int>& gpus, int index);
+  void ResolvePendingInputs();
+
+  // step_builder_tensor.cc
+  Overlap TensorOverlap(const models::Op& op, int layer, const models::Op* prev,
+                        const models::Op* next) const;
+  absl::Status AddTensorCollective(const models::Op& op, const Ctx& ctx, int layer,
+                                   Overlap overlap = Overlap::kNone);
+  absl::Status AddExpertCollective(const models::Op& op, const Ctx& ctx, int layer);
+  absl::Status AddChainedCollective(const models::Op& op, const Ctx& ctx, int layer,
+                                    const std::vector<int>& group,
+                                    sim::ResourceId GpuLanes::*lane,
+                                    Overlap overlap = Overlap::kNone);
+
+  // step_builder_context_ring.cc
+  absl::Status AddRingAttention(const models::Op& whole, const Ctx& ctx, int layer);
+
+  // step_builder_zero.cc
+  double LayerParams(int layer, bool experts) const;
+  const models::Op& ZeroOp(bool gather, int layer, bool experts);
+  std::vector<ZeroShard> ZeroShards(int i, int layer);
+  absl::Status GatherParameters(const Ctx& ctx, int layer);
+  absl::Status ReduceGradients(const Ctx& ctx, int layer);
+  absl::StatusOr<sim::TaskId> AddDataCollective(const models::Op& op, int i,
+                                                const std::vector<int>& group, const Ctx& ctx,
+                                                int layer);
+  absl::Status AddParamGather(const char* name, double params, int stage,
+                              const std::vector<int>& group, const std::vector<int>& members,
+                              const std::vector<sim::TaskId>& after,
+                              sim::TaskId* done = nullptr);
+  absl::Status StartParamGathers();
+  void WaitForParameters(const std::vector<int>& gpus, int index);
+  absl::Status AddExpertParamGather(bool dist_opt);
+
+  // step_builder_gradients.cc
+  std::vector<Bucket> MakeBuckets(int i, bool experts) const;
+  models::Op GradOp(const Bucket& b, bool dist_opt);
+  absl::StatusOr<sim::TaskId> AddBucketCollective(const models::Op& op, const Bucket& b,
+                                                  int bucket_index, int stage,
+                                                  const std::vector<int>& group,
+                                                  const std::vector<int>& members);
+  absl::Status AddEmbeddingTie();
+  absl::Status AddExpertGradientSync(bool dist_opt);
+  absl::Status AddGradientSyncAndOptimizer();
+
+  // step_builder_fp8.cc
+  void AddFp8WeightCast(int gpu, sim::TaskId gathered);
+
+  // step_builder_merge.cc
+  bool CanExtendRun(int i) const;
+  void ExtendRun(int i, Lane lane, sim::Duration d);
+  absl::Status MergeRing(const models::Op& diagonal, const models::Op& step,
+                         const models::Op& exchange, bool backward, int steps,
+                         const std::vector<int>& gpus, const std::vector<int>& next_gpu);
+
+  const StepInputs& in_;
+  const ParallelConfig& p_;
+  // ZeRO-3 / FSDP with data parallelism: parameters gathered per layer,
+  // gradients reduce-scattered per layer and micro-batch.
+  const bool zero3_ = p_.zero_stage == 3 && p_.data_parallel * p_.context_parallel > 1;
+  // --overlap-param-gather where there is a parameter gather to overlap.
+  const bool overlap_param_gather_ = p_.overlap_param_gather && !zero3_ &&
+                                     (p_.distributed_optimizer || p_.zero_stage >= 1) &&
+                                     p_.data_parallel * p_.context_parallel > 1;
+  bool context_fold_exact_ = true;
+  const bool merge_chains_ = in_.mode.merge_compute_chains && !p_.tp_comm_overlap;
+  // Tensor-parallel collectives join runs too when their other members are
+  // folded away; the merged task's tag then names its pieces, so only
+  // without TaskInfo tags, and not with run-time (external) collectives.
+  const bool merge_collectives_ = merge_chains_ && !in_.mode.record_task_infos &&
+                                  in_.mode.collectives == CollectiveTiming::kAnalytic;
+  std::optional<RunPieces> pieces_;  // of runs with collectives (merge_collectives_)
+  Placement placement_;
+  StepPlan& plan_;
+  std::vector<GpuState> gpu_;  // per local GPU (index into plan_.simulated_gpus)
+  std::vector<int> local_of_;  // per global GPU: its local index, or -1
+  std::vector<std::vector<int>> stage_gpus_;  // local GPU indices per stage
+  // Ops owned by step_ops, added on first use.
+  RingOps ring_ops_;
+  ZeroShardOps zero_gather_ops_;
+  ZeroShardOps zero_reduce_ops_;
+  std::vector<const models::Op*> fp8_cast_ops_;  // per local layer count
+  const models::Op* launch_op_ = nullptr;
+  const models::Op* pipeline_engine_op_ = nullptr;
+  const models::Op* send_activation_ = nullptr;
+  const models::Op* send_gradient_ = nullptr;
+  // The backward split into input and weight gradients (zero-bubble schedules).
+  std::vector<const models::Op*> layer_input_grad_, layer_weight_grad_;
+  std::vector<const models::Op*> head_input_grad_, head_weight_grad_;
+  std::map<SendKey, sim::TaskId> sends_;
+  std::vector<PendingInput> pending_inputs_;
+  std::map<std::pair<const models::Op*, int>, models::OpCost> op_costs_;
+  std::map<std::tuple<const models::Op*, int, int>, topology::CollectiveEstimate> comm_costs_;
+};
+
+}  // namespace clustersim::strategies::step_builder_internal
+
+#endif  // CLUSTERSIM_STRATEGIES_STEP_BUILDER_INTERNAL_H_

@@ -1,0 +1,249 @@
+// Pipeline passes: each action of a stage's schedule (a micro-batch's forward,
+// backward, or its input / weight halves) as the ops of its layers on every
+// GPU of the stage, the host launches they wait for, and the activations and
+// gradients sent between stages.
+#include <utility>
+#include <vector>
+
+#include "sim/check.h"
+#include "strategies/step_builder_internal.h"
+
+namespace clustersim::strategies::step_builder_internal {
+namespace {
+
+const models::Op& Deref(const models::Op& op) { return op; }
+const models::Op& Deref(const models::Op* op) { return *op; }
+
+}  // namespace
+
+// Emits one pipeline action on every GPU of `stage`.
+absl::Status Builder::AddAction(int stage, const PipelineAction& a,
+                                const std::vector<std::vector<int>>& tp_groups) {
+  const int pos = Position(stage, a.chunk);
+  const bool first_pos = pos == 0;
+  const bool last_pos = pos == NumPositions() - 1;
+  const auto [first_layer, end_layer] = p_.LayersOf(pos, in_.model->num_layers);
+  const std::vector<int>& gpus = stage_gpus_[stage];
+  for (int i : gpus) gpu_[i].action_first = kNone;
+  Ctx ctx{stage, a.chunk, a.microbatch, &gpus, &tp_groups};
+  const bool final_mb = a.microbatch == p_.num_microbatches() - 1;
+  const models::Workload& w = plan_.workload;
+  switch (a.pass) {
+    case Pass::kForward: {
+      ctx.phase = Phase::kForward;
+      // --overlap-param-gather: the first micro-batch's forward of each
+      // layer waits for the gather of its parameter bucket.
+      const bool gathers = overlap_param_gather_ && a.microbatch == 0;
+      const int L = in_.model->num_layers;
+      if (first_pos) {
+        if (gathers) WaitForParameters(gpus, 0);
+        CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.embedding_forward, ctx, -1));
+      }
+      for (int l = first_layer; l < end_layer; ++l) {
+        if (gathers) WaitForParameters(gpus, l + 1);
+        CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.layer_forward, ctx, l));
+      }
+      if (last_pos) {
+        if (gathers) WaitForParameters(gpus, L + 1);
+        CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.head_forward, ctx, L));
+      }
+      break;
+    }
+    case Pass::kBackward:
+    case Pass::kBackwardInput: {
+      ctx.phase = Phase::kBackward;
+      const bool whole = a.pass == Pass::kBackward;
+      const int L = in_.model->num_layers;
+      if (last_pos) {
+        CLUSTERSIM_RETURN_IF_ERROR(whole ? AddOps(w.head_backward, ctx, L)
+                                           : AddOps(head_input_grad_, ctx, L));
+        if (whole && final_mb) MarkGradDone(gpus, L + 1);
+        if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, L));
+      }
+      for (int l = end_layer - 1; l >= first_layer; --l) {
+        CLUSTERSIM_RETURN_IF_ERROR(whole ? AddOps(w.layer_backward, ctx, l)
+                                           : AddOps(layer_input_grad_, ctx, l));
+        if (whole && final_mb) MarkGradDone(gpus, l + 1);
+        if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
+      }
+      if (first_pos) {
+        CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.embedding_backward, ctx, -1));
+        if (final_mb) MarkGradDone(gpus, 0);
+        if (zero3_) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, -1));
+      }
+      break;
+    }
+    case Pass::kBackwardWeight: {
+      ctx.phase = Phase::kBackwardWeight;
+      const int L = in_.model->num_layers;
+      if (last_pos) {
+        CLUSTERSIM_RETURN_IF_ERROR(AddOps(head_weight_grad_, ctx, L));
+        if (final_mb) MarkGradDone(gpus, L + 1);
+        if (zero3_) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, L));
+      }
+      for (int l = end_layer - 1; l >= first_layer; --l) {
+        CLUSTERSIM_RETURN_IF_ERROR(AddOps(layer_weight_grad_, ctx, l));
+        if (final_mb) MarkGradDone(gpus, l + 1);
+        if (zero3_) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
+      }
+      break;
+    }
+  }
+  // The first task of this action on each GPU waits for the activation (or
+  // gradient) from the neighbouring stage; the last one sends its own on.
+  if (a.pass == Pass::kForward) {
+    if (!first_pos) {
+      for (int i : gpus) {
+        pending_inputs_.push_back({{i, pos, true, a.microbatch}, gpu_[i].action_first});
+      }
+    }
+    if (!last_pos) {
+      CLUSTERSIM_RETURN_IF_ERROR(Send(stage, pos + 1, /*forward=*/true, a.microbatch));
+    }
+  } else if (a.pass != Pass::kBackwardWeight) {
+    if (!last_pos) {
+      for (int i : gpus) {
+        pending_inputs_.push_back({{i, pos, false, a.microbatch}, gpu_[i].action_first});
+      }
+    }
+    if (!first_pos) {
+      CLUSTERSIM_RETURN_IF_ERROR(Send(stage, pos - 1, /*forward=*/false, a.microbatch));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The ops of one op list (a layer's, the head's or the embedding's pass) on
+// every GPU of `ctx`, each by kind: collectives over their group, context
+// ring attention, compute.
+template <typename OpList>
+absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
+  for (int i : *ctx.gpus) gpu_[i].mergeable = kNone;  // runs stay inside one op list
+  Launch(ops.size(), ctx, layer);
+  // A deferred weight gradient (zero-bubble W pass) needs activations and
+  // output gradients, not the weights: no gather.
+  if (zero3_ && ctx.phase != Phase::kBackwardWeight) {
+    CLUSTERSIM_RETURN_IF_ERROR(GatherParameters(ctx, layer));
+  }
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const models::Op& op = Deref(ops[k]);
+    if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
+      CLUSTERSIM_RETURN_IF_ERROR(AddExpertCollective(op, ctx, layer));
+    } else if (op.kind == models::OpKind::kCollective) {
+      const models::Op* prev = k > 0 ? &Deref(ops[k - 1]) : nullptr;
+      const models::Op* next = k + 1 < ops.size() ? &Deref(ops[k + 1]) : nullptr;
+      const Overlap overlap = TensorOverlap(op, layer, prev, next);
+      CLUSTERSIM_RETURN_IF_ERROR(AddTensorCollective(op, ctx, layer, overlap));
+      // Transformer Engine's ring-exchange overlap (initialize_ub default
+      // for qkv/fc1 fprop and proj/fc2 dgrad: num_splits = tp size) runs
+      // the GEMM that consumes the gathered input as tp row chunks, one
+      // per rank's slice as it arrives, on kUserbufferComputeStreams.
+      if (overlap == Overlap::kUnderNext && op.gathers_next_input) {
+        AddCompute(*next, ctx, layer, p_.tensor_parallel);
+        ++k;
+      }
+    } else if (op.kind == models::OpKind::kAttention && plan_.workload.context_ring) {
+      CLUSTERSIM_RETURN_IF_ERROR(AddRingAttention(op, ctx, layer));
+    } else {
+      AddCompute(op, ctx, layer);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The host launches a layer's ops (one pass, one micro-batch) as one task;
+// the first of those ops on the GPU waits for it.
+void Builder::Launch(size_t num_ops, const Ctx& ctx, int layer) {
+  if (in_.host_overhead_per_op <= sim::Duration::Zero() || num_ops == 0) return;
+  if (launch_op_ == nullptr) {
+    models::Op op;
+    op.name = "host_launch";
+    op.kind = models::OpKind::kMemoryBound;
+    launch_op_ = &AddStepOp(std::move(op));
+  }
+  TaskInfo info{.op = launch_op_, .phase = ctx.phase, .microbatch = ctx.microbatch,
+                .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk};
+  const uint32_t tag = NewInfo(info);
+  const sim::Duration d = in_.host_overhead_per_op * static_cast<int64_t>(num_ops);
+  for (int i : *ctx.gpus) {
+    gpu_[i].waits.push_back(plan_.graph.AddTask(gpu_[i].lane.host, d, tag));
+  }
+}
+
+// Activations (forward) or their gradients (backward) crossing a stage
+// boundary: b·s·h 16-bit values, sharded over tp when sequence parallel
+// (Megatron sends each rank's sequence shard). One send per GPU to its peer
+// (same tp/cp/dp coordinates) on the neighbouring stage; Megatron's 1F1B
+// waits for its p2p ops, so the sender's next compute waits too.
+absl::Status Builder::Send(int stage, int to_pos, bool forward, int mb) {
+  const int to_stage = StageChunkOf(to_pos).first;
+  int64_t bytes = int64_t{p_.micro_batch_size} * in_.model->seq_length /
+                  p_.context_parallel * in_.model->hidden_size *
+                  models::BytesPerElement(p_.precision);
+  if (p_.sequence_parallel) bytes /= p_.tensor_parallel;
+  const models::Op*& slot = forward ? send_activation_ : send_gradient_;
+  if (slot == nullptr) {
+    models::Op op;
+    op.name = forward ? "pp_send_activation" : "pp_send_gradient";
+    op.kind = models::OpKind::kCollective;
+    op.group = models::CommGroup::kPipeline;
+    op.comm = models::CommKind::kSendRecv;
+    op.comm_bytes = sim::Bytes(bytes);
+    slot = &AddStepOp(std::move(op));
+  }
+  const models::Op& op = *slot;
+  for (int i : stage_gpus_[stage]) {
+    RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[i]);
+    const int from_gpu = plan_.simulated_gpus[i];
+    c.pp = to_stage;
+    const int to_gpu = placement_.GpuOf(c);
+    absl::StatusOr<topology::CollectiveEstimate> est =
+        Estimate(op, topology::Collective::kSendRecv, {from_gpu, to_gpu});
+    if (!est.ok()) return est.status();
+    TaskInfo info{.op = &op, .phase = forward ? Phase::kForward : Phase::kBackward,
+                  .microbatch = mb, .stage = stage, .is_collective = true,
+                  .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs, .group_size = 2};
+    if (in_.pipeline_p2p_host > sim::Duration::Zero()) {
+      TaskInfo engine{.op = &PipelineEngineOp(), .phase = info.phase, .microbatch = mb,
+                      .stage = stage};
+      Chain(i, plan_.graph.AddTask(gpu_[i].lane.host, in_.pipeline_p2p_host, NewInfo(engine)));
+    }
+    const sim::TaskId t = AddCollectiveTask({gpu_[i].lane.pipeline}, *est, info,
+                                            topology::Collective::kSendRecv,
+                                            {from_gpu, to_gpu}, op.comm_bytes);
+    Chain(i, t);
+    sends_[{local_of_[to_gpu], to_pos, forward, mb}] = t;
+  }
+  return absl::OkStatus();
+}
+
+// The host work of one blocking pipeline send instruction
+// (StepInputs::pipeline_p2p_host), owned by step_ops.
+const models::Op& Builder::PipelineEngineOp() {
+  if (pipeline_engine_op_ == nullptr) {
+    models::Op op;
+    op.name = "pp_engine_p2p";
+    op.kind = models::OpKind::kMemoryBound;
+    pipeline_engine_op_ = &AddStepOp(std::move(op));
+  }
+  return *pipeline_engine_op_;
+}
+
+void Builder::MarkGradDone(const std::vector<int>& gpus, int index) {
+  for (int i : gpus) gpu_[i].grad_done[index] = gpu_[i].last;
+}
+
+// Each action's first task waits for the send that feeds it; every pair is a
+// transfer (flow arrows in traces).
+void Builder::ResolvePendingInputs() {
+  for (const PendingInput& p : pending_inputs_) {
+    auto it = sends_.find(p.at);
+    SIM_CHECK(it != sends_.end()) << "no send for pipeline position " << p.at.to_pos << " mb "
+                                  << p.at.mb;
+    After(it->second, p.first);
+    plan_.transfers.push_back({it->second, p.first, plan_.simulated_gpus[p.at.gpu],
+                               p.at.forward});
+  }
+}
+
+}  // namespace clustersim::strategies::step_builder_internal

@@ -1,0 +1,81 @@
+// File: strategies/step_builder_test_util.h
+//
+// Shared by the step builder's tests: a network whose collectives cost a
+// fixed formula, a small GPT, and a helper that builds and simulates a step.
+#ifndef CLUSTERSIM_STRATEGIES_STEP_BUILDER_TEST_UTIL_H_
+#define CLUSTERSIM_STRATEGIES_STEP_BUILDER_TEST_UTIL_H_
+
+#include <utility>
+
+#include "gtest/gtest.h"
+#include "models/gpu_catalog.h"
+#include "sim/engine.h"
+#include "strategies/step_builder.h"
+#include "strategies/step_stats.h"
+
+namespace clustersim::strategies {
+
+// Every collective costs 10 us plus its bytes at 100 GB/s, whatever the group.
+class FixedNetwork : public topology::NetworkModel {
+ public:
+  absl::StatusOr<topology::CollectiveEstimate> Estimate(
+      const topology::CollectiveRequest& r) const override {
+    ++calls;
+    topology::CollectiveEstimate e;
+    e.time = sim::Microseconds(10) +
+             sim::TransferTime(r.bytes, sim::Bandwidth::GigabytesPerSecond(100));
+    e.algorithm = topology::Algorithm::kRing;
+    return e;
+  }
+  mutable int calls = 0;
+};
+
+inline models::TransformerConfig SmallGpt() {
+  models::TransformerConfig m;
+  m.name = "small";
+  m.num_layers = 4;
+  m.hidden_size = 1024;
+  m.ffn_hidden_size = 4096;
+  m.num_attention_heads = 16;
+  m.num_query_groups = 16;
+  m.seq_length = 1024;
+  m.vocab_size = 32000;
+  return m;
+}
+
+struct SimRun {
+  StepPlan plan;
+  StepStats::Summary summary;
+};
+
+// `observer`, when given, sees every span too.
+inline SimRun Simulate(const models::TransformerConfig& model, ParallelConfig p, int world,
+                       bool fold, const FixedNetwork& net,
+                       sim::Duration pipeline_p2p_host = sim::Duration::Zero(),
+                       sim::SpanObserver* observer = nullptr) {
+  EXPECT_TRUE(ValidateParallelConfig(model, world, &p).ok());
+  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
+  const models::KernelModel kernels(*gpu);
+  StepInputs in;
+  in.model = &model;
+  in.parallel = &p;
+  in.kernels = &kernels;
+  in.network = &net;
+  in.mode.fold.data_parallel = fold;
+  in.pipeline_p2p_host = pipeline_p2p_host;
+  absl::StatusOr<StepPlan> plan = BuildStep(in);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  SimRun r{*std::move(plan), {}};
+  sim::Simulator sim;
+  sim::Engine engine(r.plan.graph, sim);
+  StepStats stats(r.plan);
+  engine.AddObserver(&stats);
+  if (observer != nullptr) engine.AddObserver(observer);
+  EXPECT_TRUE(engine.Run().ok());
+  r.summary = stats.Summarize(engine.Makespan());
+  return r;
+}
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_STEP_BUILDER_TEST_UTIL_H_

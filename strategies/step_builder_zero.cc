@@ -1,0 +1,223 @@
+// Parameter sharding: ZeRO-3 / FSDP's per-layer parameter all-gathers and
+// gradient reduce-scatters, and the distributed optimizer's (ZeRO-1/2)
+// parameter all-gathers after the optimizer step or, with
+// --overlap-param-gather, at the start of the step.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "strategies/step_builder_internal.h"
+
+namespace clustersim::strategies::step_builder_internal {
+namespace {
+
+// Parameter all-gather after a distributed-optimizer step moves 16-bit weights.
+constexpr int64_t kParamGatherBytes = 2;
+
+}  // namespace
+
+// ZeRO-3 shards of `layer` (-1 embedding, L head) on one GPU, in
+// parameters: dense (divided by tp) or, for a mixture-of-experts layer, its
+// routed experts (divided by tp x ep). The head and embedding have no experts.
+double Builder::LayerParams(int layer, bool experts) const {
+  const models::ParameterCounts pc = models::CountParameters(*in_.model);
+  const double tp = p_.tensor_parallel;
+  if (layer < 0) return experts ? 0 : pc.embedding / tp;
+  if (layer >= in_.model->num_layers) return experts ? 0 : (pc.final_norm + pc.lm_head) / tp;
+  return experts ? pc.expert_per_layer / (tp * p_.expert_parallel)
+                 : (pc.per_layer - pc.expert_per_layer) / tp;
+}
+
+// The ZeRO-3 gather (or reduce-scatter) of one kind of shard, made on first use.
+const models::Op& Builder::ZeroOp(bool gather, int layer, bool experts) {
+  ZeroShardOps& ops = gather ? zero_gather_ops_ : zero_reduce_ops_;
+  const models::Op** slot = &ops.layer;
+  if (experts) {
+    slot = &ops.experts;
+  } else if (layer < 0) {
+    slot = &ops.embedding;
+  } else if (layer >= in_.model->num_layers) {
+    slot = &ops.head;
+  }
+  if (*slot == nullptr) {
+    models::Op op;
+    op.name = absl::StrCat("zero3_", experts ? "expert_" : "",
+                           gather ? "param_allgather" : "grad_reduce_scatter");
+    op.kind = models::OpKind::kCollective;
+    op.group = models::CommGroup::kData;
+    op.comm = gather ? models::CommKind::kAllGather : models::CommKind::kReduceScatter;
+    // 16-bit parameters gathered; gradients reduced in the parameter dtype
+    // (FSDP MixedPrecision / DeepSpeed ZeRO-3 defaults).
+    op.comm_bytes = sim::Bytes(static_cast<int64_t>(LayerParams(layer, experts)) * 2);
+    *slot = &AddStepOp(std::move(op));
+  }
+  return **slot;
+}
+
+// The ZeRO-3 shards of `layer`: its dense parameters over the data x context
+// group and, on an MoE layer, its experts over the expert-data-parallel
+// group (placement.h); a group of one rank holds its shard whole.
+std::vector<Builder::ZeroShard> Builder::ZeroShards(int i, int layer) {
+  std::vector<ZeroShard> out = {{false, &DataContextGroupOf(i)}};
+  if (in_.model->num_experts > 0 && layer >= 0 && layer < in_.model->num_layers) {
+    out.push_back({true, &ExpertDataGroupOf(i)});
+  }
+  std::erase_if(out, [](const ZeroShard& z) { return z.group->size() == 1; });
+  return out;
+}
+
+// ZeRO-3 / FSDP: before a layer's forward or backward, all-gather its
+// parameters (ZeroShards). The gathers for a layer are issued when the
+// previous layer starts (one layer of prefetch, as FSDP's
+// limit_all_gathers), and the layer's first op waits for them.
+absl::Status Builder::GatherParameters(const Ctx& ctx, int layer) {
+  for (int i : *ctx.gpus) {
+    for (const ZeroShard& z : ZeroShards(i, layer)) {
+      absl::StatusOr<sim::TaskId> t =
+          AddDataCollective(ZeroOp(true, layer, z.experts), i, *z.group, ctx, layer);
+      if (!t.ok()) return t.status();
+      After(gpu_[i].layer_started, *t);
+      gpu_[i].waits.push_back(*t);
+    }
+    gpu_[i].layer_started = kNone;  // set by the layer's first op below
+    gpu_[i].pending_layer_start = true;
+  }
+  return absl::OkStatus();
+}
+
+// After a layer's backward: reduce-scatter its gradients over the same
+// groups (not blocking compute).
+absl::Status Builder::ReduceGradients(const Ctx& ctx, int layer) {
+  for (int i : *ctx.gpus) {
+    for (const ZeroShard& z : ZeroShards(i, layer)) {
+      absl::StatusOr<sim::TaskId> t =
+          AddDataCollective(ZeroOp(false, layer, z.experts), i, *z.group, ctx, layer);
+      if (!t.ok()) return t.status();
+      After(gpu_[i].last, *t);
+      (z.experts ? gpu_[i].last_expert_reduce : gpu_[i].last_reduce) = *t;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A collective of simulated GPU i over its `group` (unfolded, every member
+// adds its own) on its data-parallel lane.
+absl::StatusOr<sim::TaskId> Builder::AddDataCollective(const models::Op& op, int i,
+                                                       const std::vector<int>& group,
+                                                       const Ctx& ctx, int layer) {
+  absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
+  if (!est.ok()) return est.status();
+  TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
+                .stage = ctx.stage, .is_collective = true, .algorithm = est->algorithm,
+                .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
+  return AddCollectiveTask({gpu_[i].lane.data}, *est, info, ToCollective(op.comm), group,
+                           op.comm_bytes);
+}
+
+// Distributed optimizer: all-gather the updated 16-bit parameters (`params`
+// on each rank) over `group` once every member's optimizer step `after` ran.
+absl::Status Builder::AddParamGather(const char* name, double params, int stage,
+                                     const std::vector<int>& group,
+                                     const std::vector<int>& members,
+                                     const std::vector<sim::TaskId>& after, sim::TaskId* done) {
+  models::Op gather;
+  gather.name = name;
+  gather.kind = models::OpKind::kCollective;
+  gather.group = models::CommGroup::kData;
+  gather.comm = models::CommKind::kAllGather;
+  gather.comm_bytes = sim::Bytes(static_cast<int64_t>(params) * kParamGatherBytes);
+  const models::Op& op = AddStepOp(std::move(gather));
+  absl::StatusOr<topology::CollectiveEstimate> est =
+      Estimate(op, topology::Collective::kAllGather, group);
+  if (!est.ok()) return est.status();
+  std::vector<sim::ResourceId> lanes;
+  for (int j : members) lanes.push_back(gpu_[j].lane.data);
+  TaskInfo info{.op = &op, .phase = Phase::kOptimizer, .stage = stage, .is_collective = true,
+                .algorithm = est->algorithm, .busbw_gbs = est->busbw_gbs,
+                .group_size = static_cast<int>(group.size())};
+  const sim::TaskId t = AddCollectiveTask(lanes, *est, info, topology::Collective::kAllGather,
+                                          group, op.comm_bytes);
+  for (sim::TaskId o : after) After(o, t);
+  if (done != nullptr) *done = t;
+  return absl::OkStatus();
+}
+
+// --overlap-param-gather (ParallelConfig::overlap_param_gather): the
+// parameter all-gathers that follow the previous step's optimizer update,
+// at the start of this step (in the periodic steady state the two are the
+// same instant), one per gradient bucket in forward order, back to back on
+// the data-parallel lane as Megatron-Core issues them (each bucket's
+// forward pre-hook waits for its gather and dispatches the next; the host
+// runs ahead of the GPU). Dense buckets over the data x context group, then
+// (MoE) expert buckets over the expert-data-parallel group. Fills each GPU's
+// dense_param_gather and expert_param_gather, which WaitForParameters reads.
+absl::Status Builder::StartParamGathers() {
+  const int n = static_cast<int>(gpu_.size());
+  for (GpuState& g : gpu_) {
+    g.dense_param_gather.assign(in_.model->num_layers + 2, kNone);
+    g.expert_param_gather.assign(in_.model->num_layers + 2, kNone);
+  }
+  for (const bool experts : {false, true}) {
+    if (experts && in_.model->num_experts == 0) continue;
+    for (int i = 0; i < n; ++i) {
+      const std::vector<int>& group = experts ? ExpertDataGroupOf(i) : DataContextGroupOf(i);
+      const std::vector<int> members = SimulatedMembers(group);
+      if (group.size() == 1 || members.front() != i) continue;
+      std::vector<Bucket> buckets = MakeBuckets(i, experts);
+      std::reverse(buckets.begin(), buckets.end());  // forward order
+      const int stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp;
+      sim::TaskId previous = kNone;
+      for (const Bucket& b : buckets) {
+        CLUSTERSIM_RETURN_IF_ERROR(AddParamGather(
+            experts ? "expert_dp_param_allgather" : "dp_param_allgather", b.params, stage,
+            group, members, {previous}, &previous));
+        for (int j : members) {
+          std::vector<sim::TaskId>& gather_of =
+              experts ? gpu_[j].expert_param_gather : gpu_[j].dense_param_gather;
+          for (int index = b.ready_index; index <= b.first_index; ++index) {
+            gather_of[index] = previous;
+          }
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The next op of each of `gpus` waits for the gathers (dense and expert) of
+// the parameter bucket holding gradient index `index`.
+void Builder::WaitForParameters(const std::vector<int>& gpus, int index) {
+  for (int i : gpus) {
+    GpuState& g = gpu_[i];
+    if (g.dense_param_gather[index] != kNone) g.waits.push_back(g.dense_param_gather[index]);
+    if (g.expert_param_gather[index] != kNone) g.waits.push_back(g.expert_param_gather[index]);
+  }
+}
+
+// MoE with the distributed optimizer: each expert-data-parallel group
+// gathers its updated expert parameters after its members' optimizer steps.
+absl::Status Builder::AddExpertParamGather(bool dist_opt) {
+  const int n = static_cast<int>(gpu_.size());
+  const int group_size = p_.data_parallel * p_.context_parallel / p_.expert_parallel;
+  // (ZeRO-3 gathers them layer by layer, --overlap-param-gather at the start.)
+  if (in_.model->num_experts == 0 || !dist_opt || group_size == 1 || zero3_ ||
+      overlap_param_gather_) {
+    return absl::OkStatus();
+  }
+  for (int i = 0; i < n; ++i) {
+    const int gpu = plan_.simulated_gpus[i];
+    const std::vector<int>& group = ExpertDataGroupOf(i);
+    const std::vector<int> members = SimulatedMembers(group);
+    if (members.front() != i) continue;
+    std::vector<sim::TaskId> after;
+    for (int j : members) after.push_back(gpu_[j].optimizer_step);
+    CLUSTERSIM_RETURN_IF_ERROR(AddParamGather("expert_dp_param_allgather",
+                                                gpu_[i].expert_params,
+                                                placement_.CoordsOf(gpu).pp, group, members,
+                                                after));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace clustersim::strategies::step_builder_internal
