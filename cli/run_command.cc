@@ -75,8 +75,8 @@ int RunCommand(const Args& args) {
   if (options.report) {
     if (auto s = sim::WriteFileAtomically(report_path, out->report_html); !s.ok()) return Fail(s);
   }
-  const config::Result* result = &out->result;
-  absl::StatusOr<std::string> json = ToJson(*result);
+  const config::Result& result = out->result;
+  absl::StatusOr<std::string> json = ToJson(result);
   if (!json.ok()) return Fail(json.status());
   if (!flags->output_dir.empty()) {
     if (auto s = sim::WriteFileAtomically(flags->output_dir + "/result.json", *json); !s.ok()) {
@@ -86,7 +86,7 @@ int RunCommand(const Args& args) {
   if (flags->format == "json") {
     std::cout << *json;
   } else {
-    std::cout << viz::FormatSummary(*result) << scenarios::FormatCostText(*result);
+    std::cout << viz::FormatSummary(result) << scenarios::FormatCostText(result);
     if (!options.trace_path.empty()) std::cout << "  trace                      " << options.trace_path << "\n";
     if (options.report) std::cout << "  report                     " << report_path << "\n";
     if (!flags->output_dir.empty()) {
