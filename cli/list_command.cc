@@ -1,11 +1,14 @@
-// `clustersim list gpus|models|clusters|prices`: the catalogs' canonical names
-// (prices: the whole price catalog with dates and sources).
+// `clustersim list gpus|models|clusters|prices|frameworks`: the catalogs'
+// canonical names (prices: the whole price catalog with dates and sources;
+// frameworks: each stack profile's numbers and where they come from).
 #include <iostream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/commands.h"
+#include "models/framework_profile.h"
 #include "models/gpu_catalog.h"
 #include "models/pricing.h"
 #include "models/transformer_config.h"
@@ -34,6 +37,26 @@ void PrintPrices(std::ostream& out) {
   }
 }
 
+// One block per stack: its numbers with their kind (fitted, borrowed, prior)
+// and training split, and the parallel features it has.
+void PrintFrameworks(std::ostream& out) {
+  for (const models::FrameworkProfile& p : models::FrameworkCatalog::Default().profiles()) {
+    out << p.name << (p.name == models::FrameworkCatalog::kDefault ? "  (default)" : "") << "\n"
+        << "  " << p.display_name << "\n"
+        << "  attention kernel: " << models::AttentionBackendName(p.attention) << "\n";
+    const std::pair<const char*, const models::ProfileValue*> values[] = {
+        {"gemm_factor", &p.gemm_factor},
+        {"attention_factor", &p.attention_factor},
+        {"host_us_per_op", &p.host_us_per_op},
+        {"pipeline_p2p_host_us", &p.pipeline_p2p_host_us}};
+    for (const auto& [name, v] : values) {
+      out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,
+                             v->kind == "prior" ? "(not fitted)" : v->training_split);
+    }
+    out << "  supports: " << absl::StrJoin(p.supports, ", ") << "\n";
+  }
+}
+
 }  // namespace
 
 int ListCommand(const Args& args) {
@@ -48,9 +71,13 @@ int ListCommand(const Args& args) {
   } else if (what == "prices") {
     PrintPrices(std::cout);
     return 0;
+  } else if (what == "frameworks") {
+    PrintFrameworks(std::cout);
+    return 0;
   } else {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "list: unknown catalog \"", what, "\"; use gpus, models, clusters or prices")));
+        "list: unknown catalog \"", what,
+        "\"; use gpus, models, clusters, prices or frameworks")));
   }
   for (const std::string& n : names) std::cout << n << "\n";
   return 0;

@@ -17,7 +17,7 @@ namespace {
 
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
-      tier, model_config, finetune, attention, price_source;
+      tier, model_config, finetune, attention, framework, price_source;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
       last_layers;
@@ -74,6 +74,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
+  Opt(strategy, "framework", &v.framework,
+      "training stack: megatron-core (default), megatron-deepspeed, pytorch-fsdp, ... "
+      "(clustersim list frameworks)");
   Opt(strategy, "attention", &v.attention,
       "flash (fused kernel, default) | unfused (Megatron before FlashAttention)");
   strategy.add_options()("sequence-parallel", po::bool_switch(), "sequence parallelism")(
@@ -175,6 +178,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.precision) t->set_precision(*v.precision);
   if (v.finetune) t->set_finetune(*v.finetune);
   if (v.attention) t->set_attention(*v.attention);
+  if (v.framework) t->set_framework(*v.framework);
   return f;
 }
 

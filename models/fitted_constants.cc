@@ -21,10 +21,6 @@ struct Field {
 };
 
 constexpr Field kFields[] = {
-    {"framework_gemm_factor", &FittedConstants::framework_gemm_factor},
-    {"framework_attention_factor", &FittedConstants::framework_attention_factor},
-    {"host_overhead_us_per_op", &FittedConstants::host_overhead_us_per_op},
-    {"deepspeed_pipeline_p2p_host_us", &FittedConstants::deepspeed_pipeline_p2p_host_us},
     {"serving_host_us_per_iteration", &FittedConstants::serving_host_us_per_iteration},
     {"decode_attention_flops_per_sm_cycle",
      &FittedConstants::decode_attention_flops_per_sm_cycle},

@@ -8,22 +8,12 @@ namespace clustersim::models {
 namespace {
 
 constexpr char kAllRows[] = R"pb(
-  constant { name: "framework_gemm_factor" value: 0.91 training_split: "t" fit_script: "f" source: "s" }
-  constant { name: "framework_attention_factor" value: 0.62 training_split: "t" fit_script: "f" source: "s" }
-  constant { name: "host_overhead_us_per_op" value: 70 training_split: "t" fit_script: "f" source: "s" }
-  constant { name: "deepspeed_pipeline_p2p_host_us" value: 3000 training_split: "t" fit_script: "f" source: "s" }
   constant { name: "serving_host_us_per_iteration" value: 1250 training_split: "t" fit_script: "f" source: "s" }
   constant { name: "decode_attention_flops_per_sm_cycle" value: 32 training_split: "t" fit_script: "f" source: "s" }
 )pb";
 
 TEST(FittedConstantsTest, ShippedTableHasEveryConstant) {
   const FittedConstants& f = Fitted();
-  EXPECT_GT(f.framework_gemm_factor, 0);
-  EXPECT_LE(f.framework_gemm_factor, 1);
-  EXPECT_GT(f.framework_attention_factor, 0);
-  EXPECT_LE(f.framework_attention_factor, 1);
-  EXPECT_GT(f.host_overhead_us_per_op, 0);
-  EXPECT_GT(f.deepspeed_pipeline_p2p_host_us, 0);
   EXPECT_GT(f.serving_host_us_per_iteration, 0);
   EXPECT_GT(f.decode_attention_flops_per_sm_cycle, 0);
 }
@@ -31,10 +21,6 @@ TEST(FittedConstantsTest, ShippedTableHasEveryConstant) {
 TEST(FittedConstantsTest, ParsesEveryRowIntoItsField) {
   absl::StatusOr<FittedConstants> f = ParseFittedConstants(kAllRows, "test");
   ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_EQ(f->framework_gemm_factor, 0.91);
-  EXPECT_EQ(f->framework_attention_factor, 0.62);
-  EXPECT_EQ(f->host_overhead_us_per_op, 70);
-  EXPECT_EQ(f->deepspeed_pipeline_p2p_host_us, 3000);
   EXPECT_EQ(f->serving_host_us_per_iteration, 1250);
   EXPECT_EQ(f->decode_attention_flops_per_sm_cycle, 32);
 }
@@ -46,18 +32,18 @@ TEST(FittedConstantsTest, MissingDuplicateUnknownAndUnsourcedRowsAreRefused) {
                 "no row for 'decode_attention_flops_per_sm_cycle'"),
             std::string::npos);
   const std::string duplicate =
-      all + R"pb(constant { name: "framework_gemm_factor" value: 1 training_split: "t" fit_script: "f" source: "s" })pb";
+      all + R"pb(constant { name: "serving_host_us_per_iteration" value: 1 training_split: "t" fit_script: "f" source: "s" })pb";
   EXPECT_NE(ParseFittedConstants(duplicate, "f").status().message().find("duplicate name"),
             std::string::npos);
   const std::string unknown =
       all + R"pb(constant { name: "magic" value: 1 training_split: "t" fit_script: "f" source: "s" })pb";
   EXPECT_NE(ParseFittedConstants(unknown, "f").status().message().find("'magic': unknown name"),
             std::string::npos);
-  const std::string unsourced = R"pb(constant { name: "framework_gemm_factor" value: 0.9 })pb";
+  const std::string unsourced = R"pb(constant { name: "serving_host_us_per_iteration" value: 900 })pb";
   EXPECT_NE(ParseFittedConstants(unsourced, "f").status().message().find("training_split"),
             std::string::npos);
   const std::string negative =
-      R"pb(constant { name: "framework_gemm_factor" value: -1 training_split: "t" fit_script: "f" source: "s" })pb";
+      R"pb(constant { name: "serving_host_us_per_iteration" value: -1 training_split: "t" fit_script: "f" source: "s" })pb";
   EXPECT_NE(ParseFittedConstants(negative, "f").status().message().find("must be finite"),
             std::string::npos);
   EXPECT_FALSE(ParseFittedConstants("constant {", "f").ok());

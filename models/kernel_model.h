@@ -17,7 +17,7 @@
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
 //             FLOPs are counted unmasked; a causal kernel computes about half.
 //             A calibrated (microbenchmark) efficiency is scaled by
-//             params.framework_attention_factor (models/data/fitted_constants.textproto).
+//             params.framework_attention_factor (models/data/frameworks.textproto).
 //  Memory-bound  time = bytes / (bandwidth · bandwidth_fraction) + kernel_overhead
 //
 // With a calibration, each fitted parameter replaces its fallback: per dtype
@@ -90,12 +90,12 @@ struct KernelModelParams {
   // Multiplies the attention efficiencies a calibration fitted to standalone
   // kernels (not the fallback above): the rate attention reaches inside a
   // training framework relative to its microbenchmark. 1 costs the standalone
-  // kernel; training runs pass the fitted value (models/fitted_constants.h).
+  // kernel; training runs pass their stack profile's (models/framework_profile.h).
   double framework_attention_factor = 1.0;
   // Multiplies every GEMM ceiling (fitted, measured or catalog): the rate
   // GEMMs reach in a sustained training step relative to the short best-shape
   // benchmarks the ceilings come from. 1 costs the benchmark's rate; training
-  // runs pass the fitted value (models/fitted_constants.h).
+  // runs pass their stack profile's (models/framework_profile.h).
   double framework_gemm_factor = 1.0;
 };
 

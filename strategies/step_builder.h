@@ -138,7 +138,7 @@ struct StepInputs {
   // eager + Megatron): the GPU cannot run an op before it is launched, so
   // steps of small ops become launch-bound. Launches run ahead on a host lane,
   // one task per layer and pass. Zero turns the host lane off. Default and
-  // source: host_overhead_us_per_op in models/data/fitted_constants.textproto.
+  // source: host_us_per_op of the stack profile (models/data/frameworks.textproto).
   sim::Duration host_overhead_per_op;
   // Host time the pipeline engine blocks for on each stage-to-stage send
   // (training.pipeline_p2p_host_us; DeepSpeed's PipelineEngine): a task on the

@@ -71,6 +71,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"HugeHiddenSize", std::string(kGpt22b) + " --hidden-size 2147483647", "",
              {"model.hidden_size=2147483647 is too large"}},
         Case{"ZeroLayers", std::string(kGpt22b) + " --num-layers 0", "", {"model.num_layers"}},
+        Case{"UnknownFramework", std::string(kGpt22b) + " --framework tensorflow", "",
+             {"training.framework='tensorflow' is not known", "megatron-core"}},
+        // FSDP alone has no tensor parallelism: the scenario's tp 8 is refused.
+        Case{"FeatureTheStackLacks", std::string(kGpt22b) + " --framework pytorch-fsdp", "",
+             {"parallelism.tensor_model_parallel_size=8", "pytorch-fsdp2"}},
         // 10^9 tokens: ~5.7e9 s of ideal step, far past the picosecond clock.
         Case{"BillionTokenSequence", std::string(kGpt22b) + " --seq-length 1000000000", "",
              {"simulated time per step", "picosecond clock", "model.seq_length"}},

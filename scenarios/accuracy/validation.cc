@@ -11,8 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "models/fitted_constants.h"
 #include "models/transformer_config.h"
+#include "scenarios/accuracy/row_mapping.h"
 #include "scenarios/input/resolve.h"
 #include "scenarios/run/runner.h"
 
@@ -45,14 +45,6 @@ bool ParallelSize(const sim::CsvTable& t, const sim::CsvTable::Row& row, std::st
   return true;
 }
 
-std::string GpuName(const std::string& cell) {
-  const std::string g = absl::AsciiStrToLower(cell);
-  if (absl::StartsWith(g, "a100-sxm4-80gb")) return "a100-sxm4-80gb";
-  if (absl::StartsWith(g, "a100-sxm4-40gb")) return "a100-sxm4-40gb";
-  if (absl::StartsWith(g, "h100-sxm")) return "h100-sxm5-80gb";
-  return "";
-}
-
 // Megatron-LM pads the vocabulary to a multiple of 128 x tp.
 int PaddedVocab(int vocab, int tp) {
   const int m = 128 * tp;
@@ -69,15 +61,6 @@ void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Sce
   // ffn_hidden_size is left unset: Resolve defaults it to 4 x hidden and
   // refuses a hidden size whose 4x overflows (4 * hidden here was signed
   // overflow for hidden sizes over 2^29, found by fuzzing).
-}
-
-// The model preset a row's model name denotes ("LLAMA2-7B" -> llama2-7b), or
-// "" when the catalog has none. NeMo's "Nemotron-340B" is Nemotron-4 340B.
-std::string PresetFor(const std::string& model) {
-  std::string name = absl::AsciiStrToLower(model);
-  std::replace(name.begin(), name.end(), ' ', '-');
-  if (name == "nemotron-340b") name = "nemotron4-340b";
-  return models::ModelCatalog::Default().Find(name).ok() ? name : "";
 }
 
 // Runs `s` and returns the result, or the reason it cannot run.
@@ -97,77 +80,17 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   return RunScenario(*r, {});
 }
 
-struct PublishedAssumptions {
-  int micro_batch;
-  const char* recompute;
-  bool sequence_parallel;
-  bool distributed_optimizer;
-  bool overlap_grad_reduce;
-  const char* precision;
-  // training.attention, decided per source from its date and software (never
-  // per row); the reason is written next to each.
-  const char* attention;
-  const char* text;
-  // parallelism.tp_comm_overlap and overlap_param_gather, only where the
-  // source states them.
-  bool tp_comm_overlap = false;
-  bool overlap_param_gather = false;
-};
-
-// What each source leaves unstated, and what we run with (documented in
-// docs/accuracy.md).
-PublishedAssumptions AssumptionsFor(const std::string& source) {
-  if (source == "NAR21") {
-    // The paper's FLOP formula counts the recompute pass: full recompute.
-    // Attention: unfused. The runs (Megatron-LM README, April 2021) predate
-    // FlashAttention (Dao et al., May 2022).
-    return {1, "full", false, false, false, "fp16", "unfused",
-            "micro-batch 1, full recompute, fp16, no interleaving, vocab 51200, unfused "
-            "attention (2021, before FlashAttention)"};
-  }
-  // Attention for NEMO2407 and NEMOLONG: flash, which on H100 is costed at
-  // cuDNN's fused attention. Transformer Engine prefers cuDNN over flash-attn 2
-  // on Hopper when both apply (TE v1.2 release notes, January 2024; NeMo PR
-  // #9188). NeMo 24.03 (NEMOLONG) pinned TE commit bfe21c3d, NeMo 24.07 TE 1.8;
-  // docs/accuracy.md has the sources.
-  if (source == "NEMO2407") {
-    return {1, "none", true, true, true, "fp8", "flash",
-            "FP8 (Transformer Engine) where the notes say so; no recompute, sequence parallel "
-            "when tp > 1, distributed optimizer, overlapped grad reduce; architecture from the "
-            "model preset the row names; H100 attention at the fitted in-framework factor "
-            "(models/data/fitted_constants.textproto; these rows are held out from its fit)"};
-  }
-  if (source == "NEMOLONG") {
-    return {1, "none", true, true, true, "fp8", "flash",
-            "global batch = data-parallel size (one sequence per replica; the table states no "
-            "batch), micro-batch 1, FP8, no recompute, sequence parallel when tp > 1, "
-            "distributed optimizer, overlapped grad reduce; Llama 2 7B preset; H100 attention at "
-            "the fitted in-framework factor, of which these rows are the training split "
-            "(models/data/fitted_constants.textproto)"};
-  }
-  if (source == "MCORE24") {
-    // Attention: flash. Megatron-core (2024) runs attention through
-    // Transformer Engine's fused FlashAttention/cuDNN kernels by default.
-    // TP and parameter-gather overlap: the source's notes list
-    // --tp-comm-overlap and --overlap-param-gather among its flags.
-    return {1, "selective", true, true, true, "bf16", "flash",
-            "micro-batch 1, selective recompute + sequence parallel, distributed optimizer, "
-            "overlapped grad reduce, bf16, flash attention (Megatron-core + Transformer Engine), "
-            "TP communication overlapped with GEMMs (--tp-comm-overlap, stated), parameter "
-            "all-gather under the next forward (--overlap-param-gather, stated), H100 attention at "
-            "the fitted in-framework factor (models/data/fitted_constants.textproto; held out from its "
-            "fit)",
-            true, true};
-  }
-  if (source == "KOR22") {
-    // Attention: unfused. Korthikanti et al. (arXiv 2205.05198, May 2022)
-    // account the softmax and dropout activations of Megatron's unfused
-    // attention (Table 2's 5·a·s/h) and their selective recompute exists to
-    // drop them; Megatron-LM gained FlashAttention only in 2023.
-    return {1, "full", false, false, false, "fp16", "unfused",
-            "vocab 51200, unfused attention (2022, before FlashAttention in Megatron-LM)"};
-  }
-  return {1, "full", false, false, false, "fp16", "flash", "vocab 51200, flash attention"};
+// Gives the first and last of `pp` stages the layers that do not divide
+// evenly (the others share the rest), as stacks with uneven partitions do
+// (torchtitan, DeepSpeed's partition_method); true when it set them.
+bool UnevenStages(int layers, int pp, config::ParallelismConfig* p) {
+  if (pp < 2 || layers < pp || layers % pp == 0) return false;
+  const int base = layers / pp, rem = layers % pp;
+  const int first = pp == 2 ? layers - layers / 2 : base + (rem + 1) / 2;
+  const int last = pp == 2 ? layers / 2 : base + rem / 2;
+  p->set_first_pipeline_num_layers(first);
+  p->set_last_pipeline_num_layers(last);
+  return true;
 }
 
 // Korthikanti et al.'s memory rows state no batch: they describe the runs of
@@ -194,13 +117,37 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     return v;
   }
   const std::string notes = t.Get(row, "notes");
-  const std::string gpu = GpuName(t.Get(row, "gpu"));
+  // A table with a framework column (tests/validation/unseen) names each row's
+  // stack; published-runs.csv's sources each ran one.
+  RowAssumptions a;
+  if (t.Column("framework") >= 0) {
+    absl::StatusOr<RowAssumptions> stack = AssumptionsForStack(t.Get(row, "framework"));
+    if (!stack.ok()) {
+      v.reason = std::string(stack.status().message());
+      return v;
+    }
+    a = *std::move(stack);
+  } else {
+    a = AssumptionsForSource(v.source);
+  }
+  v.stack = a.framework;
+  std::string gpu_note;
+  const std::string gpu = CatalogGpu(t.Get(row, "gpu"), &gpu_note);
+  v.gpu = gpu.empty() ? t.Get(row, "gpu").substr(0, t.Get(row, "gpu").find(' ')) : gpu;
   int layers = 0, hidden = 0, heads = 0, seq = 0, num_gpus = 0, tp = 0, pp = 0;
   const std::string preset = PresetFor(t.Get(row, "model"));
-  const bool shape_stated = Int(t.Get(row, "layers"), &layers) &&
-                            Int(t.Get(row, "hidden"), &hidden) && Int(t.Get(row, "heads"), &heads);
+  const bool layers_stated = Int(t.Get(row, "layers"), &layers);
+  const bool hidden_stated = Int(t.Get(row, "hidden"), &hidden);
+  const bool heads_stated = Int(t.Get(row, "heads"), &heads);
+  const bool shape_stated = layers_stated && hidden_stated && heads_stated;
+  const std::string architecture =
+      UnsupportedArchitecture(t.Get(row, "model"), notes, t.Get(row, "ep"));
   if (gpu.empty()) {
     v.reason = absl::StrCat("GPU ", t.Get(row, "gpu"), " is not in the catalog");
+  } else if (!architecture.empty()) {
+    v.reason = architecture;
+  } else if (absl::StrContains(notes, "INCONSISTENT IN SOURCE")) {
+    v.reason = "the source's own batch figures disagree (INCONSISTENT IN SOURCE in the notes)";
   } else if ((!shape_stated && preset.empty()) || !Int(t.Get(row, "seq_len"), &seq) ||
              !Int(t.Get(row, "num_gpus"), &num_gpus)) {
     v.reason = absl::StrCat("model shape or GPU count not stated (and no preset named ",
@@ -215,7 +162,6 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     return v;
   }
 
-  const PublishedAssumptions a = AssumptionsFor(v.source);
   config::Scenario s;
   s.set_name(v.id);
   s.mutable_cluster()->set_gpu(gpu);
@@ -229,11 +175,9 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     config::ModelConfig* m = s.mutable_model();
     m->set_preset(preset);
     m->set_seq_length(seq);
-    if (shape_stated) {
-      m->set_num_layers(layers);
-      m->set_hidden_size(hidden);
-      m->set_num_attention_heads(heads);
-    }
+    if (layers_stated) m->set_num_layers(layers);
+    if (hidden_stated) m->set_hidden_size(hidden);
+    if (heads_stated) m->set_num_attention_heads(heads);
     if (vocab_stated) m->set_vocab_size(vocab);
   }
   config::ParallelismConfig* p = s.mutable_parallelism();
@@ -251,9 +195,31 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (!t.Get(row, "cp").empty()) p->set_context_parallel_size(cp);
   if (!ParallelSize(t, *batch_row, "vp", &vp, &v.reason)) return v;
   if (vp > 1) p->set_virtual_pipeline_model_parallel_size(vp);
-  if (!Int(t.Get(*batch_row, "micro_batch"), &mb)) {
+  if (vp == 1 && !layers_stated && !preset.empty()) {
+    layers = models::ModelCatalog::Default().Find(preset)->num_layers;
+  }
+  if (vp == 1 && UnevenStages(layers, pp, p)) {
+    absl::StrAppend(&assumptions, "uneven stages (first ", p->first_pipeline_num_layers(),
+                    ", last ", p->last_pipeline_num_layers(), " layers); ");
+  }
+  const int dp = num_gpus / (tp * pp * cp);
+  const bool mb_stated = Int(t.Get(*batch_row, "micro_batch"), &mb);
+  if (!mb_stated && a.micro_batch > 0) {
     mb = a.micro_batch;
     absl::StrAppend(&assumptions, "micro-batch ", mb, "; ");
+  }
+  if (!mb_stated && a.micro_batch == 0 && pp > 1) {
+    // A pipeline splits each replica's batch into micro-batches of one
+    // sequence (torchtitan's and Megatron's default micro-batch size).
+    mb = 1;
+    absl::StrAppend(&assumptions, "micro-batch 1 (pipeline); ");
+  } else if (!mb_stated && a.micro_batch == 0) {
+    // The stack's recipe: one micro-batch per replica per step.
+    if (!Int(t.Get(*batch_row, "global_batch"), &gb) || dp < 1 || gb % dp != 0) {
+      v.reason = "micro-batch not stated and the global batch is not a multiple of dp";
+      return v;
+    }
+    mb = gb / dp;
   }
   if (!Int(t.Get(*batch_row, "global_batch"), &gb)) {
     // NEMOLONG: the per-source assumption above; memory rows: one micro-batch
@@ -262,7 +228,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
       v.reason = "global batch not stated";
       return v;
     }
-    const int64_t derived = int64_t{mb} * (num_gpus / (tp * pp * cp));  // int64: no overflow
+    const int64_t derived = int64_t{mb} * dp;  // int64: no overflow
     if (derived > std::numeric_limits<int>::max()) {
       v.reason = absl::StrCat("micro_batch x data-parallel size = ", derived,
                               " exceeds 2^31 - 1; state global_batch");
@@ -270,7 +236,9 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     }
     gb = static_cast<int>(derived);
   }
+  // "selective (op)" -> "selective": the simulator's selective is Megatron's.
   std::string recompute = t.Get(row, "recompute");
+  recompute = recompute.substr(0, recompute.find(" ("));
   if (recompute.empty()) recompute = a.recompute;
   const std::string sp = t.Get(row, "seq_parallel");
   const bool sequence_parallel = sp.empty() ? (a.sequence_parallel && tp > 1) : sp == "yes";
@@ -279,15 +247,22 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   p->set_overlap_grad_reduce(a.overlap_grad_reduce);
   if (a.tp_comm_overlap && sequence_parallel) p->set_tp_comm_overlap(true);
   if (a.overlap_param_gather) p->set_overlap_param_gather(true);
+  // FSDP's SHARD_GRAD_OP keeps parameters whole: ZeRO stage 2.
+  if (a.zero_stage > 0) {
+    p->set_zero_stage(absl::StrContains(notes, "SHARD_GRAD_OP") ? 2 : a.zero_stage);
+  }
   config::TrainingConfig* tr = s.mutable_training();
+  tr->set_framework(a.framework);
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);
   tr->set_recompute_granularity(recompute);
-  tr->set_precision(absl::StrContains(notes, "FP8")    ? "fp8"
+  const std::string precision = t.Get(row, "precision");
+  tr->set_precision(!precision.empty()                   ? precision
+                    : absl::StrContains(notes, "FP8")    ? "fp8"
                     : absl::StrContains(notes, "fp16") ? "fp16"
                                                        : a.precision);
-  tr->set_attention(a.attention);
-  v.assumptions = absl::StrCat(assumptions, a.text);
+  if (!a.attention.empty()) tr->set_attention(a.attention);
+  v.assumptions = absl::StrCat(assumptions, a.text, gpu_note.empty() ? "" : "; ", gpu_note);
 
   absl::StatusOr<config::Result> r = Simulate(s, options);
   if (!r.ok()) {
@@ -317,6 +292,8 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (!v.reason.empty()) return v;
   v.supported = true;
   v.error = (v.predicted - v.measured) / v.measured;
+  // Throughput metrics: the step time they imply is measured / predicted.
+  v.time_error = v.metric == "iteration_time_s" ? v.error : v.measured / v.predicted - 1;
   return v;
 }
 
@@ -343,6 +320,8 @@ ValidationRow VtrainRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, c
   v.id = absl::StrCat(source, "-", index + 1);
   v.source = source;
   v.metric = "iteration_time_s";
+  v.stack = "megatron-deepspeed";
+  v.gpu = "a100-sxm4-80gb";
   int gpus, gb, mb, hidden, heads, layers, seq;
   int tp = 0, dp = 0, pp = 0;  // 0: the cell is empty
   double ms = 0;
@@ -383,14 +362,16 @@ ValidationRow VtrainRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, c
   s.mutable_training()->set_attention("unfused");
   // Pipeline engine: the runs are Megatron-DeepSpeed (vTrain data/README.md),
   // whose pipeline parallelism is DeepSpeed's PipelineEngine.
-  s.mutable_training()->set_pipeline_p2p_host_us(options.pipeline_p2p_host_us >= 0
-                                                     ? options.pipeline_p2p_host_us
-                                                     : models::Fitted().deepspeed_pipeline_p2p_host_us);
+  s.mutable_training()->set_framework("megatron-deepspeed");
+  if (options.pipeline_p2p_host_us >= 0) {
+    s.mutable_training()->set_pipeline_p2p_host_us(options.pipeline_p2p_host_us);
+  }
   v.assumptions =
       "A100 SXM4 80GB, 8 per node with NVLink3/NVSwitch and 4x HDR (vTrain's 800 Gbit/s per "
       "node), fp16, full recompute (vTrain use_checkpoint), 1F1B, "
       "GPT-2 vocabulary 50257 padded, unfused attention (vTrain's profiled Megatron model), "
-      "DeepSpeed pipeline engine (blocking p2p, models/data/fitted_constants.textproto)";
+      "megatron-deepspeed profile: DeepSpeed pipeline engine (blocking p2p, "
+      "models/data/frameworks.textproto)";
   if (tp * dp * pp != gpus) {
     v.reason = "tp x dp x pp does not equal the GPU count";
     return v;
@@ -403,6 +384,7 @@ ValidationRow VtrainRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, c
   v.predicted = r->step_time_s();
   v.supported = true;
   v.error = (v.predicted - v.measured) / v.measured;
+  v.time_error = v.error;
   return v;
 }
 
@@ -427,18 +409,30 @@ absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::
                                     : VtrainRow(table, table.rows[i], vtrain_source,
                                                 static_cast<int>(i), options));
   }
-  std::map<std::string, std::pair<int, double>> sums;
+  struct Sums {
+    int n = 0;
+    double abs = 0, signed_sum = 0;
+  };
+  std::map<std::string, Sums> sources;
+  std::map<std::pair<std::string, std::string>, Sums> groups;
   double total = 0;
   for (const ValidationRow& r : report.rows) {
     if (!r.supported || r.metric == "memory_gb") continue;
-    auto& [n, sum] = sums[r.source];
-    ++n;
-    sum += std::abs(r.error);
+    for (Sums* sum : {&sources[r.source], &groups[{r.stack, r.gpu}]}) {
+      ++sum->n;
+      sum->abs += std::abs(r.error);
+      sum->signed_sum += r.time_error;
+    }
     total += std::abs(r.error);
     ++report.supported;
   }
-  for (const auto& [source, ns] : sums) {
-    report.by_source.push_back({source, ns.first, 100 * ns.second / ns.first});
+  for (const auto& [source, sum] : sources) {
+    report.by_source.push_back(
+        {source, sum.n, 100 * sum.abs / sum.n, 100 * sum.signed_sum / sum.n});
+  }
+  for (const auto& [key, sum] : groups) {
+    report.by_group.push_back(
+        {key.first, key.second, sum.n, 100 * sum.abs / sum.n, 100 * sum.signed_sum / sum.n});
   }
   report.overall_mape = report.supported > 0 ? 100 * total / report.supported : 0;
   return report;
@@ -471,10 +465,20 @@ std::string FormatValidationReport(const ValidationReport& report, double target
       absl::StrAppendFormat(&out, "  %-14s %s\n", source, text);
     }
   }
-  out += "\nMAPE by source (time and throughput rows):\n";
+  out += "\nMAPE by source (time and throughput rows), and mean signed step-time error "
+         "(negative: too fast):\n";
   for (const SourceSummary& s : report.by_source) {
-    absl::StrAppendFormat(&out, "  %-14s %6.1f%%  (%d rows)%s\n", s.source, s.mape, s.rows,
+    absl::StrAppendFormat(&out, "  %-14s %6.1f%%  signed %+6.1f%%  (%d rows)%s\n", s.source,
+                          s.mape, s.mean_signed, s.rows,
                           s.mape > target_mape ? "  above the target" : "");
+  }
+  out += "by stack and GPU:\n";
+  for (const GroupSummary& g : report.by_group) {
+    absl::StrAppendFormat(&out, "  %-20s %-16s %6.1f%%  signed %+6.1f%%  (%d rows)%s\n", g.stack,
+                          g.gpu, g.mape, g.mean_signed, g.rows,
+                          std::abs(g.mean_signed) > kGroupBiasBound
+                              ? absl::StrFormat("  bias beyond +-%.0f%%", kGroupBiasBound)
+                              : "");
   }
   absl::StrAppendFormat(&out, "overall MAPE %.1f%% over %d rows; target %.0f%%: %s\n",
                         report.overall_mape, report.supported, target_mape,

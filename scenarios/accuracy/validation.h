@@ -36,19 +36,37 @@ struct ValidationRow {
   std::string reason;       // why not supported
   double predicted = 0;
   double error = 0;         // (predicted - measured) / measured
+  // The same miss as an error of the step time: error for iteration_time_s,
+  // measured / predicted - 1 for throughput metrics. Negative: too fast.
+  double time_error = 0;
   std::string assumptions;  // settings the source does not state
+  std::string stack;        // the framework profile it ran with
+  std::string gpu;          // catalog name, or the row's own where the catalog has none
 };
 
 struct SourceSummary {
   std::string source;
   int rows = 0;
-  double mape = 0;  // mean absolute percentage error, percent
+  double mape = 0;         // mean absolute percentage error, percent
+  double mean_signed = 0;  // mean time_error, percent
 };
+
+// Rows that share a software stack and a GPU: a bias there is the stack's
+// or the GPU's, not the row's.
+struct GroupSummary {
+  std::string stack, gpu;
+  int rows = 0;
+  double mape = 0, mean_signed = 0;  // percent
+};
+
+// Groups whose mean signed error lies beyond this are flagged (percent).
+inline constexpr double kGroupBiasBound = 6;
 
 struct ValidationReport {
   std::string origin;
   std::vector<ValidationRow> rows;
   std::vector<SourceSummary> by_source;  // sorted by source name
+  std::vector<GroupSummary> by_group;    // sorted by stack, then GPU
   int supported = 0;
   double overall_mape = 0;  // percent, over supported time/throughput rows
 };
@@ -74,7 +92,8 @@ struct ValidationOptions {
 absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::string_view origin,
                                                const ValidationOptions& options);
 
-// The per-row table, unsupported rows with reasons, MAPE per source and
+// The per-row table, unsupported rows with reasons, MAPE and mean signed
+// error per source and per stack x GPU (flagged beyond kGroupBiasBound) and
 // overall, and whether `target_mape` (percent) is met.
 std::string FormatValidationReport(const ValidationReport& report, double target_mape);
 

@@ -25,13 +25,25 @@ constexpr char kVtrainHeader[] =
 // The report says which sources miss the target, not only the overall MAPE.
 TEST(ValidationTest, ReportMarksEachSourceAboveTheTarget) {
   ValidationReport r;
-  r.by_source = {{"GOOD", 3, 4.0}, {"BAD", 2, 12.5}};
+  r.by_source = {{"GOOD", 3, 4.0, -1.0}, {"BAD", 2, 12.5, 12.5}};
+  r.by_group = {{"megatron-core", "h100-sxm5-80gb", 3, 4.0, -1.0},
+                {"pytorch-fsdp", "a100-sxm4-40gb", 2, 12.5, -7.5}};
   r.supported = 5;
   r.overall_mape = 7.4;
   const std::string text = FormatValidationReport(r, 10);
-  EXPECT_NE(text.find("BAD              12.5%  (2 rows)  above the target\n"), std::string::npos)
+  EXPECT_NE(text.find("BAD              12.5%  signed  +12.5%  (2 rows)  above the target\n"),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find("GOOD              4.0%  (3 rows)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("GOOD              4.0%  signed   -1.0%  (3 rows)\n"), std::string::npos)
+      << text;
+  // A stack x GPU group whose mean signed error lies beyond 6% is flagged.
+  EXPECT_NE(text.find("megatron-core        h100-sxm5-80gb      4.0%  signed   -1.0%  (3 rows)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pytorch-fsdp         a100-sxm4-40gb     12.5%  signed   -7.5%  (2 rows)  "
+                      "bias beyond +-6%\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("overall MAPE 7.4% over 5 rows; target 10%: met"), std::string::npos)
       << text;
 }
@@ -81,6 +93,54 @@ TEST(ValidationTest, HugeHiddenSizeIsAClearErrorNotAnOverflow) {
   EXPECT_FALSE(v.supported);
   EXPECT_NE(v.reason.find("model.hidden_size=1073741824 is too large"), std::string::npos)
       << v.reason;
+}
+
+constexpr char kStackHeader[] =
+    "id,source,model,layers,hidden,heads,seq_len,vocab,gpu,num_gpus,tp,pp,cp,vp,micro_batch,"
+    "global_batch,recompute,metric,value,notes,framework,precision,ep\n";
+
+// A table with a framework column runs each row under its stack's profile and
+// recipe; rows the simulator cannot pin down are kept with the reason.
+TEST(ValidationTest, RowsNamingTheirStackRunUnderItsProfile) {
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kStackHeader) +
+          "X-01,x,Llama 3 8B,,,,8192,,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,128,,"
+          "tokens_per_s_per_gpu,9000,,nemo-25.09 (Megatron-Bridge + Megatron-Core),bf16,\n"
+          "Y-01,x,MPT-7B,32,4096,32,2048,50368,A100-40GB (MosaicML),8,1,1,1,,8,256,full,"
+          "tokens_per_s_per_gpu,3000,FULL_SHARD,pytorch-fsdp-llm-foundry (Composer),bf16,\n"
+          "Z-01,x,Llama 3 8B,,,,8192,,GB200 (DGX-GB200),8,1,1,1,,1,128,,"
+          "tokens_per_s_per_gpu,9000,,nemo-25.09 (Megatron-Bridge),bf16,\n"
+          "W-01,x,DeepSeek-V3,61,7168,128,4096,,H100-SXM-80GB (DGX-H100),256,1,8,1,,1,2048,,"
+          "tokens_per_s_per_gpu,900,,nemo-25.09 (Megatron-Bridge),fp8,64\n"
+          "V-01,x,Llama 3 8B,,,,8192,,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,128,,"
+          "tokens_per_s_per_gpu,9000,,mxnet 1.9,bf16,\n",
+      "stacks.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "stacks.csv", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 5u);
+  const ValidationRow& core = r->rows[0];
+  ASSERT_TRUE(core.supported) << core.reason;
+  EXPECT_EQ(core.stack, "megatron-core");
+  EXPECT_EQ(core.gpu, "h100-sxm5-80gb");
+  EXPECT_NE(core.assumptions.find("NeMo / Megatron-Bridge performance recipe"), std::string::npos);
+  // Throughput rows: the implied step time error is measured / predicted - 1.
+  EXPECT_NEAR(core.time_error, core.measured / core.predicted - 1, 1e-12);
+  const ValidationRow& fsdp = r->rows[1];
+  ASSERT_TRUE(fsdp.supported) << fsdp.reason;
+  EXPECT_EQ(fsdp.stack, "pytorch-fsdp");
+  EXPECT_EQ(fsdp.gpu, "a100-sxm4-40gb");
+  EXPECT_FALSE(r->rows[2].supported);
+  EXPECT_EQ(r->rows[2].gpu, "GB200");
+  EXPECT_NE(r->rows[2].reason.find("not in the catalog"), std::string::npos);
+  EXPECT_FALSE(r->rows[3].supported);
+  EXPECT_NE(r->rows[3].reason.find("mixture-of-experts"), std::string::npos);
+  EXPECT_FALSE(r->rows[4].supported);
+  EXPECT_NE(r->rows[4].reason.find("no framework profile"), std::string::npos);
+  ASSERT_EQ(r->by_group.size(), 2u);
+  EXPECT_EQ(r->by_group[0].stack, "megatron-core");
+  EXPECT_EQ(r->by_group[1].stack, "pytorch-fsdp");
+  EXPECT_DOUBLE_EQ(r->by_group[1].mean_signed, 100 * fsdp.time_error);
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "models/dtype.h"
-#include "models/fitted_constants.h"
+#include "models/framework_profile.h"
 #include "scenarios/input/limits.h"
 #include "scenarios/input/resolve_cluster.h"
 #include "scenarios/input/resolve_model.h"
@@ -26,11 +27,52 @@ absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
       "training.recompute_granularity=\"", std::string(s), "\" is not known; use none, selective or full"));
 }
 
-// A fitted in-framework rate factor (models/framework_*.h): in (0, 1].
+// An in-framework rate factor (models/framework_profile.h): in (0, 1].
 absl::StatusOr<double> InFrameworkFactor(const char* field, double value, const char* meaning) {
   if (value > 0 && value <= 1) return value;
-  return absl::InvalidArgumentError(absl::StrCat(field, "=", value, " must be in (0, 1]: ",
-                                                 meaning, "; omit it for the fitted default)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, "=", value, " must be in (0, 1]: ", meaning,
+      "; omit it for the framework profile's value)"));
+}
+
+// Refuses the parallel features `stack` lacks, naming the setting, a fix and
+// the stacks that have the feature.
+absl::Status CheckStackFeatures(const models::FrameworkProfile& stack,
+                                const strategies::ParallelConfig& pc) {
+  struct Use {
+    std::string_view feature;
+    bool used;
+    std::string setting;
+  };
+  const Use uses[] = {
+      {"tensor_parallel", pc.tensor_parallel > 1,
+       absl::StrCat("parallelism.tensor_model_parallel_size=", pc.tensor_parallel)},
+      {"sequence_parallel", pc.sequence_parallel, "parallelism.sequence_parallel=true"},
+      {"pipeline_parallel", pc.pipeline_parallel > 1,
+       absl::StrCat("parallelism.pipeline_model_parallel_size=", pc.pipeline_parallel)},
+      {"context_parallel", pc.context_parallel > 1,
+       absl::StrCat("parallelism.context_parallel_size=", pc.context_parallel)},
+      {"expert_parallel", pc.expert_parallel > 1,
+       absl::StrCat("parallelism.expert_model_parallel_size=", pc.expert_parallel)},
+      {"distributed_optimizer", pc.distributed_optimizer,
+       "parallelism.use_distributed_optimizer=true"},
+      {"zero", pc.zero_stage > 0, absl::StrCat("parallelism.zero_stage=", pc.zero_stage)},
+      {"tp_comm_overlap", pc.tp_comm_overlap, "parallelism.tp_comm_overlap=true"},
+      {"overlap_param_gather", pc.overlap_param_gather, "parallelism.overlap_param_gather=true"},
+      {"fp8", pc.precision == models::Dtype::kFp8, "training.precision=fp8"},
+  };
+  for (const Use& u : uses) {
+    if (!u.used || stack.Supports(u.feature)) continue;
+    std::vector<std::string> having;
+    for (const models::FrameworkProfile& p : models::FrameworkCatalog::Default().profiles()) {
+      if (p.Supports(u.feature)) having.push_back(p.name);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        u.setting, ": training.framework=", stack.name, " (", stack.display_name, ") has no ",
+        std::string(u.feature), "; turn it off, or name a stack that has it: ",
+        absl::StrJoin(having, ", ")));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -64,10 +106,17 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
 
   // Training and parallelism.
   const config::TrainingConfig& t = in.training();
-  absl::StatusOr<models::AttentionBackend> attention =
-      models::ParseAttentionBackend(t.has_attention() ? t.attention() : "flash");
-  if (!attention.ok()) return attention.status();
-  r.model.attention_backend = *attention;
+  absl::StatusOr<const models::FrameworkProfile*> stack = models::FrameworkCatalog::Default().Find(
+      t.has_framework() ? t.framework() : models::FrameworkCatalog::kDefault);
+  if (!stack.ok()) return stack.status();
+  r.framework = *stack;
+  if (t.has_attention()) {
+    absl::StatusOr<models::AttentionBackend> attention = models::ParseAttentionBackend(t.attention());
+    if (!attention.ok()) return attention.status();
+    r.model.attention_backend = *attention;
+  } else {
+    r.model.attention_backend = r.framework->attention;
+  }
   const config::ParallelismConfig& p = in.parallelism();
   strategies::ParallelConfig& pc = r.parallel;
   pc.tensor_parallel = p.has_tensor_model_parallel_size() ? p.tensor_model_parallel_size() : 1;
@@ -118,6 +167,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
     pc.global_batch_size = pc.micro_batch_size * (mp > 0 ? std::max(1, r.num_gpus / mp) : 1);
   }
   CLUSTERSIM_RETURN_IF_ERROR(strategies::ValidateParallelConfig(r.model, r.num_gpus, &pc));
+  CLUSTERSIM_RETURN_IF_ERROR(CheckStackFeatures(*r.framework, pc));
 
   absl::StatusOr<models::FinetuneSpec> ft = models::ParseFinetune(
       t.finetune(), t.lora_rank(),
@@ -128,7 +178,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
 
   r.host_overhead_us_per_op = t.has_host_overhead_us_per_op()
                                   ? t.host_overhead_us_per_op()
-                                  : models::Fitted().host_overhead_us_per_op;
+                                  : r.framework->host_us_per_op.value;
   if (!(r.host_overhead_us_per_op >= 0 && r.host_overhead_us_per_op < 1e6)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
@@ -137,18 +187,19 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   absl::StatusOr<double> attention_rate = InFrameworkFactor(
       "training.framework_attention_factor",
       t.has_framework_attention_factor() ? t.framework_attention_factor()
-                                         : models::Fitted().framework_attention_factor,
+                                         : r.framework->attention_factor.value,
       "the fraction of the calibrated attention kernel rate reached in training (1 = the "
       "standalone kernel");
   if (!attention_rate.ok()) return attention_rate.status();
   r.framework_attention_factor = *attention_rate;
   absl::StatusOr<double> gemm_rate = InFrameworkFactor(
       "training.framework_gemm_factor",
-      t.has_framework_gemm_factor() ? t.framework_gemm_factor() : models::Fitted().framework_gemm_factor,
+      t.has_framework_gemm_factor() ? t.framework_gemm_factor() : r.framework->gemm_factor.value,
       "the fraction of the GEMM ceiling reached in training (1 = the benchmark's rate");
   if (!gemm_rate.ok()) return gemm_rate.status();
   r.framework_gemm_factor = *gemm_rate;
-  r.pipeline_p2p_host_us = t.pipeline_p2p_host_us();
+  r.pipeline_p2p_host_us = t.has_pipeline_p2p_host_us() ? t.pipeline_p2p_host_us()
+                                                        : r.framework->pipeline_p2p_host_us.value;
   if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "training.pipeline_p2p_host_us=", r.pipeline_p2p_host_us,
@@ -209,6 +260,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_micro_batch_size(pc.micro_batch_size);
   et->set_global_batch_size(pc.global_batch_size);
   et->set_precision(std::string(models::DtypeName(pc.precision)));
+  et->set_framework(r.framework->name);
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
   if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
   et->set_framework_attention_factor(r.framework_attention_factor);

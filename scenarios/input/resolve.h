@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "models/finetune.h"
+#include "models/framework_profile.h"
 #include "models/gpu_catalog.h"
 #include "models/transformer_config.h"
 #include "scenarios/input/train_cost.h"
@@ -44,6 +45,8 @@ struct ResolvedScenario {
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   topology::Protocol protocol = topology::Protocol::kAuto;
   bool flow_network = false;  // network.tier is "flow"
+  // The training stack's profile (training.framework); never null once resolved.
+  const models::FrameworkProfile* framework = nullptr;
   double host_overhead_us_per_op = 0;
   double pipeline_p2p_host_us = 0;  // training.pipeline_p2p_host_us
   double framework_attention_factor = 1;  // training.framework_attention_factor

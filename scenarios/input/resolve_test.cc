@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "gtest/gtest.h"
-#include "models/fitted_constants.h"
+#include "models/framework_profile.h"
 #include "scenarios/input/loader.h"
 #include "scenarios/input/resolve_cluster.h"
 #include "scenarios/run/runner.h"
@@ -16,6 +16,10 @@ config::Scenario Parse(const char* text) {
   absl::StatusOr<config::Scenario> s = ParseScenarioText(text, "test");
   EXPECT_TRUE(s.ok()) << s.status();
   return *s;
+}
+
+const models::FrameworkProfile& DefaultStack() {
+  return **models::FrameworkCatalog::Default().Find(models::FrameworkCatalog::kDefault);
 }
 
 // Resolves and runs `s`; the simulated step time in seconds.
@@ -68,7 +72,65 @@ TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
   EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
 }
 
-// training.framework_attention_factor: the fitted default, echoed; a value
+// training.framework: the default stack is echoed; a named stack supplies
+// the defaults of the fields it owns, a field the scenario sets wins, and a
+// parallel feature the stack lacks is refused naming the setting.
+TEST(ResolveTest, FrameworkProfileSuppliesDefaultsAndRefusesMissingFeatures) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "a100-sxm4-80gb" num_gpus: 16 }
+    model { preset: "gpt-22b" }
+    parallelism { tensor_model_parallel_size: 8 pipeline_model_parallel_size: 2 }
+  )pb");
+  absl::StatusOr<ResolvedScenario> core = Resolve(s);
+  ASSERT_TRUE(core.ok()) << core.status();
+  EXPECT_EQ(core->echo.training().framework(), "megatron-core");
+  EXPECT_EQ(core->pipeline_p2p_host_us, 0);
+  EXPECT_EQ(core->model.attention_backend, models::AttentionBackend::kFlash);
+
+  s.mutable_training()->set_framework("megatron-deepspeed");
+  absl::StatusOr<ResolvedScenario> ds = Resolve(s);
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  const models::FrameworkProfile& deepspeed =
+      **models::FrameworkCatalog::Default().Find("megatron-deepspeed");
+  EXPECT_EQ(ds->pipeline_p2p_host_us, deepspeed.pipeline_p2p_host_us.value);
+  EXPECT_EQ(ds->model.attention_backend, models::AttentionBackend::kUnfused);
+  EXPECT_EQ(ds->echo.training().framework(), "megatron-deepspeed");
+  // DeepSpeed's blocking pipeline sends make the same strategy slower.
+  EXPECT_GT(StepSeconds(s), [&] {
+    config::Scenario t = s;
+    t.mutable_training()->set_pipeline_p2p_host_us(0);
+    return StepSeconds(t);
+  }());
+
+  s.mutable_training()->set_host_overhead_us_per_op(5);
+  s.mutable_training()->set_attention("flash");
+  ds = Resolve(s);
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  EXPECT_EQ(ds->host_overhead_us_per_op, 5);
+  EXPECT_EQ(ds->model.attention_backend, models::AttentionBackend::kFlash);
+
+  s.mutable_training()->set_framework("pytorch-fsdp");
+  std::string message(Resolve(s).status().message());
+  EXPECT_NE(message.find("parallelism.tensor_model_parallel_size=8: training.framework="
+                         "pytorch-fsdp"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("has no tensor_parallel"), std::string::npos) << message;
+  s.mutable_parallelism()->set_tensor_model_parallel_size(1);
+  s.mutable_parallelism()->set_pipeline_model_parallel_size(1);
+  s.mutable_parallelism()->set_zero_stage(3);
+  s.mutable_training()->set_precision("bf16");
+  EXPECT_TRUE(Resolve(s).ok()) << Resolve(s).status();
+  s.mutable_parallelism()->set_tp_comm_overlap(true);
+  message = std::string(Resolve(s).status().message());
+  EXPECT_NE(message.find("sequence_parallel"), std::string::npos) << message;
+
+  s.mutable_training()->set_framework("tensorflow");
+  message = std::string(Resolve(s).status().message());
+  EXPECT_NE(message.find("training.framework='tensorflow' is not known"), std::string::npos);
+}
+
+// training.framework_attention_factor: the default stack's value, echoed; a value
 // outside (0, 1] names the field; on H100 (fitted attention) a lower factor
 // makes the step slower, on A100 (spec-fallback attention) it changes nothing.
 TEST(ResolveTest, FrameworkAttentionFactorDefaultsToTheFitAndActsOnCalibratedGpus) {
@@ -79,8 +141,8 @@ TEST(ResolveTest, FrameworkAttentionFactorDefaultsToTheFitAndActsOnCalibratedGpu
   )pb");
   absl::StatusOr<ResolvedScenario> r = Resolve(s);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->framework_attention_factor, models::Fitted().framework_attention_factor);
-  EXPECT_EQ(r->echo.training().framework_attention_factor(), models::Fitted().framework_attention_factor);
+  EXPECT_EQ(r->framework_attention_factor, DefaultStack().attention_factor.value);
+  EXPECT_EQ(r->echo.training().framework_attention_factor(), DefaultStack().attention_factor.value);
 
   for (double bad : {0.0, -1.0, 1.5}) {
     s.mutable_training()->set_framework_attention_factor(bad);
@@ -99,7 +161,7 @@ TEST(ResolveTest, FrameworkAttentionFactorDefaultsToTheFitAndActsOnCalibratedGpu
   EXPECT_EQ(step_s("a100-sxm4-80gb", 0.5), step_s("a100-sxm4-80gb", 1.0));
 }
 
-// training.framework_gemm_factor: the fitted default, echoed; outside (0, 1]
+// training.framework_gemm_factor: the default stack's value, echoed; outside (0, 1]
 // names the field; a lower factor makes a GEMM-bound step slower on any GPU.
 TEST(ResolveTest, FrameworkGemmFactorDefaultsToTheFitAndSlowsGemms) {
   config::Scenario s = Parse(R"pb(
@@ -109,8 +171,8 @@ TEST(ResolveTest, FrameworkGemmFactorDefaultsToTheFitAndSlowsGemms) {
   )pb");
   absl::StatusOr<ResolvedScenario> r = Resolve(s);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->framework_gemm_factor, models::Fitted().framework_gemm_factor);
-  EXPECT_EQ(r->echo.training().framework_gemm_factor(), models::Fitted().framework_gemm_factor);
+  EXPECT_EQ(r->framework_gemm_factor, DefaultStack().gemm_factor.value);
+  EXPECT_EQ(r->echo.training().framework_gemm_factor(), DefaultStack().gemm_factor.value);
   for (double bad : {0.0, -0.5, 1.01}) {
     s.mutable_training()->set_framework_gemm_factor(bad);
     const absl::Status st = Resolve(s).status();

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the fit of framework_attention_factor (models/data/fitted_constants.textproto):
+# Reproduces the fit of attention_factor (models/data/frameworks.textproto,
+# the megatron-core profile):
 # the fraction of the H100 calibration's standalone attention-kernel rate that
 # minimises the MAPE on the training split, the four NEMOLONG rows of
 # published-runs.csv (NeMo long context, where attention is most of the work);

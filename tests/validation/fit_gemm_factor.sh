@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the fit of framework_gemm_factor (models/data/fitted_constants.textproto): the
+# Reproduces the fit of gemm_factor (models/data/frameworks.textproto, the
+# megatron-deepspeed profile; megatron-core and others borrow it): the
 # fraction of the GEMM ceilings (short best-shape benchmarks) that minimises
 # the MAPE on the training split, the even rows of vTrain's multi-node table,
 # with the other fitted constants at their defaults; then reports the held-out

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the fit of host_overhead_us_per_op (models/data/fitted_constants.textproto):
+# Reproduces the fit of host_us_per_op (models/data/frameworks.textproto, the
+# megatron-deepspeed profile; megatron-core and others borrow it):
 # the host launch time per op
 # that minimises the MAPE on the training split (even rows) of vTrain's
 # single-node table, then reports the held-out split (odd rows).

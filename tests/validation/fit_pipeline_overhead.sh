@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the fit of deepspeed_pipeline_p2p_host_us (models/data/fitted_constants.textproto):
+# Reproduces the fit of pipeline_p2p_host_us (models/data/frameworks.textproto,
+# the megatron-deepspeed profile):
 # the pipeline-engine host time per stage-to-stage send that minimises the MAPE
 # on the training split (even rows) of vTrain's single-node table, with the
 # per-op launch time at its default; then reports the held-out split (odd

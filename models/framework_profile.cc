@@ -1,0 +1,144 @@
+#include "models/framework_profile.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/text_format.h"
+#include "models/proto/framework.pb.h"
+#include "sim/check.h"
+#include "sim/status_macros.h"
+
+namespace clustersim::embedded {
+std::string_view FrameworksData();
+}  // namespace clustersim::embedded
+
+namespace clustersim::models {
+namespace {
+
+// Copies `in` into `*out` after checking it: value within [lo, hi] (lo
+// excluded when `open_low`), a known kind, and the provenance that kind needs.
+absl::Status ReadValue(const config::ProfileValue& in, std::string_view where, double lo, double hi,
+                       bool open_low, ProfileValue* out) {
+  const std::string at(where);
+  const double v = in.value();
+  if (!std::isfinite(v) || v < lo || (open_low && v == lo) || v > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ".value=", v, " must be in ", open_low ? "(" : "[", lo, ", ", hi, "]"));
+  }
+  if (in.kind() != "fitted" && in.kind() != "borrowed" && in.kind() != "prior") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ".kind='", in.kind(), "' is not known; use fitted, borrowed or prior"));
+  }
+  if (in.kind() != "prior" && (in.training_split().empty() || in.fit_script().empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(at, ": a ", in.kind(), " value states its training_split and fit_script"));
+  }
+  if (in.source().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(at, ": every value states its source"));
+  }
+  *out = {v, in.kind(), in.training_split(), in.fit_script(), in.source()};
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
+                                             const std::string& where) {
+  FrameworkProfile p;
+  p.name = in.name();
+  p.display_name = in.display_name();
+  p.description = in.description();
+  p.source = in.source();
+  if (p.display_name.empty() || p.source.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": every profile states its display_name and source"));
+  }
+  absl::StatusOr<AttentionBackend> attention = ParseAttentionBackend(in.attention());
+  if (!attention.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".attention='", in.attention(),
+                                                   "' is not known; use flash or unfused"));
+  }
+  p.attention = *attention;
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadValue(in.gemm_factor(), where + ".gemm_factor", 0, 1, true, &p.gemm_factor));
+  CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.attention_factor(), where + ".attention_factor", 0, 1,
+                                       true, &p.attention_factor));
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadValue(in.host_us_per_op(), where + ".host_us_per_op", 0, 1e6, false, &p.host_us_per_op));
+  CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.pipeline_p2p_host_us(), where + ".pipeline_p2p_host_us",
+                                       0, 1e6, false, &p.pipeline_p2p_host_us));
+  for (const std::string& f : in.supports()) {
+    if (std::find(std::begin(kFrameworkFeatures), std::end(kFrameworkFeatures), f) ==
+        std::end(kFrameworkFeatures)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".supports: '", f, "' is not a feature; use ",
+                       absl::StrJoin(std::vector<std::string>(std::begin(kFrameworkFeatures),
+                                                              std::end(kFrameworkFeatures)),
+                                     ", ")));
+    }
+    p.supports.push_back(f);
+  }
+  return p;
+}
+
+}  // namespace
+
+bool FrameworkProfile::Supports(std::string_view feature) const {
+  return std::find(supports.begin(), supports.end(), feature) != supports.end();
+}
+
+absl::StatusOr<FrameworkCatalog> FrameworkCatalog::Parse(std::string_view textproto,
+                                                         std::string_view origin_view) {
+  const std::string origin(origin_view);
+  config::FrameworkFile file;
+  if (!google::protobuf::TextFormat::ParseFromString(std::string(textproto), &file)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": not a FrameworkFile (models/proto/framework.proto)"));
+  }
+  FrameworkCatalog catalog;
+  for (int i = 0; i < file.framework_size(); ++i) {
+    const config::FrameworkProfile& in = file.framework(i);
+    const std::string where = absl::StrCat(origin, " framework[", i, "] '", in.name(), "'");
+    if (in.name().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": the profile has no name"));
+    }
+    for (const FrameworkProfile& seen : catalog.profiles_) {
+      if (seen.name == in.name()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate name"));
+      }
+    }
+    absl::StatusOr<FrameworkProfile> p = ReadProfile(in, where);
+    if (!p.ok()) return p.status();
+    catalog.profiles_.push_back(*std::move(p));
+  }
+  std::sort(catalog.profiles_.begin(), catalog.profiles_.end(),
+            [](const FrameworkProfile& a, const FrameworkProfile& b) { return a.name < b.name; });
+  if (!catalog.Find(kDefault).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        origin, ": no profile named '", std::string(kDefault), "', the default; add it"));
+  }
+  return catalog;
+}
+
+const FrameworkCatalog& FrameworkCatalog::Default() {
+  static const FrameworkCatalog kCatalog = [] {
+    absl::StatusOr<FrameworkCatalog> parsed =
+        Parse(embedded::FrameworksData(), "models/data/frameworks.textproto");
+    SIM_CHECK(parsed.ok()) << "embedded " << parsed.status().message();
+    return *std::move(parsed);
+  }();
+  return kCatalog;
+}
+
+absl::StatusOr<const FrameworkProfile*> FrameworkCatalog::Find(std::string_view name) const {
+  for (const FrameworkProfile& p : profiles_) {
+    if (p.name == name) return &p;
+  }
+  std::vector<std::string> names;
+  for (const FrameworkProfile& p : profiles_) names.push_back(p.name);
+  return absl::InvalidArgumentError(
+      absl::StrCat("training.framework='", std::string(name), "' is not known; use one of ",
+                   absl::StrJoin(names, ", "), " (clustersim list frameworks)"));
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,86 @@
+// File: models/framework_profile.h
+//
+// Training software stacks as inputs (training.framework): each profile, read
+// from the embedded models/data/frameworks.textproto, carries what the stack
+// changes about a step that the model, GPU and strategy do not: its kernels'
+// sustained fraction of the GEMM and attention ceilings, host time per op and
+// per pipeline send, its default attention kernel, and the parallel features
+// it has. Every number records whether it is fitted on the stack's own rows,
+// borrowed from another stack, or a prior (docs/accuracy.md).
+//
+// Example:
+//   absl::StatusOr<const models::FrameworkProfile*> p =
+//       models::FrameworkCatalog::Default().Find("pytorch-fsdp");
+//   if (!p.ok()) return p.status();  // names the known profiles
+//   double host_us = (*p)->host_us_per_op.value;
+//   if (!(*p)->Supports("tensor_parallel")) { ... }
+//
+// Thread-safety: Default() parses on first use (thread-safe static) and
+// returns an immutable catalog.
+#ifndef CLUSTERSIM_MODELS_FRAMEWORK_PROFILE_H_
+#define CLUSTERSIM_MODELS_FRAMEWORK_PROFILE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/transformer_config.h"
+
+namespace clustersim::models {
+
+// A profile's number and where it comes from.
+struct ProfileValue {
+  double value = 0;
+  std::string kind;  // "fitted" | "borrowed" | "prior"
+  std::string training_split, fit_script, source;
+};
+
+struct FrameworkProfile {
+  std::string name, display_name, description, source;
+  AttentionBackend attention = AttentionBackend::kFlash;
+  ProfileValue gemm_factor, attention_factor, host_us_per_op, pipeline_p2p_host_us;
+  std::vector<std::string> supports;  // feature names, see kFrameworkFeatures
+
+  bool Supports(std::string_view feature) const;
+};
+
+// Every feature a profile may list in `supports`.
+inline constexpr std::string_view kFrameworkFeatures[] = {"tensor_parallel",
+                                                          "sequence_parallel",
+                                                          "pipeline_parallel",
+                                                          "context_parallel",
+                                                          "expert_parallel",
+                                                          "distributed_optimizer",
+                                                          "zero",
+                                                          "tp_comm_overlap",
+                                                          "overlap_param_gather",
+                                                          "fp8"};
+
+class FrameworkCatalog {
+ public:
+  // The profile a scenario runs with when it names none.
+  static constexpr std::string_view kDefault = "megatron-core";
+
+  // The shipped catalog. A malformed embedded file is a programming error.
+  static const FrameworkCatalog& Default();
+  // Parses and checks a FrameworkFile: unique names, the default present,
+  // factors in (0, 1], host times in [0, 1e6) us, a known kind, attention and
+  // features, and provenance (training split and fit script for fitted and
+  // borrowed values, a source for every value). Errors name the origin, the
+  // profile and the field.
+  static absl::StatusOr<FrameworkCatalog> Parse(std::string_view textproto,
+                                                std::string_view origin);
+
+  // InvalidArgument naming training.framework and the known profiles when
+  // `name` is unknown.
+  absl::StatusOr<const FrameworkProfile*> Find(std::string_view name) const;
+  const std::vector<FrameworkProfile>& profiles() const { return profiles_; }  // name-sorted
+
+ private:
+  std::vector<FrameworkProfile> profiles_;
+};
+
+}  // namespace clustersim::models
+
+#endif  // CLUSTERSIM_MODELS_FRAMEWORK_PROFILE_H_

@@ -1,0 +1,113 @@
+#include "models/framework_profile.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace clustersim::models {
+namespace {
+
+// One valid profile; tests splice faults into it.
+std::string Profile(const std::string& name, const std::string& extra = "") {
+  return R"pb(framework { name: ")pb" + name +
+         R"pb("
+              display_name: "d"
+              source: "s"
+              attention: "flash"
+              gemm_factor {
+                value: 0.9
+                kind: "fitted"
+                training_split: "t"
+                fit_script: "f"
+                source: "s"
+              }
+              attention_factor {
+                value: 0.6
+                kind: "borrowed"
+                training_split: "t"
+                fit_script: "f"
+                source: "s"
+              }
+              host_us_per_op { value: 50 kind: "prior" source: "s" }
+              pipeline_p2p_host_us { value: 0 kind: "prior" source: "s" }
+              supports: "tensor_parallel")pb" +
+         extra + "}\n";
+}
+
+std::string Error(const std::string& text) {
+  absl::StatusOr<FrameworkCatalog> c = FrameworkCatalog::Parse(text, "f");
+  return c.ok() ? "" : std::string(c.status().message());
+}
+
+TEST(FrameworkProfileTest, ShippedCatalogHasTheDefaultAndEveryStackTheValidationNames) {
+  const FrameworkCatalog& c = FrameworkCatalog::Default();
+  for (const char* name :
+       {"megatron-core", "megatron-deepspeed", "pytorch-fsdp", "pytorch-fsdp2", "jax-xla"}) {
+    absl::StatusOr<const FrameworkProfile*> p = c.Find(name);
+    ASSERT_TRUE(p.ok()) << name;
+    EXPECT_GT((*p)->gemm_factor.value, 0);
+    EXPECT_LE((*p)->gemm_factor.value, 1);
+  }
+  // The default carries the Megatron-Core numbers, DeepSpeed's pipeline engine
+  // its blocking sends, FSDP-only stacks no model parallelism.
+  const FrameworkProfile& core = **c.Find(FrameworkCatalog::kDefault);
+  EXPECT_EQ(core.pipeline_p2p_host_us.value, 0);
+  EXPECT_TRUE(core.Supports("tp_comm_overlap"));
+  EXPECT_GT((*c.Find("megatron-deepspeed"))->pipeline_p2p_host_us.value, 0);
+  EXPECT_EQ((*c.Find("megatron-deepspeed"))->attention, AttentionBackend::kUnfused);
+  EXPECT_FALSE((*c.Find("pytorch-fsdp"))->Supports("tensor_parallel"));
+  EXPECT_FALSE((*c.Find("pytorch-fsdp"))->Supports("pipeline_parallel"));
+  EXPECT_TRUE((*c.Find("pytorch-fsdp"))->Supports("zero"));
+}
+
+TEST(FrameworkProfileTest, ParsesValuesWithProvenance) {
+  absl::StatusOr<FrameworkCatalog> c =
+      FrameworkCatalog::Parse(Profile("megatron-core") + Profile("b"), "f");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->profiles().size(), 2u);
+  EXPECT_EQ(c->profiles()[0].name, "b");  // sorted
+  const FrameworkProfile& p = **c->Find("megatron-core");
+  EXPECT_EQ(p.gemm_factor.value, 0.9);
+  EXPECT_EQ(p.gemm_factor.kind, "fitted");
+  EXPECT_EQ(p.attention_factor.training_split, "t");
+  EXPECT_EQ(p.host_us_per_op.value, 50);
+  EXPECT_TRUE(p.Supports("tensor_parallel"));
+  EXPECT_FALSE(p.Supports("fp8"));
+}
+
+TEST(FrameworkProfileTest, UnknownNameListsTheProfiles) {
+  const std::string message(FrameworkCatalog::Default().Find("deepspeed-zero").status().message());
+  EXPECT_NE(message.find("training.framework='deepspeed-zero' is not known"), std::string::npos);
+  EXPECT_NE(message.find("megatron-core"), std::string::npos);
+  EXPECT_NE(message.find("pytorch-fsdp2"), std::string::npos);
+}
+
+TEST(FrameworkProfileTest, MalformedProfilesAreRefusedNamingTheField) {
+  EXPECT_NE(Error(Profile("b")).find("no profile named 'megatron-core'"), std::string::npos);
+  EXPECT_NE(Error(Profile("megatron-core") + Profile("megatron-core")).find("duplicate name"),
+            std::string::npos);
+  std::string p = Profile("megatron-core");
+  std::string bad = p;
+  bad.replace(bad.find("value: 0.9"), 10, "value: 1.5");
+  EXPECT_NE(Error(bad).find("gemm_factor.value=1.5 must be in (0, 1]"), std::string::npos);
+  bad = p;
+  bad.replace(bad.find("kind: \"fitted\""), 14, "kind: \"guess\"");
+  EXPECT_NE(Error(bad).find("gemm_factor.kind='guess' is not known"), std::string::npos);
+  bad = p;
+  bad.replace(bad.find("value: 50 kind: \"prior\""), 23, "value: 50 kind: \"fitted\"");
+  EXPECT_NE(Error(bad).find("host_us_per_op: a fitted value states its training_split"),
+            std::string::npos);
+  bad = p;
+  bad.replace(bad.find("value: 50"), 9, "value: -1");
+  EXPECT_NE(Error(bad).find("host_us_per_op.value=-1 must be in [0, 1e+06]"), std::string::npos);
+  bad = p;
+  bad.replace(bad.find("attention: \"flash\""), 18, "attention: \"paged\"");
+  EXPECT_NE(Error(bad).find("attention='paged' is not known"), std::string::npos);
+  EXPECT_NE(Error(Profile("megatron-core", "supports: \"warp_speed\""))
+                .find("'warp_speed' is not a feature"),
+            std::string::npos);
+  EXPECT_NE(Error("framework { nonsense: 1 }").find("not a FrameworkFile"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::models

@@ -1,0 +1,69 @@
+// File: scenarios/accuracy/row_mapping.h
+//
+// How a validation row's cells map onto the simulator's inputs: its GPU and
+// model names onto catalog entries, its software stack onto a framework
+// profile (models/data/frameworks.textproto), and what each source or stack
+// leaves unstated onto the settings the row runs with. Every assumption is
+// written into the row's report, decided per source or per stack (never per
+// row), and documented in docs/accuracy.md.
+//
+// Example:
+//   std::string gpu_note;
+//   std::string gpu = CatalogGpu("H100-80GB (DGX H100)", &gpu_note);  //
+//   h100-sxm5-80gb absl::StatusOr<RowAssumptions> a =
+//   AssumptionsForStack("nemo-24.11 (...)");
+//   // a->framework == "megatron-core", with the NeMo recipe's settings
+#ifndef CLUSTERSIM_SCENARIOS_ACCURACY_ROW_MAPPING_H_
+#define CLUSTERSIM_SCENARIOS_ACCURACY_ROW_MAPPING_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace clustersim::scenarios {
+
+// The settings a row runs with where its source is silent.
+struct RowAssumptions {
+  std::string framework;  // training.framework (a profile name)
+  // When the row states none; 0: global batch / dp without pipeline
+  // parallelism, 1 with it.
+  int micro_batch = 1;
+  std::string recompute;           // when the row's recompute cell is empty
+  bool sequence_parallel = false;  // with tp > 1, when the row's cell is empty
+  bool distributed_optimizer = false;
+  bool overlap_grad_reduce = false;
+  bool tp_comm_overlap = false;  // only with sequence parallelism
+  bool overlap_param_gather = false;
+  int zero_stage = 0;
+  std::string precision;  // when the row states none
+  std::string attention;  // training.attention; "" = the stack's default
+  std::string text;       // the whole assumption, for the report
+};
+
+// The published-runs.csv sources (NAR21, KOR22, MCORE24, NEMO2407, NEMOLONG;
+// any other: Megatron-Core defaults of 2023).
+RowAssumptions AssumptionsForSource(const std::string& source);
+
+// A row that names its stack (the `framework` column of
+// tests/validation/unseen/training-runs.csv, e.g. "nemo-25.04 (...)",
+// "torchtitan 9dec370 ...", "jax-maxtext (...)"). NotFound, with the reason,
+// for a stack no profile covers.
+absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& framework_cell);
+
+// The catalog GPU a row's `gpu` cell denotes, or "" when the catalog has none
+// (GB200). Boards the catalog stands in for (H100 96GB at 500 W) set `*note`.
+std::string CatalogGpu(const std::string& cell, std::string* note);
+
+// The model preset a row's model name denotes ("Llama 3.1 405B" ->
+// llama3.1-405b, "GPT-3 175B (Paxml ...)" -> gpt3-175b), or "" when the
+// catalog has none.
+std::string PresetFor(const std::string& model);
+
+// Why a row's model cannot be built from its columns (a mixture of experts,
+// latent attention or Mamba layers the table does not describe), or "".
+std::string UnsupportedArchitecture(const std::string& model, const std::string& notes,
+                                    const std::string& ep);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_ACCURACY_ROW_MAPPING_H_

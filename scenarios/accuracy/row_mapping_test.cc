@@ -1,0 +1,74 @@
+#include "scenarios/accuracy/row_mapping.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "models/framework_profile.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+TEST(RowMappingTest, GpuCellsMapOntoTheCatalogOrNowhere) {
+  std::string note;
+  EXPECT_EQ(CatalogGpu("H100-80GB (8 GPUs/node; README refers to DGX H100)", &note),
+            "h100-sxm5-80gb");
+  EXPECT_TRUE(note.empty());
+  EXPECT_EQ(CatalogGpu("H100-SXM-80GB (DGX-H100)", &note), "h100-sxm5-80gb");
+  EXPECT_EQ(CatalogGpu("A100-40GB (MosaicML platform)", &note), "a100-sxm4-40gb");
+  EXPECT_EQ(CatalogGpu("A100-SXM4-80GB", &note), "a100-sxm4-80gb");
+  EXPECT_EQ(CatalogGpu("B200 (DGX-B200)", &note), "b200-sxm-180gb");
+  EXPECT_EQ(CatalogGpu("H200 (8/node NVLink)", &note), "h200-sxm-141gb");
+  EXPECT_EQ(CatalogGpu("GB200 (DGX-GB200)", &note), "");
+  // A stand-in says so.
+  EXPECT_EQ(CatalogGpu("H100-SXM 96GB HBM2e at 500 W power limit", &note), "h100-sxm5-80gb");
+  EXPECT_NE(note.find("stands in"), std::string::npos);
+}
+
+TEST(RowMappingTest, ModelNamesFindTheirPresets) {
+  EXPECT_EQ(PresetFor("Llama 3.1 405B"), "llama3.1-405b");
+  EXPECT_EQ(PresetFor("Llama 3 8B"), "llama3-8b");
+  EXPECT_EQ(PresetFor("LLAMA2-7B"), "llama2-7b");
+  EXPECT_EQ(PresetFor("Nemotron-4 15B"), "nemotron4-15b");
+  EXPECT_EQ(PresetFor("Nemotron-340B"), "nemotron4-340b");
+  EXPECT_EQ(PresetFor("GPT-3 175B (Paxml Synthetic175B)"), "gpt3-175b");
+  EXPECT_EQ(PresetFor("MPT-7B"), "");
+  EXPECT_EQ(PresetFor("GPT 1.7B"), "");
+}
+
+TEST(RowMappingTest, MixturesOfExpertsWithoutAPresetAreNamed) {
+  EXPECT_NE(UnsupportedArchitecture("DeepSeek-V3 671B", "", "64"), "");
+  EXPECT_NE(UnsupportedArchitecture("Qwen3-30B-A3B", "", ""), "");
+  EXPECT_NE(UnsupportedArchitecture("Some model", "128 experts top-8", ""), "");
+  EXPECT_EQ(UnsupportedArchitecture("Llama 3 70B", "", ""), "");
+  EXPECT_EQ(UnsupportedArchitecture("Mixtral 8x7B", "", "8"), "");  // a preset
+}
+
+TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
+  const char* cells[] = {
+      "nemo-24.11 (NeMo Megatron launcher, Megatron-Core)",
+      "nemo-25.09 (Megatron-Bridge + Megatron-Core)",
+      "megatron-deepspeed (bigscience-workshop/Megatron-DeepSpeed)",
+      "pytorch-fsdp-llm-foundry (Composer)",
+      "torchtitan 9dec370 (2024-12-26)",
+      "nemo-automodel (PyTorch-native FSDP2 backend)",
+      "jax-maxtext (ghcr.io/nvidia/jax:maxtext-2024-12-09)",
+  };
+  const char* stacks[] = {"megatron-core", "megatron-core", "megatron-deepspeed",
+                          "pytorch-fsdp",  "pytorch-fsdp2", "pytorch-fsdp2",
+                          "jax-xla"};
+  for (size_t i = 0; i < std::size(cells); ++i) {
+    absl::StatusOr<RowAssumptions> a = AssumptionsForStack(cells[i]);
+    ASSERT_TRUE(a.ok()) << cells[i];
+    EXPECT_EQ(a->framework, stacks[i]) << cells[i];
+    EXPECT_TRUE(models::FrameworkCatalog::Default().Find(a->framework).ok());
+    EXPECT_FALSE(a->text.empty());
+  }
+  EXPECT_EQ(AssumptionsForStack("mxnet 1.2").status().code(), absl::StatusCode::kNotFound);
+  // The published sources run Megatron-Core, each with its own recipe.
+  EXPECT_EQ(AssumptionsForSource("MCORE24").framework, "megatron-core");
+  EXPECT_TRUE(AssumptionsForSource("MCORE24").tp_comm_overlap);
+  EXPECT_EQ(AssumptionsForSource("NAR21").attention, "unfused");
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios
