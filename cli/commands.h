@@ -20,9 +20,10 @@ namespace clustersim::cli {
 using Args = std::vector<std::string>;
 
 int RunCommand(const Args& args);         // run [SCENARIO] [flags]
-int ListCommand(const Args& args);        // list gpus|models|clusters
+int ListCommand(const Args& args);        // list gpus|models|clusters|prices|frameworks
 int CollectiveCommand(const Args& args);  // collective [flags]
 int ValidateCommand(const Args& args);    // validate FILE.csv... [flags]
+int FitCommand(const Args& args);         // fit FILE.csv... [--threads N] [--grid G,...]
 int CalibrateCommand(const Args& args);   // calibrate MEASUREMENTS [--output FILE]
 int ValidateKernelsCommand(const Args& args);  // validate-kernels MEASUREMENTS [--calibration FILE]
 int CompareCommand(const Args& args);     // compare SCENARIO... [--set k=v] [--variant "k=v,..."]

@@ -16,11 +16,13 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"run", RunCommand, "run [SCENARIO] [flags]      simulate one training step (run --help)"},
-    {"list", ListCommand, "list gpus|models|clusters|prices  print the catalogs"},
+    {"list", ListCommand, "list gpus|models|clusters|prices|frameworks  print the catalogs"},
     {"collective", CollectiveCommand,
      "collective [flags]          nccl-tests-style table for a cluster (collective --help)"},
     {"validate", ValidateCommand,
      "validate FILE.csv...        simulate published runs, print errors and MAPE"},
+    {"fit", FitCommand,
+     "fit FILE.csv...             refit each software stack's GEMM factor on the tables"},
     {"calibrate", CalibrateCommand,
      "calibrate MEASUREMENTS      fit the kernel model to measurements (calibrate --help)"},
     {"validate-kernels", ValidateKernelsCommand,

@@ -2,7 +2,11 @@
 // measurement tables and print measured vs predicted, MAPE per source and
 // overall. Exit 1 when --max-mape is given and exceeded. A serving table
 // (tests/validation/inference-runs.csv, detected by its header) is reported by
-// scenarios/accuracy/inference_validation.h.
+// scenarios/accuracy/inference_validation.h. With --leave-one-source-out the
+// training tables are cross-validated by source instead
+// (scenarios/accuracy/cross_validation.h).
+#include <unistd.h>
+
 #include <exception>
 #include <map>
 #include <iostream>
@@ -14,6 +18,7 @@
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
+#include "scenarios/accuracy/cross_validation.h"
 #include "scenarios/accuracy/inference_validation.h"
 #include "scenarios/accuracy/validation.h"
 #include "scenarios/input/loader.h"
@@ -41,6 +46,41 @@ absl::StatusOr<std::map<std::string, double>> ParseSourceBounds(
   return out;
 }
 
+// Prints a leave-one-source-out report; 1 when a --max bound is exceeded.
+int CrossValidate(const std::vector<std::string>& files, int threads, int stride, int offset,
+                  double target, double source_target, double max_mape,
+                  const std::map<std::string, double>& per_source) {
+  absl::StatusOr<std::vector<scenarios::NamedTable>> tables = scenarios::LoadTrainingTables(files);
+  if (!tables.ok()) return Fail(tables.status());
+  scenarios::CrossValidationOptions options;
+  options.threads = threads;
+  options.stride = stride;
+  options.offset = offset;
+  if (isatty(2)) {
+    options.progress = [](int done, int total) {
+      std::cerr << "\rsimulated " << done << " of " << total << " table passes" << std::flush;
+      if (done == total) std::cerr << "\n";
+    };
+  }
+  absl::StatusOr<scenarios::CrossValidation> cv = scenarios::LeaveOneSourceOut(*tables, options);
+  if (!cv.ok()) return Fail(cv.status());
+  std::cout << scenarios::FormatCrossValidation(*cv, target, source_target);
+  bool exceeded = false;
+  if (max_mape >= 0 && cv->out_of_source_mape > max_mape) {
+    std::cerr << "clustersim: out-of-source MAPE above --max-mape " << max_mape << "%\n";
+    exceeded = true;
+  }
+  for (const scenarios::SourceFold& f : cv->sources) {
+    auto it = per_source.find(f.source);
+    if (it != per_source.end() && f.out_of_source_mape > it->second) {
+      std::cerr << "clustersim: " << f.source << " out-of-source MAPE " << f.out_of_source_mape
+                << "% above --max-source-mape " << it->second << "%\n";
+      exceeded = true;
+    }
+  }
+  return exceeded ? 1 : 0;
+}
+
 }  // namespace
 
 int ValidateCommand(const Args& args) {
@@ -50,7 +90,9 @@ int ValidateCommand(const Args& args) {
   double host_overhead = -1, pipeline_p2p_host = -1, serving_host = -1, decode_attention = -1;
   double attention_factor = -1, gemm_factor = -1;
   std::vector<std::string> source_bounds;
-  bool help = false;
+  bool help = false, loso = false;
+  int threads = 1;
+  double source_target = 12;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
   d.add_options()("target", po::value(&target)->default_value(10),
                   "MAPE target to report against (percent)")(
@@ -72,6 +114,13 @@ int ValidateCommand(const Args& args) {
       "in (0, 1]")(
       "framework-gemm-factor", po::value(&gemm_factor),
       "override every training row's sustained fraction of the GEMM ceiling, in (0, 1]")(
+      "leave-one-source-out", po::bool_switch(&loso),
+      "training tables: refit each stack's GEMM factor without each source, predict it, and "
+      "print out-of-source MAPE (--target is then the overall target, default 8)")(
+      "source-target", po::value(&source_target)->default_value(12),
+      "with --leave-one-source-out: the out-of-source MAPE every source must stay under")(
+      "threads", po::value(&threads)->default_value(1),
+      "with --leave-one-source-out: tables simulated in parallel")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -104,6 +153,15 @@ int ValidateCommand(const Args& args) {
   }
   absl::StatusOr<std::map<std::string, double>> per_source = ParseSourceBounds(source_bounds);
   if (!per_source.ok()) return Fail(per_source.status());
+  if (loso) {
+    if (threads < 1 || threads > 256) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("--threads=", threads, " must be between 1 and 256")));
+    }
+    if (vm["target"].defaulted()) target = 8;
+    return CrossValidate(files, threads, stride, offset, target, source_target, max_mape,
+                         *per_source);
+  }
   bool exceeded = false;
   for (const std::string& f : files) {
     absl::StatusOr<std::string> text = scenarios::ReadFile(f);

@@ -438,6 +438,18 @@ absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::
   return report;
 }
 
+std::string FormatGroupSummaries(const std::vector<GroupSummary>& groups) {
+  std::string out;
+  for (const GroupSummary& g : groups) {
+    absl::StrAppendFormat(&out, "  %-20s %-16s %6.1f%%  signed %+6.1f%%  (%d rows)%s\n", g.stack,
+                          g.gpu, g.mape, g.mean_signed, g.rows,
+                          std::abs(g.mean_signed) > kGroupBiasBound
+                              ? absl::StrFormat("  bias beyond +-%.0f%%", kGroupBiasBound)
+                              : "");
+  }
+  return out;
+}
+
 std::string FormatValidationReport(const ValidationReport& report, double target_mape) {
   std::string out = absl::StrFormat("validation: %s\n%-16s %-14s %-21s %12s %12s %8s\n",
                                     report.origin, "id", "source", "metric", "measured",
@@ -472,14 +484,7 @@ std::string FormatValidationReport(const ValidationReport& report, double target
                           s.mape, s.mean_signed, s.rows,
                           s.mape > target_mape ? "  above the target" : "");
   }
-  out += "by stack and GPU:\n";
-  for (const GroupSummary& g : report.by_group) {
-    absl::StrAppendFormat(&out, "  %-20s %-16s %6.1f%%  signed %+6.1f%%  (%d rows)%s\n", g.stack,
-                          g.gpu, g.mape, g.mean_signed, g.rows,
-                          std::abs(g.mean_signed) > kGroupBiasBound
-                              ? absl::StrFormat("  bias beyond +-%.0f%%", kGroupBiasBound)
-                              : "");
-  }
+  out += "by stack and GPU:\n" + FormatGroupSummaries(report.by_group);
   absl::StrAppendFormat(&out, "overall MAPE %.1f%% over %d rows; target %.0f%%: %s\n",
                         report.overall_mape, report.supported, target_mape,
                         report.overall_mape <= target_mape ? "met" : "MISSED");

@@ -92,6 +92,10 @@ struct ValidationOptions {
 absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::string_view origin,
                                                const ValidationOptions& options);
 
+// One line per stack x GPU group: MAPE, mean signed step-time error and the
+// row count, flagged when the bias lies beyond kGroupBiasBound.
+std::string FormatGroupSummaries(const std::vector<GroupSummary>& groups);
+
 // The per-row table, unsupported rows with reasons, MAPE and mean signed
 // error per source and per stack x GPU (flagged beyond kGroupBiasBound) and
 // overall, and whether `target_mape` (percent) is met.

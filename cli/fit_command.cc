@@ -1,0 +1,87 @@
+// `clustersim fit FILE.csv...`: refit every software-stack profile's GEMM
+// factor on all the training tables given (each stack on the rows that ran it,
+// every source weighted alike) and print the grid, the objective and the
+// shipped value beside the fit (scenarios/accuracy/cross_validation.h). The
+// shipped values live in models/data/frameworks.textproto.
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "boost/program_options.hpp"
+#include "cli/commands.h"
+#include "cli/parse_args.h"
+#include "scenarios/accuracy/cross_validation.h"
+
+namespace clustersim::cli {
+namespace po = boost::program_options;
+
+int FitCommand(const Args& args) {
+  std::vector<std::string> files;
+  int threads = 1, stride = 1, offset = 0;
+  std::string grid;
+  bool help = false;
+  po::options_description d("usage: clustersim fit FILE.csv... [flags]");
+  d.add_options()("threads", po::value(&threads)->default_value(1),
+                  "tables simulated in parallel")(
+      "grid", po::value(&grid), "GEMM factors to try, comma-separated, each in (0, 1]")(
+      "stride", po::value(&stride)->default_value(1), "use every n-th row of each table")(
+      "offset", po::value(&offset)->default_value(0), "first row used (0-based)")(
+      "help,h", po::bool_switch(&help), "show this help");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&files));
+  po::positional_options_description pos;
+  pos.add("file", -1);
+  po::options_description all;
+  all.add(d).add(hidden);
+  po::variables_map vm;
+  if (absl::Status s = ParseArgs(args, all, &pos, "fit", &vm); !s.ok()) return Fail(s);
+  if (help) {
+    std::cout << d;
+    return 0;
+  }
+  if (files.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "fit needs at least one training table, e.g. tests/validation/published-runs.csv"));
+  }
+  if (threads < 1 || threads > 256) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--threads=", threads, " must be between 1 and 256")));
+  }
+  if (stride < 1 || offset < 0) {
+    return Fail(absl::InvalidArgumentError("--stride must be at least 1 and --offset at least 0"));
+  }
+  scenarios::CrossValidationOptions options;
+  options.threads = threads;
+  options.stride = stride;
+  options.offset = offset;
+  if (!grid.empty()) {
+    options.gemm_grid.clear();
+    for (absl::string_view v : absl::StrSplit(grid, ',')) {
+      double x = 0;
+      if (!absl::SimpleAtod(v, &x) || !(x > 0 && x <= 1)) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "--grid value '", std::string(v), "' is not a GEMM factor in (0, 1], e.g. --grid 0.8,0.9,1")));
+      }
+      options.gemm_grid.push_back(x);
+    }
+  }
+  if (isatty(2)) {
+    options.progress = [](int done, int total) {
+      std::cerr << "\rsimulated " << done << " of " << total << " table passes" << std::flush;
+      if (done == total) std::cerr << "\n";
+    };
+  }
+  absl::StatusOr<std::vector<scenarios::NamedTable>> tables = scenarios::LoadTrainingTables(files);
+  if (!tables.ok()) return Fail(tables.status());
+  absl::StatusOr<scenarios::CrossValidation> cv = scenarios::LeaveOneSourceOut(*tables, options);
+  if (!cv.ok()) return Fail(cv.status());
+  std::cout << scenarios::FormatStackFits(*cv);
+  return 0;
+}
+
+}  // namespace clustersim::cli

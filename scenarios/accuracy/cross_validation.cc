@@ -1,0 +1,289 @@
+#include "scenarios/accuracy/cross_validation.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "models/framework_profile.h"
+#include "scenarios/accuracy/inference_runs.h"
+#include "scenarios/input/loader.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+// A row that ran at every grid value: its errors there, in percent.
+struct GridRow {
+  std::string source, stack, gpu;
+  std::vector<double> abs_error, time_error;
+};
+
+// Simulates every table at every grid value on `threads` workers; reports[g][t].
+absl::StatusOr<std::vector<std::vector<ValidationReport>>> SimulateGrid(
+    const std::vector<NamedTable>& tables, const std::vector<double>& grid,
+    const CrossValidationOptions& options) {
+  const int jobs = static_cast<int>(grid.size() * tables.size());
+  std::vector<std::vector<ValidationReport>> reports(grid.size(),
+                                                     std::vector<ValidationReport>(tables.size()));
+  std::vector<absl::Status> status(jobs);
+  std::atomic<int> next{0};
+  std::mutex mu;
+  int done = 0;
+  auto work = [&] {
+    for (int j = next++; j < jobs; j = next++) {
+      const size_t g = j / tables.size(), t = j % tables.size();
+      ValidationOptions v;
+      v.framework_gemm_factor = grid[g];
+      v.stride = options.stride;
+      v.offset = options.offset;
+      absl::StatusOr<ValidationReport> r = ValidateTable(tables[t].table, tables[t].origin, v);
+      if (r.ok()) {
+        reports[g][t] = *std::move(r);
+      } else {
+        status[j] = r.status();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (options.progress) options.progress(done, jobs);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int i = 1; i < std::max(1, options.threads); ++i) workers.emplace_back(work);
+  work();
+  for (std::thread& w : workers) w.join();
+  for (const absl::Status& s : status) {
+    if (!s.ok()) return s;
+  }
+  return reports;
+}
+
+struct Stats {
+  int n = 0;
+  double abs = 0, time = 0;
+  void Add(double a, double t) {
+    ++n;
+    abs += a;
+    time += t;
+  }
+  double Mape() const { return n > 0 ? abs / n : 0; }
+  double Signed() const { return n > 0 ? time / n : 0; }
+};
+
+// The mean over sources (other than `left_out`) of their MAPE on `stack`'s
+// rows at grid value g; NaN when no other source ran the stack.
+double Objective(const std::vector<GridRow>& rows, const std::string& stack,
+                 const std::string& left_out, size_t g) {
+  std::map<std::string, Stats> by_source;
+  for (const GridRow& r : rows) {
+    if (r.stack == stack && r.source != left_out) by_source[r.source].Add(r.abs_error[g], 0);
+  }
+  if (by_source.empty()) return std::nan("");
+  double sum = 0;
+  for (const auto& [source, s] : by_source) sum += s.Mape();
+  return sum / by_source.size();
+}
+
+// The grid index with the lowest objective (ties to the larger factor), or
+// `fallback` when the stack has no other source.
+size_t BestIndex(const std::vector<GridRow>& rows, const std::string& stack,
+                 const std::string& left_out, size_t grid_size, size_t fallback) {
+  size_t best = fallback;
+  double best_value = std::nan("");
+  for (size_t g = 0; g < grid_size; ++g) {
+    const double v = Objective(rows, stack, left_out, g);
+    if (std::isnan(v)) return fallback;
+    if (std::isnan(best_value) || v <= best_value + 1e-12) {
+      best = g;
+      best_value = v;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<NamedTable>> LoadTrainingTables(const std::vector<std::string>& paths) {
+  std::vector<NamedTable> tables;
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<sim::CsvTable> table = sim::ParseCsv(*text, path);
+    if (!table.ok()) return table.status();
+    if (IsInferenceRunsTable(*table)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " is a serving table; leave-one-source-out and fit cover the training tables "
+                "(published-runs.csv, vtrain/, unseen/)"));
+    }
+    tables.push_back({path, *std::move(table)});
+  }
+  return tables;
+}
+
+absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>& tables,
+                                                  const CrossValidationOptions& options) {
+  CrossValidation cv;
+  // Every profile's shipped value is a grid point: the in-sample figures and
+  // the fallback of a stack with one source are read off the grid.
+  std::map<std::string, double> shipped;
+  std::vector<double> grid = options.gemm_grid;
+  for (const models::FrameworkProfile& p : models::FrameworkCatalog::Default().profiles()) {
+    shipped[p.name] = p.gemm_factor.value;
+    grid.push_back(p.gemm_factor.value);
+  }
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end(),
+                         [](double a, double b) { return std::abs(a - b) < 1e-9; }),
+             grid.end());
+  for (double g : grid) {
+    if (!(g > 0 && g <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GEMM factor grid value ", g, " must be in (0, 1]"));
+    }
+  }
+  cv.grid = grid;
+  auto index_of = [&](double v) {
+    return static_cast<size_t>(
+        std::min_element(grid.begin(), grid.end(),
+                         [v](double a, double b) { return std::abs(a - v) < std::abs(b - v); }) -
+        grid.begin());
+  };
+
+  absl::StatusOr<std::vector<std::vector<ValidationReport>>> reports =
+      SimulateGrid(tables, grid, options);
+  if (!reports.ok()) return reports.status();
+
+  std::vector<GridRow> rows;
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const std::vector<ValidationRow>& first = (*reports)[0][t].rows;
+    for (size_t i = 0; i < first.size(); ++i) {
+      GridRow row{first[i].source, first[i].stack, first[i].gpu, {}, {}};
+      bool ran = first[i].metric != "memory_gb";
+      for (size_t g = 0; g < grid.size() && ran; ++g) {
+        const ValidationRow& v = (*reports)[g][t].rows[i];
+        ran = v.supported;
+        row.abs_error.push_back(100 * std::abs(v.error));
+        row.time_error.push_back(100 * v.time_error);
+      }
+      if (ran) {
+        rows.push_back(std::move(row));
+      } else if (first[i].metric != "memory_gb") {
+        ++cv.not_run;
+      }
+    }
+  }
+  cv.rows = static_cast<int>(rows.size());
+
+  std::map<std::string, std::set<std::string>> stacks_of_source, sources_of_stack;
+  for (const GridRow& r : rows) {
+    stacks_of_source[r.source].insert(r.stack);
+    sources_of_stack[r.stack].insert(r.source);
+  }
+  auto shipped_index = [&](const std::string& stack) {
+    auto it = shipped.find(stack);
+    return index_of(it == shipped.end() ? 1.0 : it->second);
+  };
+
+  Stats in_all, out_all;
+  std::map<std::pair<std::string, std::string>, Stats> groups;
+  for (const auto& [source, stacks] : stacks_of_source) {
+    SourceFold fold;
+    fold.source = source;
+    fold.stacks = absl::StrJoin(stacks, ",");
+    std::map<std::string, size_t> chosen;
+    std::vector<std::string> notes;
+    for (const std::string& stack : stacks) {
+      const size_t fallback = shipped_index(stack);
+      chosen[stack] = BestIndex(rows, stack, source, grid.size(), fallback);
+      const bool alone = sources_of_stack[stack].size() == 1;
+      notes.push_back(absl::StrFormat("%s %.2f%s", stack, grid[chosen[stack]],
+                                      alone ? " (shipped: no other source)" : ""));
+    }
+    fold.fitted_without = absl::StrJoin(notes, "; ");
+    Stats in, out;
+    for (const GridRow& r : rows) {
+      if (r.source != source) continue;
+      const size_t gi = shipped_index(r.stack), go = chosen[r.stack];
+      in.Add(r.abs_error[gi], r.time_error[gi]);
+      out.Add(r.abs_error[go], r.time_error[go]);
+      in_all.Add(r.abs_error[gi], 0);
+      out_all.Add(r.abs_error[go], 0);
+      groups[{r.stack, r.gpu}].Add(r.abs_error[go], r.time_error[go]);
+    }
+    fold.rows = in.n;
+    fold.in_sample_mape = in.Mape();
+    fold.in_sample_signed = in.Signed();
+    fold.out_of_source_mape = out.Mape();
+    fold.out_of_source_signed = out.Signed();
+    cv.sources.push_back(fold);
+  }
+  cv.in_sample_mape = in_all.Mape();
+  cv.out_of_source_mape = out_all.Mape();
+  double sum = 0;
+  for (const SourceFold& f : cv.sources) sum += f.out_of_source_mape;
+  cv.out_of_source_source_mean = cv.sources.empty() ? 0 : sum / cv.sources.size();
+  for (const auto& [key, s] : groups) {
+    cv.by_group.push_back({key.first, key.second, s.n, s.Mape(), s.Signed()});
+  }
+  for (const auto& [stack, sources] : sources_of_stack) {
+    StackFit fit;
+    fit.stack = stack;
+    fit.shipped = grid[shipped_index(stack)];
+    fit.sources = static_cast<int>(sources.size());
+    for (const GridRow& r : rows) fit.rows += r.stack == stack ? 1 : 0;
+    for (size_t g = 0; g < grid.size(); ++g) fit.objective.push_back(Objective(rows, stack, "", g));
+    fit.fitted = grid[BestIndex(rows, stack, "", grid.size(), shipped_index(stack))];
+    cv.fits.push_back(fit);
+  }
+  return cv;
+}
+
+std::string FormatCrossValidation(const CrossValidation& cv, double overall_target,
+                                  double source_target) {
+  std::string out = absl::StrFormat(
+      "leave-one-source-out: %d rows run (%d not run), each stack's GEMM factor refitted "
+      "without the source on a grid of %d (%s)\n\n",
+      cv.rows, cv.not_run, cv.grid.size(), absl::StrJoin(cv.grid, " "));
+  absl::StrAppendFormat(&out, "%-14s %-26s %5s  %22s  %22s  %s\n", "source", "stacks", "rows",
+                        "out of source (signed)", "in sample (signed)", "predicted with");
+  std::vector<std::string> above;
+  for (const SourceFold& f : cv.sources) {
+    absl::StrAppendFormat(&out, "%-14s %-26s %5d  %8.1f%% (%+6.1f%%)   %8.1f%% (%+6.1f%%)   %s%s\n",
+                          f.source, f.stacks, f.rows, f.out_of_source_mape,
+                          f.out_of_source_signed, f.in_sample_mape, f.in_sample_signed,
+                          f.fitted_without,
+                          f.out_of_source_mape > source_target ? "  ABOVE" : "");
+    if (f.out_of_source_mape > source_target) above.push_back(f.source);
+  }
+  out += "\nout of source, by stack and GPU (signed: mean step-time error, negative: too fast):\n" +
+         FormatGroupSummaries(cv.by_group);
+  absl::StrAppendFormat(
+      &out,
+      "\nout-of-source MAPE %.1f%% over %d rows (mean of sources %.1f%%); in sample %.1f%%\n"
+      "target %.0f%% overall: %s; no source above %.0f%%: %s\n",
+      cv.out_of_source_mape, cv.rows, cv.out_of_source_source_mean, cv.in_sample_mape,
+      overall_target, cv.out_of_source_mape <= overall_target ? "met" : "MISSED", source_target,
+      above.empty() ? "met" : absl::StrCat("MISSED (", absl::StrJoin(above, ", "), ")"));
+  return out;
+}
+
+std::string FormatStackFits(const CrossValidation& cv) {
+  std::string out = absl::StrFormat("%-20s %7s %7s %7s %5s   objective (mean of source MAPEs) at",
+                                    "stack", "shipped", "fitted", "sources", "rows");
+  for (double g : cv.grid) absl::StrAppendFormat(&out, " %6.2f", g);
+  out += "\n";
+  for (const StackFit& f : cv.fits) {
+    absl::StrAppendFormat(&out, "%-20s %7.2f %7.2f %7d %5d   %35s", f.stack, f.shipped, f.fitted,
+                          f.sources, f.rows, "");
+    for (double o : f.objective) absl::StrAppendFormat(&out, " %5.1f%%", o);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace clustersim::scenarios

@@ -1,0 +1,86 @@
+#include "scenarios/accuracy/cross_validation.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+constexpr char kHeader[] =
+    "id,source,model,layers,hidden,heads,seq_len,vocab,gpu,num_gpus,tp,pp,cp,vp,micro_batch,"
+    "global_batch,recompute,metric,value,notes,framework,precision,ep\n";
+
+// One small GPT row of `source` on `stack`, measured at `seconds` per step.
+std::string Row(const std::string& id, int layers, double seconds, const std::string& stack) {
+  return absl::StrFormat(
+      "%s,x,GPT,%d,1024,16,1024,51200,A100-SXM4-80GB,8,1,1,1,,1,8,,iteration_time_s,%.17g,,%s,"
+      "bf16,\n",
+      id, layers, seconds, stack);
+}
+
+constexpr char kCore[] = "nemo-25.09 (Megatron-Core)";
+constexpr char kFsdp[] = "pytorch-fsdp-llm-foundry (Composer)";
+
+NamedTable Table(const std::string& csv) {
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(csv, "t.csv");
+  EXPECT_TRUE(t.ok()) << t.status();
+  return {"t.csv", *t};
+}
+
+// The simulated step of a row at GEMM factor f.
+double StepAt(const std::string& row, double f) {
+  ValidationOptions o;
+  o.framework_gemm_factor = f;
+  absl::StatusOr<ValidationReport> r =
+      ValidateTable(Table(std::string(kHeader) + row).table, "t.csv", o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->rows.at(0).supported) << r->rows.at(0).reason;
+  return r->rows.at(0).predicted;
+}
+
+// Source A's runs match the model at factor 0.79, source B's at 1.0: each
+// source is predicted with the factor the other one fits, never its own; a
+// stack with one source keeps its shipped value; the fit on all sources and
+// the in-sample figures come off the same grid.
+TEST(CrossValidationTest, EachSourceIsPredictedWithTheOthersFit) {
+  const double a = StepAt(Row("A-01", 4, 1, kCore), 0.79);
+  const double b = StepAt(Row("B-01", 6, 1, kCore), 1.0);
+  const double c = StepAt(Row("C-01", 4, 1, kFsdp), 0.85);
+  const std::string csv = std::string(kHeader) + Row("A-01", 4, a, kCore) +
+                          Row("B-01", 6, b, kCore) + Row("C-01", 4, c, kFsdp);
+  absl::StatusOr<CrossValidation> cv =
+      LeaveOneSourceOut({Table(csv)}, {.gemm_grid = {0.79, 0.85, 1.0}, .threads = 2});
+  ASSERT_TRUE(cv.ok()) << cv.status();
+  EXPECT_EQ(cv->grid, (std::vector<double>{0.79, 0.85, 0.91, 1.0}));  // + the shipped 0.91
+  EXPECT_EQ(cv->rows, 3);
+  ASSERT_EQ(cv->sources.size(), 3u);
+  const SourceFold& fa = cv->sources[0];
+  EXPECT_EQ(fa.source, "A");
+  EXPECT_EQ(fa.fitted_without, "megatron-core 1.00");
+  EXPECT_NEAR(fa.out_of_source_mape, 100 * std::abs(StepAt(Row("A-01", 4, 1, kCore), 1.0) - a) / a,
+              1e-9);
+  EXPECT_EQ(cv->sources[1].fitted_without, "megatron-core 0.79");
+  EXPECT_EQ(cv->sources[2].fitted_without, "pytorch-fsdp 0.91 (shipped: no other source)");
+  // In sample, every row runs at its profile's shipped 0.91.
+  EXPECT_NEAR(fa.in_sample_mape,
+              100 * std::abs(StepAt(Row("A-01", 4, 1, kCore), 0.91) - a) / a, 1e-9);
+  ASSERT_EQ(cv->fits.size(), 2u);
+  EXPECT_EQ(cv->fits[0].stack, "megatron-core");
+  EXPECT_EQ(cv->fits[0].sources, 2);
+  EXPECT_EQ(cv->fits[1].stack, "pytorch-fsdp");
+  EXPECT_DOUBLE_EQ(cv->fits[1].fitted, 0.85);
+  EXPECT_NEAR(cv->fits[1].objective[1], 0, 1e-9);
+  const std::string text = FormatCrossValidation(*cv, 8, 12);
+  EXPECT_NE(text.find("out-of-source MAPE"), std::string::npos) << text;
+}
+
+TEST(CrossValidationTest, ServingTablesAndMissingFilesAreRefusedByName) {
+  EXPECT_NE(LoadTrainingTables({"no/such/table.csv"}).status().message().find("no/such/table.csv"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios
