@@ -15,7 +15,9 @@
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
+#include "models/prediction_interval.h"
 #include "scenarios/accuracy/cross_validation.h"
+#include "sim/atomic_file.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -23,7 +25,7 @@ namespace po = boost::program_options;
 int FitCommand(const Args& args) {
   std::vector<std::string> files;
   int threads = 1, stride = 1, offset = 0;
-  std::string grid;
+  std::string grid, intervals_path;
   bool help = false;
   po::options_description d("usage: clustersim fit FILE.csv... [flags]");
   d.add_options()("threads", po::value(&threads)->default_value(1),
@@ -31,6 +33,9 @@ int FitCommand(const Args& args) {
       "grid", po::value(&grid), "GEMM factors to try, comma-separated, each in (0, 1]")(
       "stride", po::value(&stride)->default_value(1), "use every n-th row of each table")(
       "offset", po::value(&offset)->default_value(0), "first row used (0-based)")(
+      "write-intervals", po::value(&intervals_path),
+      "write the 80% prediction bands of the out-of-source residuals to this file "
+      "(models/data/prediction_intervals.textproto ships them)")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -81,6 +86,20 @@ int FitCommand(const Args& args) {
   absl::StatusOr<scenarios::CrossValidation> cv = scenarios::LeaveOneSourceOut(*tables, options);
   if (!cv.ok()) return Fail(cv.status());
   std::cout << scenarios::FormatStackFits(*cv);
+  if (!intervals_path.empty()) {
+    std::string command = "clustersim fit";
+    for (const std::string& a : args) absl::StrAppend(&command, " ", a);
+    const std::string text = models::PredictionIntervals::Format(
+        cv->bands,
+        absl::StrCat(command, "; out-of-source residuals of ", cv->rows,
+                     " rows; 10-90% quantiles widened ", cv->band_width_scale,
+                     "x about their centre (log scale)"),
+        cv->band_coverage);
+    if (absl::Status s = sim::WriteFileAtomically(intervals_path, text); !s.ok()) return Fail(s);
+    std::cout << "wrote " << cv->bands.size() << " bands to " << intervals_path
+              << "; the band built without each source holds " << 100 * cv->band_coverage
+              << "% of its rows\n";
+  }
   return 0;
 }
 

@@ -48,7 +48,7 @@ absl::StatusOr<std::map<std::string, double>> ParseSourceBounds(
 
 // Prints a leave-one-source-out report; 1 when a --max bound is exceeded.
 int CrossValidate(const std::vector<std::string>& files, int threads, int stride, int offset,
-                  double target, double source_target, double max_mape,
+                  double target, double source_target, double max_mape, bool check_band,
                   const std::map<std::string, double>& per_source) {
   absl::StatusOr<std::vector<scenarios::NamedTable>> tables = scenarios::LoadTrainingTables(files);
   if (!tables.ok()) return Fail(tables.status());
@@ -68,6 +68,11 @@ int CrossValidate(const std::vector<std::string>& files, int threads, int stride
   bool exceeded = false;
   if (max_mape >= 0 && cv->out_of_source_mape > max_mape) {
     std::cerr << "clustersim: out-of-source MAPE above --max-mape " << max_mape << "%\n";
+    exceeded = true;
+  }
+  if (check_band && (cv->band_coverage < 0.75 || cv->band_coverage > 0.85)) {
+    std::cerr << "clustersim: the 80% band holds " << 100 * cv->band_coverage
+              << "% of out-of-source rows, outside 75-85% (--check-band)\n";
     exceeded = true;
   }
   for (const scenarios::SourceFold& f : cv->sources) {
@@ -90,7 +95,7 @@ int ValidateCommand(const Args& args) {
   double host_overhead = -1, pipeline_p2p_host = -1, serving_host = -1, decode_attention = -1;
   double attention_factor = -1, gemm_factor = -1;
   std::vector<std::string> source_bounds;
-  bool help = false, loso = false;
+  bool help = false, loso = false, check_band = false;
   int threads = 1;
   double source_target = 12;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
@@ -119,6 +124,8 @@ int ValidateCommand(const Args& args) {
       "print out-of-source MAPE (--target is then the overall target, default 8)")(
       "source-target", po::value(&source_target)->default_value(12),
       "with --leave-one-source-out: the out-of-source MAPE every source must stay under")(
+      "check-band", po::bool_switch(&check_band),
+      "with --leave-one-source-out: exit 1 unless the 80% band holds 75-85% of the rows")(
       "threads", po::value(&threads)->default_value(1),
       "with --leave-one-source-out: tables simulated in parallel")(
       "help,h", po::bool_switch(&help), "show this help");
@@ -160,7 +167,7 @@ int ValidateCommand(const Args& args) {
     }
     if (vm["target"].defaulted()) target = 8;
     return CrossValidate(files, threads, stride, offset, target, source_target, max_mape,
-                         *per_source);
+                         check_band, *per_source);
   }
   bool exceeded = false;
   for (const std::string& f : files) {

@@ -46,7 +46,14 @@ void NumberRow(std::string* out, std::string_view k1, const std::string& v1, std
 std::string NumbersTable(const config::Result& r) {
   const config::ExposedCommBreakdown& e = r.exposed_comm_breakdown_s();
   std::string out = "<table id=\"numbers\" class=\"numbers\">\n";
-  NumberRow(&out, "step time", HumanSeconds(r.step_time_s()), "throughput",
+  const config::StepTimeInterval& band = r.step_time_interval_s();
+  const std::string band_text =
+      r.has_step_time_interval_s()
+          ? absl::StrCat(" (80% band ", HumanSeconds(band.p10()), " – ", HumanSeconds(band.p90()),
+                         ": ", HtmlEscape(band.category()),
+                         band.validated() ? "" : ", outside every validated category", ")")
+          : "";
+  NumberRow(&out, "step time", HumanSeconds(r.step_time_s()) + band_text, "throughput",
             absl::StrCat(FixedNumber(r.tokens_per_s(), 0), " tokens/s (",
                          FixedNumber(r.tokens_per_s_per_gpu(), 1), " per GPU)"));
   NumberRow(&out, "model TFLOP/s per GPU",

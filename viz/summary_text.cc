@@ -45,6 +45,13 @@ std::string FormatSummary(const config::Result& r) {
   }
   out += "\n";
   Line(&out, "step time", absl::StrFormat("%.4f s", r.step_time_s()));
+  if (r.has_step_time_interval_s()) {
+    const config::StepTimeInterval& i = r.step_time_interval_s();
+    Line(&out, "80% band",
+         absl::StrFormat("%.4f - %.4f s (%s, %d runs out of source%s)", i.p10(), i.p90(),
+                         i.category(), i.rows(),
+                         i.validated() ? "" : "; outside every validated category"));
+  }
   Line(&out, "throughput", absl::StrFormat("%.0f tokens/s (%.1f tokens/s per GPU)",
                                            r.tokens_per_s(), r.tokens_per_s_per_gpu()));
   Line(&out, "model TFLOP/s per GPU",

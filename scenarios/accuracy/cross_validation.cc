@@ -21,6 +21,7 @@ namespace {
 // A row that ran at every grid value: its errors there, in percent.
 struct GridRow {
   std::string source, stack, gpu;
+  int num_gpus = 0;
   std::vector<double> abs_error, time_error;
 };
 
@@ -106,6 +107,41 @@ size_t BestIndex(const std::vector<GridRow>& rows, const std::string& stack,
   return best;
 }
 
+// A row's out-of-source log ratio (measured / predicted step time) and the
+// band built without its source, in log space.
+struct BandCheck {
+  double log_ratio, center, half;
+};
+
+// Fraction of `checks` inside their bands widened `scale`-fold about their
+// centres.
+double Coverage(const std::vector<BandCheck>& checks, double scale) {
+  if (checks.empty()) return 0;
+  int inside = 0;
+  for (const BandCheck& c : checks) {
+    inside += std::abs(c.log_ratio - c.center) <= scale * c.half + 1e-12 ? 1 : 0;
+  }
+  return static_cast<double>(inside) / checks.size();
+}
+
+// The smallest width scale (1 to 5 in steps of 0.1) at which the sources
+// other than `skip` hold, on average, 80% of their rows in their bands; 5 if
+// none does.
+double ScaleWithout(const std::map<std::string, std::vector<BandCheck>>& checks,
+                    const std::string& skip) {
+  for (int tenths = 10; tenths <= 50; ++tenths) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& [source, c] : checks) {
+      if (source == skip) continue;
+      sum += Coverage(c, tenths / 10.0);
+      ++n;
+    }
+    if (n > 0 && sum / n >= 0.8) return tenths / 10.0;
+  }
+  return 5;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<NamedTable>> LoadTrainingTables(const std::vector<std::string>& paths) {
@@ -162,7 +198,7 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
   for (size_t t = 0; t < tables.size(); ++t) {
     const std::vector<ValidationRow>& first = (*reports)[0][t].rows;
     for (size_t i = 0; i < first.size(); ++i) {
-      GridRow row{first[i].source, first[i].stack, first[i].gpu, {}, {}};
+      GridRow row{first[i].source, first[i].stack, first[i].gpu, first[i].num_gpus, {}, {}};
       bool ran = first[i].metric != "memory_gb";
       for (size_t g = 0; g < grid.size() && ran; ++g) {
         const ValidationRow& v = (*reports)[g][t].rows[i];
@@ -189,8 +225,10 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     return index_of(it == shipped.end() ? 1.0 : it->second);
   };
 
+  std::vector<size_t> chosen_index(rows.size());  // each row's out-of-source grid index
   Stats in_all, out_all;
   std::map<std::pair<std::string, std::string>, Stats> groups;
+  std::vector<models::IntervalResidual> residuals;
   for (const auto& [source, stacks] : stacks_of_source) {
     SourceFold fold;
     fold.source = source;
@@ -209,11 +247,15 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     for (const GridRow& r : rows) {
       if (r.source != source) continue;
       const size_t gi = shipped_index(r.stack), go = chosen[r.stack];
+      chosen_index[&r - rows.data()] = go;
       in.Add(r.abs_error[gi], r.time_error[gi]);
       out.Add(r.abs_error[go], r.time_error[go]);
       in_all.Add(r.abs_error[gi], 0);
       out_all.Add(r.abs_error[go], 0);
       groups[{r.stack, r.gpu}].Add(r.abs_error[go], r.time_error[go]);
+      // time_error = predicted / measured step time - 1, in percent.
+      residuals.push_back({r.source, r.stack, models::GpuGeneration(r.gpu), r.num_gpus,
+                           1 / (1 + r.time_error[go] / 100)});
     }
     fold.rows = in.n;
     fold.in_sample_mape = in.Mape();
@@ -221,6 +263,41 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     fold.out_of_source_mape = out.Mape();
     fold.out_of_source_signed = out.Signed();
     cv.sources.push_back(fold);
+  }
+  // Bands: each source's rows are checked against the bands of every other
+  // source; the width scale that brings the other sources to 80% is fitted
+  // without the source it is checked on, and the shipped one on all of them.
+  std::map<std::string, std::vector<BandCheck>> checks;
+  for (const SourceFold& fold : cv.sources) {
+    std::vector<models::IntervalResidual> others;
+    for (const models::IntervalResidual& r : residuals) {
+      if (r.source != fold.source) others.push_back(r);
+    }
+    const std::vector<models::IntervalBand> bands = models::BuildBands(others);
+    for (const GridRow& r : rows) {
+      if (r.source != fold.source) continue;
+      const models::StepInterval band = models::Lookup(bands, r.stack, r.gpu, r.num_gpus);
+      const double ratio = 1 / (1 + r.time_error[chosen_index[&r - rows.data()]] / 100);
+      checks[fold.source].push_back({std::log(ratio), (std::log(band.p10) + std::log(band.p90)) / 2,
+                                     (std::log(band.p90) - std::log(band.p10)) / 2});
+    }
+  }
+  double inside_all = 0, coverage_sum = 0;
+  for (SourceFold& fold : cv.sources) {
+    const std::vector<BandCheck>& own = checks[fold.source];
+    fold.band_coverage = Coverage(own, ScaleWithout(checks, fold.source));
+    inside_all += fold.band_coverage * own.size();
+    coverage_sum += fold.band_coverage;
+  }
+  cv.band_coverage = cv.rows > 0 ? inside_all / cv.rows : 0;
+  cv.band_coverage_source_mean = cv.sources.empty() ? 0 : coverage_sum / cv.sources.size();
+  cv.band_width_scale = ScaleWithout(checks, "");
+  cv.bands = models::BuildBands(residuals);
+  for (models::IntervalBand& b : cv.bands) {
+    const double center = (std::log(b.p10) + std::log(b.p90)) / 2;
+    const double half = (std::log(b.p90) - std::log(b.p10)) / 2 * cv.band_width_scale;
+    b.p10 = std::exp(center - half);
+    b.p90 = std::exp(center + half);
   }
   cv.in_sample_mape = in_all.Mape();
   cv.out_of_source_mape = out_all.Mape();
@@ -249,14 +326,16 @@ std::string FormatCrossValidation(const CrossValidation& cv, double overall_targ
       "leave-one-source-out: %d rows run (%d not run), each stack's GEMM factor refitted "
       "without the source on a grid of %d (%s)\n\n",
       cv.rows, cv.not_run, cv.grid.size(), absl::StrJoin(cv.grid, " "));
-  absl::StrAppendFormat(&out, "%-14s %-26s %5s  %22s  %22s  %s\n", "source", "stacks", "rows",
-                        "out of source (signed)", "in sample (signed)", "predicted with");
+  absl::StrAppendFormat(&out, "%-14s %-26s %5s  %22s  %22s  %7s  %s\n", "source", "stacks",
+                        "rows", "out of source (signed)", "in sample (signed)", "in band",
+                        "predicted with");
   std::vector<std::string> above;
   for (const SourceFold& f : cv.sources) {
-    absl::StrAppendFormat(&out, "%-14s %-26s %5d  %8.1f%% (%+6.1f%%)   %8.1f%% (%+6.1f%%)   %s%s\n",
+    absl::StrAppendFormat(&out,
+                          "%-14s %-26s %5d  %8.1f%% (%+6.1f%%)   %8.1f%% (%+6.1f%%)   %6.0f%%  %s%s\n",
                           f.source, f.stacks, f.rows, f.out_of_source_mape,
                           f.out_of_source_signed, f.in_sample_mape, f.in_sample_signed,
-                          f.fitted_without,
+                          100 * f.band_coverage, f.fitted_without,
                           f.out_of_source_mape > source_target ? "  ABOVE" : "");
     if (f.out_of_source_mape > source_target) above.push_back(f.source);
   }
@@ -265,10 +344,15 @@ std::string FormatCrossValidation(const CrossValidation& cv, double overall_targ
   absl::StrAppendFormat(
       &out,
       "\nout-of-source MAPE %.1f%% over %d rows (mean of sources %.1f%%); in sample %.1f%%\n"
-      "target %.0f%% overall: %s; no source above %.0f%%: %s\n",
+      "target %.0f%% overall: %s; no source above %.0f%%: %s\n"
+      "80%% prediction band (quantiles widened %.1fx to hold 80%% of the other sources' "
+      "rows), built without each source: holds %.1f%% of its rows (mean of sources %.1f%%); "
+      "target 75-85%%: %s\n",
       cv.out_of_source_mape, cv.rows, cv.out_of_source_source_mean, cv.in_sample_mape,
       overall_target, cv.out_of_source_mape <= overall_target ? "met" : "MISSED", source_target,
-      above.empty() ? "met" : absl::StrCat("MISSED (", absl::StrJoin(above, ", "), ")"));
+      above.empty() ? "met" : absl::StrCat("MISSED (", absl::StrJoin(above, ", "), ")"),
+      cv.band_width_scale, 100 * cv.band_coverage, 100 * cv.band_coverage_source_mean,
+      cv.band_coverage >= 0.75 && cv.band_coverage <= 0.85 ? "met" : "MISSED");
   return out;
 }
 

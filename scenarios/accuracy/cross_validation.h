@@ -9,7 +9,10 @@
 // MAPEs, so no one large table outweighs the rest) and S's rows are predicted
 // with it. A stack with no other source keeps its shipped value. The same
 // grid gives the in-sample figures (every row at its profile's shipped value)
-// and the fit on all sources, which is what `clustersim fit` prints.
+// and the fit on all sources, which is what `clustersim fit` prints. The
+// out-of-source residuals make the prediction bands (models/prediction_interval.h),
+// whose coverage is checked the same way: each source against bands built
+// without it.
 //
 // Not refitted here: the attention factor, host time per op and pipeline-engine
 // time (each fitted on its own regime, docs/accuracy.md); they stay at the
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "models/prediction_interval.h"
 #include "scenarios/accuracy/validation.h"
 #include "sim/csv_table.h"
 
@@ -54,6 +58,8 @@ struct SourceFold {
   double in_sample_mape = 0, in_sample_signed = 0;          // percent
   double out_of_source_mape = 0, out_of_source_signed = 0;  // percent
   std::string fitted_without;  // e.g. "megatron-core 0.85; jax-xla 0.91 (shipped)"
+  // Fraction of its rows inside the 80% band built without it.
+  double band_coverage = 0;
 };
 
 // A stack's GEMM factor fitted on every source of the stack.
@@ -73,6 +79,16 @@ struct CrossValidation {
   double in_sample_mape = 0;          // over rows, percent
   double out_of_source_mape = 0;      // over rows, percent
   double out_of_source_source_mean = 0;  // mean of the sources' MAPEs, percent
+  // Bands of measured / predicted step time over every out-of-source row
+  // (what `clustersim fit --write-intervals` ships), and how many rows fall in
+  // the band built without their own source: over rows, and averaged over
+  // sources.
+  std::vector<models::IntervalBand> bands;
+  double band_coverage = 0, band_coverage_source_mean = 0;
+  // The 10-90% quantiles of the residuals are widened this many times about
+  // their centre (log scale), so that sources not in a band's data land in it
+  // 80% of the time; fitted without each source for its coverage.
+  double band_width_scale = 1;
 };
 
 // Reads and parses training tables (published-runs.csv layout or vTrain's);

@@ -162,6 +162,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     return v;
   }
 
+  v.num_gpus = num_gpus;
   config::Scenario s;
   s.set_name(v.id);
   s.mutable_cluster()->set_gpu(gpu);
@@ -343,6 +344,7 @@ ValidationRow VtrainRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, c
     return v;
   }
   v.measured = ms / 1000.0;
+  v.num_gpus = gpus;
   config::Scenario s;
   s.set_name(v.id);
   s.mutable_cluster()->set_gpu("a100-sxm4-80gb");

@@ -42,6 +42,7 @@ struct ValidationRow {
   std::string assumptions;  // settings the source does not state
   std::string stack;        // the framework profile it ran with
   std::string gpu;          // catalog name, or the row's own where the catalog has none
+  int num_gpus = 0;
 };
 
 struct SourceSummary {

@@ -3,6 +3,7 @@
 #include "models/finetune_ops.h"
 #include "models/flops.h"
 #include "models/memory_verdict.h"
+#include "models/prediction_interval.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -24,6 +25,14 @@ void FillStepFigures(const ResolvedScenario& s, const strategies::StepStats::Sum
       static_cast<double>(s.parallel.global_batch_size) * static_cast<double>(s.model.seq_length);
   const double gpus = s.num_gpus;
   r->set_step_time_s(step_s);
+  const models::StepInterval band = models::PredictionIntervals::Default().Lookup(
+      s.framework->name, s.gpu->name, s.num_gpus);
+  config::StepTimeInterval* interval = r->mutable_step_time_interval_s();
+  interval->set_p10(step_s * band.p10);
+  interval->set_p90(step_s * band.p90);
+  interval->set_category(band.category);
+  interval->set_rows(band.rows);
+  interval->set_validated(band.validated);
   r->set_tokens_per_s(tokens / step_s);
   r->set_tokens_per_s_per_gpu(tokens / step_s / gpus);
   // Fine-tuning counts only the work it does (models/finetune_ops.h); for full
