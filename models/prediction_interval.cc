@@ -140,8 +140,7 @@ std::vector<IntervalBand> BuildBands(const std::vector<IntervalResidual>& residu
 }
 
 StepInterval Lookup(const std::vector<IntervalBand>& bands, std::string_view stack,
-                    std::string_view gpu, int num_gpus) {
-  const std::string generation = GpuGeneration(gpu);
+                    std::string_view generation, int num_gpus) {
   for (const IntervalBand& b : bands) {
     const bool stack_ok = b.stack.empty() || b.stack == stack;
     const bool generation_ok = b.generation.empty() || b.generation == generation;

@@ -59,10 +59,11 @@ struct StepInterval {
 };
 
 // The first band of `bands` (most specific first) whose category holds the
-// scenario; the all-rows band, unvalidated, when none names its stack and
-// generation. `bands` must hold an all-rows band.
+// scenario (its stack, GPU generation and GPU count); validated only when the
+// band names both the stack and the generation. `bands` must hold an
+// all-rows band.
 StepInterval Lookup(const std::vector<IntervalBand>& bands, std::string_view stack,
-                    std::string_view gpu, int num_gpus);
+                    std::string_view generation, int num_gpus);
 
 class PredictionIntervals {
  public:
@@ -77,7 +78,7 @@ class PredictionIntervals {
                             double coverage);
 
   StepInterval Lookup(std::string_view stack, std::string_view gpu, int num_gpus) const {
-    return models::Lookup(bands_, stack, gpu, num_gpus);
+    return models::Lookup(bands_, stack, GpuGeneration(gpu), num_gpus);
   }
   const std::vector<IntervalBand>& bands() const { return bands_; }
   double coverage() const { return coverage_; }

@@ -42,18 +42,18 @@ TEST(PredictionIntervalTest, BandsAreQuantilesOfTheMostSpecificCategoryWithEnoug
   EXPECT_TRUE(bands.back().stack.empty() && bands.back().generation.empty());
   EXPECT_EQ(bands.back().rows, 25);
 
-  const StepInterval core = Lookup(bands, "megatron-core", "h100-sxm5-80gb", 8);
+  const StepInterval core = Lookup(bands, "megatron-core", "hopper", 8);
   EXPECT_TRUE(core.validated);
   EXPECT_EQ(core.category, "megatron-core on hopper, 1-64 GPUs");
   // A larger job of the same stack falls back to stack x generation.
-  EXPECT_EQ(Lookup(bands, "megatron-core", "h100-sxm5-80gb", 1024).category,
+  EXPECT_EQ(Lookup(bands, "megatron-core", "hopper", 1024).category,
             "megatron-core on hopper");
   // Another generation: the stack's band, not validated.
-  const StepInterval other = Lookup(bands, "megatron-core", "a100-sxm4-80gb", 8);
+  const StepInterval other = Lookup(bands, "megatron-core", "ampere", 8);
   EXPECT_FALSE(other.validated);
   EXPECT_EQ(other.category, "megatron-core, every GPU");
   // Five FSDP rows make no band: every run's.
-  const StepInterval fsdp = Lookup(bands, "pytorch-fsdp", "a100-sxm4-80gb", 64);
+  const StepInterval fsdp = Lookup(bands, "pytorch-fsdp", "ampere", 64);
   EXPECT_FALSE(fsdp.validated);
   EXPECT_EQ(fsdp.category, "every run");
   EXPECT_EQ(fsdp.rows, 25);

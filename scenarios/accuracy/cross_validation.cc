@@ -142,6 +142,45 @@ double ScaleWithout(const std::map<std::string, std::vector<BandCheck>>& checks,
   return 5;
 }
 
+// The prediction bands of `residuals` (out of source): each source's rows are
+// checked against the bands built from every other source; the width scale
+// that brings the other sources to 80% is fitted without the source it is
+// checked on, and the shipped one on all of them.
+void FitBands(const std::vector<models::IntervalResidual>& residuals, CrossValidation* cv) {
+  std::map<std::string, std::vector<BandCheck>> checks;
+  for (const SourceFold& fold : cv->sources) {
+    std::vector<models::IntervalResidual> others;
+    for (const models::IntervalResidual& r : residuals) {
+      if (r.source != fold.source) others.push_back(r);
+    }
+    const std::vector<models::IntervalBand> bands = models::BuildBands(others);
+    for (const models::IntervalResidual& r : residuals) {
+      if (r.source != fold.source) continue;
+      const models::StepInterval band = models::Lookup(bands, r.stack, r.generation, r.num_gpus);
+      checks[fold.source].push_back({std::log(r.ratio),
+                                     (std::log(band.p10) + std::log(band.p90)) / 2,
+                                     (std::log(band.p90) - std::log(band.p10)) / 2});
+    }
+  }
+  double inside_all = 0, coverage_sum = 0;
+  for (SourceFold& fold : cv->sources) {
+    const std::vector<BandCheck>& own = checks[fold.source];
+    fold.band_coverage = Coverage(own, ScaleWithout(checks, fold.source));
+    inside_all += fold.band_coverage * own.size();
+    coverage_sum += fold.band_coverage;
+  }
+  cv->band_coverage = residuals.empty() ? 0 : inside_all / residuals.size();
+  cv->band_coverage_source_mean = cv->sources.empty() ? 0 : coverage_sum / cv->sources.size();
+  cv->band_width_scale = ScaleWithout(checks, "");
+  cv->bands = models::BuildBands(residuals);
+  for (models::IntervalBand& b : cv->bands) {
+    const double center = (std::log(b.p10) + std::log(b.p90)) / 2;
+    const double half = (std::log(b.p90) - std::log(b.p10)) / 2 * cv->band_width_scale;
+    b.p10 = std::exp(center - half);
+    b.p90 = std::exp(center + half);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<NamedTable>> LoadTrainingTables(const std::vector<std::string>& paths) {
@@ -225,7 +264,6 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     return index_of(it == shipped.end() ? 1.0 : it->second);
   };
 
-  std::vector<size_t> chosen_index(rows.size());  // each row's out-of-source grid index
   Stats in_all, out_all;
   std::map<std::pair<std::string, std::string>, Stats> groups;
   std::vector<models::IntervalResidual> residuals;
@@ -247,7 +285,6 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     for (const GridRow& r : rows) {
       if (r.source != source) continue;
       const size_t gi = shipped_index(r.stack), go = chosen[r.stack];
-      chosen_index[&r - rows.data()] = go;
       in.Add(r.abs_error[gi], r.time_error[gi]);
       out.Add(r.abs_error[go], r.time_error[go]);
       in_all.Add(r.abs_error[gi], 0);
@@ -264,41 +301,7 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     fold.out_of_source_signed = out.Signed();
     cv.sources.push_back(fold);
   }
-  // Bands: each source's rows are checked against the bands of every other
-  // source; the width scale that brings the other sources to 80% is fitted
-  // without the source it is checked on, and the shipped one on all of them.
-  std::map<std::string, std::vector<BandCheck>> checks;
-  for (const SourceFold& fold : cv.sources) {
-    std::vector<models::IntervalResidual> others;
-    for (const models::IntervalResidual& r : residuals) {
-      if (r.source != fold.source) others.push_back(r);
-    }
-    const std::vector<models::IntervalBand> bands = models::BuildBands(others);
-    for (const GridRow& r : rows) {
-      if (r.source != fold.source) continue;
-      const models::StepInterval band = models::Lookup(bands, r.stack, r.gpu, r.num_gpus);
-      const double ratio = 1 / (1 + r.time_error[chosen_index[&r - rows.data()]] / 100);
-      checks[fold.source].push_back({std::log(ratio), (std::log(band.p10) + std::log(band.p90)) / 2,
-                                     (std::log(band.p90) - std::log(band.p10)) / 2});
-    }
-  }
-  double inside_all = 0, coverage_sum = 0;
-  for (SourceFold& fold : cv.sources) {
-    const std::vector<BandCheck>& own = checks[fold.source];
-    fold.band_coverage = Coverage(own, ScaleWithout(checks, fold.source));
-    inside_all += fold.band_coverage * own.size();
-    coverage_sum += fold.band_coverage;
-  }
-  cv.band_coverage = cv.rows > 0 ? inside_all / cv.rows : 0;
-  cv.band_coverage_source_mean = cv.sources.empty() ? 0 : coverage_sum / cv.sources.size();
-  cv.band_width_scale = ScaleWithout(checks, "");
-  cv.bands = models::BuildBands(residuals);
-  for (models::IntervalBand& b : cv.bands) {
-    const double center = (std::log(b.p10) + std::log(b.p90)) / 2;
-    const double half = (std::log(b.p90) - std::log(b.p10)) / 2 * cv.band_width_scale;
-    b.p10 = std::exp(center - half);
-    b.p90 = std::exp(center + half);
-  }
+  FitBands(residuals, &cv);
   cv.in_sample_mape = in_all.Mape();
   cv.out_of_source_mape = out_all.Mape();
   double sum = 0;

@@ -5,9 +5,10 @@
 # tests/fuzz/regressions/<target>/ (inputs of past findings and test cases).
 # Two targets need seeds cut from shipped files, which it writes under
 # SCRATCH: validation_csv (each table's header and first rows, and the first
-# row of each source of published-runs.csv: whole tables would make every
-# execution resolve hundreds of rows) and cli (the arguments of every
-# `clustersim run` example in README.md and docs/, one file each).
+# row of each source of published-runs.csv and unseen/training-runs.csv:
+# whole tables would make every execution resolve hundreds of rows) and cli
+# (the arguments of every `clustersim run` example in README.md and docs/, one
+# file each).
 # Usage: tests/fuzz/seeds.sh TARGET SCRATCH
 set -euo pipefail
 target=$1
@@ -22,11 +23,13 @@ case "$target" in
   validation_csv)
     out=$scratch/seeds-validation_csv
     mkdir -p "$out"
-    for f in tests/validation/*.csv tests/validation/vtrain/*.csv; do
+    for f in tests/validation/*.csv tests/validation/vtrain/*.csv tests/validation/unseen/*.csv; do
       head -n 4 "$f" >"$out/$(basename "$f" .csv)-head.csv"
     done
-    awk -F, 'NR == 1 { print; next } { key = $1; sub(/-[^-]*$/, "", key) } !seen[key]++' \
-      tests/validation/published-runs.csv >"$out/published-runs-sources.csv"
+    for f in tests/validation/published-runs.csv tests/validation/unseen/training-runs.csv; do
+      awk -F, 'NR == 1 { print; next } { key = $1; sub(/-[^-]*$/, "", key) } !seen[key]++' \
+        "$f" >"$out/$(basename "$f" .csv)-sources.csv"
+    done
     echo "$out"
     ;;
   cli)
