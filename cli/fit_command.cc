@@ -3,8 +3,6 @@
 // every source weighted alike) and print the grid, the objective and the
 // shipped value beside the fit (scenarios/accuracy/cross_validation.h). The
 // shipped values live in models/data/frameworks.textproto.
-#include <unistd.h>
-
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
+#include "cli/cross_validation_input.h"
 #include "cli/parse_args.h"
 #include "models/prediction_interval.h"
 #include "scenarios/accuracy/cross_validation.h"
@@ -53,13 +52,6 @@ int FitCommand(const Args& args) {
     return Fail(absl::InvalidArgumentError(
         "fit needs at least one training table, e.g. tests/validation/published-runs.csv"));
   }
-  if (threads < 1 || threads > 256) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--threads=", threads, " must be between 1 and 256")));
-  }
-  if (stride < 1 || offset < 0) {
-    return Fail(absl::InvalidArgumentError("--stride must be at least 1 and --offset at least 0"));
-  }
   scenarios::CrossValidationOptions options;
   options.threads = threads;
   options.stride = stride;
@@ -75,15 +67,7 @@ int FitCommand(const Args& args) {
       options.gemm_grid.push_back(x);
     }
   }
-  if (isatty(2)) {
-    options.progress = [](int done, int total) {
-      std::cerr << "\rsimulated " << done << " of " << total << " table passes" << std::flush;
-      if (done == total) std::cerr << "\n";
-    };
-  }
-  absl::StatusOr<std::vector<scenarios::NamedTable>> tables = scenarios::LoadTrainingTables(files);
-  if (!tables.ok()) return Fail(tables.status());
-  absl::StatusOr<scenarios::CrossValidation> cv = scenarios::LeaveOneSourceOut(*tables, options);
+  absl::StatusOr<scenarios::CrossValidation> cv = CrossValidateFiles(files, options);
   if (!cv.ok()) return Fail(cv.status());
   std::cout << scenarios::FormatStackFits(*cv);
   if (!intervals_path.empty()) {

@@ -5,8 +5,6 @@
 // scenarios/accuracy/inference_validation.h. With --leave-one-source-out the
 // training tables are cross-validated by source instead
 // (scenarios/accuracy/cross_validation.h).
-#include <unistd.h>
-
 #include <exception>
 #include <map>
 #include <iostream>
@@ -17,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
+#include "cli/cross_validation_input.h"
 #include "cli/parse_args.h"
 #include "scenarios/accuracy/cross_validation.h"
 #include "scenarios/accuracy/inference_validation.h"
@@ -50,19 +49,8 @@ absl::StatusOr<std::map<std::string, double>> ParseSourceBounds(
 int CrossValidate(const std::vector<std::string>& files, int threads, int stride, int offset,
                   double target, double source_target, double max_mape, bool check_band,
                   const std::map<std::string, double>& per_source) {
-  absl::StatusOr<std::vector<scenarios::NamedTable>> tables = scenarios::LoadTrainingTables(files);
-  if (!tables.ok()) return Fail(tables.status());
-  scenarios::CrossValidationOptions options;
-  options.threads = threads;
-  options.stride = stride;
-  options.offset = offset;
-  if (isatty(2)) {
-    options.progress = [](int done, int total) {
-      std::cerr << "\rsimulated " << done << " of " << total << " table passes" << std::flush;
-      if (done == total) std::cerr << "\n";
-    };
-  }
-  absl::StatusOr<scenarios::CrossValidation> cv = scenarios::LeaveOneSourceOut(*tables, options);
+  absl::StatusOr<scenarios::CrossValidation> cv = CrossValidateFiles(
+      files, {.threads = threads, .stride = stride, .offset = offset});
   if (!cv.ok()) return Fail(cv.status());
   std::cout << scenarios::FormatCrossValidation(*cv, target, source_target);
   bool exceeded = false;
@@ -161,10 +149,6 @@ int ValidateCommand(const Args& args) {
   absl::StatusOr<std::map<std::string, double>> per_source = ParseSourceBounds(source_bounds);
   if (!per_source.ok()) return Fail(per_source.status());
   if (loso) {
-    if (threads < 1 || threads > 256) {
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat("--threads=", threads, " must be between 1 and 256")));
-    }
     if (vm["target"].defaulted()) target = 8;
     return CrossValidate(files, threads, stride, offset, target, source_target, max_mape,
                          check_band, *per_source);

@@ -64,23 +64,11 @@ absl::StatusOr<std::vector<std::vector<ValidationReport>>> SimulateGrid(
   return reports;
 }
 
-struct Stats {
-  int n = 0;
-  double abs = 0, time = 0;
-  void Add(double a, double t) {
-    ++n;
-    abs += a;
-    time += t;
-  }
-  double Mape() const { return n > 0 ? abs / n : 0; }
-  double Signed() const { return n > 0 ? time / n : 0; }
-};
-
 // The mean over sources (other than `left_out`) of their MAPE on `stack`'s
 // rows at grid value g; NaN when no other source ran the stack.
 double Objective(const std::vector<GridRow>& rows, const std::string& stack,
                  const std::string& left_out, size_t g) {
-  std::map<std::string, Stats> by_source;
+  std::map<std::string, ErrorTally> by_source;
   for (const GridRow& r : rows) {
     if (r.stack == stack && r.source != left_out) by_source[r.source].Add(r.abs_error[g], 0);
   }
@@ -264,8 +252,8 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     return index_of(it == shipped.end() ? 1.0 : it->second);
   };
 
-  Stats in_all, out_all;
-  std::map<std::pair<std::string, std::string>, Stats> groups;
+  ErrorTally in_all, out_all;
+  std::map<std::pair<std::string, std::string>, ErrorTally> groups;
   std::vector<models::IntervalResidual> residuals;
   for (const auto& [source, stacks] : stacks_of_source) {
     SourceFold fold;
@@ -281,7 +269,7 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
                                       alone ? " (shipped: no other source)" : ""));
     }
     fold.fitted_without = absl::StrJoin(notes, "; ");
-    Stats in, out;
+    ErrorTally in, out;
     for (const GridRow& r : rows) {
       if (r.source != source) continue;
       const size_t gi = shipped_index(r.stack), go = chosen[r.stack];
@@ -294,7 +282,7 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
       residuals.push_back({r.source, r.stack, models::GpuGeneration(r.gpu), r.num_gpus,
                            1 / (1 + r.time_error[go] / 100)});
     }
-    fold.rows = in.n;
+    fold.rows = in.rows;
     fold.in_sample_mape = in.Mape();
     fold.in_sample_signed = in.Signed();
     fold.out_of_source_mape = out.Mape();
@@ -308,7 +296,7 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
   for (const SourceFold& f : cv.sources) sum += f.out_of_source_mape;
   cv.out_of_source_source_mean = cv.sources.empty() ? 0 : sum / cv.sources.size();
   for (const auto& [key, s] : groups) {
-    cv.by_group.push_back({key.first, key.second, s.n, s.Mape(), s.Signed()});
+    cv.by_group.push_back({key.first, key.second, s.rows, s.Mape(), s.Signed()});
   }
   for (const auto& [stack, sources] : sources_of_stack) {
     StackFit fit;

@@ -204,23 +204,21 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
                     ", last ", p->last_pipeline_num_layers(), " layers); ");
   }
   const int dp = num_gpus / (tp * pp * cp);
-  const bool mb_stated = Int(t.Get(*batch_row, "micro_batch"), &mb);
-  if (!mb_stated && a.micro_batch > 0) {
-    mb = a.micro_batch;
-    absl::StrAppend(&assumptions, "micro-batch ", mb, "; ");
-  }
-  if (!mb_stated && a.micro_batch == 0 && pp > 1) {
-    // A pipeline splits each replica's batch into micro-batches of one
-    // sequence (torchtitan's and Megatron's default micro-batch size).
-    mb = 1;
-    absl::StrAppend(&assumptions, "micro-batch 1 (pipeline); ");
-  } else if (!mb_stated && a.micro_batch == 0) {
-    // The stack's recipe: one micro-batch per replica per step.
-    if (!Int(t.Get(*batch_row, "global_batch"), &gb) || dp < 1 || gb % dp != 0) {
+  if (!Int(t.Get(*batch_row, "micro_batch"), &mb)) {
+    if (a.micro_batch > 0) {
+      mb = a.micro_batch;
+      absl::StrAppend(&assumptions, "micro-batch ", mb, "; ");
+    } else if (pp > 1) {
+      // A pipeline splits each replica's batch into micro-batches of one
+      // sequence (torchtitan's and Megatron's default micro-batch size).
+      mb = 1;
+      absl::StrAppend(&assumptions, "micro-batch 1 (pipeline); ");
+    } else if (Int(t.Get(*batch_row, "global_batch"), &gb) && dp >= 1 && gb % dp == 0) {
+      mb = gb / dp;  // the stack's recipe: one micro-batch per replica per step
+    } else {
       v.reason = "micro-batch not stated and the global batch is not a multiple of dp";
       return v;
     }
-    mb = gb / dp;
   }
   if (!Int(t.Get(*batch_row, "global_batch"), &gb)) {
     // NEMOLONG: the per-source assumption above; memory rows: one micro-batch
@@ -411,32 +409,23 @@ absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::
                                     : VtrainRow(table, table.rows[i], vtrain_source,
                                                 static_cast<int>(i), options));
   }
-  struct Sums {
-    int n = 0;
-    double abs = 0, signed_sum = 0;
-  };
-  std::map<std::string, Sums> sources;
-  std::map<std::pair<std::string, std::string>, Sums> groups;
-  double total = 0;
+  std::map<std::string, ErrorTally> sources;
+  std::map<std::pair<std::string, std::string>, ErrorTally> groups;
+  ErrorTally all;
   for (const ValidationRow& r : report.rows) {
     if (!r.supported || r.metric == "memory_gb") continue;
-    for (Sums* sum : {&sources[r.source], &groups[{r.stack, r.gpu}]}) {
-      ++sum->n;
-      sum->abs += std::abs(r.error);
-      sum->signed_sum += r.time_error;
+    for (ErrorTally* t : {&sources[r.source], &groups[{r.stack, r.gpu}], &all}) {
+      t->Add(100 * std::abs(r.error), 100 * r.time_error);
     }
-    total += std::abs(r.error);
-    ++report.supported;
   }
-  for (const auto& [source, sum] : sources) {
-    report.by_source.push_back(
-        {source, sum.n, 100 * sum.abs / sum.n, 100 * sum.signed_sum / sum.n});
+  for (const auto& [source, t] : sources) {
+    report.by_source.push_back({source, t.rows, t.Mape(), t.Signed()});
   }
-  for (const auto& [key, sum] : groups) {
-    report.by_group.push_back(
-        {key.first, key.second, sum.n, 100 * sum.abs / sum.n, 100 * sum.signed_sum / sum.n});
+  for (const auto& [key, t] : groups) {
+    report.by_group.push_back({key.first, key.second, t.rows, t.Mape(), t.Signed()});
   }
-  report.overall_mape = report.supported > 0 ? 100 * total / report.supported : 0;
+  report.supported = all.rows;
+  report.overall_mape = all.Mape();
   return report;
 }
 

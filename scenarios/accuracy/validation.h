@@ -60,6 +60,20 @@ struct GroupSummary {
   double mape = 0, mean_signed = 0;  // percent
 };
 
+// Running sums of rows' errors: the mean absolute error and the mean signed
+// step-time error of the rows added (in the unit they were added in).
+struct ErrorTally {
+  int rows = 0;
+  double abs_sum = 0, time_sum = 0;
+  void Add(double abs_error, double time_error) {
+    ++rows;
+    abs_sum += abs_error;
+    time_sum += time_error;
+  }
+  double Mape() const { return rows > 0 ? abs_sum / rows : 0; }
+  double Signed() const { return rows > 0 ? time_sum / rows : 0; }
+};
+
 // Groups whose mean signed error lies beyond this are flagged (percent).
 inline constexpr double kGroupBiasBound = 6;
 
