@@ -20,7 +20,7 @@ const GpuSpec& Gpu(std::string_view name) {
 TEST(GpuCatalogTest, FindsCanonicalNames) {
   for (const char* name :
        {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
-        "h200-sxm-141gb", "b200-sxm-180gb", "l40s", "a10g", "rtx-3090", "rtx-4090",
+        "h200-sxm-141gb", "b200-sxm-180gb", "gb200-186gb", "l40s", "a10g", "rtx-3090", "rtx-4090",
         "jetson-agx-orin-32gb", "jetson-agx-orin-64gb", "apple-m2-ultra",
         "xeon-platinum-8480plus", "a10-pcie-24gb", "rtx-a6000"}) {
     absl::StatusOr<const GpuSpec*> g = GpuCatalog::Default().Find(name);
@@ -28,7 +28,7 @@ TEST(GpuCatalogTest, FindsCanonicalNames) {
     EXPECT_EQ((*g)->name, name);
   }
   std::vector<std::string> names = GpuCatalog::Default().Names();
-  EXPECT_EQ(names.size(), 17u);
+  EXPECT_EQ(names.size(), 18u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
 }
 
@@ -67,7 +67,7 @@ TEST(GpuCatalogTest, Fp8OnlyFromHopperAndAda) {
   for (const char* name : {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "a10g", "rtx-3090"}) {
     EXPECT_FALSE(Gpu(name).Supports(Dtype::kFp8)) << name;
   }
-  for (const char* name : {"h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "l40s", "rtx-4090"}) {
+  for (const char* name : {"h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-186gb", "l40s", "rtx-4090"}) {
     EXPECT_TRUE(Gpu(name).Supports(Dtype::kFp8)) << name;
   }
 }

@@ -22,7 +22,7 @@ TEST(ModelCatalogTest, ShipsThePresetsUsersAskFor) {
   for (const char* name :
        {"gpt-22b", "gpt3-175b", "mt-nlg-530b", "gpt-1t", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b",
         "gpt3-13b", "megatron-1.7b", "megatron-145.6b", "llama2-7b", "llama2-13b", "llama2-70b",
-        "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "mixtral-8x22b",
+        "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "mixtral-8x22b", "grok-1-314b",
         "nemotron4-15b", "nemotron4-340b", "opt-175b", "bloom-176b"}) {
     absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
     ASSERT_TRUE(c.ok()) << name << ": " << c.status();
@@ -78,6 +78,10 @@ TEST(ParameterCountTest, MatchesModelsReferenceTotals) {
     TransformerConfig c = Preset(name);
     EXPECT_NEAR(CountParameters(c).Total(c.num_layers) / 1e9 / billions, 1.0, 0.001) << name;
   }
+  // xai-org/grok-1 README: "314B parameters", rounded; the shapes give 316.5B
+  // with a 131,072-token vocabulary.
+  const TransformerConfig grok = Preset("grok-1-314b");
+  EXPECT_NEAR(CountParameters(grok).Total(grok.num_layers) / 1e9 / 314, 1.0, 0.01);
   EXPECT_EQ(Preset("nemotron4-15b").activation, Activation::kSquaredRelu);
 }
 

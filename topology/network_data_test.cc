@@ -28,7 +28,7 @@ TEST(NetworkDataTest, LinksParseWithSources) {
 
 TEST(NetworkDataTest, NodePresetsParseWithSources) {
   EXPECT_EQ(NodePresetNames(),
-            (std::vector<std::string>{"dgx-a100", "dgx-h100", "dgx-h200", "hgx-b200",
+            (std::vector<std::string>{"dgx-a100", "dgx-h100", "dgx-h200", "hgx-b200", "gb200-nvl72",
                                       "pcie-rtx4090-8x", "pcie-a10g-8x", "pcie-l40s-8x",
                                       // Serving hosts.
                                       "pcie-a100-1x", "pcie-h100-1x", "pcie-l40s-1x",

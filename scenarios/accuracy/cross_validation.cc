@@ -112,20 +112,20 @@ double Coverage(const std::vector<BandCheck>& checks, double scale) {
   return static_cast<double>(inside) / checks.size();
 }
 
-// The smallest width scale (1 to 5 in steps of 0.1) at which the sources
+// The smallest width scale (1 to 5 in steps of 0.02) at which the sources
 // other than `skip` hold, on average, 80% of their rows in their bands; 5 if
-// none does.
+// none does. Steps much coarser than one row's share of coverage overshoot 80%.
 double ScaleWithout(const std::map<std::string, std::vector<BandCheck>>& checks,
                     const std::string& skip) {
-  for (int tenths = 10; tenths <= 50; ++tenths) {
+  for (int fiftieths = 50; fiftieths <= 250; ++fiftieths) {
     double sum = 0;
     int n = 0;
     for (const auto& [source, c] : checks) {
       if (source == skip) continue;
-      sum += Coverage(c, tenths / 10.0);
+      sum += Coverage(c, fiftieths / 50.0);
       ++n;
     }
-    if (n > 0 && sum / n >= 0.8) return tenths / 10.0;
+    if (n > 0 && sum / n >= 0.8) return fiftieths / 50.0;
   }
   return 5;
 }
@@ -336,7 +336,7 @@ std::string FormatCrossValidation(const CrossValidation& cv, double overall_targ
       &out,
       "\nout-of-source MAPE %.1f%% over %d rows (mean of sources %.1f%%); in sample %.1f%%\n"
       "target %.0f%% overall: %s; no source above %.0f%%: %s\n"
-      "80%% prediction band (quantiles widened %.1fx to hold 80%% of the other sources' "
+      "80%% prediction band (quantiles widened %.2fx to hold 80%% of the other sources' "
       "rows), built without each source: holds %.1f%% of its rows (mean of sources %.1f%%); "
       "target 75-85%%: %s\n",
       cv.out_of_source_mape, cv.rows, cv.out_of_source_source_mean, cv.in_sample_mape,

@@ -166,7 +166,7 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
 std::string CatalogGpu(const std::string& cell, std::string* note) {
   const std::string g = absl::AsciiStrToLower(cell);
   note->clear();
-  if (absl::StartsWith(g, "gb200")) return "";
+  if (absl::StartsWith(g, "gb200")) return "gb200-186gb";
   if (absl::StartsWith(g, "a100-sxm4-80gb") || absl::StartsWith(g, "a100-80gb")) {
     return "a100-sxm4-80gb";
   }

@@ -51,7 +51,7 @@ RowAssumptions AssumptionsForSource(const std::string& source);
 absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& framework_cell);
 
 // The catalog GPU a row's `gpu` cell denotes, or "" when the catalog has none
-// (GB200). Boards the catalog stands in for (H100 96GB at 500 W) set `*note`.
+// (MI300X). Boards the catalog stands in for (H100 96GB at 500 W) set `*note`.
 std::string CatalogGpu(const std::string& cell, std::string* note);
 
 // The model preset a row's model name denotes ("Llama 3.1 405B" ->

@@ -18,7 +18,8 @@ TEST(RowMappingTest, GpuCellsMapOntoTheCatalogOrNowhere) {
   EXPECT_EQ(CatalogGpu("A100-SXM4-80GB", &note), "a100-sxm4-80gb");
   EXPECT_EQ(CatalogGpu("B200 (DGX-B200)", &note), "b200-sxm-180gb");
   EXPECT_EQ(CatalogGpu("H200 (8/node NVLink)", &note), "h200-sxm-141gb");
-  EXPECT_EQ(CatalogGpu("GB200 (DGX-GB200)", &note), "");
+  EXPECT_EQ(CatalogGpu("GB200 (DGX-GB200)", &note), "gb200-186gb");
+  EXPECT_EQ(CatalogGpu("MI300X (8/node)", &note), "");
   // A stand-in says so.
   EXPECT_EQ(CatalogGpu("H100-SXM 96GB HBM2e at 500 W power limit", &note), "h100-sxm5-80gb");
   EXPECT_NE(note.find("stands in"), std::string::npos);
@@ -30,6 +31,7 @@ TEST(RowMappingTest, ModelNamesFindTheirPresets) {
   EXPECT_EQ(PresetFor("LLAMA2-7B"), "llama2-7b");
   EXPECT_EQ(PresetFor("Nemotron-4 15B"), "nemotron4-15b");
   EXPECT_EQ(PresetFor("Nemotron-340B"), "nemotron4-340b");
+  EXPECT_EQ(PresetFor("Grok-1 314B (MoE 8 experts top-2)"), "grok-1-314b");
   EXPECT_EQ(PresetFor("GPT-3 175B (Paxml Synthetic175B)"), "gpt3-175b");
   EXPECT_EQ(PresetFor("MPT-7B"), "");
   EXPECT_EQ(PresetFor("GPT 1.7B"), "");

@@ -108,7 +108,7 @@ TEST(ValidationTest, RowsNamingTheirStackRunUnderItsProfile) {
           "tokens_per_s_per_gpu,9000,,nemo-25.09 (Megatron-Bridge + Megatron-Core),bf16,\n"
           "Y-01,x,MPT-7B,32,4096,32,2048,50368,A100-40GB (MosaicML),8,1,1,1,,8,256,full,"
           "tokens_per_s_per_gpu,3000,FULL_SHARD,pytorch-fsdp-llm-foundry (Composer),bf16,\n"
-          "Z-01,x,Llama 3 8B,,,,8192,,GB200 (DGX-GB200),8,1,1,1,,1,128,,"
+          "Z-01,x,Llama 3 8B,,,,8192,,MI300X (8/node),8,1,1,1,,1,128,,"
           "tokens_per_s_per_gpu,9000,,nemo-25.09 (Megatron-Bridge),bf16,\n"
           "W-01,x,DeepSeek-V3,61,7168,128,4096,,H100-SXM-80GB (DGX-H100),256,1,8,1,,1,2048,,"
           "tokens_per_s_per_gpu,900,,nemo-25.09 (Megatron-Bridge),fp8,64\n"
@@ -131,7 +131,7 @@ TEST(ValidationTest, RowsNamingTheirStackRunUnderItsProfile) {
   EXPECT_EQ(fsdp.stack, "pytorch-fsdp");
   EXPECT_EQ(fsdp.gpu, "a100-sxm4-40gb");
   EXPECT_FALSE(r->rows[2].supported);
-  EXPECT_EQ(r->rows[2].gpu, "GB200");
+  EXPECT_EQ(r->rows[2].gpu, "MI300X");
   EXPECT_NE(r->rows[2].reason.find("not in the catalog"), std::string::npos);
   EXPECT_FALSE(r->rows[3].supported);
   EXPECT_NE(r->rows[3].reason.find("mixture-of-experts"), std::string::npos);

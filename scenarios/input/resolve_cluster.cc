@@ -26,6 +26,7 @@ constexpr NodeRule kNodeRules[] = {
     {"h100-sxm5", "dgx-h100"},
     {"h200-sxm", "dgx-h200"},
     {"b200", "hgx-b200"},
+    {"gb200", "gb200-nvl72"},
     {"rtx-4090", "pcie-rtx4090-8x"},
     {"l40s", "pcie-l40s-8x"},
     {"a10g", "pcie-a10g-8x"},

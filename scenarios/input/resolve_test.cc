@@ -321,6 +321,18 @@ TEST(ResolveTest, CustomNodeBuildsItsOwnCluster) {
   EXPECT_TRUE(r->echo.cluster().has_custom_node());
 }
 
+// A GB200 job runs on NVL72 racks: one NVLink domain of 72 GPUs, the
+// remainder on part of the next rack.
+TEST(ResolveTest, Gb200RunsOnNvl72Racks) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "gb200-186gb" num_gpus: 128 }
+    model { preset: "llama3-8b" }
+  )pb"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cluster.node_preset, "gb200-nvl72");
+  EXPECT_EQ(r->cluster.num_nodes, 2);
+}
+
 TEST(ResolveTest, CustomNodeErrorsNameTheField) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
     cluster { gpu: "l40s" node: "pcie-l40s-8x" custom_node { gpus_per_node: 4 } }
