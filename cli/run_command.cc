@@ -12,6 +12,7 @@
 #include "cli/run_flags.h"
 #include "scenarios/input/loader.h"
 #include "scenarios/input/resolve.h"
+#include "scenarios/goodput/goodput.h"
 #include "scenarios/input/train_cost.h"
 #include "scenarios/run/runner.h"
 #include "sim/atomic_file.h"
@@ -86,7 +87,8 @@ int RunCommand(const Args& args) {
   if (flags->format == "json") {
     std::cout << *json;
   } else {
-    std::cout << viz::FormatSummary(result) << scenarios::FormatCostText(result);
+    std::cout << viz::FormatSummary(result) << scenarios::FormatCostText(result)
+              << scenarios::FormatGoodputText(result);
     if (!options.trace_path.empty()) std::cout << "  trace                      " << options.trace_path << "\n";
     if (options.report) std::cout << "  report                     " << report_path << "\n";
     if (!flags->output_dir.empty()) {

@@ -17,7 +17,11 @@ namespace {
 
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
-      tier, model_config, finetune, attention, framework, price_source;
+      tier, model_config, finetune, attention, framework, price_source, failure_profile, storage,
+      checkpoint_mode;
+  std::optional<double> checkpoint_interval;
+  std::optional<int> trials;
+  std::optional<uint64_t> seed;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
       last_layers;
@@ -60,6 +64,18 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(money, "hosting-usd-per-node-month", &v.hosting, "owned hardware: hosting per node-month");
   Opt(money, "train-tokens", &v.tokens, "price a run of this many tokens, e.g. 1e12");
   Opt(money, "train-steps", &v.steps, "price a run of this many steps");
+  po::options_description goodput(
+      "Goodput: the whole run with failures, checkpoints and restarts (needs --train-tokens or "
+      "--train-steps; docs/goodput.md)");
+  goodput.add_options()("goodput", po::bool_switch(), "simulate the run's failures and restarts")(
+      "no-hot-spares", po::bool_switch(), "wait for repairs instead of swapping in spare nodes");
+  Opt(goodput, "failure-profile", &v.failure_profile, "llama3-h100 (default) | meta-rsc-a100");
+  Opt(goodput, "storage", &v.storage, "lustre (default) | nfs | object-store | meta-tectonic");
+  Opt(goodput, "checkpoint-mode", &v.checkpoint_mode, "async (default) | blocking");
+  Opt(goodput, "checkpoint-interval-s", &v.checkpoint_interval,
+      "seconds between checkpoints (default: Young/Daly)");
+  Opt(goodput, "trials", &v.trials, "Monte Carlo trials (default 1000)");
+  Opt(goodput, "seed", &v.seed, "Monte Carlo seed (default 1)");
   po::options_description strategy("Strategy");
   Opt(strategy, "tensor-model-parallel-size", &v.tp, "tensor-parallel size");
   Opt(strategy, "pipeline-model-parallel-size", &v.pp, "pipeline-parallel size");
@@ -108,9 +124,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::options_description all;
-  all.add(model).add(cluster).add(strategy).add(money).add(output).add(hidden);
+  all.add(model).add(cluster).add(strategy).add(money).add(goodput).add(output).add(hidden);
   po::options_description visible;
-  visible.add(model).add(cluster).add(strategy).add(money).add(output);
+  visible.add(model).add(cluster).add(strategy).add(money).add(goodput).add(output);
   std::ostringstream help;
   help << "usage: clustersim run [SCENARIO] [flags]\n\n" << visible;
   f.help_text = help.str();
@@ -171,6 +187,20 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (vm["overlap-grad-reduce"].as<bool>()) p->set_overlap_grad_reduce(true);
   if (vm["tp-comm-overlap"].as<bool>()) p->set_tp_comm_overlap(true);
   if (vm["overlap-param-gather"].as<bool>()) p->set_overlap_param_gather(true);
+  const bool any_goodput = vm["goodput"].as<bool>() || vm["no-hot-spares"].as<bool>() ||
+                           v.failure_profile || v.storage || v.checkpoint_mode ||
+                           v.checkpoint_interval || v.trials || v.seed;
+  if (any_goodput) {
+    config::ReliabilityConfig* r = o.mutable_reliability();
+    r->set_enabled(true);
+    if (vm["no-hot-spares"].as<bool>()) r->set_hot_spares(false);
+    if (v.failure_profile) r->set_failure_profile(*v.failure_profile);
+    if (v.storage) r->set_storage(*v.storage);
+    if (v.checkpoint_mode) r->set_checkpoint_mode(*v.checkpoint_mode);
+    if (v.checkpoint_interval) r->set_checkpoint_interval_s(*v.checkpoint_interval);
+    if (v.trials) r->set_trials(*v.trials);
+    if (v.seed) r->set_seed(*v.seed);
+  }
   config::TrainingConfig* t = o.mutable_training();
   if (v.mbs) t->set_micro_batch_size(*v.mbs);
   if (v.gbs) t->set_global_batch_size(*v.gbs);

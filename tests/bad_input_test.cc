@@ -30,6 +30,10 @@ std::string Slurp(const std::string& path) {
 }
 
 constexpr char kGpt22b[] = "SRC/scenarios/examples/gpt-22b-a100.textproto";
+constexpr char kTokens[] = " --train-tokens 1e10";
+constexpr char kGoodput[] =
+    "model { preset: \"llama2-7b\" } cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 8 } "
+    "pricing { train_tokens: 1e9 } ";
 constexpr char kCluster16[] = "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 16 ";
 
 class BadInputTest : public ::testing::TestWithParam<Case> {};
@@ -121,7 +125,22 @@ INSTANTIATE_TEST_SUITE_P(
              {"/dev/zero: not a regular file"}},
         // Boost's error message substituted %value% with the value forever (hang).
         Case{"BoostPlaceholderInAValue", std::string(kGpt22b) + " --num-gpus %value%", "",
-             {"%value%", "remove the % signs"}}),
+             {"%value%", "remove the % signs"}},
+        // Goodput (docs/goodput.md): each reliability field names itself.
+        Case{"NegativeFailureRate", "FILE",
+             std::string(kGoodput) + "reliability { cause_rate { cause: \"gpu-hbm3\" rate: -1 } }",
+             {"reliability.cause_rate[0].rate=-1", ">= 0"}},
+        Case{"ZeroCheckpointInterval", std::string(kGpt22b) + kTokens + " --checkpoint-interval-s 0",
+             "", {"reliability.checkpoint_interval_s=0", "Young/Daly"}},
+        Case{"ZeroStorageBandwidth", "FILE",
+             std::string(kGoodput) + "reliability { storage_write_gb_per_s_aggregate: 0 }",
+             {"reliability.storage_write_gb_per_s_aggregate=0", "GB/s"}},
+        Case{"ZeroTrials", std::string(kGpt22b) + kTokens + " --trials 0", "",
+             {"reliability.trials=0", "[1, 100000]"}},
+        Case{"BillionTrials", std::string(kGpt22b) + kTokens + " --trials 1000000000", "",
+             {"reliability.trials=1000000000"}},
+        Case{"GoodputWithoutRunLength", std::string(kGpt22b) + " --goodput", "",
+             {"reliability needs a run length", "--train-tokens"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace

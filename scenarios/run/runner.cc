@@ -9,6 +9,7 @@
 #include "models/calibration.h"
 #include "models/kernel_model.h"
 #include "models/memory_model.h"
+#include "scenarios/goodput/goodput.h"
 #include "scenarios/input/train_cost.h"
 #include "scenarios/run/measure.h"
 #include "scenarios/run/run_trace.h"
@@ -266,11 +267,13 @@ absl::StatusOr<std::string> ScenarioRun::Report(const config::Result& r) const {
 
 absl::StatusOr<RunOutput> RunScenarioWithReport(const ResolvedScenario& s,
                                                 const RunOptions& options) {
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateReliability(s.echo));
   ScenarioRun run(s, options);
   CLUSTERSIM_RETURN_IF_ERROR(run.Build());
   CLUSTERSIM_RETURN_IF_ERROR(run.Simulate());
   RunOutput out;
   out.result = run.Measure();
+  CLUSTERSIM_RETURN_IF_ERROR(AddGoodput(s, &out.result));
   if (options.report) {
     absl::StatusOr<std::string> html = run.Report(out.result);
     if (!html.ok()) return html.status();
