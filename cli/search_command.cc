@@ -61,6 +61,8 @@ int SearchCommand(const Args& args) {
       report_path;
   std::optional<int> num_gpus, gbs, seq;
   std::optional<double> price, tokens;
+  std::optional<int> trials;
+  bool goodput = false;
   std::vector<std::string> sets;
   scenarios::SearchRequest req;
   bool help = false, no_progress = false;
@@ -82,7 +84,12 @@ int SearchCommand(const Args& args) {
       "set", po::value<std::vector<std::string>>(&sets)->composing(),
       "field=value applied to the base scenario (repeatable, as compare --set), e.g. "
       "--set training.finetune=lora")(
-      "rank-by", po::value(&req.rank_by)->default_value("time"), "time | cost | time-to-train")(
+      "goodput", po::bool_switch(&goodput),
+      "simulate each strategy's whole run with failures and restarts (docs/goodput.md)")(
+      "trials", po::value<int>()->notifier([&](int v) { trials = v; }),
+      "goodput Monte Carlo trials per strategy (default 100)")(
+      "rank-by", po::value(&req.rank_by)->default_value("time"),
+      "time | cost | time-to-train | goodput-time-to-train | goodput-cost")(
       "budget-usd", po::value(&req.budget_usd)->default_value(0), "drop runs costing more")(
       "top-k", po::value(&req.top_k)->default_value(10), "strategies to print")(
       "threads", po::value(&req.threads)->default_value(
@@ -125,6 +132,10 @@ int SearchCommand(const Args& args) {
   if (!price_source.empty()) base.mutable_pricing()->set_price_source(price_source);
   if (price) base.mutable_pricing()->set_usd_per_gpu_hour(*price);
   if (tokens) base.mutable_pricing()->set_train_tokens(*tokens);
+  if (goodput || trials) {
+    base.mutable_reliability()->set_enabled(true);
+    if (!base.reliability().has_trials()) base.mutable_reliability()->set_trials(trials.value_or(100));
+  }
   for (const std::string& assignment : sets) {
     if (absl::Status s = scenarios::SetScenarioField(assignment, &base); !s.ok()) return Fail(s);
   }

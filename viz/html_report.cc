@@ -4,8 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "sim/atomic_file.h"
+#include "viz/goodput_chart.h"
 #include "viz/html_text.h"
 #include "viz/pipeline_diagram.h"
 
@@ -209,6 +211,17 @@ absl::StatusOr<std::string> RenderHtmlReport(const config::Result& r, const Time
                     "the activations each forward allocates and its backward frees, on the "
                     "simulated timeline.</p>\n",
                     MemoryCurveSvg(memory_curves, r.memory_capacity_gib(), r.step_time_s()));
+  }
+  if (r.has_goodput()) {
+    const config::Goodput& g = r.goodput();
+    absl::StrAppend(
+        &out, "<h2>The whole run, with failures</h2>\n<p class=\"sub\">",
+        absl::StrFormat("One of %d simulated runs: failures (red) and planned stops (orange), "
+                        "each with its restart (green), and every n-th checkpoint (grey); %.1f%% "
+                        "effective training time over all runs.",
+                        g.trials(), 100 * g.effective_training_time()),
+        "</p>\n", GoodputTimelineSvg(g),
+        "<p class=\"sub\">Time-to-train over the simulated runs.</p>\n", GoodputHistogramSvg(g));
   }
   absl::StrAppend(&out, "<h2>Scenario (resolved)</h2>\n<pre id=\"scenario\">",
                   HtmlEscape(scenario_json), "</pre>\n");

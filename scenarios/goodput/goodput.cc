@@ -20,8 +20,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr int kMaxTrials = 100000;
-// Refused above this many simulated checkpoints over all trials (seconds of run time).
-constexpr double kMaxCheckpointEvents = 1e9;
+// Refused above this many checkpoints and interruptions over all trials (about 2e8
+// events take 10 s).
+constexpr double kMaxEvents = 1e9;
 
 absl::Status Bad(std::string_view field, double value, std::string_view rule) {
   return absl::InvalidArgumentError(
@@ -246,12 +247,28 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
   p.options.trials = r.has_trials() ? r.trials() : 1000;
   p.options.seed = r.has_seed() ? r.seed() : 1;
   p.options.record_first = true;
-  const double events = p.options.trials * p.timeline.compute_s / p.timeline.interval_s;
-  if (events > kMaxCheckpointEvents) {
+  // Each checkpoint interval, with the restart before it, must be likely to
+  // finish between failures; otherwise attempts grow as exp(rate x (restart + interval)).
+  double rate_per_s = 0;
+  for (const CauseRate& c : p.timeline.causes) rate_per_s += c.per_hour / 3600.0;
+  const double exposure =
+      rate_per_s * (p.timeline.restart_s + p.timeline.interval_s + p.timeline.stall_s);
+  if (exposure > 20) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "reliability: %.3g checkpoints to simulate (trials x run / checkpoint_interval_s=%.4g s); "
-        "at most %.0e: raise reliability.checkpoint_interval_s or lower reliability.trials",
-        events, p.timeline.interval_s, kMaxCheckpointEvents));
+        "reliability: a restart (%.0f s) plus a checkpoint interval (%.0f s) is %.0f times the "
+        "job's mean time between interruptions (%.0f s): the run would almost never finish; "
+        "lower the failure rates (reliability.failure_rate_scale, cause_rate) or "
+        "reliability.checkpoint_interval_s",
+        p.timeline.restart_s, p.timeline.interval_s, exposure, 1 / rate_per_s));
+  }
+  const double events = p.options.trials * p.timeline.compute_s *
+                        (1 / p.timeline.interval_s + rate_per_s * std::exp(exposure));
+  if (events > kMaxEvents) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reliability: about %.3g checkpoints and interruptions to simulate (trials x run length "
+        "/ checkpoint_interval_s=%.4g s, and the failures); at most %.0e: raise "
+        "reliability.checkpoint_interval_s or lower reliability.trials",
+        events, p.timeline.interval_s, kMaxEvents));
   }
   return p;
 }
@@ -317,8 +334,7 @@ absl::Status AddGoodput(const ResolvedScenario& s, config::Result* result) {
   for (const TimelineEvent& e : st.first_trial) {
     config::RunEvent* ev = g->add_sample_run();
     ev->set_t_hours(e.t_s / 3600.0);
-    static constexpr const char* kKinds[] = {"failure", "planned", "checkpoint", "restart-done",
-                                             "finish"};
+    static constexpr const char* kKinds[] = {"failure", "planned", "checkpoint", "finish"};
     ev->set_kind(kKinds[static_cast<int>(e.kind)]);
     if (e.cause >= 0) ev->set_cause(p.timeline.causes[e.cause].name);
     ev->set_duration_s(e.duration_s);

@@ -112,5 +112,16 @@ TEST(GoodputTest, BadFieldsAreNamed) {
   EXPECT_THAT(ValidateReliability(s).message(), HasSubstr("faulty-gpu"));
 }
 
+// A cluster so failure-prone that no checkpoint interval completes is refused,
+// not simulated for ever.
+TEST(GoodputTest, RunThatCannotFinishIsRefused) {
+  config::Scenario s = Llama7b("blocking");
+  s.mutable_reliability()->set_failure_rate_scale(1e6);
+  ASSERT_TRUE(ValidateReliability(s).ok());
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(RunScenario(*r, {}).status().message(), HasSubstr("almost never finish"));
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

@@ -13,8 +13,9 @@ namespace {
 
 // A stretch of simulated time longer than this is split (the clock holds 106 days).
 constexpr double kStretchCapS = 30 * 86400.0;
-// The first trial keeps at most this many interruptions and checkpoints.
-constexpr size_t kMaxRecorded = 300;
+// The first trial keeps at most this many events: its interruptions, and
+// about kMaxRecordedCheckpoints evenly spread checkpoints.
+constexpr size_t kMaxRecorded = 1000;
 constexpr size_t kMaxRecordedCheckpoints = 100;
 
 // Uniform in [0, 1) from 53 random bits (the same on every standard library).
@@ -239,7 +240,6 @@ void Trial::OnEvent(uint32_t arg) {
       return;
     case kRestartDone:
       restart_s += NowS() - phase_start_s_;
-      Record(TimelineEvent::Kind::kRestartDone, -1, 0);
       StartTraining();
       return;
     case kInterrupt: {

@@ -67,9 +67,9 @@ struct TimelineOptions {
 
 struct TimelineEvent {
   double t_s = 0;
-  enum class Kind { kFailure, kPlanned, kCheckpoint, kRestartDone, kFinish } kind;
-  int cause = -1;  // index into TimelineInputs::causes
-  double duration_s = 0;
+  enum class Kind { kFailure, kPlanned, kCheckpoint, kFinish } kind;
+  int cause = -1;         // index into TimelineInputs::causes
+  double duration_s = 0;  // the restart (interruptions) or the stall (checkpoints)
 };
 
 struct TimelineStats {
@@ -81,7 +81,7 @@ struct TimelineStats {
   double mean_repair_s = 0;                // waits for repairs
   std::vector<double> mean_interruptions;  // per cause
   double mean_checkpoints = 0;
-  std::vector<TimelineEvent> first_trial;  // with record_first (thinned checkpoints)
+  std::vector<TimelineEvent> first_trial;  // with record_first: interruptions, ~100 checkpoints
   double first_trial_wall_s = 0;
   uint64_t events = 0;  // simulator events over all trials
 };

@@ -91,6 +91,9 @@ absl::StatusOr<ResolvedScenario> ResolveBase(const config::Scenario& base, int n
 double RankKey(const config::Result& r, std::string_view rank_by) {
   if (rank_by == "cost") return r.cost().usd_per_million_tokens();
   if (rank_by == "time-to-train") return r.train().time_to_train_s();
+  // With failures, checkpoints and restarts (scenarios/goodput/): the mean over trials.
+  if (rank_by == "goodput-time-to-train") return r.goodput().time_to_train_days().mean();
+  if (rank_by == "goodput-cost") return r.goodput().total_usd();
   return r.step_time_s();
 }
 
@@ -143,13 +146,21 @@ absl::Status CheckRequest(const SearchRequest& r) {
   if (r.gpu_counts.empty()) {
     return absl::InvalidArgumentError("--num-gpus (or --num-gpus-range a:b) is required");
   }
-  if (r.rank_by != "time" && r.rank_by != "cost" && r.rank_by != "time-to-train") {
-    return absl::InvalidArgumentError(absl::StrCat("--rank-by=", r.rank_by,
-                                                   " is not known; use time, cost or time-to-train"));
+  const bool goodput_rank = r.rank_by == "goodput-time-to-train" || r.rank_by == "goodput-cost";
+  if (r.rank_by != "time" && r.rank_by != "cost" && r.rank_by != "time-to-train" &&
+      !goodput_rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rank-by=", r.rank_by,
+                     " is not known; use time, cost, time-to-train, goodput-time-to-train or "
+                     "goodput-cost"));
+  }
+  if (goodput_rank && !r.base.has_reliability()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rank-by ", r.rank_by, " needs the run simulated with failures; add --goodput"));
   }
   const config::PricingConfig& p = r.base.pricing();
   const bool has_length = p.has_train_tokens() || p.has_train_steps();
-  if ((r.rank_by == "time-to-train" || r.budget_usd > 0) && !has_length) {
+  if ((r.rank_by == "time-to-train" || goodput_rank || r.budget_usd > 0) && !has_length) {
     return absl::InvalidArgumentError(
         "--rank-by time-to-train and --budget-usd need the run length; add --train-tokens N "
         "(e.g. 1e12) or --train-steps N");

@@ -184,5 +184,23 @@ TEST(SearchTest, ExplainSaysWhyOrShowsTheResult) {
   EXPECT_FALSE(ExplainStrategy(req, "tpp=2").ok());
 }
 
+// Ranking by the run with failures needs the goodput simulation; with it the
+// order follows the mean time-to-train over trials.
+TEST(SearchTest, GoodputRanking) {
+  SearchRequest req = Small(2);
+  req.rank_by = "goodput-time-to-train";
+  req.base.mutable_pricing()->set_train_tokens(1e9);
+  EXPECT_THAT(RunSearch(req).status().message(), HasSubstr("--goodput"));
+  req.base.mutable_reliability()->set_trials(20);
+  absl::StatusOr<SearchReport> r = RunSearch(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_GE(r->top.size(), 2u);
+  for (size_t i = 1; i < r->top.size(); ++i) {
+    ASSERT_TRUE(r->top[i].result.has_goodput());
+    EXPECT_LE(r->top[i - 1].result.goodput().time_to_train_days().mean(),
+              r->top[i].result.goodput().time_to_train_days().mean());
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

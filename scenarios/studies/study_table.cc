@@ -17,6 +17,9 @@ struct Metric {
   std::function<double(const config::Result&)> value;
   bool needs_train = false;  // empty unless the run length is given
   bool boolean = false;
+  // Only with a `reliability` section (scenarios/goodput/); text and JSON
+  // show it when some row has it, CSV never (its header is fixed per sweep).
+  bool needs_goodput = false;
 };
 
 const std::vector<Metric>& Metrics() {
@@ -36,12 +39,27 @@ const std::vector<Metric>& Metrics() {
        [](const config::Result& r) { return r.train().time_to_train_days(); }, true},
       {"gpu_hours", 0, [](const config::Result& r) { return r.train().gpu_hours(); }, true},
       {"total_usd", 0, [](const config::Result& r) { return r.train().total_usd(); }, true},
+      {"goodput_p50_days", 2,
+       [](const config::Result& r) { return r.goodput().time_to_train_days().p50(); }, true, false,
+       true},
+      {"goodput_p90_days", 2,
+       [](const config::Result& r) { return r.goodput().time_to_train_days().p90(); }, true, false,
+       true},
+      {"effective_training_time", 4,
+       [](const config::Result& r) { return r.goodput().effective_training_time(); }, true, false,
+       true},
+      {"interruptions", 1,
+       [](const config::Result& r) { return r.goodput().expected_interruptions(); }, true, false,
+       true},
+      {"goodput_total_usd", 0, [](const config::Result& r) { return r.goodput().total_usd(); },
+       true, false, true},
   };
   return *kMetrics;
 }
 
 std::string Cell(const Metric& m, const config::Result& r) {
   if (m.needs_train && !r.has_train()) return "";
+  if (m.needs_goodput && !r.has_goodput()) return "";
   if (m.boolean) return m.value(r) != 0 ? "yes" : "no";
   return absl::StrFormat("%.*f", m.decimals, m.value(r));
 }
@@ -104,6 +122,7 @@ std::string StudyJsonObject(const StudyRow& row) {
                                  ", \"strategy\": ", JsonString(StrategyLabel(r.scenario())));
   for (const Metric& m : Metrics()) {
     if (m.needs_train && !r.has_train()) continue;
+    if (m.needs_goodput && !r.has_goodput()) continue;
     absl::StrAppend(&out, ", ", JsonString(std::string(m.name)), ": ",
                     m.boolean ? (m.value(r) != 0 ? "true" : "false")
                               : absl::StrFormat("%.9g", m.value(r)));
@@ -144,20 +163,29 @@ std::optional<double> StudyJsonNumber(const std::string& line, std::string_view 
 
 std::string StudyCsvHeader() {
   std::string out = "label,strategy";
-  for (const Metric& m : Metrics()) absl::StrAppend(&out, ",", std::string(m.name));
+  for (const Metric& m : Metrics()) {
+    if (!m.needs_goodput) absl::StrAppend(&out, ",", std::string(m.name));
+  }
   return absl::StrCat(out, "\n");
 }
 
 std::string StudyCsvRow(const StudyRow& row) {
   std::string out = absl::StrCat(CsvQuote(row.label), ",",
                                  CsvQuote(StrategyLabel(row.result.scenario())));
-  for (const Metric& m : Metrics()) absl::StrAppend(&out, ",", CsvQuote(Cell(m, row.result)));
+  for (const Metric& m : Metrics()) {
+    if (!m.needs_goodput) absl::StrAppend(&out, ",", CsvQuote(Cell(m, row.result)));
+  }
   return absl::StrCat(out, "\n");
 }
 
 absl::StatusOr<std::string> FormatStudyTable(const std::vector<StudyRow>& rows,
                                              std::string_view format, bool side_by_side) {
-  const std::vector<Metric>& metrics = Metrics();
+  const bool any_goodput = std::any_of(rows.begin(), rows.end(),
+                                       [](const StudyRow& r) { return r.result.has_goodput(); });
+  std::vector<Metric> metrics;
+  for (const Metric& m : Metrics()) {
+    if (!m.needs_goodput || any_goodput) metrics.push_back(m);
+  }
   if (format == "json") {
     std::string out = "[\n";
     for (size_t i = 0; i < rows.size(); ++i) {

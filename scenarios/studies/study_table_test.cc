@@ -44,5 +44,26 @@ TEST(StudyTableTest, CsvQuotesAndJsonKeepsRawNumbers) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Goodput rows appear in text and JSON only when some result carries them;
+// the CSV header, fixed per sweep, never has them.
+TEST(StudyTableTest, GoodputRowsOnlyWhenSimulated) {
+  StudyRow with = Row("g", 1, true);
+  with.result.mutable_goodput()->mutable_time_to_train_days()->set_p50(54.25);
+  with.result.mutable_goodput()->set_effective_training_time(0.9);
+  absl::StatusOr<std::string> plain = FormatStudyTable({Row("a", 1, true)}, "text", true);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_THAT(*plain, Not(HasSubstr("goodput")));
+  absl::StatusOr<std::string> t = FormatStudyTable({Row("a", 1, true), with}, "text", true);
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(*t, ContainsRegex("\ngoodput_p50_days +54\.25\n"));
+  EXPECT_THAT(*t, ContainsRegex("\neffective_training_time +0\.9000\n"));
+  absl::StatusOr<std::string> json = FormatStudyTable({with}, "json", false);
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr("\"goodput_p50_days\": 54.25"));
+  absl::StatusOr<std::string> csv = FormatStudyTable({with}, "csv", false);
+  ASSERT_TRUE(csv.ok());
+  EXPECT_THAT(*csv, Not(HasSubstr("goodput")));
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios
