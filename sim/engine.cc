@@ -67,6 +67,9 @@ void Engine::Complete(TaskId t) {
   end_[t] = sim_.Now();
   makespan_ = Max(makespan_, end_[t]);
   ++finished_;
+  if (control_ != nullptr && finished_ % kProgressTasks == 0) {
+    control_->Report(finished_, graph_.NumTasks());
+  }
   const uint32_t tag = graph_.task(t).tag;
   for (ResourceId r : graph_.ResourcesOf(t)) {
     const Span span{r, t, tag, start_[t], end_[t]};
@@ -86,10 +89,18 @@ void Engine::Complete(TaskId t) {
   }
 }
 
+void Engine::SetControl(RunControl* control) {
+  control_ = control;
+  sim_.SetCancelFlag(control != nullptr ? &control->cancel : nullptr);
+}
+
 absl::Status Engine::Run() {
+  if (control_ != nullptr) control_->Report(0, graph_.NumTasks());
   for (TaskId t = 0; t < graph_.NumTasks(); ++t) TryStart(t);
   sim_.Run();
+  if (control_ != nullptr) control_->Report(finished_, graph_.NumTasks());
   if (finished_ == graph_.NumTasks()) return absl::OkStatus();
+  if (sim_.Cancelled()) return absl::CancelledError("cancelled");
   for (TaskId t = 0; t < graph_.NumTasks(); ++t) {
     if (state_[t] != kPastClock) continue;
     std::ostringstream msg;

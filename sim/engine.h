@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "sim/run_control.h"
 #include "sim/simulator.h"
 #include "sim/task_graph.h"
 #include "sim/units.h"
@@ -67,8 +68,15 @@ class Engine : private EventHandler {
   // REQUIRES: set before Run when the graph has external tasks.
   void SetExecutor(TaskExecutor* executor) { executor_ = executor; }
 
+  // Reports finished tasks of the graph into `control` every kProgressTasks
+  // tasks and stops the run (CANCELLED) when its cancel flag is set (checked
+  // by the simulator). `control` must outlive Run; null: neither.
+  static constexpr size_t kProgressTasks = 1024;
+  void SetControl(RunControl* control);
+
   // Runs the whole graph. Error (FAILED_PRECONDITION) when tasks remain that
-  // can never start, naming one and what it waits for.
+  // can never start, naming one and what it waits for; CANCELLED when the
+  // control's flag stopped it.
   absl::Status Run();
 
   // Ends an external task now. REQUIRES: the task is external and running.
@@ -92,6 +100,7 @@ class Engine : private EventHandler {
   Simulator& sim_;
   std::vector<SpanObserver*> observers_;
   TaskExecutor* executor_ = nullptr;
+  RunControl* control_ = nullptr;
   uint32_t handler_;  // this engine's id for Simulator::ScheduleEvent
 
   // Successors in CSR form.

@@ -181,6 +181,50 @@ std::string RunRandomGraph(uint64_t seed) {
   return rec.log.str();
 }
 
+// A chain of `n` tasks on one stream.
+TaskGraph Chain(int n) {
+  TaskGraph g;
+  ResourceId r = g.AddResource("gpu0/compute", 0);
+  for (int i = 0; i < n; ++i) g.AddTask(r, Microseconds(1), 0);
+  return g;
+}
+
+TEST(EngineTest, ControlReportsFinishedTasks) {
+  const TaskGraph g = Chain(3000);
+  Simulator sim;
+  Engine e(g, sim);
+  RunControl control;
+  e.SetControl(&control);
+  ASSERT_TRUE(e.Run().ok());
+  EXPECT_EQ(control.done, 3000u);
+  EXPECT_EQ(control.total, 3000u);
+  EXPECT_EQ(e.Makespan(), Time::Zero() + Microseconds(3000));
+}
+
+TEST(EngineTest, CancelFlagStopsTheRun) {
+  const TaskGraph g = Chain(3 * Simulator::kCancelCheckEvents);
+  Simulator sim;
+  Engine e(g, sim);
+  RunControl control;
+  control.cancel = true;
+  e.SetControl(&control);
+  const absl::Status s = e.Run();
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_LT(e.FinishedTasks(), g.NumTasks());
+}
+
+TEST(EngineTest, ControlLeavesTheResultAlone) {
+  const TaskGraph g = Chain(5000);
+  Simulator plain_sim, controlled_sim;
+  Engine plain(g, plain_sim), controlled(g, controlled_sim);
+  RunControl control;
+  controlled.SetControl(&control);
+  ASSERT_TRUE(plain.Run().ok());
+  ASSERT_TRUE(controlled.Run().ok());
+  EXPECT_EQ(plain.Makespan(), controlled.Makespan());
+  EXPECT_EQ(plain_sim.ExecutedEvents(), controlled_sim.ExecutedEvents());
+}
+
 TEST(EngineTest, IsDeterministic) {
   const std::string a = RunRandomGraph(7);
   const std::string b = RunRandomGraph(7);

@@ -53,6 +53,7 @@ bool Simulator::Cancel(EventId id) {
 uint64_t Simulator::RunUntil(Time until) {
   uint64_t ran = 0;
   while (!queue_.Empty() && queue_.Top().when <= until) {
+    if (cancel_ != nullptr && ran % kCancelCheckEvents == 0 && Cancelled()) break;
     const EventQueue::Entry e = queue_.Pop();
     if ((e.slot & kHandlerBit) != 0) {
       now_ = e.when;

@@ -20,6 +20,7 @@
 #ifndef CLUSTERSIM_SIM_SIMULATOR_H_
 #define CLUSTERSIM_SIM_SIMULATOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -71,6 +72,14 @@ class Simulator {
   // Runs events with time <= `until`; later ones stay queued.
   uint64_t RunUntil(Time until);
 
+  // A flag another thread may set to stop the run early: Run/RunUntil look at
+  // it every kCancelCheckEvents events (one relaxed load, so the loop stays as
+  // fast) and return with the remaining events queued; Cancelled() then says
+  // so. `flag` must outlive the runs; null (the default) never stops.
+  static constexpr uint64_t kCancelCheckEvents = 4096;
+  void SetCancelFlag(const std::atomic<bool>* flag) { cancel_ = flag; }
+  bool Cancelled() const { return cancel_ != nullptr && cancel_->load(std::memory_order_relaxed); }
+
   size_t PendingEvents() const { return queue_.Size(); }
   uint64_t ExecutedEvents() const { return executed_; }
 
@@ -87,6 +96,7 @@ class Simulator {
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   std::vector<EventHandler*> handlers_;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 }  // namespace clustersim::sim

@@ -195,6 +195,7 @@ absl::Status ScenarioRun::Simulate() {
     executor_ = std::make_unique<strategies::FlowCollectiveExecutor>(*plan_, *flow_);
     engine_->SetExecutor(executor_.get());
   }
+  engine_->SetControl(options_.control);
   stats_.emplace(*plan_);
   engine_->AddObserver(&*stats_);
   describer_.emplace(*plan_, placement_, cluster_->gpus_per_node());

@@ -25,6 +25,7 @@
 #include "scenarios/input/limits.h"
 #include "scenarios/input/resolve.h"
 #include "scenarios/proto/result.pb.h"
+#include "sim/run_control.h"
 #include "topology/cluster.h"
 #include "topology/network_model.h"
 #include "traces/chrome_trace_writer.h"
@@ -59,6 +60,10 @@ struct RunOptions {
   // many runs (search: a topology::MemoNetwork over its AnalyticNetwork); null: an
   // AnalyticNetwork per run.
   const topology::NetworkModel* network = nullptr;
+  // Another thread's view of the simulation (sim/run_control.h): tasks
+  // finished of the step's graph, and a flag that stops it (CANCELLED). Must
+  // outlive the run; null: none. Outputs are the same with or without it.
+  sim::RunControl* control = nullptr;
 };
 
 // The run's result and, with RunOptions::report, its self-contained HTML page.

@@ -58,7 +58,9 @@ absl::StatusOr<std::vector<StudyRow>> RunCompare(const CompareRequest& request) 
   for (const CompareCase& c : *cases) {
     absl::StatusOr<ResolvedScenario> resolved = Resolve(c.scenario);
     if (!resolved.ok()) return Prefixed(resolved.status(), c.label);
-    absl::StatusOr<config::Result> result = RunScenario(*resolved, RunOptions{});
+    RunOptions options;
+    options.control = request.control;
+    absl::StatusOr<config::Result> result = RunScenario(*resolved, options);
     if (!result.ok()) return Prefixed(result.status(), c.label);
     rows.push_back({c.label, *std::move(result)});
   }

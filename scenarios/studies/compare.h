@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "scenarios/proto/scenario.pb.h"
+#include "sim/run_control.h"
 #include "scenarios/studies/study_table.h"
 
 namespace clustersim::scenarios {
@@ -27,6 +28,9 @@ struct CompareRequest {
   std::vector<std::string> scenario_paths;  // at least one
   std::vector<std::string> sets;            // "field=value", every case
   std::vector<std::string> variants;        // "field=value,...", one case each per scenario
+  // Each case's simulation reports into it and stops when it is cancelled
+  // (sim/run_control.h); null: none.
+  sim::RunControl* control = nullptr;
 };
 
 struct CompareCase {

@@ -112,6 +112,7 @@ void SimulateAll(std::vector<Slot>& slots, const SearchRequest& request) {
   std::mutex progress_mu;
   const auto worker = [&] {
     for (size_t i = next++; i < slots.size(); i = next++) {
+      if (request.control != nullptr && request.control->Cancelled()) break;
       Slot& slot = slots[i];
       absl::StatusOr<ResolvedScenario> resolved = Resolve(slot.scenario);
       RunOptions options;
@@ -129,6 +130,7 @@ void SimulateAll(std::vector<Slot>& slots, const SearchRequest& request) {
         slot.error_reason = unsupported ? "unsupported: simulator" : "simulation error";
       }
       const size_t d = ++done;
+      if (request.control != nullptr) request.control->Report(d, slots.size());
       if (request.progress) {
         std::lock_guard<std::mutex> lock(progress_mu);
         request.progress(d, slots.size());
@@ -219,6 +221,9 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
   const Clock::time_point sim_start = Clock::now();
   const std::clock_t cpu_start = std::clock();
   SimulateAll(slots, request);
+  if (request.control != nullptr && request.control->Cancelled()) {
+    return absl::CancelledError("search cancelled");
+  }
   report.simulate_seconds = SecondsSince(sim_start);
   report.simulate_cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 

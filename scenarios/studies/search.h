@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "scenarios/proto/scenario.pb.h"
+#include "sim/run_control.h"
 #include "scenarios/studies/study_table.h"
 
 namespace clustersim::scenarios {
@@ -45,6 +46,10 @@ struct SearchRequest {
   bool prune_only = false;
   // Called from worker threads, serialised, after each simulation.
   std::function<void(size_t done, size_t total)> progress;
+  // Strategies simulated / to simulate, and a flag checked before each
+  // simulation: once set, the search returns CANCELLED (sim/run_control.h).
+  // Null: none.
+  sim::RunControl* control = nullptr;
 };
 
 struct SearchReport {

@@ -252,11 +252,22 @@ SweepLine SimulateSweepPoint(const SweepPoint& p) {
   return {StudyJsonObject(row), StudyCsvRow(row), false};
 }
 
+SweepExecutor InProcessExecutor(sim::RunControl* control) {
+  return [control](const std::vector<const SweepPoint*>& todo, const SweepEmit& emit) {
+    for (size_t i = 0; i < todo.size(); ++i) {
+      if (control != nullptr) {
+        if (control->Cancelled()) return absl::CancelledError("sweep cancelled");
+        control->Report(i, todo.size());
+      }
+      CLUSTERSIM_RETURN_IF_ERROR(emit(i, SimulateSweepPoint(*todo[i])));
+    }
+    if (control != nullptr) control->Report(todo.size(), todo.size());
+    return absl::OkStatus();
+  };
+}
+
 absl::Status SimulateInProcess(const std::vector<const SweepPoint*>& todo, const SweepEmit& emit) {
-  for (size_t i = 0; i < todo.size(); ++i) {
-    CLUSTERSIM_RETURN_IF_ERROR(emit(i, SimulateSweepPoint(*todo[i])));
-  }
-  return absl::OkStatus();
+  return InProcessExecutor(nullptr)(todo, emit);
 }
 
 absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,

@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "scenarios/proto/scenario.pb.h"
+#include "sim/run_control.h"
 
 namespace clustersim::scenarios {
 
@@ -93,6 +94,11 @@ using SweepExecutor =
 
 // The default executor: every point in order, in this process.
 absl::Status SimulateInProcess(const std::vector<const SweepPoint*>& todo, const SweepEmit& emit);
+
+// The same, reporting points done into `control` and returning CANCELLED
+// before the next point once its flag is set (sim/run_control.h). `control`
+// must outlive the executor's calls.
+SweepExecutor InProcessExecutor(sim::RunControl* control);
 
 absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
                                       const SweepOptions& options,
