@@ -46,7 +46,7 @@ absl::StatusOr<sim::Bytes> ParseSize(const std::string& flag, const std::string&
 
 }  // namespace
 
-int CollectiveCommand(const Args& args) {
+absl::Status CollectiveCommand(const Args& args, CommandIo& io) {
   std::string node = "dgx-a100", op_name = "all_reduce", algo_name = "auto", proto_name = "auto";
   std::string min_text = "1M", max_text = "1G";
   int num_gpus = 8, factor = 2, nics = 0;
@@ -68,49 +68,53 @@ int CollectiveCommand(const Args& args) {
       "factor,f", po::value(&factor)->default_value(factor), "size multiplier per row")(
       "help,h", po::bool_switch(&help), "show this help");
   po::variables_map vm;
-  if (absl::Status s = ParseArgs(args, d, nullptr, "collective", &vm); !s.ok()) return Fail(s);
+  if (absl::Status s = ParseArgs(args, d, nullptr, "collective", &vm); !s.ok()) return s;
   if (help) {
-    std::cout << d;
-    return 0;
+    *io.out << d;
+    return absl::OkStatus();
   }
   absl::StatusOr<topology::Collective> op = topology::ParseCollective(op_name);
-  if (!op.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat("--op: ", op.status().message())));
+  if (!op.ok()) return absl::InvalidArgumentError(absl::StrCat("--op: ", op.status().message()));
   absl::StatusOr<topology::Algorithm> algo = topology::ParseAlgorithm(algo_name);
   if (!algo.ok()) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--algorithm: ", algo.status().message())));
+    return absl::InvalidArgumentError(absl::StrCat("--algorithm: ", algo.status().message()));
   }
   absl::StatusOr<topology::Protocol> proto = topology::ParseProtocol(proto_name);
   if (!proto.ok()) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--protocol: ", proto.status().message())));
+    return absl::InvalidArgumentError(absl::StrCat("--protocol: ", proto.status().message()));
   }
   absl::StatusOr<sim::Bytes> lo = ParseSize("min-bytes", min_text);
-  if (!lo.ok()) return Fail(lo.status());
+  if (!lo.ok()) return lo.status();
   absl::StatusOr<sim::Bytes> hi = ParseSize("max-bytes", max_text);
-  if (!hi.ok()) return Fail(hi.status());
+  if (!hi.ok()) return hi.status();
   if (num_gpus < 2) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--num-gpus=", num_gpus, " must be at least 2 for a collective")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num-gpus=", num_gpus, " must be at least 2 for a collective"));
   }
   absl::StatusOr<const topology::NodePreset*> preset = topology::FindNodePreset(node);
-  if (!preset.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat("--node: ", preset.status().message())));
+  if (!preset.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--node: ", preset.status().message()));
+  }
   topology::ClusterSpec spec;
   spec.node_preset = node;
   spec.nics_per_node = nics;
   const int per_node = (*preset)->gpus_per_node;
   spec.num_nodes = (num_gpus + per_node - 1) / per_node;
   absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(spec);
-  if (!cluster.ok()) return Fail(cluster.status());
+  if (!cluster.ok()) return cluster.status();
   const topology::AnalyticNetwork network(*cluster);
   std::vector<int> gpus;
   for (int g = 0; g < num_gpus; ++g) gpus.push_back(g);
   absl::StatusOr<std::string> table =
       topology::FormatCollectiveTable(network, *op, *algo, *proto, gpus, *lo, *hi, factor);
-  if (!table.ok()) return Fail(table.status());
-  std::cout << "# " << cluster->Describe() << ", " << num_gpus << " ranks, " << op_name
-            << ", algorithm " << algo_name << ", protocol " << proto_name
-            << " (analytic alpha-beta model)\n"
-            << *table;
-  return 0;
+  if (!table.ok()) return table.status();
+  *io.out << "# " << cluster->Describe() << ", " << num_gpus << " ranks, " << op_name
+          << ", algorithm " << algo_name << ", protocol " << proto_name
+          << " (analytic alpha-beta model)\n"
+          << *table;
+  return absl::OkStatus();
 }
+
+int CollectiveCommand(const Args& args) { return RunOnStdIo(CollectiveCommand, args); }
 
 }  // namespace clustersim::cli

@@ -13,7 +13,7 @@
 namespace clustersim::cli {
 namespace po = boost::program_options;
 
-int CompareCommand(const Args& args) {
+absl::Status CompareCommand(const Args& args, CommandIo& io) {
   scenarios::CompareRequest request;
   std::string format, report;
   bool help = false;
@@ -32,23 +32,25 @@ int CompareCommand(const Args& args) {
   po::positional_options_description pos;
   pos.add("scenario", -1);
   po::variables_map vm;
-  if (absl::Status s = ParseArgs(args, all, &pos, "compare", &vm); !s.ok()) return Fail(s);
+  if (absl::Status s = ParseArgs(args, all, &pos, "compare", &vm); !s.ok()) return s;
   if (help) {
-    std::cout << "usage: clustersim compare SCENARIO... [--set field=value]... "
-                 "[--variant \"field=value,...\"]... [--format text|csv|json] [--report FILE.html]\n\n"
-                 "Fields are scenario.proto paths (parallelism.tensor_model_parallel_size) or\n"
-                 "aliases: tp pp vp cp ep dp zero distopt sp schedule mbs gbs recompute precision\n"
-                 "gpu num_gpus model tier price price_source train_tokens train_steps.\n\n"
-              << visible;
-    return 0;
+    *io.out
+        << "usage: clustersim compare SCENARIO... [--set field=value]... "
+           "[--variant \"field=value,...\"]... [--format text|csv|json] [--report FILE.html]\n\n"
+           "Fields are scenario.proto paths (parallelism.tensor_model_parallel_size) or\n"
+           "aliases: tp pp vp cp ep dp zero distopt sp schedule mbs gbs recompute precision\n"
+           "gpu num_gpus model tier price price_source train_tokens train_steps.\n\n"
+        << visible;
+    return absl::OkStatus();
   }
-  if (absl::Status s = CheckTableFormat(format); !s.ok()) return Fail(s);
+  if (absl::Status s = CheckTableFormat(format); !s.ok()) return s;
+  request.control = io.control;
   absl::StatusOr<std::vector<scenarios::StudyRow>> rows = scenarios::RunCompare(request);
-  if (!rows.ok()) return Fail(rows.status());
+  if (!rows.ok()) return rows.status();
   absl::StatusOr<std::string> table =
       scenarios::FormatStudyTable(*rows, format, /*side_by_side=*/true);
-  if (!table.ok()) return Fail(table.status());
-  std::cout << *table;
+  if (!table.ok()) return table.status();
+  *io.out << *table;
   if (!report.empty()) {
     std::vector<scenarios::ReportPoint> points;
     for (const scenarios::StudyRow& row : *rows) points.push_back(scenarios::ReportPointOf(row));
@@ -57,9 +59,11 @@ int CompareCommand(const Args& args) {
         {.title = "clustersim compare",
          .subtitle = absl::StrCat(request.scenario_paths.size(), " scenario(s), ", points.size(),
                                   " case(s)")});
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return s;
   }
-  return 0;
+  return absl::OkStatus();
 }
+
+int CompareCommand(const Args& args) { return RunOnStdIo(CompareCommand, args); }
 
 }  // namespace clustersim::cli

@@ -59,7 +59,7 @@ void PrintFrameworks(std::ostream& out) {
 
 }  // namespace
 
-int ListCommand(const Args& args) {
+absl::Status ListCommand(const Args& args, CommandIo& io) {
   const std::string what = args.empty() ? "" : args[0];
   std::vector<std::string> names;
   if (what == "gpus") {
@@ -69,18 +69,19 @@ int ListCommand(const Args& args) {
   } else if (what == "clusters") {
     names = topology::NodePresetNames();
   } else if (what == "prices") {
-    PrintPrices(std::cout);
-    return 0;
+    PrintPrices(*io.out);
+    return absl::OkStatus();
   } else if (what == "frameworks") {
-    PrintFrameworks(std::cout);
-    return 0;
+    PrintFrameworks(*io.out);
+    return absl::OkStatus();
   } else {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "list: unknown catalog \"", what,
-        "\"; use gpus, models, clusters, prices or frameworks")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "list: unknown catalog \"", what, "\"; use gpus, models, clusters, prices or frameworks"));
   }
-  for (const std::string& n : names) std::cout << n << "\n";
-  return 0;
+  for (const std::string& n : names) *io.out << n << "\n";
+  return absl::OkStatus();
 }
+
+int ListCommand(const Args& args) { return RunOnStdIo(ListCommand, args); }
 
 }  // namespace clustersim::cli

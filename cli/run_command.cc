@@ -10,7 +10,6 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/run_flags.h"
-#include "scenarios/input/loader.h"
 #include "scenarios/input/resolve.h"
 #include "scenarios/goodput/goodput.h"
 #include "scenarios/input/train_cost.h"
@@ -20,22 +19,19 @@
 
 namespace clustersim::cli {
 
-int RunCommand(const Args& args) {
+absl::Status RunCommand(const Args& args, CommandIo& io) {
   absl::StatusOr<RunFlags> flags = ParseRunFlags(args);
-  if (!flags.ok()) return Fail(flags.status());
+  if (!flags.ok()) return flags.status();
   if (flags->help) {
-    std::cout << flags->help_text;
-    return 0;
+    *io.out << flags->help_text;
+    return absl::OkStatus();
   }
-  config::Scenario scenario;
-  if (!flags->scenario_path.empty()) {
-    absl::StatusOr<config::Scenario> loaded = scenarios::LoadScenarioFile(flags->scenario_path);
-    if (!loaded.ok()) return Fail(loaded.status());
-    scenario = *std::move(loaded);
-  }
+  absl::StatusOr<config::Scenario> loaded = LoadBaseScenario(flags->scenario_path, io);
+  if (!loaded.ok()) return loaded.status();
+  config::Scenario scenario = *std::move(loaded);
   scenario.MergeFrom(flags->overrides);
   absl::StatusOr<scenarios::ResolvedScenario> resolved = scenarios::Resolve(scenario);
-  if (!resolved.ok()) return Fail(resolved.status());
+  if (!resolved.ok()) return resolved.status();
 
   scenarios::RunOptions options;
   options.trace_path = flags->trace_path;
@@ -43,17 +39,17 @@ int RunCommand(const Args& args) {
   std::string report_path = flags->report_path;
   if (!flags->trace_ranks.empty()) {
     absl::StatusOr<traces::IdRanges> r = traces::IdRanges::Parse(flags->trace_ranks, "--trace-ranks");
-    if (!r.ok()) return Fail(r.status());
+    if (!r.ok()) return r.status();
     options.trace_ranks = *r;
   }
   if (!flags->trace_steps.empty()) {
     absl::StatusOr<traces::IdRanges> r = traces::IdRanges::Parse(flags->trace_steps, "--trace-steps");
-    if (!r.ok()) return Fail(r.status());
+    if (!r.ok()) return r.status();
     options.trace_steps = *r;
   }
   absl::StatusOr<traces::TraceDetail> detail =
       traces::ParseTraceDetail(flags->trace_detail, "--trace-detail");
-  if (!detail.ok()) return Fail(detail.status());
+  if (!detail.ok()) return detail.status();
   options.trace_detail = *detail;
   options.fold_data_parallel = !flags->no_fold;
   if (flags->no_fold) options.fold_tensor_parallel_above_gpus = std::numeric_limits<int>::max();
@@ -61,8 +57,8 @@ int RunCommand(const Args& args) {
     std::error_code ec;
     std::filesystem::create_directories(flags->output_dir, ec);
     if (ec) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "--output-dir ", flags->output_dir, ": ", ec.message(), "; choose a writable folder")));
+      return absl::InvalidArgumentError(absl::StrCat("--output-dir ", flags->output_dir, ": ",
+                                                     ec.message(), "; choose a writable folder"));
     }
     if (options.trace_path.empty()) {
       options.trace_path = flags->output_dir +
@@ -71,31 +67,35 @@ int RunCommand(const Args& args) {
     if (report_path.empty()) report_path = flags->output_dir + "/report.html";
   }
   options.report = !report_path.empty();
+  options.control = io.control;
   absl::StatusOr<scenarios::RunOutput> out = scenarios::RunScenarioWithReport(*resolved, options);
-  if (!out.ok()) return Fail(out.status());
+  if (!out.ok()) return out.status();
   if (options.report) {
-    if (auto s = sim::WriteFileAtomically(report_path, out->report_html); !s.ok()) return Fail(s);
+    if (auto s = sim::WriteFileAtomically(report_path, out->report_html); !s.ok()) return s;
   }
   const config::Result& result = out->result;
   absl::StatusOr<std::string> json = ToJson(result);
-  if (!json.ok()) return Fail(json.status());
+  if (!json.ok()) return json.status();
   if (!flags->output_dir.empty()) {
     if (auto s = sim::WriteFileAtomically(flags->output_dir + "/result.json", *json); !s.ok()) {
-      return Fail(s);
+      return s;
     }
   }
   if (flags->format == "json") {
-    std::cout << *json;
+    *io.out << *json;
   } else {
-    std::cout << viz::FormatSummary(result) << scenarios::FormatCostText(result)
-              << scenarios::FormatGoodputText(result);
-    if (!options.trace_path.empty()) std::cout << "  trace                      " << options.trace_path << "\n";
-    if (options.report) std::cout << "  report                     " << report_path << "\n";
+    *io.out << viz::FormatSummary(result) << scenarios::FormatCostText(result)
+            << scenarios::FormatGoodputText(result);
+    if (!options.trace_path.empty())
+      *io.out << "  trace                      " << options.trace_path << "\n";
+    if (options.report) *io.out << "  report                     " << report_path << "\n";
     if (!flags->output_dir.empty()) {
-      std::cout << "  result                     " << flags->output_dir << "/result.json\n";
+      *io.out << "  result                     " << flags->output_dir << "/result.json\n";
     }
   }
-  return 0;
+  return absl::OkStatus();
 }
+
+int RunCommand(const Args& args) { return RunOnStdIo(RunCommand, args); }
 
 }  // namespace clustersim::cli

@@ -18,7 +18,6 @@
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/parse_args.h"
-#include "scenarios/input/loader.h"
 #include "scenarios/input/scenario_edit.h"
 #include "scenarios/studies/search.h"
 #include "scenarios/studies/study_report_rows.h"
@@ -56,7 +55,7 @@ void DrawProgress(size_t done, size_t total) {
 
 }  // namespace
 
-int SearchCommand(const Args& args) {
+absl::Status SearchCommand(const Args& args, CommandIo& io) {
   std::string scenario_path, model, gpu, node, range, explain, format, price_source, precision,
       report_path;
   std::optional<int> num_gpus, gbs, seq;
@@ -106,23 +105,21 @@ int SearchCommand(const Args& args) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
-  if (absl::Status s = ParseArgs(args, all, &pos, "search", &vm); !s.ok()) return Fail(s);
+  if (absl::Status s = ParseArgs(args, all, &pos, "search", &vm); !s.ok()) return s;
   if (help) {
-    std::cout << "usage: clustersim search [SCENARIO] --model M --gpu G --num-gpus N [flags]\n\n"
-                 "Enumerates tp, pp, vp, cp, ep, micro-batch, recompute, optimizer sharding and\n"
-                 "schedule; rejects by divisibility and memory before simulating; simulates the\n"
-                 "rest in parallel and ranks them. SCENARIO, if given, supplies the model,\n"
-                 "cluster, batch and pricing; flags override it.\n\n"
-              << visible;
-    return 0;
+    *io.out << "usage: clustersim search [SCENARIO] --model M --gpu G --num-gpus N [flags]\n\n"
+               "Enumerates tp, pp, vp, cp, ep, micro-batch, recompute, optimizer sharding and\n"
+               "schedule; rejects by divisibility and memory before simulating; simulates the\n"
+               "rest in parallel and ranks them. SCENARIO, if given, supplies the model,\n"
+               "cluster, batch and pricing; flags override it.\n\n"
+            << visible;
+    return absl::OkStatus();
   }
-  if (absl::Status s = CheckTableFormat(format); !s.ok()) return Fail(s);
+  if (absl::Status s = CheckTableFormat(format); !s.ok()) return s;
   config::Scenario& base = req.base;
-  if (!scenario_path.empty()) {
-    absl::StatusOr<config::Scenario> loaded = scenarios::LoadScenarioFile(scenario_path);
-    if (!loaded.ok()) return Fail(loaded.status());
-    base = *std::move(loaded);
-  }
+  absl::StatusOr<config::Scenario> loaded = LoadBaseScenario(scenario_path, io);
+  if (!loaded.ok()) return loaded.status();
+  base = *std::move(loaded);
   if (!model.empty()) base.mutable_model()->set_preset(model);
   if (!gpu.empty()) base.mutable_cluster()->set_gpu(gpu);
   if (!node.empty()) base.mutable_cluster()->set_node(node);
@@ -137,41 +134,42 @@ int SearchCommand(const Args& args) {
     if (!base.reliability().has_trials()) base.mutable_reliability()->set_trials(trials.value_or(100));
   }
   for (const std::string& assignment : sets) {
-    if (absl::Status s = scenarios::SetScenarioField(assignment, &base); !s.ok()) return Fail(s);
+    if (absl::Status s = scenarios::SetScenarioField(assignment, &base); !s.ok()) return s;
   }
   if (!base.has_model() || (!base.model().has_preset() && !base.model().has_num_layers() &&
                             !base.model().has_model_config_file())) {
-    return Fail(absl::InvalidArgumentError(
-        "search needs a model: --model NAME (clustersim list models) or a SCENARIO file"));
+    return absl::InvalidArgumentError(
+        "search needs a model: --model NAME (clustersim list models) or a SCENARIO file");
   }
   if (!base.cluster().has_gpu()) {
-    return Fail(absl::InvalidArgumentError(
-        "search needs a GPU: --gpu NAME (clustersim list gpus) or a SCENARIO file"));
+    return absl::InvalidArgumentError(
+        "search needs a GPU: --gpu NAME (clustersim list gpus) or a SCENARIO file");
   }
   if (num_gpus && !range.empty()) {
-    return Fail(absl::InvalidArgumentError("give --num-gpus or --num-gpus-range, not both"));
+    return absl::InvalidArgumentError("give --num-gpus or --num-gpus-range, not both");
   }
   if (num_gpus) {
     req.gpu_counts = {*num_gpus};
   } else if (!range.empty()) {
     absl::StatusOr<std::vector<int>> counts = ParseRange(range, 8);
-    if (!counts.ok()) return Fail(counts.status());
+    if (!counts.ok()) return counts.status();
     req.gpu_counts = *counts;
   } else if (base.cluster().has_num_gpus()) {
     req.gpu_counts = {base.cluster().num_gpus()};
   }
   if (!explain.empty()) {
     absl::StatusOr<std::string> text = scenarios::ExplainStrategy(req, explain);
-    if (!text.ok()) return Fail(text.status());
-    std::cout << *text;
-    return 0;
+    if (!text.ok()) return text.status();
+    *io.out << *text;
+    return absl::OkStatus();
   }
-  if (!no_progress && isatty(STDERR_FILENO)) req.progress = DrawProgress;
+  if (!no_progress && io.terminal && isatty(STDERR_FILENO)) req.progress = DrawProgress;
+  req.control = io.control;
   absl::StatusOr<scenarios::SearchReport> report = scenarios::RunSearch(req);
-  if (!report.ok()) return Fail(report.status());
+  if (!report.ok()) return report.status();
   absl::StatusOr<std::string> text = scenarios::FormatSearchReport(*report, format);
-  if (!text.ok()) return Fail(text.status());
-  std::cout << *text;
+  if (!text.ok()) return text.status();
+  *io.out << *text;
   if (!report_path.empty()) {
     std::vector<scenarios::ReportPoint> points;
     for (const scenarios::StudyRow& row : report->top) {  // "#1 tp2 pp1 dp2 mbs1 ..."
@@ -184,19 +182,20 @@ int SearchCommand(const Args& args) {
          .subtitle = absl::StrCat("top ", points.size(), " of ", report->simulated,
                                   " simulated strategies (", report->enumerated,
                                   " enumerated), ranked by ", req.rank_by)});
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return s;
   }
   const double total = report->prune_seconds + report->simulate_seconds;
-  std::cerr << absl::StrFormat(
+  *io.err << absl::StrFormat(
       "search: %d enumerated, pruned in %.2f s; %d simulated in %.2f s on %d threads "
       "(%.1f strategies/s; CPU %.2f s, %.1f ms per strategy); %.2f s in all\n",
       report->enumerated, report->prune_seconds, report->simulated, report->simulate_seconds,
       req.threads,
       report->simulate_seconds > 0 ? report->simulated / report->simulate_seconds : 0.0,
       report->simulate_cpu_seconds,
-      report->simulated > 0 ? 1e3 * report->simulate_cpu_seconds / report->simulated : 0.0,
-      total);
-  return 0;
+      report->simulated > 0 ? 1e3 * report->simulate_cpu_seconds / report->simulated : 0.0, total);
+  return absl::OkStatus();
 }
+
+int SearchCommand(const Args& args) { return RunOnStdIo(SearchCommand, args); }
 
 }  // namespace clustersim::cli

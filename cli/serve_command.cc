@@ -13,7 +13,6 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/parse_args.h"
-#include "scenarios/input/loader.h"
 #include "scenarios/serve/serve_resolve.h"
 #include "scenarios/serve/serve_runner.h"
 #include "sim/atomic_file.h"
@@ -77,7 +76,7 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
 
 }  // namespace
 
-int ServeCommand(const Args& args) {
+absl::Status ServeCommand(const Args& args, CommandIo& io) {
   ServeValues v;
   std::string scenario_path, format = "text", trace_path, report_path;
   bool chunked = false, help = false, no_curve = false;
@@ -129,27 +128,24 @@ int ServeCommand(const Args& args) {
   visible.add(deploy).add(sched).add(work).add(output);
 
   po::variables_map vm;
-  if (absl::Status s = ParseArgs(args, all, &pos, "serve", &vm); !s.ok()) return Fail(s);
+  if (absl::Status s = ParseArgs(args, all, &pos, "serve", &vm); !s.ok()) return s;
   if (help) {
     std::ostringstream text;
     text << "usage: clustersim serve [SCENARIO] [flags]\n\n" << visible;
-    std::cout << text.str();
-    return 0;
+    *io.out << text.str();
+    return absl::OkStatus();
   }
   if (format != "text" && format != "json") {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--format=", format, " is not known; use text or json")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format=", format, " is not known; use text or json"));
   }
   if (v.batch && v.rate) {
-    return Fail(absl::InvalidArgumentError(
-        "--batch-size and --request-rate both set the workload; keep one"));
+    return absl::InvalidArgumentError(
+        "--batch-size and --request-rate both set the workload; keep one");
   }
-  config::Scenario scenario;
-  if (!scenario_path.empty()) {
-    absl::StatusOr<config::Scenario> loaded = scenarios::LoadScenarioFile(scenario_path);
-    if (!loaded.ok()) return Fail(loaded.status());
-    scenario = *std::move(loaded);
-  }
+  absl::StatusOr<config::Scenario> loaded = LoadBaseScenario(scenario_path, io);
+  if (!loaded.ok()) return loaded.status();
+  config::Scenario scenario = *std::move(loaded);
   const config::Scenario overrides = Overrides(v, chunked);
   if (v.batch) scenario.mutable_inference()->mutable_workload()->clear_request_rate_per_s();
   if (v.rate) scenario.mutable_inference()->mutable_workload()->clear_batch_size();
@@ -157,26 +153,28 @@ int ServeCommand(const Args& args) {
   if (v.output) scenario.mutable_inference()->mutable_workload()->clear_output_length();
   scenario.MergeFrom(overrides);
   absl::StatusOr<scenarios::ResolvedServe> resolved = scenarios::ResolveServe(scenario);
-  if (!resolved.ok()) return Fail(resolved.status());
+  if (!resolved.ok()) return resolved.status();
   absl::StatusOr<config::ServeResult> result = scenarios::RunServe(
       *resolved, {.trace_path = trace_path, .curve = !no_curve || !report_path.empty()});
-  if (!result.ok()) return Fail(result.status());
+  if (!result.ok()) return result.status();
   if (!report_path.empty()) {
     if (auto st = sim::WriteFileAtomically(report_path, viz::RenderServeReport(*result));
         !st.ok()) {
-      return Fail(st);
+      return st;
     }
   }
   if (format == "json") {
     absl::StatusOr<std::string> json = ToJson(*result);
-    if (!json.ok()) return Fail(json.status());
-    std::cout << *json;
+    if (!json.ok()) return json.status();
+    *io.out << *json;
   } else {
-    std::cout << viz::FormatServeSummary(*result);
-    if (!trace_path.empty()) std::cout << "  trace                       " << trace_path << "\n";
-    if (!report_path.empty()) std::cout << "  report                      " << report_path << "\n";
+    *io.out << viz::FormatServeSummary(*result);
+    if (!trace_path.empty()) *io.out << "  trace                       " << trace_path << "\n";
+    if (!report_path.empty()) *io.out << "  report                      " << report_path << "\n";
   }
-  return 0;
+  return absl::OkStatus();
 }
+
+int ServeCommand(const Args& args) { return RunOnStdIo(ServeCommand, args); }
 
 }  // namespace clustersim::cli

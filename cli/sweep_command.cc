@@ -16,7 +16,7 @@
 namespace clustersim::cli {
 namespace po = boost::program_options;
 
-int SweepCommand(const Args& args) {
+absl::Status SweepCommand(const Args& args, CommandIo& io) {
   std::string path, shard, report;
   scenarios::SweepOptions options;
   bool help = false;
@@ -33,43 +33,45 @@ int SweepCommand(const Args& args) {
   po::positional_options_description pos;
   pos.add("sweep", 1);
   po::variables_map vm;
-  if (absl::Status s = ParseArgs(args, all, &pos, "sweep", &vm); !s.ok()) return Fail(s);
+  if (absl::Status s = ParseArgs(args, all, &pos, "sweep", &vm); !s.ok()) return s;
   if (help) {
-    std::cout << "usage: [mpirun -np N] clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N] "
-                 "[--report FILE.html]\n"
-                 "SWEEP_FILE: scenarios/proto/sweep.proto (SweepFile), e.g. "
-                 "scenarios/examples/sweeps/gpt-22b-grid.textproto\n\n"
-              << visible;
-    return 0;
+    *io.out << "usage: [mpirun -np N] clustersim sweep SWEEP_FILE --output PREFIX [--shard i/N] "
+               "[--report FILE.html]\n"
+               "SWEEP_FILE: scenarios/proto/sweep.proto (SweepFile), e.g. "
+               "scenarios/examples/sweeps/gpt-22b-grid.textproto\n\n"
+            << visible;
+    return absl::OkStatus();
   }
   if (path.empty()) {
-    return Fail(absl::InvalidArgumentError("sweep needs a SWEEP_FILE (scenarios/proto/sweep.proto)"));
+    return absl::InvalidArgumentError("sweep needs a SWEEP_FILE (scenarios/proto/sweep.proto)");
   }
   if (!shard.empty()) {
-    if (absl::Status s = scenarios::ParseShard(shard, &options); !s.ok()) return Fail(s);
+    if (absl::Status s = scenarios::ParseShard(shard, &options); !s.ok()) return s;
   }
   absl::StatusOr<scenarios::SweepSummary> summary;
   if (scenarios::LaunchedMpiRanks() > 1) {
     scenarios::MpiSweepOutcome outcome =
         scenarios::RunSweepOverMpi([&] { return scenarios::LoadSweep(path); }, options);
-    if (!outcome.coordinator) return outcome.summary.ok() ? 0 : 1;  // rank 0 reports
+    if (!outcome.coordinator) {  // rank 0 reports
+      io.exit_code = outcome.summary.ok() ? 0 : 1;
+      return absl::OkStatus();
+    }
     summary = std::move(outcome.summary);
   } else {
     absl::StatusOr<std::vector<scenarios::SweepPoint>> points = scenarios::LoadSweep(path);
-    if (!points.ok()) return Fail(points.status());
-    summary = scenarios::RunSweep(*points, options);
+    if (!points.ok()) return points.status();
+    summary = scenarios::RunSweep(*points, options, scenarios::InProcessExecutor(io.control));
   }
-  if (!summary.ok()) return Fail(summary.status());
-  std::cout << absl::StrFormat(
-      "sweep: %d points in shard %d/%d: %d already done, %d run (%d rejected)\n",
-      summary->points, options.shard, options.num_shards, summary->skipped, summary->ran,
-      summary->failed);
-  std::cout << absl::StrFormat("Pareto front (%s vs %s), every point in %s.jsonl:\n",
-                               summary->train_axes ? "days to train" : "step seconds",
-                               summary->train_axes ? "total $" : "$ per million tokens",
-                               options.output_prefix);
+  if (!summary.ok()) return summary.status();
+  *io.out << absl::StrFormat(
+      "sweep: %d points in shard %d/%d: %d already done, %d run (%d rejected)\n", summary->points,
+      options.shard, options.num_shards, summary->skipped, summary->ran, summary->failed);
+  *io.out << absl::StrFormat("Pareto front (%s vs %s), every point in %s.jsonl:\n",
+                             summary->train_axes ? "days to train" : "step seconds",
+                             summary->train_axes ? "total $" : "$ per million tokens",
+                             options.output_prefix);
   for (const scenarios::ParetoPoint& p : summary->pareto) {
-    std::cout << absl::StrFormat("  %12.4f  %12.4f  %s\n", p.time, p.cost, p.label);
+    *io.out << absl::StrFormat("  %12.4f  %12.4f  %s\n", p.time, p.cost, p.label);
   }
   if (!report.empty()) {
     std::vector<scenarios::ReportPoint> report_points;
@@ -83,9 +85,11 @@ int SweepCommand(const Args& args) {
         {.title = absl::StrCat("clustersim sweep ", path),
          .subtitle = absl::StrCat(summary->lines.size(), " points in ", options.output_prefix,
                                   ".jsonl (", report_points.size(), " simulated)")});
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return s;
   }
-  return 0;
+  return absl::OkStatus();
 }
+
+int SweepCommand(const Args& args) { return RunOnStdIo(SweepCommand, args); }
 
 }  // namespace clustersim::cli

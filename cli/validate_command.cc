@@ -1,13 +1,16 @@
 // `clustersim validate FILE.csv...`: simulate every row of published
 // measurement tables and print measured vs predicted, MAPE per source and
-// overall. Exit 1 when --max-mape is given and exceeded. A serving table
+// overall (--format json: one object per row instead, for the Python module).
+// Exit 1 when --max-mape is given and exceeded. A serving table
 // (tests/validation/inference-runs.csv, detected by its header) is reported by
 // scenarios/accuracy/inference_validation.h. With --leave-one-source-out the
 // training tables are cross-validated by source instead
 // (scenarios/accuracy/cross_validation.h).
+#include <cmath>
 #include <exception>
-#include <map>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,7 @@
 #include "scenarios/accuracy/validation.h"
 #include "scenarios/input/loader.h"
 #include "sim/csv_table.h"
+#include "traces/json_format.h"
 
 namespace clustersim::cli {
 namespace po = boost::program_options;
@@ -45,38 +49,82 @@ absl::StatusOr<std::map<std::string, double>> ParseSourceBounds(
   return out;
 }
 
-// Prints a leave-one-source-out report; 1 when a --max bound is exceeded.
-int CrossValidate(const std::vector<std::string>& files, int threads, int stride, int offset,
-                  double target, double source_target, double max_mape, bool check_band,
-                  const std::map<std::string, double>& per_source) {
+// Prints a leave-one-source-out report; io.exit_code 1 when a --max bound is exceeded.
+absl::Status CrossValidate(CommandIo& io, const std::vector<std::string>& files, int threads,
+                           int stride, int offset, double target, double source_target,
+                           double max_mape, bool check_band,
+                           const std::map<std::string, double>& per_source) {
   absl::StatusOr<scenarios::CrossValidation> cv = CrossValidateFiles(
       files, {.threads = threads, .stride = stride, .offset = offset});
-  if (!cv.ok()) return Fail(cv.status());
-  std::cout << scenarios::FormatCrossValidation(*cv, target, source_target);
+  if (!cv.ok()) return cv.status();
+  *io.out << scenarios::FormatCrossValidation(*cv, target, source_target);
   bool exceeded = false;
   if (max_mape >= 0 && cv->out_of_source_mape > max_mape) {
-    std::cerr << "clustersim: out-of-source MAPE above --max-mape " << max_mape << "%\n";
+    *io.err << "clustersim: out-of-source MAPE above --max-mape " << max_mape << "%\n";
     exceeded = true;
   }
   if (check_band && (cv->band_coverage < 0.75 || cv->band_coverage > 0.85)) {
-    std::cerr << "clustersim: the 80% band holds " << 100 * cv->band_coverage
-              << "% of out-of-source rows, outside 75-85% (--check-band)\n";
+    *io.err << "clustersim: the 80% band holds " << 100 * cv->band_coverage
+            << "% of out-of-source rows, outside 75-85% (--check-band)\n";
     exceeded = true;
   }
   for (const scenarios::SourceFold& f : cv->sources) {
     auto it = per_source.find(f.source);
     if (it != per_source.end() && f.out_of_source_mape > it->second) {
-      std::cerr << "clustersim: " << f.source << " out-of-source MAPE " << f.out_of_source_mape
-                << "% above --max-source-mape " << it->second << "%\n";
+      *io.err << "clustersim: " << f.source << " out-of-source MAPE " << f.out_of_source_mape
+              << "% above --max-source-mape " << it->second << "%\n";
       exceeded = true;
     }
   }
-  return exceeded ? 1 : 0;
+  if (exceeded) io.exit_code = 1;
+  return absl::OkStatus();
+}
+
+// One row of --format json: a table row's measurement and prediction, or why
+// it was not simulated. Non-finite numbers are null.
+struct JsonRow {
+  std::string file, id, source, metric;
+  double measured = 0;
+  std::optional<double> predicted, error_pct;
+  std::string not_run, stack, gpu;
+  int num_gpus = 0;
+};
+
+void AppendNumber(std::string* out, std::optional<double> v) {
+  if (v && std::isfinite(*v)) {
+    traces::AppendJsonDouble(out, *v);
+  } else {
+    *out += "null";
+  }
+}
+
+void AppendJsonRow(std::string* out, const JsonRow& r) {
+  *out += out->empty() ? "[\n  {" : ",\n  {";
+  const std::pair<const char*, const std::string*> texts[] = {
+      {"file", &r.file}, {"id", &r.id}, {"source", &r.source}, {"metric", &r.metric}};
+  for (const auto& [key, value] : texts) {
+    absl::StrAppend(out, "\"", key, "\": ");
+    traces::AppendJsonString(out, *value);
+    *out += ", ";
+  }
+  *out += "\"measured\": ";
+  AppendNumber(out, r.measured);
+  *out += ", \"predicted\": ";
+  AppendNumber(out, r.predicted);
+  *out += ", \"error_pct\": ";
+  AppendNumber(out, r.error_pct);
+  const std::pair<const char*, const std::string*> tail[] = {
+      {"not_run", &r.not_run}, {"stack", &r.stack}, {"gpu", &r.gpu}};
+  for (const auto& [key, value] : tail) {
+    absl::StrAppend(out, ", \"", key, "\": ");
+    traces::AppendJsonString(out, *value);
+  }
+  absl::StrAppend(out, ", \"num_gpus\": ", r.num_gpus, "}");
 }
 
 }  // namespace
 
-int ValidateCommand(const Args& args) {
+absl::Status ValidateCommand(const Args& args, CommandIo& io) {
   std::vector<std::string> files;
   double target = 10, max_mape = -1;
   int stride = 1, offset = 0;
@@ -85,6 +133,7 @@ int ValidateCommand(const Args& args) {
   std::vector<std::string> source_bounds;
   bool help = false, loso = false, check_band = false;
   int threads = 1;
+  std::string format = "text";
   double source_target = 12;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
   d.add_options()("target", po::value(&target)->default_value(10),
@@ -116,6 +165,8 @@ int ValidateCommand(const Args& args) {
       "with --leave-one-source-out: exit 1 unless the 80% band holds 75-85% of the rows")(
       "threads", po::value(&threads)->default_value(1),
       "with --leave-one-source-out: tables simulated in parallel")(
+      "format", po::value(&format)->default_value("text"),
+      "text | json (one object per table row: measured, predicted, error_pct or not_run)")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -124,41 +175,51 @@ int ValidateCommand(const Args& args) {
   po::options_description all;
   all.add(d).add(hidden);
   po::variables_map vm;
-  if (absl::Status s = ParseArgs(args, all, &pos, "validate", &vm); !s.ok()) return Fail(s);
+  if (absl::Status s = ParseArgs(args, all, &pos, "validate", &vm); !s.ok()) return s;
   if (help) {
-    std::cout << d;
-    return 0;
+    *io.out << d;
+    return absl::OkStatus();
   }
   if (files.empty()) {
-    return Fail(absl::InvalidArgumentError(
-        "validate needs at least one table, e.g. tests/validation/published-runs.csv"));
+    return absl::InvalidArgumentError(
+        "validate needs at least one table, e.g. tests/validation/published-runs.csv");
   }
   if (stride < 1 || offset < 0) {
-    return Fail(absl::InvalidArgumentError("--stride must be at least 1 and --offset at least 0"));
+    return absl::InvalidArgumentError("--stride must be at least 1 and --offset at least 0");
   }
   if (vm.count("framework-attention-factor") && !(attention_factor > 0 && attention_factor <= 1)) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "--framework-attention-factor=", attention_factor,
-        " must be in (0, 1] (1 = the standalone attention kernel's rate)")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--framework-attention-factor=", attention_factor,
+                     " must be in (0, 1] (1 = the standalone attention kernel's rate)"));
   }
   if (vm.count("framework-gemm-factor") && !(gemm_factor > 0 && gemm_factor <= 1)) {
-    return Fail(absl::InvalidArgumentError(
+    return absl::InvalidArgumentError(
         absl::StrCat("--framework-gemm-factor=", gemm_factor,
-                     " must be in (0, 1] (1 = the GEMM ceiling's benchmark rate)")));
+                     " must be in (0, 1] (1 = the GEMM ceiling's benchmark rate)"));
   }
   absl::StatusOr<std::map<std::string, double>> per_source = ParseSourceBounds(source_bounds);
-  if (!per_source.ok()) return Fail(per_source.status());
+  if (!per_source.ok()) return per_source.status();
+  if (format != "text" && format != "json") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format=", format, " is not known; use text or json"));
+  }
+  const bool json = format == "json";
+  if (loso && json) {
+    return absl::InvalidArgumentError(
+        "--format json lists table rows; --leave-one-source-out prints text only");
+  }
   if (loso) {
     if (vm["target"].defaulted()) target = 8;
-    return CrossValidate(files, threads, stride, offset, target, source_target, max_mape,
+    return CrossValidate(io, files, threads, stride, offset, target, source_target, max_mape,
                          check_band, *per_source);
   }
   bool exceeded = false;
+  std::string rows;  // --format json
   for (const std::string& f : files) {
     absl::StatusOr<std::string> text = scenarios::ReadFile(f);
-    if (!text.ok()) return Fail(text.status());
+    if (!text.ok()) return text.status();
     absl::StatusOr<sim::CsvTable> table = sim::ParseCsv(*text, f);
-    if (!table.ok()) return Fail(table.status());
+    if (!table.ok()) return table.status();
     if (scenarios::IsInferenceRunsTable(*table)) {
       // Serving rows: every row with its setup and prediction or reason.
       absl::StatusOr<scenarios::InferenceValidationReport> inference =
@@ -167,10 +228,23 @@ int ValidateCommand(const Args& args) {
                                   .offset = offset,
                                   .host_us = serving_host,
                                   .decode_attention_flops_per_sm_cycle = decode_attention});
-      if (!inference.ok()) return Fail(inference.status());
-      std::cout << scenarios::FormatInferenceValidationReport(*inference, target) << "\n";
+      if (!inference.ok()) return inference.status();
+      for (const scenarios::InferenceValidationRow& r : inference->rows) {
+        if (!json) break;
+        JsonRow row;
+        row.file = f;
+        row.id = r.run.id;
+        row.source = r.run.source;
+        row.metric = r.run.metric;
+        row.measured = r.run.measured;
+        row.predicted = r.predicted;
+        if (r.predicted) row.error_pct = r.error_pct;
+        row.not_run = r.not_run;
+        AppendJsonRow(&rows, row);
+      }
+      if (!json) *io.out << scenarios::FormatInferenceValidationReport(*inference, target) << "\n";
       if (max_mape >= 0 && inference->ran > 0 && inference->mape > max_mape) {
-        std::cerr << "clustersim: validation MAPE above --max-mape " << max_mape << "%\n";
+        *io.err << "clustersim: validation MAPE above --max-mape " << max_mape << "%\n";
         exceeded = true;
       }
       continue;
@@ -182,23 +256,44 @@ int ValidateCommand(const Args& args) {
                                   .pipeline_p2p_host_us = pipeline_p2p_host,
                                   .framework_attention_factor = attention_factor,
                                   .framework_gemm_factor = gemm_factor});
-    if (!report.ok()) return Fail(report.status());
-    std::cout << scenarios::FormatValidationReport(*report, target) << "\n";
+    if (!report.ok()) return report.status();
+    for (const scenarios::ValidationRow& r : report->rows) {
+      if (!json) break;
+      JsonRow row;
+      row.file = f;
+      row.id = r.id;
+      row.source = r.source;
+      row.metric = r.metric;
+      row.measured = r.measured;
+      if (r.supported) {
+        row.predicted = r.predicted;
+        row.error_pct = 100 * r.error;
+      }
+      row.not_run = r.reason;
+      row.stack = r.stack;
+      row.gpu = r.gpu;
+      row.num_gpus = r.num_gpus;
+      AppendJsonRow(&rows, row);
+    }
+    if (!json) *io.out << scenarios::FormatValidationReport(*report, target) << "\n";
     if (max_mape >= 0 && report->overall_mape > max_mape) {
-      std::cerr << "clustersim: validation MAPE above --max-mape " << max_mape << "%\n";
+      *io.err << "clustersim: validation MAPE above --max-mape " << max_mape << "%\n";
       exceeded = true;
     }
     for (const scenarios::SourceSummary& src : report->by_source) {
       auto it = per_source->find(src.source);
       if (it != per_source->end() && src.mape > it->second) {
-        std::cerr << "clustersim: " << src.source << " MAPE " << src.mape
-                  << "% above --max-source-mape " << it->second << "%\n";
+        *io.err << "clustersim: " << src.source << " MAPE " << src.mape
+                << "% above --max-source-mape " << it->second << "%\n";
         exceeded = true;
       }
     }
   }
-  if (exceeded) return 1;
-  return 0;
+  if (json) *io.out << (rows.empty() ? "[" : rows) << "\n]\n";
+  if (exceeded) io.exit_code = 1;
+  return absl::OkStatus();
 }
+
+int ValidateCommand(const Args& args) { return RunOnStdIo(ValidateCommand, args); }
 
 }  // namespace clustersim::cli
