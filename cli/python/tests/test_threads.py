@@ -1,0 +1,106 @@
+"""Threads: concurrent calls match serial ones; Ctrl-C and the progress callback stop a call."""
+
+import concurrent.futures
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import clustersim
+from conftest import example
+
+GPT = example("gpt-22b-a100.textproto")
+
+# Long enough to interrupt (about 3 s on one core, two of them simulating):
+# every data-parallel replica of a 256-GPU GPT-22B step.
+LONG = dict(num_gpus=256, global_batch_size=1024, no_fold=True)
+# Under a second: 64 GPUs.
+MEDIUM = dict(num_gpus=64, global_batch_size=256, no_fold=True)
+
+
+def os_threads():
+    """The process's threads, once this thread's command worker has started."""
+    clustersim.collective(min_bytes="1M", max_bytes="1M")
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_concurrent_runs_match_serial():
+    cases = [dict(tensor_model_parallel_size=tp, micro_batch_size=mbs, global_batch_size=16)
+             for tp in (1, 2, 4, 8) for mbs in (1, 2)]
+    serial = [clustersim.run(GPT, **c) for c in cases]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = list(pool.map(lambda c: clustersim.run(GPT, **c), cases))
+    assert parallel == serial
+
+
+def test_calls_release_the_gil():
+    """A Python thread keeps running while a long call simulates."""
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    start = time.monotonic()
+    clustersim.run(GPT, **MEDIUM)
+    elapsed = time.monotonic() - start
+    stop.set()
+    t.join()
+    assert len([x for x in ticks if x >= start]) >= min(5, elapsed / 0.05)
+
+
+def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
+    """SIGINT while the step simulates (the task graph is built first: progress
+    reports tasks once the simulation starts)."""
+    before = os_threads()
+    sent = []
+
+    def arm(done, total):
+        if total > 0 and not sent:
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        clustersim.run(GPT, progress=arm, **LONG)
+    latency = time.monotonic() - sent[0]
+    assert latency < 1.0, f"KeyboardInterrupt {latency:.2f} s after the signal"
+    assert os_threads() == before
+    # The module is usable afterwards.
+    assert clustersim.run(GPT)["step_time_s"] > 0
+
+
+def test_progress_reports_and_an_exception_in_it_stops_the_call():
+    seen = []
+    clustersim.run(GPT, **MEDIUM, progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == seen[-1][1] > 0
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+    class Stop(Exception):
+        pass
+
+    raised = []
+
+    def stop(done, total):
+        if total > 0:
+            raised.append(time.monotonic())
+            raise Stop()
+
+    before = os_threads()
+    with pytest.raises(Stop):
+        clustersim.run(GPT, progress=stop, **LONG)
+    assert time.monotonic() - raised[0] < 1.0
+    assert os_threads() == before
+
+
+def test_search_progress_counts_strategies():
+    seen = []
+    rows = clustersim.search(model="llama2-7b", gpu="h100-sxm5-80gb", num_gpus=2,
+                             global_batch_size=8, top_k=1, threads=2,
+                             progress=lambda d, t: seen.append((d, t)))
+    assert rows and seen[-1][0] == seen[-1][1] > 1
