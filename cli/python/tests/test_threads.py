@@ -49,10 +49,11 @@ def test_calls_release_the_gil():
     t.start()
     start = time.monotonic()
     clustersim.run(GPT, **MEDIUM)
-    elapsed = time.monotonic() - start
     stop.set()
     t.join()
-    assert len([x for x in ticks if x >= start]) >= min(5, elapsed / 0.05)
+    # The call lasts most of a second; a ticker that needed the GIL held by the
+    # call would not tick at all. Three ticks leave room for a loaded machine.
+    assert len([x for x in ticks if x >= start]) >= 3
 
 
 def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
