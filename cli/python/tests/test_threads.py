@@ -71,7 +71,7 @@ def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
         clustersim.run(GPT, progress=arm, **LONG)
     latency = time.monotonic() - sent[0]
     assert latency < 1.0, f"KeyboardInterrupt {latency:.2f} s after the signal"
-    assert os_threads() == before
+    assert os_threads() <= before  # threads ended by earlier tests may still be exiting
     # The module is usable afterwards.
     assert clustersim.run(GPT)["step_time_s"] > 0
 
@@ -96,7 +96,7 @@ def test_progress_reports_and_an_exception_in_it_stops_the_call():
     with pytest.raises(Stop):
         clustersim.run(GPT, progress=stop, **LONG)
     assert time.monotonic() - raised[0] < 1.0
-    assert os_threads() == before
+    assert os_threads() <= before  # threads ended by earlier tests may still be exiting
 
 
 def test_search_progress_counts_strategies():
