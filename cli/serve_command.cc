@@ -154,8 +154,9 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   scenario.MergeFrom(overrides);
   absl::StatusOr<scenarios::ResolvedServe> resolved = scenarios::ResolveServe(scenario);
   if (!resolved.ok()) return resolved.status();
-  absl::StatusOr<config::ServeResult> result = scenarios::RunServe(
-      *resolved, {.trace_path = trace_path, .curve = !no_curve || !report_path.empty()});
+  const scenarios::ServeOptions options{
+      .trace_path = trace_path, .curve = !no_curve || !report_path.empty(), .control = io.control};
+  absl::StatusOr<config::ServeResult> result = scenarios::RunServe(*resolved, options);
   if (!result.ok()) return result.status();
   if (!report_path.empty()) {
     if (auto st = sim::WriteFileAtomically(report_path, viz::RenderServeReport(*result));

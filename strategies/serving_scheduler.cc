@@ -257,11 +257,13 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
     }
   }
   sim::Simulator sim;
+  sim.SetCancelFlag(config.cancel);
   Server server(requests, config, cost, keep_iterations, sim);
   for (size_t i = 0; i < requests.size(); ++i) {
     sim.ScheduleAt(requests[i].arrival, [&server, i] { server.Arrive(static_cast<int64_t>(i)); });
   }
   sim.Run();
+  if (sim.Cancelled()) return absl::CancelledError("cancelled");
   return server.Finish();
 }
 

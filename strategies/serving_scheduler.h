@@ -37,6 +37,7 @@
 #ifndef CLUSTERSIM_STRATEGIES_SERVING_SCHEDULER_H_
 #define CLUSTERSIM_STRATEGIES_SERVING_SCHEDULER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -60,6 +61,9 @@ struct SchedulerConfig {
   int64_t kv_blocks = 0;
   int kv_block_size = 16;
   double watermark = 0.01;
+  // Set by another thread to stop the simulation early (sim/run_control.h);
+  // null: runs to the end.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RequestRecord {
@@ -96,7 +100,8 @@ using IterationCostFn = std::function<IterationCost(const IterationTotals&)>;
 // sorted by arrival. Errors (InvalidArgument) name the field when a request
 // can never run: its prompt and output need more KV blocks than the cache
 // holds, or (without chunked prefill) its prompt exceeds max_tokens_per_step.
-// Always terminates: every iteration makes progress.
+// Always terminates: every iteration makes progress. CANCELLED once
+// `config.cancel` is set.
 absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& requests,
                                            const SchedulerConfig& config,
                                            const IterationCostFn& cost, bool keep_iterations);

@@ -1,5 +1,7 @@
 #include "strategies/serving_scheduler.h"
 
+#include <atomic>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -42,6 +44,23 @@ TEST(ServingSchedulerTest, OneRequestPrefillsThenDecodes) {
   EXPECT_DOUBLE_EQ(Ms(run.requests[0].first_token), 2.0);
   EXPECT_NEAR(Ms(run.requests[0].finish), 2.0 + 9 * 1.01, 1e-9);
   EXPECT_EQ(run.num_iterations, 10);
+}
+
+// A set stop flag ends the simulation with CANCELLED (checked every
+// Simulator::kCancelCheckEvents events, so a long trace stops early); a clear
+// one changes nothing.
+TEST(ServingSchedulerTest, StopFlagCancelsTheSimulation) {
+  std::vector<ServingRequest> many;
+  for (int i = 0; i < 5000; ++i) many.push_back(At(i, 100, 10));
+  std::atomic<bool> stop{true};
+  SchedulerConfig c = Config(1000);
+  c.cancel = &stop;
+  absl::StatusOr<ServingRun> run = SimulateServing(many, c, FakeCost, false);
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kCancelled);
+  stop = false;
+  run = SimulateServing(many, c, FakeCost, false);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->requests.size(), many.size());
 }
 
 // Continuous batching: a request arriving mid-decode is prefilled between

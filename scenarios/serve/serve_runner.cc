@@ -237,11 +237,17 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   if (!model.ok()) return model.status();
   strategies::SchedulerConfig scheduler = s.scheduler;
   scheduler.kv_blocks = memory.kv_blocks;
+  sim::RunControl* control = options.control;
+  if (control != nullptr) {
+    scheduler.cancel = &control->cancel;
+    control->Report(0, options.curve ? 11 : 1);
+  }
   Replica server(s, *model, scheduler);
 
   // The asked workload.
   absl::StatusOr<ServingRun> run = server.Run(!options.trace_path.empty());
   if (!run.ok()) return run.status();
+  if (control != nullptr) control->Report(1, options.curve ? 11 : 1);
   const Measured m = Measure(*run);
   result.set_num_requests(static_cast<int32_t>(m.requests) * s.replicas);
   result.set_offered_request_rate_per_s(s.workload.poisson ? s.workload.rate_per_s : 0);
@@ -301,6 +307,7 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
       const double rate = capacity * i / 10.0;
       absl::StatusOr<ServingRun> r = server.RunAt(rate);
       if (!r.ok()) return r.status();
+      if (control != nullptr) control->Report(1 + i, 11);
       const Measured c = Measure(*r);
       config::ServeCurvePoint* p = result.add_curve();
       p->set_request_rate_per_s(rate * s.replicas);

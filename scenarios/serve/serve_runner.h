@@ -50,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "scenarios/proto/serve_result.pb.h"
 #include "scenarios/serve/serve_resolve.h"
+#include "sim/run_control.h"
 
 namespace clustersim::scenarios {
 
@@ -58,6 +59,10 @@ struct ServeOptions {
   // The latency-vs-throughput curve's 10 re-simulations (the HTML page,
   // viz/serve_report.h, draws it).
   bool curve = true;
+  // Another thread's stop flag and progress view (sim/run_control.h): done /
+  // total count the simulations (the asked workload, then the curve's);
+  // once cancelled, RunServe returns CANCELLED. Null: none.
+  sim::RunControl* control = nullptr;
 };
 
 absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const ServeOptions& options);

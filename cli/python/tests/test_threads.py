@@ -56,10 +56,10 @@ def test_calls_release_the_gil():
     assert len([x for x in ticks if x >= start]) >= 3
 
 
-def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
-    """SIGINT while the step simulates (the task graph is built first: progress
-    reports tasks once the simulation starts)."""
-    before = os_threads()
+def interrupt_at_first_progress(call):
+    """Calls call(progress) with a callback that sends SIGINT once the
+    simulation reports a total; returns the seconds from the signal to the
+    KeyboardInterrupt."""
     sent = []
 
     def arm(done, total):
@@ -68,8 +68,15 @@ def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
             os.kill(os.getpid(), signal.SIGINT)
 
     with pytest.raises(KeyboardInterrupt):
-        clustersim.run(GPT, progress=arm, **LONG)
-    latency = time.monotonic() - sent[0]
+        call(arm)
+    return time.monotonic() - sent[0]
+
+
+def test_ctrl_c_raises_keyboard_interrupt_within_a_second():
+    """SIGINT while the step simulates (the task graph is built first: progress
+    reports tasks once the simulation starts)."""
+    before = os_threads()
+    latency = interrupt_at_first_progress(lambda arm: clustersim.run(GPT, progress=arm, **LONG))
     assert latency < 1.0, f"KeyboardInterrupt {latency:.2f} s after the signal"
     assert os_threads() <= before  # threads ended by earlier tests may still be exiting
     # The module is usable afterwards.
@@ -105,3 +112,11 @@ def test_search_progress_counts_strategies():
                              global_batch_size=8, top_k=1, threads=2,
                              progress=lambda d, t: seen.append((d, t)))
     assert rows and seen[-1][0] == seen[-1][1] > 1
+
+
+def test_ctrl_c_stops_a_serving_simulation():
+    """SIGINT while a long serving trace simulates (20,000 requests: seconds)."""
+    latency = interrupt_at_first_progress(lambda arm: clustersim.serve(
+        example("serve-llama3-8b-h100.textproto"), num_requests=20000, request_rate=50,
+        progress=arm))
+    assert latency < 1.0, f"KeyboardInterrupt {latency:.2f} s after the signal"
