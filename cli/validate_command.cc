@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -54,8 +55,15 @@ absl::Status CrossValidate(CommandIo& io, const std::vector<std::string>& files,
                            int stride, int offset, double target, double source_target,
                            double max_mape, bool check_band,
                            const std::map<std::string, double>& per_source) {
-  absl::StatusOr<scenarios::CrossValidation> cv = CrossValidateFiles(
-      files, {.threads = threads, .stride = stride, .offset = offset});
+  scenarios::CrossValidationOptions options{.threads = threads, .stride = stride, .offset = offset};
+  if (io.control != nullptr) {
+    io.control->Report(0, 1);  // running: a caller may stop it from now on
+    options.cancel = &io.control->cancel;
+    options.progress = [control = io.control](int done, int total) {
+      control->Report(done, total);
+    };
+  }
+  absl::StatusOr<scenarios::CrossValidation> cv = CrossValidateFiles(files, std::move(options));
   if (!cv.ok()) return cv.status();
   *io.out << scenarios::FormatCrossValidation(*cv, target, source_target);
   bool exceeded = false;
@@ -215,7 +223,9 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
   }
   bool exceeded = false;
   std::string rows;  // --format json
+  size_t tables_done = 0;
   for (const std::string& f : files) {
+    if (io.control != nullptr) io.control->Report(tables_done++, files.size());
     absl::StatusOr<std::string> text = scenarios::ReadFile(f);
     if (!text.ok()) return text.status();
     absl::StatusOr<sim::CsvTable> table = sim::ParseCsv(*text, f);
@@ -255,7 +265,8 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
                                   .host_overhead_us = host_overhead,
                                   .pipeline_p2p_host_us = pipeline_p2p_host,
                                   .framework_attention_factor = attention_factor,
-                                  .framework_gemm_factor = gemm_factor});
+                                  .framework_gemm_factor = gemm_factor,
+                                  .cancel = io.control != nullptr ? &io.control->cancel : nullptr});
     if (!report.ok()) return report.status();
     for (const scenarios::ValidationRow& r : report->rows) {
       if (!json) break;

@@ -24,6 +24,7 @@
 #ifndef CLUSTERSIM_SCENARIOS_ACCURACY_CROSS_VALIDATION_H_
 #define CLUSTERSIM_SCENARIOS_ACCURACY_CROSS_VALIDATION_H_
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -48,6 +49,8 @@ struct CrossValidationOptions {
   int offset = 0;
   // Called after each (grid value, table) pass, serialised; may be empty.
   std::function<void(int done, int total)> progress;
+  // Stops every table between rows once set (ValidationOptions::cancel).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // One source, predicted with and without its own rows in the fits.

@@ -405,6 +405,9 @@ absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::
       table.Column("Parameters (billion)") >= 0 ? "vTrain-multi" : "vTrain-single";
   const int stride = std::max(1, options.stride);
   for (size_t i = std::max(0, options.offset); i < table.rows.size(); i += stride) {
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+      return absl::CancelledError("cancelled");
+    }
     report.rows.push_back(published ? PublishedRow(table, table.rows[i], options)
                                     : VtrainRow(table, table.rows[i], vtrain_source,
                                                 static_cast<int>(i), options));

@@ -18,6 +18,7 @@
 #ifndef CLUSTERSIM_SCENARIOS_ACCURACY_VALIDATION_H_
 #define CLUSTERSIM_SCENARIOS_ACCURACY_VALIDATION_H_
 
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +103,9 @@ struct ValidationOptions {
   // Resolve each row's scenario but simulate none (tests/fuzz): every row is
   // kept unsupported, with Resolve's error or "not simulated (resolve only)".
   bool resolve_only = false;
+  // Set by another thread to stop between rows (sim/run_control.h): the
+  // table then returns CANCELLED. Null: runs every row.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::string_view origin,

@@ -1,5 +1,6 @@
 #include "scenarios/accuracy/validation.h"
 
+#include <atomic>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -143,5 +144,19 @@ TEST(ValidationTest, RowsNamingTheirStackRunUnderItsProfile) {
   EXPECT_DOUBLE_EQ(r->by_group[1].mean_signed, 100 * fsdp.time_error);
 }
 
+// A set stop flag ends the table between rows with CANCELLED.
+TEST(ValidationTest, StopFlagCancelsBetweenRows) {
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kStackHeader) +
+          "X-01,x,Llama 3 8B,,,,8192,,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,128,,"
+          "tokens_per_s_per_gpu,9000,,nemo-25.09 (Megatron-Bridge + Megatron-Core),bf16,\n",
+      "stacks.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::atomic<bool> stop{true};
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "stacks.csv", {.cancel = &stop});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios
+

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import clustersim
-from conftest import example
+from conftest import SOURCE, example
 
 GPT = example("gpt-22b-a100.textproto")
 
@@ -119,4 +119,11 @@ def test_ctrl_c_stops_a_serving_simulation():
     latency = interrupt_at_first_progress(lambda arm: clustersim.serve(
         example("serve-llama3-8b-h100.textproto"), num_requests=20000, request_rate=50,
         progress=arm))
+    assert latency < 1.0, f"KeyboardInterrupt {latency:.2f} s after the signal"
+
+
+def test_ctrl_c_stops_a_validation_between_rows():
+    """SIGINT while a published table is validated (the unseen table: tens of seconds)."""
+    table = os.path.join(SOURCE, "tests/validation/unseen/training-runs.csv")
+    latency = interrupt_at_first_progress(lambda arm: clustersim.validate(table, progress=arm))
     assert latency < 1.0, f"KeyboardInterrupt {latency:.2f} s after the signal"
