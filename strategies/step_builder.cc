@@ -46,6 +46,9 @@ absl::Status Builder::Build() {
     }
     plan_.stage_actions.push_back(ScheduleForStage(p_.schedule, s, pp, m, v));
     for (const PipelineAction& a : plan_.stage_actions.back()) {
+      if (in_.cancel != nullptr && in_.cancel->load(std::memory_order_relaxed)) {
+        return absl::CancelledError("cancelled");
+      }
       if (auto st = AddAction(s, a, groups); !st.ok()) return st;
     }
   }

@@ -50,6 +50,8 @@
 #ifndef CLUSTERSIM_STRATEGIES_STEP_BUILDER_H_
 #define CLUSTERSIM_STRATEGIES_STEP_BUILDER_H_
 
+#include <atomic>
+
 #include "absl/status/statusor.h"
 #include "models/finetune.h"
 #include "models/kernel_model.h"
@@ -150,6 +152,10 @@ struct StepInputs {
   // gradients; only the adapters' 16-bit gradients are reduced over data
   // parallelism and stepped by the optimizer.
   models::FinetuneSpec finetune;
+  // Set by another thread to stop the build (sim/run_control.h); checked
+  // before each pipeline action, so a large unfolded step stops within
+  // milliseconds. BuildStep then returns CANCELLED. Null: builds to the end.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 absl::StatusOr<StepPlan> BuildStep(const StepInputs& in);

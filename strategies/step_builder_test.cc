@@ -1,6 +1,7 @@
 #include "strategies/step_builder.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "gtest/gtest.h"
 #include "models/gpu_catalog.h"
@@ -44,6 +45,27 @@ TEST(StepBuilderTest, SingleGpuStepIsTheSumOfItsKernels) {
   EXPECT_EQ(r.summary.compute, r.summary.step_time);
   EXPECT_EQ(r.summary.exposed_comm, sim::Duration::Zero());
   EXPECT_EQ(net.calls, 0);
+}
+
+// A set stop flag ends the build with CANCELLED; a clear one builds the step.
+TEST(StepBuilderTest, StopFlagCancelsTheBuild) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 2;
+  const models::TransformerConfig model = SmallGpt();
+  ASSERT_TRUE(ValidateParallelConfig(model, 1, &p).ok());
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
+  std::atomic<bool> stop{true};
+  StepInputs in;
+  in.model = &model;
+  in.parallel = &p;
+  in.kernels = &kernels;
+  in.network = &net;
+  in.cancel = &stop;
+  EXPECT_EQ(BuildStep(in).status().code(), absl::StatusCode::kCancelled);
+  stop = false;
+  EXPECT_TRUE(BuildStep(in).ok());
 }
 
 TEST(StepBuilderTest, TensorParallelCollectivesAreExposed) {

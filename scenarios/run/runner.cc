@@ -127,6 +127,7 @@ absl::Status ScenarioRun::Build() {
   in.mode.merge_compute_chains =
       options_.merge_compute_chains && options_.trace_path.empty() && !options_.report;
   in.finetune = s_.finetune;
+  if (options_.control != nullptr) in.cancel = &options_.control->cancel;
   // What each task means is read by the memory timeline, traces, reports and
   // the flow tier only (the search's runs have none of them).
   in.mode.record_task_infos = options_.memory_timeline || !options_.trace_path.empty() ||
