@@ -19,6 +19,7 @@
 #include <pybind11/stl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -61,8 +62,26 @@ constexpr NamedCommand kCommands[] = {
 // clustersim.Error, created in PYBIND11_MODULE.
 PyObject* error_type = nullptr;
 
+// The field an error names first, as its message starts with it: a scenario
+// path ("cluster.num_gpus=0 must be ...", "training.precision: ...") or a
+// flag ("--format=..."); None when the message starts otherwise.
+py::object LeadingField(std::string_view message) {
+  size_t n = 0;
+  while (n < message.size() && (std::isalnum(static_cast<unsigned char>(message[n])) ||
+                                message[n] == '_' || message[n] == '.' || message[n] == '-')) {
+    ++n;
+  }
+  const std::string_view lead = message.substr(0, n);
+  const bool path = lead.find('.') != std::string_view::npos && lead.front() != '.' &&
+                    lead.back() != '.' && !std::isdigit(static_cast<unsigned char>(lead.front()));
+  const bool flag = lead.size() > 2 && lead.substr(0, 2) == "--";
+  if (!path && !flag) return py::none();
+  return py::str(std::string(lead));
+}
+
 [[noreturn]] void RaiseError(const absl::Status& s) {
   py::object error = py::reinterpret_borrow<py::object>(error_type)(std::string(s.message()));
+  error.attr("field") = LeadingField(std::string(s.message()));
   error.attr("exit_code") = ExitCode(s);
   error.attr("code") = absl::StatusCodeToString(s.code());
   PyErr_SetObject(error_type, error.ptr());

@@ -87,6 +87,18 @@ def test_dict_errors_name_the_field():
         clustersim.run(42)
 
 
+def test_errors_name_their_field_as_an_attribute():
+    with pytest.raises(clustersim.Error) as e:
+        clustersim.run(LLAMA, num_gpus=0)
+    assert e.value.field == "cluster.num_gpus"
+    with pytest.raises(clustersim.Error) as e:
+        clustersim.run(LLAMA, precision="fp64")
+    assert e.value.field == "training.precision"
+    with pytest.raises(clustersim.Error) as e:
+        clustersim.run(LLAMA, no_such_flag=1)
+    assert e.value.field is None or e.value.field.startswith("--")
+
+
 def test_trace_report_and_timeline(tmp_path, cli):
     trace, report = tmp_path / "step.json", tmp_path / "report.html"
     result = clustersim.run(GPT, trace=trace, report=report, timeline=True)
