@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "models/memory_model.h"
 #include "models/transformer_config.h"
+#include "scenarios/input/train_cost.h"
 #include "sim/status_macros.h"
 #include "topology/link_technology.h"
 #include "topology/node_preset.h"
@@ -96,9 +97,10 @@ absl::Status ValidateReliability(const config::Scenario& s) {
                                          "software_failures_per_job_day"));
   CLUSTERSIM_RETURN_IF_ERROR(
       NonNegative(r.has_planned_per_day(), r.planned_per_day(), "planned_per_day"));
-  if (r.has_storage() && !cat.FindStorage(r.storage()).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reliability.storage: ", cat.FindStorage(r.storage()).status().message()));
+  if (r.has_storage()) {
+    if (absl::Status found = cat.FindStorage(r.storage()).status(); !found.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("reliability.storage: ", found.message()));
+    }
   }
   const struct {
     bool has;
@@ -158,7 +160,7 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
   p.mode = r.has_checkpoint_mode() ? r.checkpoint_mode() : "async";
   const int n = s.num_gpus;
   const int per_node = std::max(1, s.echo.cluster().gpus_per_node());
-  const int nodes = (n + per_node - 1) / per_node;
+  const int nodes = s.cluster.num_nodes;
   const double step_s = step.step_time_s();
 
   // Causes: the profile's, overridden and scaled; a per-job software rate; planned stops.
@@ -320,7 +322,7 @@ absl::Status AddGoodput(const ResolvedScenario& s, config::Result* result) {
   g->set_gpu_hours(gpu_hours);
   g->set_total_usd(gpu_hours * s.pricing.usd_per_gpu_hour);
   g->set_wasted_usd(s.num_gpus * (st.mean_wall_s - compute) / 3600.0 * s.pricing.usd_per_gpu_hour);
-  g->set_energy_kwh(gpu_hours * s.gpu->tdp_w * s.pricing.utilisation * s.pricing.pue / 1000.0);
+  g->set_energy_kwh(EnergyKwh(s.pricing, gpu_hours, s.gpu->tdp_w));
   // Histogram of time-to-train, 20 bins from the fastest to the slowest trial.
   constexpr int kBins = 20;
   const double lo = st.wall_s.front(), hi = std::max(st.wall_s.back(), lo * (1 + 1e-9));

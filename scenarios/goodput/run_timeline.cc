@@ -68,6 +68,9 @@ class Trial : public sim::EventHandler {
   void EnterPhase();
   void StartTraining();
   void StopTraining();  // accounts the work done since training (re)started
+  // Adds the time since the current phase (re)started to its tally (training's
+  // to the work done) and returns it.
+  double TallyPhase();
   void Interrupt(int cause);
   void MaybeFinishUpload();
   // Ends the stretch now, keeping the phase's remaining time for the next one.
@@ -126,6 +129,27 @@ void Trial::StopTraining() {
   phase_start_s_ = NowS();
 }
 
+double Trial::TallyPhase() {
+  const double elapsed = NowS() - phase_start_s_;
+  switch (phase_) {
+    case Phase::kTrain:
+      StopTraining();
+      break;
+    case Phase::kStall:
+      stall_s += elapsed;
+      break;
+    case Phase::kRepair:
+      repair_s += elapsed;
+      break;
+    case Phase::kRestart:
+      restart_s += elapsed;
+      break;
+    case Phase::kDone:
+      break;
+  }
+  return elapsed;
+}
+
 void Trial::EnterPhase() {
   phase_start_s_ = NowS();
   switch (phase_) {
@@ -149,23 +173,8 @@ void Trial::EnterPhase() {
 void Trial::Interrupt(int cause) {
   const CauseRate& c = in_.causes[cause];
   ++interruptions_[cause];
-  const double elapsed = NowS() - phase_start_s_;
-  switch (phase_) {
-    case Phase::kTrain:
-      StopTraining();
-      break;
-    case Phase::kStall:
-      stall_s += elapsed;
-      break;
-    case Phase::kRepair:
-      repair_s += elapsed;
-      break;
-    case Phase::kRestart:
-      restart_s += elapsed;
-      break;
-    case Phase::kDone:
-      return;
-  }
+  if (phase_ == Phase::kDone) return;
+  TallyPhase();
   MaybeFinishUpload();
   double down_s;
   if (c.planned) {
@@ -217,7 +226,7 @@ void Trial::OnEvent(uint32_t arg) {
       return;
     }
     case kStallEnd: {
-      stall_s += NowS() - phase_start_s_;
+      TallyPhase();
       checkpoints += 1;
       if (record_ != nullptr && static_cast<size_t>(checkpoints) % checkpoint_stride_ == 0) {
         Record(TimelineEvent::Kind::kCheckpoint, -1, in_.stall_s);
@@ -233,13 +242,13 @@ void Trial::OnEvent(uint32_t arg) {
       return;
     }
     case kRepairDone:
-      repair_s += NowS() - phase_start_s_;
+      TallyPhase();
       phase_ = Phase::kRestart;
       phase_left_s_ = restart_after_repair_s_;
       EnterPhase();
       return;
     case kRestartDone:
-      restart_s += NowS() - phase_start_s_;
+      TallyPhase();
       StartTraining();
       return;
     case kInterrupt: {
@@ -264,15 +273,8 @@ void Trial::OnEvent(uint32_t arg) {
 }
 
 void Trial::Carry() {
-  const double elapsed = NowS() - phase_start_s_;
-  if (phase_ == Phase::kTrain) {
-    StopTraining();
-  } else {
-    phase_left_s_ = std::max(0.0, phase_left_s_ - elapsed);
-    if (phase_ == Phase::kStall) stall_s += elapsed;
-    if (phase_ == Phase::kRepair) repair_s += elapsed;
-    if (phase_ == Phase::kRestart) restart_s += elapsed;
-  }
+  const double elapsed = TallyPhase();
+  if (phase_ != Phase::kTrain) phase_left_s_ = std::max(0.0, phase_left_s_ - elapsed);
   End();
 }
 

@@ -165,7 +165,11 @@ void FillCost(const ResolvedPricing& p, const StepFigures& step, config::Result*
   t->set_gpu_hours(gpu_hours);
   t->set_total_usd(gpu_hours * p.usd_per_gpu_hour);
   t->set_usd_per_million_tokens(t->total_usd() / t->train_tokens() * 1e6);
-  t->set_energy_kwh(gpu_hours * step.tdp_w * p.utilisation * p.pue / 1000.0);
+  t->set_energy_kwh(EnergyKwh(p, gpu_hours, step.tdp_w));
+}
+
+double EnergyKwh(const ResolvedPricing& p, double gpu_hours, double tdp_w) {
+  return gpu_hours * tdp_w * p.utilisation * p.pue / 1000.0;
 }
 
 std::string FormatCostText(const config::Result& r) {

@@ -61,6 +61,9 @@ struct StepFigures {
 // Fills result->cost and, when a run length is given, result->train.
 void FillCost(const ResolvedPricing& p, const StepFigures& step, config::Result* result);
 
+// Energy of `gpu_hours` GPU-hours at `tdp_w`: TDP x utilisation x PUE (above).
+double EnergyKwh(const ResolvedPricing& p, double gpu_hours, double tdp_w);
+
 // The money lines of `clustersim run`'s text output (price, $/Mtoken and, when
 // present, the run estimate), aligned like viz::FormatSummary's.
 std::string FormatCostText(const config::Result& r);

@@ -238,16 +238,18 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   strategies::SchedulerConfig scheduler = s.scheduler;
   scheduler.kv_blocks = memory.kv_blocks;
   sim::RunControl* control = options.control;
+  constexpr int kCurvePoints = 10;
+  const size_t simulations = options.curve ? 1 + kCurvePoints : 1;
   if (control != nullptr) {
     scheduler.cancel = &control->cancel;
-    control->Report(0, options.curve ? 11 : 1);
+    control->Report(0, simulations);
   }
   Replica server(s, *model, scheduler);
 
   // The asked workload.
   absl::StatusOr<ServingRun> run = server.Run(!options.trace_path.empty());
   if (!run.ok()) return run.status();
-  if (control != nullptr) control->Report(1, options.curve ? 11 : 1);
+  if (control != nullptr) control->Report(1, simulations);
   const Measured m = Measure(*run);
   result.set_num_requests(static_cast<int32_t>(m.requests) * s.replicas);
   result.set_offered_request_rate_per_s(s.workload.poisson ? s.workload.rate_per_s : 0);
@@ -303,11 +305,11 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
 
   // The latency-vs-throughput curve.
   if (options.curve) {
-    for (int i = 1; i <= 10; ++i) {
-      const double rate = capacity * i / 10.0;
+    for (int i = 1; i <= kCurvePoints; ++i) {
+      const double rate = capacity * i / kCurvePoints;
       absl::StatusOr<ServingRun> r = server.RunAt(rate);
       if (!r.ok()) return r.status();
-      if (control != nullptr) control->Report(1 + i, 11);
+      if (control != nullptr) control->Report(1 + i, simulations);
       const Measured c = Measure(*r);
       config::ServeCurvePoint* p = result.add_curve();
       p->set_request_rate_per_s(rate * s.replicas);
