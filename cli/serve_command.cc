@@ -7,8 +7,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/json_output.h"
@@ -23,11 +25,26 @@ namespace po = boost::program_options;
 namespace {
 
 struct ServeValues {
-  std::optional<std::string> model, model_config, gpu, node, weight_dtype, kv_dtype, price_source;
+  std::optional<std::string> model, model_config, gpu, node, weight_dtype, kv_dtype, price_source,
+      trace_file, trace_format, mlperf;
   std::optional<int> num_gpus, tp, pp, batch, num_requests, prompt, output, max_batch, max_tokens,
-      group_size, block_size;
-  std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price;
+      group_size, block_size, concurrency;
+  std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price, think_time,
+      trace_time_scale, prefix_hit_rate;
   std::optional<uint64_t> seed;
+  bool offline = false, server = false, prefix_caching = false;
+
+  // The workload kinds the flags ask for (at most one may be given).
+  std::vector<std::string> Kinds() const {
+    std::vector<std::string> k;
+    if (batch) k.push_back("--batch-size");
+    if (rate) k.push_back("--request-rate");
+    if (offline) k.push_back("--offline");
+    if (server) k.push_back("--server");
+    if (concurrency) k.push_back("--concurrency");
+    if (trace_file) k.push_back("--trace-file");
+    return k;
+  }
 };
 
 void SetLength(int v, config::LengthDistribution* d) {
@@ -67,6 +84,22 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
     w->set_kind("poisson");
     w->set_request_rate_per_s(*v.rate);
   }
+  if (v.offline) w->set_kind("offline");
+  if (v.server) w->set_kind("server");
+  if (v.concurrency) {
+    w->set_kind("concurrency");
+    w->set_concurrency(*v.concurrency);
+  }
+  if (v.think_time) w->set_think_time_ms(*v.think_time);
+  if (v.trace_file) {
+    w->set_kind("trace");
+    w->set_trace_file(*v.trace_file);
+  }
+  if (v.trace_format) w->set_trace_format(*v.trace_format);
+  if (v.trace_time_scale) w->set_trace_time_scale(*v.trace_time_scale);
+  if (v.prefix_hit_rate) i->set_prefix_cache_hit_rate(*v.prefix_hit_rate);
+  if (v.prefix_caching) i->set_enable_prefix_caching(true);
+  if (v.mlperf) i->set_mlperf_benchmark(*v.mlperf);
   if (v.num_requests) w->set_num_requests(*v.num_requests);
   if (v.seed) w->set_seed(*v.seed);
   if (v.prompt) SetLength(*v.prompt, w->mutable_prompt_length());
@@ -100,6 +133,10 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(sched, "kv-block-size", &v.block_size, "tokens per paged KV block (default 16)");
   sched.add_options()("chunked-prefill", po::bool_switch(&chunked),
                       "mix prompt chunks with decode steps [enable_chunked_prefill]");
+  Opt(sched, "prefix-cache-hit-rate", &v.prefix_hit_rate,
+      "fraction of each prompt already in the KV cache [enable_prefix_caching]");
+  sched.add_options()("enable-prefix-caching", po::bool_switch(&v.prefix_caching),
+                      "LRU prefix cache over a Mooncake trace's hash_ids");
   po::options_description work("Workload");
   Opt(work, "batch-size", &v.batch, "a fixed batch of this many requests per replica");
   Opt(work, "request-rate", &v.rate, "Poisson arrivals, requests per second (all replicas)");
@@ -107,6 +144,16 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(work, "prompt-len", &v.prompt, "prompt tokens (default 1024)");
   Opt(work, "output-len", &v.output, "output tokens (default 128)");
   Opt(work, "seed", &v.seed, "random seed of arrivals and lengths");
+  work.add_options()("offline", po::bool_switch(&v.offline),
+                     "every request queued at time zero (MLPerf Offline)")(
+      "server", po::bool_switch(&v.server),
+      "the highest Poisson rate meeting the p99 targets (MLPerf Server)");
+  Opt(work, "mlperf-benchmark", &v.mlperf, "targets from MLPerf's limits, e.g. llama2-70b");
+  Opt(work, "concurrency", &v.concurrency, "clients in a closed loop (--max-concurrency)");
+  Opt(work, "think-time-ms", &v.think_time, "a client's pause between requests (default 0)");
+  Opt(work, "trace-file", &v.trace_file, "replay an Azure CSV or Mooncake JSONL trace");
+  Opt(work, "trace-format", &v.trace_format, "azure|mooncake (default: from the extension)");
+  Opt(work, "trace-time-scale", &v.trace_time_scale, "multiply the trace's arrival times");
   Opt(work, "target-tpot-ms", &v.target_tpot, "p99 time-per-output-token target");
   Opt(work, "target-ttft-ms", &v.target_ttft, "p99 time-to-first-token target");
   po::options_description output("Output");
@@ -139,16 +186,30 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
     return absl::InvalidArgumentError(
         absl::StrCat("--format=", format, " is not known; use text or json"));
   }
-  if (v.batch && v.rate) {
+  if (const std::vector<std::string> kinds = v.Kinds(); kinds.size() > 1) {
     return absl::InvalidArgumentError(
-        "--batch-size and --request-rate both set the workload; keep one");
+        absl::StrCat(absl::StrJoin(kinds, ", "), " each set the workload kind; keep one"));
   }
   absl::StatusOr<config::Scenario> loaded = LoadBaseScenario(scenario_path, io);
   if (!loaded.ok()) return loaded.status();
   config::Scenario scenario = *std::move(loaded);
   const config::Scenario overrides = Overrides(v, chunked);
-  if (v.batch) scenario.mutable_inference()->mutable_workload()->clear_request_rate_per_s();
-  if (v.rate) scenario.mutable_inference()->mutable_workload()->clear_batch_size();
+  if (!v.Kinds().empty()) {
+    // A workload kind from the flags replaces the scenario's kind-specific fields.
+    config::InferenceWorkload* w = scenario.mutable_inference()->mutable_workload();
+    w->clear_batch_size();
+    w->clear_request_rate_per_s();
+    w->clear_concurrency();
+    w->clear_think_time_ms();
+    w->clear_trace_file();
+    w->clear_trace_format();
+    w->clear_trace_time_scale();
+    // A trace gives every request's lengths.
+    if (v.trace_file) {
+      w->clear_prompt_length();
+      w->clear_output_length();
+    }
+  }
   if (v.prompt) scenario.mutable_inference()->mutable_workload()->clear_prompt_length();
   if (v.output) scenario.mutable_inference()->mutable_workload()->clear_output_length();
   scenario.MergeFrom(overrides);

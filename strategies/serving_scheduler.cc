@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "sim/check.h"
 #include "sim/simulator.h"
+#include "strategies/serving_closed_loop.h"
 
 namespace clustersim::strategies {
 namespace {
@@ -39,10 +41,22 @@ class Server {
       run_.requests[i].arrival = requests[i].arrival;
       run_.requests[i].prompt_tokens = requests[i].prompt_tokens;
       run_.requests[i].output_tokens = requests[i].output_tokens;
+      run_.requests[i].cached_tokens = requests[i].cached_tokens;
+    }
+    if (config.closed_loop_clients > 0) {
+      clients_.emplace(config.closed_loop_clients, static_cast<int64_t>(requests.size()),
+                       config.think_time);
     }
   }
 
+  // Requests that arrive at their own times: all of them, or in a closed loop
+  // the clients' first ones.
+  int64_t OpenArrivals() const {
+    return clients_ ? clients_->initial() : static_cast<int64_t>(requests_.size());
+  }
+
   void Arrive(int64_t i) {
+    run_.requests[i].arrival = sim_.Now();
     waiting_.push_back(i);
     if (!busy_) StartIteration();
   }
@@ -124,15 +138,19 @@ class Server {
       if (s.target == 0) s.target = requests_[i].prompt_tokens + s.generated;
       const int64_t blocks = CeilDiv(s.target, config_.kv_block_size);
       if (free_blocks_ - blocks < watermark_blocks_) return;
-      const int64_t chunk = config_.chunked_prefill ? std::min(s.target, *budget) : s.target;
+      const int64_t uncached = s.target - requests_[i].cached_tokens;
+      const int64_t chunk = config_.chunked_prefill ? std::min(uncached, *budget) : uncached;
       // A recomputed sequence may outgrow the budget; alone it still runs.
       if (chunk > *budget && !work_.empty()) return;
       waiting_.pop_front();
+      s.prefilled = requests_[i].cached_tokens;
       s.blocks = blocks;
       free_blocks_ -= blocks;
       running_.push_back(i);
-      work_.push_back(
-          {.new_tokens = chunk, .context = 0, .decode = false, .samples = chunk == s.target});
+      work_.push_back({.new_tokens = chunk,
+                       .context = s.prefilled,
+                       .decode = false,
+                       .samples = chunk == uncached});
       owners_.push_back(i);
       *budget -= std::min(chunk, *budget);
     }
@@ -196,9 +214,23 @@ class Server {
         free_blocks_ += s.blocks;
         s.blocks = 0;
         running_.erase(std::find(running_.begin(), running_.end(), i));
+        if (clients_) SendNext();
       }
     }
     StartIteration();
+  }
+
+  // A closed-loop client sends its next request; with no think time it joins
+  // the queue before the next iteration is scheduled.
+  void SendNext() {
+    const std::optional<ClosedLoopClients::Send> next = clients_->OnFinish(sim_.Now());
+    if (!next) return;
+    const int64_t i = next->request;
+    if (next->at == sim_.Now()) {
+      Arrive(i);
+    } else {
+      sim_.ScheduleAt(next->at, [this, i] { Arrive(i); });
+    }
   }
 
   const std::vector<ServingRequest>& requests_;
@@ -215,6 +247,7 @@ class Server {
   std::vector<SequenceWork> work_;  // the iteration in flight
   std::vector<int64_t> owners_;     // its sequences
   double batch_sum_ = 0;
+  std::optional<ClosedLoopClients> clients_;
   ServingRun run_;
 };
 
@@ -227,6 +260,10 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
     return absl::InvalidArgumentError(
         "inference.max_batch_size, max_tokens_per_step and kv_block_size must be >= 1");
   }
+  if (config.closed_loop_clients < 0 || config.think_time < sim::Duration::Zero()) {
+    return absl::InvalidArgumentError(
+        "inference.workload.concurrency and think_time_ms must be >= 0");
+  }
   const int64_t watermark =
       static_cast<int64_t>(std::ceil(config.watermark * static_cast<double>(config.kv_blocks)));
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -235,6 +272,11 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
       return absl::InvalidArgumentError(
           absl::StrCat("request ", i, ": prompt and output lengths must be >= 1 token (got ",
                        r.prompt_tokens, " and ", r.output_tokens, ")"));
+    }
+    if (r.cached_tokens < 0 || r.cached_tokens >= r.prompt_tokens) {
+      return absl::InternalError(absl::StrCat("SimulateServing: request ", i, " caches ",
+                                              r.cached_tokens, " of ", r.prompt_tokens,
+                                              " prompt tokens; at least one must be computed"));
     }
     if (i > 0 && r.arrival < requests[i - 1].arrival) {
       return absl::InternalError("SimulateServing: requests must be sorted by arrival");
@@ -259,8 +301,8 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
   sim::Simulator sim;
   sim.SetCancelFlag(config.cancel);
   Server server(requests, config, cost, keep_iterations, sim);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    sim.ScheduleAt(requests[i].arrival, [&server, i] { server.Arrive(static_cast<int64_t>(i)); });
+  for (int64_t i = 0; i < server.OpenArrivals(); ++i) {
+    sim.ScheduleAt(requests[i].arrival, [&server, i] { server.Arrive(i); });
   }
   sim.Run();
   if (sim.Cancelled()) return absl::CancelledError("cancelled");

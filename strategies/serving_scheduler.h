@@ -27,6 +27,19 @@
 // first, then newly admitted requests; decode and prefill share the
 // iteration.
 //
+// Prefix caching (vLLM --enable-prefix-caching, strategies/serving_prefix_cache.h):
+// a request's `cached_tokens` leading prompt tokens already have KV in the
+// cache at admission, so its prefill computes only the rest (the chunks start
+// at context = cached_tokens); the cached tokens still hold KV blocks and are
+// attended to.
+//
+// Closed loop (strategies/serving_closed_loop.h): with closed_loop_clients N
+// > 0, requests 0..N-1 arrive at their times and every other request is sent
+// by a client when the one before it finishes (after think_time), in index
+// order: benchmark_serving.py --max-concurrency, genai-perf --concurrency.
+// With zero think time the new request joins the next iteration, like an
+// open-loop arrival at an iteration's end.
+//
 // Token accounting (vLLM's benchmark_serving.py): the prompt's prefill emits
 // the first output token (TTFT = its iteration's end - arrival); each decode
 // step emits one more; a request finishes when it has `output_tokens` tokens.
@@ -52,6 +65,9 @@ struct ServingRequest {
   sim::Time arrival;
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
+  // Leading prompt tokens whose KV is already cached (prefix caching);
+  // REQUIRES: < prompt_tokens.
+  int64_t cached_tokens = 0;
 };
 
 struct SchedulerConfig {
@@ -61,6 +77,10 @@ struct SchedulerConfig {
   int64_t kv_blocks = 0;
   int kv_block_size = 16;
   double watermark = 0.01;
+  // Closed loop: > 0 clients send requests when their previous one finishes
+  // (after think_time); 0: every request arrives at its own time.
+  int closed_loop_clients = 0;
+  sim::Duration think_time;
   // Set by another thread to stop the simulation early (sim/run_control.h);
   // null: runs to the end.
   const std::atomic<bool>* cancel = nullptr;
@@ -69,6 +89,7 @@ struct SchedulerConfig {
 struct RequestRecord {
   sim::Time arrival, first_token, finish;
   int64_t prompt_tokens = 0, output_tokens = 0;
+  int64_t cached_tokens = 0;  // prefix-cache hits, as requested
   int preemptions = 0;
 };
 
@@ -97,9 +118,10 @@ struct ServingRun {
 using IterationCostFn = std::function<IterationCost(const IterationTotals&)>;
 
 // Simulates every request to completion on one replica. `requests` must be
-// sorted by arrival. Errors (InvalidArgument) name the field when a request
-// can never run: its prompt and output need more KV blocks than the cache
-// holds, or (without chunked prefill) its prompt exceeds max_tokens_per_step.
+// sorted by arrival (in a closed loop only the first clients' arrivals
+// count). Errors (InvalidArgument) name the field when a request can never
+// run: its prompt and output need more KV blocks than the cache holds, or
+// (without chunked prefill) its prompt exceeds max_tokens_per_step.
 // Always terminates: every iteration makes progress. CANCELLED once
 // `config.cancel` is set.
 absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& requests,

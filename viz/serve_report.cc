@@ -110,6 +110,9 @@ std::string RenderServeReport(const config::ServeResult& r) {
   if (r.saturated()) {
     absl::StrAppend(&out, "<p class=\"saturated\">", HtmlEscape(r.saturation()), "</p>\n");
   }
+  if (r.has_headline()) {
+    absl::StrAppend(&out, "<p class=\"sub\">", HtmlEscape(r.headline()), "</p>\n");
+  }
   absl::StrAppend(&out,
                   "<h2>Latency and throughput</h2>\n<table id=\"serve-summary\" class=\"kv\">\n",
                   Row("TTFT p50 / p90 / p99", Latency(r.ttft_ms())),
@@ -205,8 +208,17 @@ std::string FormatServeSummary(const config::ServeResult& r) {
                         r.offered_request_rate_per_s() > 0
                             ? absl::StrCat(" at ", FixedNumber(r.offered_request_rate_per_s(), 3),
                                            " req/s")
-                            : "")),
-      line("TTFT p50/p90/p99", Latency(r.ttft_ms())),
+                            : "",
+                        r.has_concurrency() ? absl::StrCat(", ", r.concurrency(), " clients")
+                                            : "")));
+  if (r.has_headline()) absl::StrAppend(&out, line("headline", r.headline()));
+  if (r.has_prefix_cache_hit_rate()) {
+    absl::StrAppend(
+        &out, line("prefix cache", absl::StrCat(FixedNumber(100 * r.prefix_cache_hit_rate(), 1),
+                                                "% of prompt tokens hit")));
+  }
+  absl::StrAppend(
+      &out, line("TTFT p50/p90/p99", Latency(r.ttft_ms())),
       line("TPOT p50/p90/p99", Latency(r.tpot_ms())),
       line("end-to-end p50/p90/p99", Latency(r.e2e_ms())),
       line("output tokens/s",

@@ -190,16 +190,25 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   config::InferenceWorkload* ew = ei->mutable_workload();
   const std::string kind =
       w.has_kind() ? w.kind() : (w.has_request_rate_per_s() ? "poisson" : "fixed-batch");
-  if (kind != "poisson" && kind != "fixed-batch") {
-    return absl::InvalidArgumentError(absl::StrCat("inference.workload.kind=\"", kind,
-                                                   "\" is not known; use poisson or fixed-batch"));
+  if (kind != "poisson" && kind != "fixed-batch" && !IsBenchmarkMode(kind)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inference.workload.kind=\"", kind,
+                     "\" is not known; use poisson, fixed-batch, offline, server, concurrency "
+                     "or trace"));
   }
   ew->set_kind(kind);
+  r.mode.kind = kind;
   strategies::ServingWorkload& sw = r.workload;
   sw.poisson = kind == "poisson";
   sw.seed = w.seed();
   ew->set_seed(sw.seed);
-  if (sw.poisson) {
+  if (IsBenchmarkMode(kind)) {
+    CLUSTERSIM_RETURN_IF_ERROR(ResolveBenchmarkWorkload(w, kind, ew, &r.mode, &sw));
+  } else if (w.has_concurrency() || w.has_think_time_ms() || w.has_trace_file()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inference.workload.", w.has_trace_file() ? "trace_file" : "concurrency",
+        " does not apply to kind \"", kind, "\"; set kind \"trace\" or \"concurrency\""));
+  } else if (sw.poisson) {
     if (!w.has_request_rate_per_s()) {
       return absl::InvalidArgumentError(
           "inference.workload.request_rate_per_s is required for a poisson workload; e.g. 4");
@@ -223,14 +232,23 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
     }
     ew->set_batch_size(sw.batch_size);
   }
-  absl::StatusOr<LengthSpec> prompt = ResolveLength(
-      w.prompt_length(), 1024, "inference.workload.prompt_length", ew->mutable_prompt_length());
-  if (!prompt.ok()) return prompt.status();
-  absl::StatusOr<LengthSpec> output = ResolveLength(
-      w.output_length(), 128, "inference.workload.output_length", ew->mutable_output_length());
-  if (!output.ok()) return output.status();
-  sw.prompt = *prompt;
-  sw.output = *output;
+  if (kind == "trace") {
+    if (w.has_prompt_length() || w.has_output_length()) {
+      return absl::InvalidArgumentError(
+          "inference.workload.prompt_length and output_length do not apply to kind \"trace\" "
+          "(the trace gives every request's lengths); remove them");
+    }
+  } else {
+    absl::StatusOr<LengthSpec> prompt = ResolveLength(
+        w.prompt_length(), 1024, "inference.workload.prompt_length", ew->mutable_prompt_length());
+    if (!prompt.ok()) return prompt.status();
+    absl::StatusOr<LengthSpec> output = ResolveLength(
+        w.output_length(), 128, "inference.workload.output_length", ew->mutable_output_length());
+    if (!output.ok()) return output.status();
+    sw.prompt = *prompt;
+    sw.output = *output;
+  }
+  CLUSTERSIM_RETURN_IF_ERROR(ResolveServeModeOptions(inf, ei, &r.mode));
 
   // Scheduler and memory.
   strategies::SchedulerConfig& sc = r.scheduler;
@@ -267,8 +285,8 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   ei->set_kv_block_size(sc.kv_block_size);
   ei->set_memory_utilization(r.memory.memory_utilization);
   const double host_us = inf.has_host_overhead_us_per_iteration()
-                              ? inf.host_overhead_us_per_iteration()
-                              : models::Fitted().serving_host_us_per_iteration;
+                             ? inf.host_overhead_us_per_iteration()
+                             : models::Fitted().serving_host_us_per_iteration;
   if (!(host_us >= 0 && host_us <= 1e7)) {
     return Bad("inference.host_overhead_us_per_iteration", host_us,
                "must be between 0 and 10000000 microseconds (0: a fully overlapped host)");
@@ -294,7 +312,11 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   r.memory.max_tokens_per_step = static_cast<int>(sc.max_tokens_per_step);
   r.memory.sequence_length = longest;
 
-  // Targets.
+  // Targets: explicit ones, else the MLPerf benchmark's limits.
+  r.target_tpot_ms = r.mode.mlperf_tpot_ms;
+  r.target_ttft_ms = r.mode.mlperf_ttft_ms;
+  if (r.target_tpot_ms > 0) ei->set_target_time_per_output_token_ms(r.target_tpot_ms);
+  if (r.target_ttft_ms > 0) ei->set_target_time_to_first_token_ms(r.target_ttft_ms);
   if (inf.has_target_time_per_output_token_ms()) {
     r.target_tpot_ms = inf.target_time_per_output_token_ms();
     if (!(r.target_tpot_ms > 0)) {
@@ -308,6 +330,12 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
       return Bad("inference.target_time_to_first_token_ms", r.target_ttft_ms, "must be > 0");
     }
     ei->set_target_time_to_first_token_ms(r.target_ttft_ms);
+  }
+  if (kind == "server" && r.target_tpot_ms <= 0 && r.target_ttft_ms <= 0) {
+    return absl::InvalidArgumentError(
+        "inference.workload.kind \"server\" needs a latency target: set "
+        "inference.mlperf_benchmark (e.g. \"llama2-70b\") or "
+        "target_time_to_first_token_ms / target_time_per_output_token_ms");
   }
 
   // Price.

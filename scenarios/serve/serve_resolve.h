@@ -12,7 +12,8 @@
 // chunked prefill, else max(2048, longest request) (vLLM
 // max_num_batched_tokens); kv_block_size 16; memory_utilization 0.9;
 // workload "poisson" when a request rate is given, else "fixed-batch" of
-// batch_size 1; num_requests 200; seed 0; prompt 1024 and output 128 tokens
+// batch_size 1 (the benchmark modes offline, server, concurrency and trace
+// are resolved by serve_mode.h); num_requests 200; seed 0; prompt 1024 and output 128 tokens
 // (vLLM benchmark_serving.py's --random-input-len / --random-output-len);
 // host_overhead_us_per_iteration the fitted default (models/data/fitted_constants.textproto).
 // cluster.num_gpus defaults to one replica (tp x pp GPUs); a GPU without a
@@ -36,6 +37,7 @@
 #include "models/transformer_config.h"
 #include "scenarios/input/train_cost.h"
 #include "scenarios/proto/scenario.pb.h"
+#include "scenarios/serve/serve_mode.h"
 #include "sim/units.h"
 #include "strategies/serving_scheduler.h"
 #include "strategies/serving_workload.h"
@@ -53,10 +55,11 @@ struct ResolvedServe {
   // The replica (model, tp, pp, formats) and its memory inputs: utilisation,
   // block size, batch and token limits, the longest request.
   models::InferenceMemoryInputs memory;
-  strategies::SchedulerConfig scheduler;          // kv_blocks filled by the runner
-  strategies::ServingWorkload workload;           // the whole deployment's
-  double target_tpot_ms = 0, target_ttft_ms = 0;  // 0: none
-  sim::Duration host_per_iteration;               // the host's time per iteration
+  strategies::SchedulerConfig scheduler;  // kv_blocks filled by the runner
+  strategies::ServingWorkload workload;   // the whole deployment's
+  ServeMode mode;  // the workload kind, its benchmark-mode fields, prefix caching
+  double target_tpot_ms = 0, target_ttft_ms = 0;   // 0: none
+  sim::Duration host_per_iteration;                // the host's time per iteration
   double decode_attention_flops_per_sm_cycle = 0;  // 0: bound off
   bool decode_attention_grouped_gqa = true;
   ResolvedPricing pricing;

@@ -10,9 +10,11 @@
 #include "models/calibration.h"
 #include "models/inference_memory.h"
 #include "models/kernel_model.h"
+#include "scenarios/serve/serve_requests.h"
 #include "scenarios/serve/serve_trace.h"
 #include "sim/status_macros.h"
 #include "strategies/serving_iteration.h"
+#include "strategies/serving_prefix_cache.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
 
@@ -74,44 +76,36 @@ Measured Measure(const ServingRun& run) {
   return m;
 }
 
-// One replica's simulations of the scenario's requests at other rates.
+// One replica's simulations of the scenario's requests (serve_requests.h).
 class Replica {
  public:
   Replica(const ResolvedServe& s, strategies::ServingCostModel& model,
           strategies::SchedulerConfig scheduler)
-      : s_(s),
+      : requests_(s, scheduler.kv_blocks * scheduler.kv_block_size),
+        think_time_(s.mode.think_time),
         scheduler_(scheduler),
-        cost_([&model](const strategies::IterationTotals& t) { return model.Cost(t); }) {
-    workload_ = s.workload;
-    if (workload_.poisson) {
-      workload_.num_requests = (s.workload.num_requests + s.replicas - 1) / s.replicas;
-    }
-    // The curve and the search use Poisson arrivals of the same lengths.
-    curve_workload_ = workload_;
-    if (!curve_workload_.poisson) {
-      curve_workload_.poisson = true;
-      curve_workload_.num_requests = std::max(200, workload_.batch_size);
-    }
-  }
+        cost_([&model](const strategies::IterationTotals& t) { return model.Cost(t); }) {}
 
   // Offered rate of one replica (0 for a fixed batch).
-  double OfferedRate() const { return workload_.poisson ? workload_.rate_per_s / s_.replicas : 0; }
+  double OfferedRate() const { return requests_.OfferedRate(); }
 
-  absl::StatusOr<ServingRun> Run(bool keep) {
-    return strategies::SimulateServing(strategies::GenerateRequests(workload_, OfferedRate()),
-                                       scheduler_, cost_, keep);
+  // The asked workload; `server_rate_per_s` is a "server" run's arrival rate.
+  absl::StatusOr<ServingRun> Run(bool keep, double server_rate_per_s = 0) {
+    strategies::SchedulerConfig asked = scheduler_;
+    asked.closed_loop_clients = requests_.Clients();
+    asked.think_time = think_time_;
+    return strategies::SimulateServing(requests_.Asked(server_rate_per_s), asked, cost_, keep);
   }
   // rate 0: every request at once.
   absl::StatusOr<ServingRun> RunAt(double rate_per_s) {
-    return strategies::SimulateServing(strategies::GenerateRequests(curve_workload_, rate_per_s),
-                                       scheduler_, cost_, false);
+    return strategies::SimulateServing(requests_.At(rate_per_s), scheduler_, cost_, false);
   }
 
  private:
-  const ResolvedServe& s_;
+  ReplicaRequests requests_;
+  sim::Duration think_time_;
   strategies::SchedulerConfig scheduler_;
   strategies::IterationCostFn cost_;
-  strategies::ServingWorkload workload_, curve_workload_;
 };
 
 void FillMemory(const models::InferenceMemory& m, const models::InferenceVerdict& v, int block_size,
@@ -136,8 +130,11 @@ bool MeetsTargets(const ResolvedServe& s, const Measured& m) {
          (s.target_ttft_ms <= 0 || m.ttft.p99() <= s.target_ttft_ms);
 }
 
-absl::Status FindSustainableRate(const ResolvedServe& s, Replica& replica, double capacity,
-                                 config::ServeSustainable* out) {
+// Returns one replica's rate to run a "server" workload at: the rate found,
+// the capacity, or 1% of the capacity when the targets are unreachable (0
+// without a target).
+absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& replica,
+                                           double capacity, config::ServeSustainable* out) {
   out->set_target_tpot_ms(s.target_tpot_ms);
   out->set_target_ttft_ms(s.target_ttft_ms);
   out->set_criterion(
@@ -147,7 +144,7 @@ absl::Status FindSustainableRate(const ResolvedServe& s, Replica& replica, doubl
     out->set_detail(
         "set inference.target_time_per_output_token_ms and/or "
         "target_time_to_first_token_ms (--target-tpot-ms, --target-ttft-ms)");
-    return absl::OkStatus();
+    return 0.0;
   }
   auto measure = [&](double rate) -> absl::StatusOr<Measured> {
     absl::StatusOr<ServingRun> run = replica.RunAt(rate);
@@ -163,7 +160,7 @@ absl::Status FindSustainableRate(const ResolvedServe& s, Replica& replica, doubl
         "even at %.3g req/s (1%% of capacity) p99 TPOT is %.2f ms and p99 TTFT %.1f ms; "
         "quantise, raise tensor parallelism or use a faster GPU",
         lo * s.replicas, at_lo->tpot.p99(), at_lo->ttft.p99()));
-    return absl::OkStatus();
+    return lo;
   }
   absl::StatusOr<Measured> at_hi = measure(hi);
   if (!at_hi.ok()) return at_hi.status();
@@ -191,7 +188,7 @@ absl::Status FindSustainableRate(const ResolvedServe& s, Replica& replica, doubl
   }
   out->set_max_request_rate_per_s(lo * s.replicas);
   out->set_output_tokens_per_s(best.OutputPerS() * s.replicas);
-  return absl::OkStatus();
+  return lo;
 }
 
 }  // namespace
@@ -208,7 +205,7 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   result.set_replicas(s.replicas);
   result.set_weight_dtype(std::string(models::WeightFormatName(replica.weight_format)));
   result.set_kv_cache_dtype(std::string(models::DtypeName(replica.kv_cache_dtype)));
-  result.set_workload(s.workload.poisson ? "poisson" : "fixed-batch");
+  result.set_workload(s.mode.kind);
   *result.mutable_scenario() = s.echo;
 
   // Memory.
@@ -246,13 +243,30 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   }
   Replica server(s, *model, scheduler);
 
+  // Capacity: every request at once.
+  absl::StatusOr<ServingRun> burst = server.RunAt(0);
+  if (!burst.ok()) return burst.status();
+  const Measured at_burst = Measure(*burst);
+  const double capacity = at_burst.duration_s > 0 ? at_burst.requests / at_burst.duration_s : 0;
+  result.set_capacity_requests_per_s(capacity * s.replicas);
+  result.set_capacity_output_tokens_per_s(at_burst.OutputPerS() * s.replicas);
+
+  // The sustainable rate: the headline and the arrival rate of a "server" run.
+  absl::StatusOr<double> sustainable =
+      FindSustainableRate(s, server, capacity, result.mutable_sustainable());
+  if (!sustainable.ok()) return sustainable.status();
+
   // The asked workload.
-  absl::StatusOr<ServingRun> run = server.Run(!options.trace_path.empty());
+  absl::StatusOr<ServingRun> run = server.Run(!options.trace_path.empty(), *sustainable);
   if (!run.ok()) return run.status();
   if (control != nullptr) control->Report(1, simulations);
   const Measured m = Measure(*run);
+  const std::string& kind = s.mode.kind;
+  const double offered = kind == "poisson"  ? s.workload.rate_per_s
+                         : kind == "server" ? *sustainable * s.replicas
+                                            : server.OfferedRate() * s.replicas;
   result.set_num_requests(static_cast<int32_t>(m.requests) * s.replicas);
-  result.set_offered_request_rate_per_s(s.workload.poisson ? s.workload.rate_per_s : 0);
+  result.set_offered_request_rate_per_s(offered);
   result.set_simulated_time_s(m.duration_s);
   *result.mutable_ttft_ms() = m.ttft;
   *result.mutable_tpot_ms() = m.tpot;
@@ -277,31 +291,30 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   result.set_iterations(run->num_iterations);
   result.set_preemptions(run->preemptions);
 
-  // Capacity and saturation.
-  absl::StatusOr<ServingRun> burst = server.RunAt(0);
-  if (!burst.ok()) return burst.status();
-  const Measured at_burst = Measure(*burst);
-  const double capacity = at_burst.duration_s > 0 ? at_burst.requests / at_burst.duration_s : 0;
-  result.set_capacity_requests_per_s(capacity * s.replicas);
-  result.set_capacity_output_tokens_per_s(at_burst.OutputPerS() * s.replicas);
-  if (!s.workload.poisson) {
+  // Saturation: only an open loop at a given rate can exceed the capacity.
+  if (kind == "fixed-batch") {
     result.set_saturation("fixed batch: every request starts at time zero");
+  } else if (kind != "poisson" && !(kind == "trace" && server.OfferedRate() > 0)) {
+    result.set_saturation(ModeSaturation(s.mode));
   } else if (server.OfferedRate() >= capacity) {
     result.set_saturated(true);
     result.set_saturation(absl::StrFormat(
         "saturated: the offered %.3g req/s exceed the capacity of %.3g req/s (%d replica(s)); "
         "the queue and TTFT grow for as long as requests arrive (p99 TTFT %.1f s over %d "
-        "requests); lower inference.workload.request_rate_per_s or add GPUs (cluster.num_gpus)",
-        s.workload.rate_per_s, capacity * s.replicas, s.replicas, m.ttft.p99() / 1e3,
-        result.num_requests()));
+        "requests); %s or add GPUs (cluster.num_gpus)",
+        offered, capacity * s.replicas, s.replicas, m.ttft.p99() / 1e3, result.num_requests(),
+        kind == "trace" ? "stretch the trace (raise inference.workload.trace_time_scale)"
+                        : "lower inference.workload.request_rate_per_s"));
   } else {
     result.set_saturation(absl::StrFormat("not saturated: %.0f%% of the capacity",
                                           100.0 * server.OfferedRate() / capacity));
   }
-
-  if (auto st = FindSustainableRate(s, server, capacity, result.mutable_sustainable()); !st.ok()) {
-    return st;
+  if (s.mode.prefix_caching()) {
+    result.set_prefix_cache_hit_rate(strategies::PrefixHitRate(run->requests));
   }
+  if (s.mode.concurrency > 0) result.set_concurrency(s.mode.concurrency);
+  if (!s.mode.mlperf_benchmark.empty()) result.set_mlperf_benchmark(s.mode.mlperf_benchmark);
+  if (IsBenchmarkMode(kind)) result.set_headline(ModeHeadline(s.mode, result));
 
   // The latency-vs-throughput curve.
   if (options.curve) {
