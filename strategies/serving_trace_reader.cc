@@ -33,8 +33,8 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
-// "YYYY-MM-DD HH:MM:SS[.fraction]" (or a 'T' separator) in nanoseconds since
-// 1970; nullopt when it is not one.
+// "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" (or a 'T' separator) in
+// nanoseconds since 1970 UTC; nullopt when it is not one.
 std::optional<int64_t> ParseDateTime(std::string_view s) {
   auto digits = [&](size_t pos, size_t n, int64_t* out) {
     if (pos + n > s.size()) return false;
@@ -56,17 +56,31 @@ std::optional<int64_t> ParseDateTime(std::string_view s) {
       y > 2200) {
     return std::nullopt;
   }
+  size_t pos = 19;
   int64_t frac_ns = 0;
-  if (s.size() > 19) {
-    if (s[19] != '.' || s.size() == 20) return std::nullopt;
+  if (pos < s.size() && s[pos] == '.') {
     int64_t scale = 100'000'000;
-    for (size_t i = 20; i < s.size(); ++i) {
-      if (s[i] < '0' || s[i] > '9') return std::nullopt;
-      frac_ns += (s[i] - '0') * scale;  // digits past nanoseconds add 0
+    for (++pos; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos) {
+      frac_ns += (s[pos] - '0') * scale;  // digits past nanoseconds add 0
       scale /= 10;
     }
+    if (pos == 20) return std::nullopt;  // a '.' without digits
   }
-  const int64_t seconds = DaysFromCivil(y, mo, d) * 86'400 + h * 3'600 + mi * 60 + sec;
+  // An optional UTC offset: "Z", "+HH:MM" or "-HH:MM".
+  int64_t offset_s = 0;
+  if (pos < s.size() && s[pos] == 'Z') {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int64_t oh, om;
+    if (!digits(pos + 1, 2, &oh) || pos + 3 >= s.size() || s[pos + 3] != ':' ||
+        !digits(pos + 4, 2, &om) || oh > 23 || om > 59) {
+      return std::nullopt;
+    }
+    offset_s = (s[pos] == '+' ? 1 : -1) * (oh * 3'600 + om * 60);
+    pos += 6;
+  }
+  if (pos != s.size()) return std::nullopt;
+  const int64_t seconds = DaysFromCivil(y, mo, d) * 86'400 + h * 3'600 + mi * 60 + sec - offset_s;
   return seconds * 1'000'000'000 + frac_ns;
 }
 

@@ -8,8 +8,9 @@
 //   AzureLLMInferenceTrace_{code,conv}.csv; Patel et al., "Splitwise", ISCA
 //   2024): a CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens
 //   (any column order, other columns ignored). TIMESTAMP is a wall-clock time
-//   "YYYY-MM-DD HH:MM:SS[.fraction]" (the published files have 100 ns ticks,
-//   e.g. 2023-11-16 18:15:46.6805900) or a number of seconds.
+//   "YYYY-MM-DD HH:MM:SS[.fraction]", optionally with a UTC offset ("Z",
+//   "+00:00"), e.g. 2023-11-16 18:15:46.6805900 (the 2023 files have 100 ns
+//   ticks), or a number of seconds.
 // - Mooncake trace (github.com/kvcache-ai/Mooncake, mooncake_trace.jsonl;
 //   Qin et al., "Mooncake", FAST 2025): one JSON object per line with
 //   "timestamp" (milliseconds), "input_length", "output_length" and

@@ -39,6 +39,24 @@ TEST(AzureTraceTest, ArrivalsAreTimesSinceTheFirstRecord) {
   EXPECT_EQ(t->hash_ids.size(), 3u);
 }
 
+// A UTC offset moves the time: 01:00:00+01:00 is midnight UTC, 30 min before
+// 00:30:00Z.
+TEST(AzureTraceTest, UtcOffsets) {
+  absl::StatusOr<RequestTrace> t = ParseAzureTrace(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+      "2024-05-10 01:00:00.000000+01:00,10,2\n"
+      "2024-05-10 00:30:00Z,10,2\n"
+      "2024-05-10 00:10:00.5-00:30,10,2\n",
+      "t.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_NEAR(t->requests[1].arrival.ToSeconds(), 1800, 1e-9);
+  EXPECT_NEAR(t->requests[2].arrival.ToSeconds(), 2400.5, 1e-9);
+  EXPECT_FALSE(ParseAzureTrace("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                               "2024-05-10 00:00:00+1:00,10,2\n",
+                               "t.csv")
+                   .ok());
+}
+
 TEST(AzureTraceTest, NumericSecondsAnyColumnOrderAndExtraColumns) {
   absl::StatusOr<RequestTrace> t = ParseAzureTrace(
       "GeneratedTokens,Model,ContextTokens,TIMESTAMP\n5,m,10,1.5\n6,m,20,2.25\n\n", "t.csv");

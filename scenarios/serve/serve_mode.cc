@@ -48,7 +48,7 @@ absl::Status ResolveTrace(const config::InferenceWorkload& w, config::InferenceW
   if (!w.has_trace_file() || w.trace_file().empty()) {
     return absl::InvalidArgumentError(
         "inference.workload.trace_file is required for kind \"trace\"; name an Azure CSV or a "
-        "Mooncake JSONL file (e.g. scenarios/serve/testdata/azure-sample.csv)");
+        "Mooncake JSONL file (e.g. scenarios/examples/serve-modes/azure-sample.csv)");
   }
   const std::string& path = w.trace_file();
   std::string format = w.trace_format();
