@@ -233,6 +233,24 @@ std::string FormatServeSummary(const config::ServeResult& r) {
   } else {
     absl::StrAppend(&out, line("sustainable rate", absl::StrCat(st.status(), ": ", st.detail())));
   }
+  if (r.has_speculative()) {
+    const config::ServeSpeculative& sp = r.speculative();
+    absl::StrAppend(
+        &out,
+        line("speculative decoding",
+             absl::StrCat(sp.method(),
+                          sp.draft_model().empty() ? "" : absl::StrCat(" (", sp.draft_model(), ")"),
+                          ", k ", sp.num_speculative_tokens(), ", acceptance ",
+                          FixedNumber(sp.acceptance_rate(), 2), ": ",
+                          FixedNumber(sp.mean_accepted_tokens_per_step(), 2),
+                          " tokens per step (expected ",
+                          FixedNumber(sp.expected_accepted_tokens_per_step(), 2), ")")),
+        line("  vs without",
+             absl::StrCat("TPOT p50 ", FixedNumber(sp.tpot_speedup(), 2), "x (",
+                          FixedNumber(sp.tpot_p50_ms_without(), 2), " ms without), end-to-end p50 ",
+                          FixedNumber(sp.e2e_speedup(), 2), "x, capacity ",
+                          FixedNumber(sp.capacity_speedup(), 2), "x")));
+  }
   absl::StrAppend(
       &out,
       line("$ / million output tokens",
