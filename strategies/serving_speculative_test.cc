@@ -118,6 +118,32 @@ TEST(SpeculativeTest, SchedulerMeanTokensPerStepMatchesTheLaw) {
   EXPECT_EQ(a->decode_steps, b->decode_steps);
 }
 
+// A cache too small for every sequence's verified positions: sequences are
+// preempted and recomputed, and every request still gets exactly its tokens.
+// 8 requests of 32 + 64 tokens need 6 blocks of 16 each at the end, 48 in all;
+// the cache holds 30.
+TEST(SpeculativeTest, PreemptionUnderSpeculationStillFinishesEveryRequest) {
+  SchedulerConfig c;
+  c.kv_blocks = 30;
+  c.watermark = 0;
+  c.speculative_tokens = 4;
+  c.acceptance_rate = 0.7;
+  std::vector<ServingRequest> requests(8, {sim::Time::Zero(), 32, 64});
+  auto cost = [](const IterationTotals& t) {
+    IterationCost ic;
+    ic.time = sim::Microseconds(100) * t.tokens;
+    ic.compute = ic.time;
+    return ic;
+  };
+  absl::StatusOr<ServingRun> run = SimulateServing(requests, c, cost, true);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_GT(run->preemptions, 0);
+  for (const IterationRecord& it : run->iterations) EXPECT_LE(it.kv_blocks_used, 30);
+  for (const RequestRecord& r : run->requests) EXPECT_GT(r.finish, r.first_token);
+  // A re-prefill emits one token; every other token came from a decode step.
+  EXPECT_EQ(run->decode_tokens + 8 + run->preemptions, 8 * 64);
+}
+
 class SpeculativeCostTest : public ::testing::Test {
  protected:
   void SetUp() override {
