@@ -45,6 +45,9 @@ struct ServeValues {
     if (trace_file) k.push_back("--trace-file");
     return k;
   }
+  std::optional<std::string> speculative_method, draft_model;
+  std::optional<int> speculative_tokens;
+  std::optional<double> acceptance_rate;
 };
 
 void SetLength(int v, config::LengthDistribution* d) {
@@ -75,6 +78,13 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
   if (v.target_tpot) i->set_target_time_per_output_token_ms(*v.target_tpot);
   if (v.target_ttft) i->set_target_time_to_first_token_ms(*v.target_ttft);
   if (chunked) i->set_chunked_prefill(true);
+  if (v.speculative_method || v.draft_model || v.speculative_tokens || v.acceptance_rate) {
+    config::SpeculativeConfig* sp = i->mutable_speculative();
+    if (v.speculative_method) sp->set_method(*v.speculative_method);
+    if (v.draft_model) sp->mutable_draft_model()->set_preset(*v.draft_model);
+    if (v.speculative_tokens) sp->set_num_speculative_tokens(*v.speculative_tokens);
+    if (v.acceptance_rate) sp->set_acceptance_rate(*v.acceptance_rate);
+  }
   config::InferenceWorkload* w = i->mutable_workload();
   if (v.batch) {
     w->set_kind("fixed-batch");
@@ -137,6 +147,11 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
       "fraction of each prompt already in the KV cache [enable_prefix_caching]");
   sched.add_options()("enable-prefix-caching", po::bool_switch(&v.prefix_caching),
                       "LRU prefix cache over a Mooncake trace's hash_ids");
+  po::options_description spec("Speculative decoding (docs/serving.md)");
+  Opt(spec, "speculative-method", &v.speculative_method, "draft|mtp|eagle");
+  Opt(spec, "draft-model", &v.draft_model, "draft model preset (method draft)");
+  Opt(spec, "num-speculative-tokens", &v.speculative_tokens, "tokens drafted per step, k");
+  Opt(spec, "acceptance-rate", &v.acceptance_rate, "per-token acceptance probability, alpha");
   po::options_description work("Workload");
   Opt(work, "batch-size", &v.batch, "a fixed batch of this many requests per replica");
   Opt(work, "request-rate", &v.rate, "Poisson arrivals, requests per second (all replicas)");
@@ -170,9 +185,9 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::options_description all;
-  all.add(deploy).add(sched).add(work).add(output).add(hidden);
+  all.add(deploy).add(sched).add(spec).add(work).add(output).add(hidden);
   po::options_description visible;
-  visible.add(deploy).add(sched).add(work).add(output);
+  visible.add(deploy).add(sched).add(spec).add(work).add(output);
 
   po::variables_map vm;
   if (absl::Status s = ParseArgs(args, all, &pos, "serve", &vm); !s.ok()) return s;

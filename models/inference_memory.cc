@@ -52,7 +52,7 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   const double weights = pp == 1 ? StageWeightBytes(in, layers, true, true)
                                  : std::max(StageWeightBytes(in, layers, true, false),
                                             StageWeightBytes(in, layers, false, true));
-  r.weights = sim::Bytes(static_cast<int64_t>(std::ceil(weights)));
+  r.weights = sim::Bytes(static_cast<int64_t>(std::ceil(weights))) + in.drafter_weights;
 
   const int tp = in.replica.tensor_parallel;
   const int64_t tokens = in.max_tokens_per_step;
@@ -65,7 +65,8 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
                              sampled * static_cast<int64_t>(m.vocab_size) * 4);
   r.overheads = in.overheads.cuda_context + in.overheads.gemm_workspace;
 
-  r.kv_bytes_per_token = KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype);
+  r.kv_bytes_per_token =
+      KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype) + in.drafter_kv_bytes_per_token;
   r.kv_block_bytes = r.kv_bytes_per_token * in.kv_block_size;
   const sim::Bytes left = r.budget - r.weights - r.activations - r.overheads;
   r.kv_cache = left.count() > 0 ? left : sim::Bytes(0);

@@ -21,6 +21,8 @@
 //                (2 x h + 3 x f / tp gated, 2 x h + 2 x f / tp otherwise)
 //                16-bit values per token, plus fp32 logits over the full
 //                vocabulary for min(T, max_batch_size) sampled rows.
+//   drafter      a speculative drafter's weights and KV per token, when set
+//                (drafter_weights, drafter_kv_bytes_per_token).
 //   overheads    MemoryOverheads (CUDA context, cuBLAS workspace; assumptions
 //                stated in models/memory_model.h).
 //   blocks       floor(kv_cache / (kv_block_size x KV per token));
@@ -64,6 +66,11 @@ struct InferenceMemoryInputs {
   int max_tokens_per_step = 2048;
   int64_t sequence_length = 2048;  // prompt + output of the longest request
   MemoryOverheads overheads;
+  // A speculative drafter's weights and KV bytes per token on each GPU
+  // (strategies/serving_speculative.h), added to the weights and to every
+  // token's KV; 0 without speculative decoding.
+  sim::Bytes drafter_weights;
+  sim::Bytes drafter_kv_bytes_per_token;
 };
 
 struct InferenceMemory {

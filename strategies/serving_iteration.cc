@@ -82,10 +82,14 @@ IterationTotals Summarise(const std::vector<SequenceWork>& work) {
   IterationTotals t;
   for (const SequenceWork& w : work) {
     t.tokens += w.new_tokens;
-    if (w.samples) ++t.sampled;
+    if (w.samples) t.sampled += w.decode ? w.new_tokens : 1;
     if (w.decode) {
       ++t.decode_seqs;
       t.decode_kv_tokens += w.context + w.new_tokens;
+      t.decode_queries += w.new_tokens;
+      t.decode_pairs +=
+          static_cast<double>(w.new_tokens) *
+          (static_cast<double>(w.context) + static_cast<double>(w.new_tokens + 1) / 2.0);
     } else {
       t.prefill_tokens += w.new_tokens;
       t.prefill_kv_tokens += w.context + w.new_tokens;
@@ -185,9 +189,8 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t) const {
   }
   if (t.decode_seqs > 0) {
     Op a = MemoryOp("attention_decode", t.decode_kv_tokens * 2 * kv_heads * d * kv_bytes +
-                                            t.decode_seqs * heads * d * 2 * 2);
-    a.flops =
-        sim::Flops(4.0 * static_cast<double>(heads * d) * static_cast<double>(t.decode_kv_tokens));
+                                            t.decode_queries * heads * d * 2 * 2);
+    a.flops = sim::Flops(4.0 * static_cast<double>(heads * d) * t.decode_pairs);
     ops.push_back(std::move(a));
   }
   ops.push_back(gemm("o_proj_gemm", T, h, heads * d));

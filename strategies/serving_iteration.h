@@ -15,10 +15,11 @@
 //                       causal query-key pairs, counted exactly), reads Q and
 //                       the chunks' K/V (context included), writes O
 //   attention_decode    paged attention of the decoding sequences (when any):
-//                       reads every decoding sequence's whole KV
-//                       (Σ (context + 1) tokens x 2 x g/tp x d x kv bytes) and
-//                       does 4·(a/tp)·d FLOPs per cached token on the CUDA
-//                       cores: the slower of the two
+//                       reads every decoding sequence's whole KV once
+//                       (Σ (context + new) tokens x 2 x g/tp x d x kv bytes) and
+//                       does 4·(a/tp)·d FLOPs per causal query-key pair (one
+//                       query per step, 1 + k when verifying k drafted tokens)
+//                       on the CUDA cores: the slower of the two
 //                       (models/data/fitted_constants.textproto)
 //   o_proj_gemm         m = T, n = h, k = a·d / tp
 //   tp_allreduce_attn   T·h 16-bit values (tp > 1)
@@ -41,8 +42,9 @@
 //   tp_allreduce_mlp    T·h 16-bit values (tp > 1)
 // T = new tokens of the iteration (prefill chunks + one per decoding sequence).
 // Once per iteration: embedding (memory-bound), final_norm, lm_head_gemm over
-// the S rows that sample a token (m = S, n = V/tp, k = h, 16-bit weights),
-// logits_allgather (S·V 16-bit values, tp > 1) and sampling (memory-bound).
+// the S rows that sample a token (m = S, n = V/tp, k = h, 16-bit weights; a
+// decode step samples each of its query rows), logits_allgather (S·V 16-bit
+// values, tp > 1) and sampling (memory-bound).
 //
 // Weight bytes of every GEMM follow the weight format (models/quantization.h:
 // 4-bit weights stream 4.16 bits per weight), so decode, which is bound by
@@ -98,7 +100,12 @@ struct IterationTotals {
   int64_t prefill_kv_tokens = 0;  // Σ (context + new) over prefill chunks
   double prefill_pairs = 0;       // Σ new·(context + (new + 1)/2): causal query-key pairs
   int64_t decode_seqs = 0;
-  int64_t decode_kv_tokens = 0;  // Σ (context + 1) over decode steps
+  int64_t decode_kv_tokens = 0;  // Σ (context + new) over decode steps
+  // Σ new over decode steps: one query each, or 1 + k when verifying k drafted
+  // tokens (strategies/serving_speculative.h), and Σ new·(context + (new + 1)/2),
+  // their causal query-key pairs (context + 1 for a plain decode step).
+  int64_t decode_queries = 0;
+  double decode_pairs = 0;
 };
 IterationTotals Summarise(const std::vector<SequenceWork>& work);
 

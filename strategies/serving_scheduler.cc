@@ -9,6 +9,7 @@
 #include "sim/check.h"
 #include "sim/simulator.h"
 #include "strategies/serving_closed_loop.h"
+#include "strategies/serving_speculative.h"
 
 namespace clustersim::strategies {
 namespace {
@@ -20,6 +21,7 @@ struct Sequence {
   int64_t prefilled = 0;  // of target
   int64_t generated = 0;  // output tokens produced
   int64_t blocks = 0;
+  int64_t decode_steps = 0;  // numbers the speculative acceptance draws
 };
 
 // One replica: the queue, the running batch and the paged KV cache.
@@ -95,20 +97,23 @@ class Server {
         continue;
       }
       const int64_t context = requests_[i].prompt_tokens + s.generated - 1;
-      const int64_t needed = CeilDiv(context + 1, config_.kv_block_size);
-      if (needed > s.blocks && free_blocks_ == 0) {
+      // The step's own token plus any drafted ones it verifies.
+      const int64_t queries = std::min({int64_t{1} + config_.speculative_tokens,
+                                        requests_[i].output_tokens - s.generated, *budget});
+      const int64_t needed = CeilDiv(context + queries, config_.kv_block_size);
+      if (needed - s.blocks > free_blocks_) {
         const int64_t victim = running_.back();
         Preempt(victim);
         if (victim == i) break;  // itself: every later one is gone too
         continue;                // retry i
       }
       if (needed > s.blocks) {
-        ++s.blocks;
-        --free_blocks_;
+        free_blocks_ -= needed - s.blocks;
+        s.blocks = needed;
       }
-      work_.push_back({.new_tokens = 1, .context = context, .decode = true, .samples = true});
+      work_.push_back({.new_tokens = queries, .context = context, .decode = true, .samples = true});
       owners_.push_back(i);
-      --*budget;
+      *budget -= queries;
       ++r;
     }
   }
@@ -207,7 +212,17 @@ class Server {
       if (!work_[w].decode) s.prefilled += work_[w].new_tokens;
       if (!work_[w].samples) continue;
       if (s.generated == 0) run_.requests[i].first_token = sim_.Now();
-      ++s.generated;
+      int64_t tokens = 1;
+      if (work_[w].decode) {
+        if (work_[w].new_tokens > 1) {
+          tokens = DrawAcceptedTokens(config_.acceptance_rate, work_[w].new_tokens - 1,
+                                      config_.speculative_seed, i, s.decode_steps);
+        }
+        ++s.decode_steps;
+        ++run_.decode_steps;
+        run_.decode_tokens += tokens;
+      }
+      s.generated += tokens;
       if (s.generated == requests_[i].output_tokens) {
         run_.requests[i].finish = sim_.Now();
         run_.end = sim_.Now();

@@ -42,7 +42,8 @@
 //
 // Token accounting (vLLM's benchmark_serving.py): the prompt's prefill emits
 // the first output token (TTFT = its iteration's end - arrival); each decode
-// step emits one more; a request finishes when it has `output_tokens` tokens.
+// step emits one more (with speculative decoding, 1 + the accepted drafts); a
+// request finishes when it has `output_tokens` tokens.
 //
 // Example:
 //   absl::StatusOr<ServingRun> run = SimulateServing(requests, config,
@@ -81,6 +82,13 @@ struct SchedulerConfig {
   // (after think_time); 0: every request arrives at its own time.
   int closed_loop_clients = 0;
   sim::Duration think_time;
+  // Speculative decoding (strategies/serving_speculative.h): each decode step
+  // verifies 1 + up to `speculative_tokens` drafted tokens (no more than the
+  // request still needs or the token budget holds), holding KV blocks for
+  // them, and emits DrawAcceptedTokens(acceptance_rate, ...) tokens. 0: off.
+  int speculative_tokens = 0;
+  double acceptance_rate = 0;
+  uint64_t speculative_seed = 0;
   // Set by another thread to stop the simulation early (sim/run_control.h);
   // null: runs to the end.
   const std::atomic<bool>* cancel = nullptr;
@@ -113,6 +121,11 @@ struct ServingRun {
   int64_t peak_running = 0;
   double mean_batch = 0;  // sequences per iteration, averaged over iterations
   sim::Time end;          // when the last request finished
+
+  // Sequence decode steps and the tokens they emitted (more than one each
+  // with speculative decoding).
+  int64_t decode_steps = 0;
+  int64_t decode_tokens = 0;
 };
 
 using IterationCostFn = std::function<IterationCost(const IterationTotals&)>;

@@ -421,6 +421,22 @@ TEST_F(CliTest, ServeExamplePrintsLatencyThroughputAndCost) {
   }
 }
 
+// Speculative decoding from flags: the summary's two lines; a bad acceptance
+// rate exits 2 naming the field.
+TEST_F(CliTest, ServeSpeculativeFlags) {
+  Outcome o = Run(
+      "serve --model llama3-8b --gpu h100-sxm5-80gb --batch-size 1 --output-len 64 --no-curve "
+      "--speculative-method eagle --num-speculative-tokens 3 --acceptance-rate 0.7");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("speculative decoding        eagle, k 3"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("vs without"), std::string::npos) << o.out;
+  o = Run("serve --model llama3-8b --gpu h100-sxm5-80gb --acceptance-rate 1.4");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("inference.speculative.acceptance_rate=1.4 must be in [0, 1]"),
+            std::string::npos)
+      << o.err;
+}
+
 TEST_F(CliTest, ServeFlagsAloneWriteTraceAndReport) {
   const std::string trace = (dir_ / "serve.json").string();
   const std::string report = (dir_ / "serve.html").string();

@@ -79,6 +79,14 @@ TEST_F(DeterminismTest, ServeRunIsByteIdenticalTwice) {
                   {"stdout.txt", "trace.json", "report.html"});
 }
 
+// Speculative decoding's seeded acceptance draws, and its re-simulation
+// without speculation: the JSON result.
+TEST_F(DeterminismTest, SpeculativeServeRunIsByteIdenticalTwice) {
+  ExpectSameTwice("serve " + src_ +
+                      "/scenarios/examples/serve-llama3-8b-eagle-h100.textproto --format json",
+                  {"stdout.txt"});
+}
+
 // The search's printed ranking (every simulated strategy, all columns) on one
 // thread and on all cores (at least 4, so the pool always runs concurrently).
 TEST_F(DeterminismTest, SearchRanksIdenticallyOnOneThreadAndOnAllCores) {

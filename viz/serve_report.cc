@@ -157,6 +157,28 @@ std::string RenderServeReport(const config::ServeResult& r) {
       Row("concurrent sequences",
           absl::StrCat(m.max_concurrent_sequences(), " of ", m.sequence_length(), " tokens")),
       "</table>\n<p class=\"verdict\">", HtmlEscape(m.verdict()), "</p>\n");
+  if (r.has_speculative()) {
+    const config::ServeSpeculative& sp = r.speculative();
+    absl::StrAppend(
+        &out, "<h2>Speculative decoding</h2>\n<table id=\"serve-speculative\" class=\"kv\">\n",
+        Row("drafter", sp.draft_model().empty()
+                           ? sp.method()
+                           : absl::StrCat(sp.method(), " (", sp.draft_model(), ")")),
+        Row("drafted tokens per step (k)", absl::StrCat(sp.num_speculative_tokens())),
+        Row("acceptance rate", FixedNumber(sp.acceptance_rate(), 3)),
+        Row("tokens per step (simulated / expected)",
+            absl::StrCat(FixedNumber(sp.mean_accepted_tokens_per_step(), 2), " / ",
+                         FixedNumber(sp.expected_accepted_tokens_per_step(), 2))),
+        Row("drafter weights / KV per token",
+            absl::StrCat(FixedNumber(sp.drafter_weights_gib(), 2), " GiB / ",
+                         sp.drafter_kv_bytes_per_token(), " B")),
+        Row("TPOT p50 speed-up", absl::StrCat(FixedNumber(sp.tpot_speedup(), 2), "x (",
+                                              FixedNumber(sp.tpot_p50_ms_without(), 2),
+                                              " ms without)")),
+        Row("end-to-end p50 speed-up", absl::StrCat(FixedNumber(sp.e2e_speedup(), 2), "x")),
+        Row("capacity speed-up", absl::StrCat(FixedNumber(sp.capacity_speedup(), 2), "x")),
+        "</table>\n<p class=\"sub\">", HtmlEscape(sp.assumptions()), "</p>\n");
+  }
   if (r.curve_size() > 0) {
     using Series = std::vector<
         std::pair<std::string,
@@ -244,6 +266,24 @@ std::string FormatServeSummary(const config::ServeResult& r) {
                                             st.status(), "; ", st.detail(), ")")));
   } else {
     absl::StrAppend(&out, line("sustainable rate", absl::StrCat(st.status(), ": ", st.detail())));
+  }
+  if (r.has_speculative()) {
+    const config::ServeSpeculative& sp = r.speculative();
+    absl::StrAppend(
+        &out,
+        line("speculative decoding",
+             absl::StrCat(sp.method(),
+                          sp.draft_model().empty() ? "" : absl::StrCat(" (", sp.draft_model(), ")"),
+                          ", k ", sp.num_speculative_tokens(), ", acceptance ",
+                          FixedNumber(sp.acceptance_rate(), 2), ": ",
+                          FixedNumber(sp.mean_accepted_tokens_per_step(), 2),
+                          " tokens per step (expected ",
+                          FixedNumber(sp.expected_accepted_tokens_per_step(), 2), ")")),
+        line("  vs without",
+             absl::StrCat("TPOT p50 ", FixedNumber(sp.tpot_speedup(), 2), "x (",
+                          FixedNumber(sp.tpot_p50_ms_without(), 2), " ms without), end-to-end p50 ",
+                          FixedNumber(sp.e2e_speedup(), 2), "x, capacity ",
+                          FixedNumber(sp.capacity_speedup(), 2), "x")));
   }
   absl::StrAppend(
       &out,

@@ -7,6 +7,7 @@ namespace clustersim::viz {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 config::ServeResult Sample() {
   config::ServeResult r;
@@ -47,6 +48,19 @@ TEST(ServeReportTest, PageHasTheCurvesTargetAndEscapedNames) {
   }
   EXPECT_EQ(polylines, 3u);
   EXPECT_EQ(html, RenderServeReport(Sample()));  // deterministic
+}
+
+// Speculative decoding gets its table only when the result has it.
+TEST(ServeReportTest, SpeculativeTableOnlyWhenSet) {
+  config::ServeResult r = Sample();
+  EXPECT_THAT(RenderServeReport(r), Not(HasSubstr("serve-speculative")));
+  EXPECT_THAT(FormatServeSummary(r), Not(HasSubstr("speculative")));
+  r.mutable_speculative()->set_method("draft");
+  r.mutable_speculative()->set_draft_model("llama3-8b");
+  r.mutable_speculative()->set_tpot_speedup(1.58);
+  EXPECT_THAT(RenderServeReport(r), HasSubstr("id=\"serve-speculative\""));
+  EXPECT_THAT(RenderServeReport(r), HasSubstr("draft (llama3-8b)"));
+  EXPECT_THAT(FormatServeSummary(r), HasSubstr("TPOT p50 1.58x"));
 }
 
 TEST(ServeReportTest, SaturationIsShownInRed) {

@@ -7,6 +7,7 @@
 #include "models/fitted_constants.h"
 #include "scenarios/input/resolve_cluster.h"
 #include "scenarios/input/resolve_model.h"
+#include "scenarios/serve/serve_speculative.h"
 #include "sim/status_macros.h"
 
 namespace clustersim::scenarios {
@@ -337,6 +338,8 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
         "inference.mlperf_benchmark (e.g. \"llama2-70b\") or "
         "target_time_to_first_token_ms / target_time_per_output_token_ms");
   }
+
+  CLUSTERSIM_RETURN_IF_ERROR(ResolveSpeculative(in, &r));
 
   // Price.
   absl::StatusOr<ResolvedPricing> pricing = ResolvePricing(in.pricing(), *r.gpu, r.gpus_per_node);

@@ -27,6 +27,7 @@
 #ifndef CLUSTERSIM_SCENARIOS_SERVE_SERVE_RESOLVE_H_
 #define CLUSTERSIM_SCENARIOS_SERVE_SERVE_RESOLVE_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -40,6 +41,7 @@
 #include "scenarios/serve/serve_mode.h"
 #include "sim/units.h"
 #include "strategies/serving_scheduler.h"
+#include "strategies/serving_speculative.h"
 #include "strategies/serving_workload.h"
 #include "topology/cluster_spec.h"
 
@@ -63,6 +65,8 @@ struct ResolvedServe {
   double decode_attention_flops_per_sm_cycle = 0;  // 0: bound off
   bool decode_attention_grouped_gqa = true;
   ResolvedPricing pricing;
+  // inference.speculative (scenarios/serve/serve_speculative.h); none: off.
+  std::optional<strategies::SpeculativeSpec> speculative;
 };
 
 absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& scenario);

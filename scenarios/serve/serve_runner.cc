@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,10 +12,12 @@
 #include "models/inference_memory.h"
 #include "models/kernel_model.h"
 #include "scenarios/serve/serve_requests.h"
+#include "scenarios/serve/serve_speculative.h"
 #include "scenarios/serve/serve_trace.h"
 #include "sim/status_macros.h"
 #include "strategies/serving_iteration.h"
 #include "strategies/serving_prefix_cache.h"
+#include "strategies/serving_speculative.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
 
@@ -79,12 +82,12 @@ Measured Measure(const ServingRun& run) {
 // One replica's simulations of the scenario's requests (serve_requests.h).
 class Replica {
  public:
-  Replica(const ResolvedServe& s, strategies::ServingCostModel& model,
+  Replica(const ResolvedServe& s, strategies::IterationCostFn cost,
           strategies::SchedulerConfig scheduler)
       : requests_(s, scheduler.kv_blocks * scheduler.kv_block_size),
         think_time_(s.mode.think_time),
         scheduler_(scheduler),
-        cost_([&model](const strategies::IterationTotals& t) { return model.Cost(t); }) {}
+        cost_(std::move(cost)) {}
 
   // Offered rate of one replica (0 for a fixed batch).
   double OfferedRate() const { return requests_.OfferedRate(); }
@@ -241,7 +244,20 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
     scheduler.cancel = &control->cancel;
     control->Report(0, simulations);
   }
-  Replica server(s, *model, scheduler);
+  strategies::IterationCostFn iteration_cost = [&model](const strategies::IterationTotals& t) {
+    return model->Cost(t);
+  };
+  std::optional<strategies::SpeculativeCostModel> speculative;
+  if (s.speculative) {
+    absl::StatusOr<strategies::SpeculativeCostModel> m =
+        strategies::SpeculativeCostModel::Create(*s.speculative, *model, kernels, network);
+    if (!m.ok()) return m.status();
+    speculative.emplace(*std::move(m));
+    iteration_cost = [&speculative](const strategies::IterationTotals& t) {
+      return speculative->Cost(t);
+    };
+  }
+  Replica server(s, std::move(iteration_cost), scheduler);
 
   // Capacity: every request at once.
   absl::StatusOr<ServingRun> burst = server.RunAt(0);
@@ -356,6 +372,7 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
       "strategies/serving_scheduler (vLLM continuous batching); price: ",
       s.pricing.name, " (", s.pricing.source, ")"));
 
+  if (s.speculative) CLUSTERSIM_RETURN_IF_ERROR(ReportSpeculative(s, *run, &result));
   if (!options.trace_path.empty()) {
     CLUSTERSIM_RETURN_IF_ERROR(WriteServeTrace(options.trace_path, *run, s));
   }
