@@ -49,7 +49,7 @@ struct ResolvedPool {
   int instances = 1;
   int first_gpu = 0;                      // global index of instance 0's first GPU
   models::InferenceMemoryInputs memory;   // replica (model, tp, pp, formats) and limits
-  strategies::SchedulerConfig scheduler;  // kv_blocks filled by the runner
+  strategies::SchedulerConfig scheduler;  // of one instance, kv_blocks included
   ResolvedPricing pricing;
   int GpusPerInstance() const {
     return memory.replica.tensor_parallel * memory.replica.pipeline_parallel;
