@@ -1,7 +1,7 @@
 #include "scenarios/serve/serve_disagg_runner.h"
 
-#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 
 #include "gmock/gmock.h"
@@ -147,6 +147,43 @@ TEST(DisaggServeTest, SearchRanksEverySplitOfTheGpus) {
   for (const config::DisaggCandidate& x : c) {
     EXPECT_EQ(x.num_gpus(), 4);
   }
+}
+
+// 10,000 requests on 16 H100s (Llama 3 70B, 2 prefill + 2 decode instances
+// of tp 4 on two nodes): every request finishes, and the two simulations of a
+// run without targets (the asked load and the capacity) take well under the
+// 5 s of one core asked of one (CPU time, so a busy machine does not fail it).
+TEST(DisaggServeTest, TenThousandRequestsOnSixteenGpusSimulateFast) {
+  config::Scenario s = Example();
+  s.mutable_model()->set_preset("llama3-70b");
+  config::InferenceConfig* inf = s.mutable_inference();
+  inf->clear_target_time_to_first_token_ms();
+  inf->clear_target_time_per_output_token_ms();
+  config::InferenceWorkload* w = inf->mutable_workload();
+  w->set_num_requests(10000);
+  w->set_request_rate_per_s(20);
+  w->mutable_prompt_length()->Clear();
+  w->mutable_prompt_length()->set_kind("uniform");
+  w->mutable_prompt_length()->set_min(128);
+  w->mutable_prompt_length()->set_max(2048);
+  w->mutable_output_length()->Clear();
+  w->mutable_output_length()->set_kind("uniform");
+  w->mutable_output_length()->set_min(16);
+  w->mutable_output_length()->set_max(512);
+  config::DisaggregatedConfig* d = inf->mutable_disaggregated();
+  d->mutable_prefill()->set_num_instances(2);
+  d->mutable_prefill()->set_tensor_parallel_size(4);
+  d->mutable_decode()->set_num_instances(2);
+  d->mutable_decode()->set_tensor_parallel_size(4);
+  const std::clock_t start = std::clock();
+  absl::StatusOr<config::ServeResult> r = Serve(s);
+  const double cpu_s = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << "10,000 requests, 16 GPUs: " << cpu_s << " s of CPU for two simulations\n";
+  EXPECT_EQ(r->num_requests(), 10000);
+  EXPECT_EQ(r->num_gpus(), 16);
+  EXPECT_EQ(r->disaggregated().kv_transfer().transfers(), 10000);
+  EXPECT_LT(cpu_s, 2 * 5.0);
 }
 
 TEST(DisaggServeTest, BadPoolsAreErrorsNamingTheField) {

@@ -12,7 +12,12 @@
 // 1% of the capacity (all requests at once) and the capacity: attainment
 // falls as the rate rises, so the bisection keeps the highest rate seen that
 // attains. "capacity" when the targets hold at the capacity itself;
-// "unreachable" when they miss at 1% of it.
+// "unreachable" when they miss at 1% of it. The capacity caps the search, as
+// it caps the colocated sustainable rate (serve_runner.h): past it a finite
+// run can still attain only because its queue has not built up yet (an
+// uncapped search gave OPT-13B on 3 A100s colocated 3.23 req/s/GPU with 300
+// requests per replica but 3.71 with 100), which a longer run would not
+// sustain.
 //
 // Also here: the colocated (vLLM-style) deployment's goodput under the same
 // definition, for a like-for-like comparison with a disaggregated one.
