@@ -1,164 +1,21 @@
 #include "scenarios/serve/serve_disagg_runner.h"
 
-#include <algorithm>
-#include <limits>
-#include <map>
 #include <memory>
-#include <optional>
-#include <tuple>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "models/calibration.h"
-#include "models/kernel_model.h"
+#include "scenarios/serve/serve_disagg_model.h"
+#include "scenarios/serve/serve_disagg_search.h"
 #include "scenarios/serve/serve_goodput.h"
-#include "sim/check.h"
 #include "sim/status_macros.h"
-#include "strategies/serving_iteration.h"
-#include "strategies/serving_workload.h"
-#include "topology/analytic_network.h"
-#include "topology/cluster.h"
 
 namespace clustersim::scenarios {
 namespace {
 
 using strategies::DisaggRun;
-
-// The hardware and cost models of one deployment, and its simulations.
-class DisaggModel {
- public:
-  static absl::StatusOr<std::unique_ptr<DisaggModel>> Create(const ResolvedDisagg& d) {
-    auto m = std::unique_ptr<DisaggModel>(new DisaggModel(d));
-    absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(d.base.cluster);
-    if (!cluster.ok()) return cluster.status();
-    m->cluster_ = std::make_unique<topology::Cluster>(*std::move(cluster));
-    m->network_ = std::make_unique<topology::AnalyticNetwork>(*m->cluster_);
-    for (const ResolvedPool* p : {&d.prefill, &d.decode}) {
-      m->kernels_.push_back(std::make_unique<models::KernelModel>(
-          *p->gpu, models::KernelModelParams{}, models::Calibration::Shipped(p->gpu->name)));
-      strategies::ServingModelSpec spec{
-          .replica = p->memory.replica,
-          .host_per_iteration = d.base.host_per_iteration,
-          .decode_attention_flops_per_sm_cycle = d.base.decode_attention_flops_per_sm_cycle,
-          .decode_attention_grouped_gqa = d.base.decode_attention_grouped_gqa};
-      for (int g = 0; g < p->GpusPerInstance(); ++g) spec.gpus.push_back(p->first_gpu + g);
-      absl::StatusOr<strategies::ServingCostModel> cost =
-          strategies::ServingCostModel::Create(spec, *m->kernels_.back(), *m->network_);
-      if (!cost.ok()) return cost.status();
-      m->costs_.push_back(std::make_unique<strategies::ServingCostModel>(*std::move(cost)));
-    }
-    const models::ReplicaModel& r = d.decode.memory.replica;
-    m->kv_bytes_per_token_ = models::KvBytesPerToken(r.model, 1, 1, r.kv_cache_dtype);
-    // Cost one transfer up front so that a network error surfaces here.
-    if (absl::StatusOr<sim::Duration> t = m->Transfer(0, 0, 1); !t.ok()) return t.status();
-    return m;
-  }
-
-  absl::StatusOr<DisaggRun> Simulate(double rate, const std::atomic<bool>* cancel) {
-    strategies::ServingWorkload w = d_.base.workload;
-    if (!w.poisson) {
-      w.poisson = true;
-      w.num_requests = w.batch_size;
-    }
-    strategies::DisaggConfig c{
-        .prefill = {.instances = d_.prefill.instances,
-                    .scheduler = d_.prefill.scheduler,
-                    .cost =
-                        [this](const strategies::IterationTotals& t) {
-                          return costs_[0]->Cost(t);
-                        }},
-        .decode = {.instances = d_.decode.instances,
-                   .scheduler = d_.decode.scheduler,
-                   .cost =
-                       [this](const strategies::IterationTotals& t) { return costs_[1]->Cost(t); }},
-        .transfer =
-            [this](int p, int dd, int64_t tokens) {
-              absl::StatusOr<sim::Duration> t = Transfer(p, dd, tokens);
-              SIM_CHECK(t.ok()) << "KV transfer: " << t.status();
-              return *t;
-            },
-        .layerwise = d_.layerwise,
-        .num_layers = d_.prefill.memory.replica.model.num_layers,
-        .routing = d_.routing,
-        .cancel = cancel};
-    return strategies::SimulateDisaggregated(strategies::GenerateRequests(w, rate), c);
-  }
-
-  // Where instance 0 of each pool sends: the slowest link technology of the
-  // route and whether it stays in a node.
-  std::string Path() const {
-    const int src = d_.prefill.first_gpu, dst = d_.decode.first_gpu;
-    const bool same_node = cluster_->NodeOf(src) == cluster_->NodeOf(dst);
-    std::string slowest;
-    sim::Bandwidth bw = sim::Bandwidth::BitsPerSecond(std::numeric_limits<int64_t>::max());
-    for (int e : cluster_->Route(src, dst)) {
-      if (cluster_->link(e).bandwidth < bw) {
-        bw = cluster_->link(e).bandwidth;
-        slowest = std::string(cluster_->link(e).technology);
-      }
-    }
-    return absl::StrCat(same_node ? "inside a node" : "across nodes", " (GPU ", src, " to ", dst,
-                        ", slowest link ", slowest, ")");
-  }
-
-  sim::Bytes KvBytesPerToken() const { return kv_bytes_per_token_; }
-  strategies::ServingCostModel& cost(int pool) { return *costs_[pool]; }
-
- private:
-  explicit DisaggModel(const ResolvedDisagg& d) : d_(d) {}
-
-  absl::StatusOr<sim::Duration> Transfer(int p, int d, int64_t tokens) {
-    const auto key = std::make_tuple(p, d, tokens);
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    const int np = d_.prefill.GpusPerInstance(), nd = d_.decode.GpusPerInstance();
-    const int streams = std::max(np, nd), fewest = std::min(np, nd);
-    const sim::Bytes per_stream = kv_bytes_per_token_ * tokens / streams;
-    sim::Duration slowest;
-    for (int k = 0; k < streams; ++k) {
-      const int src = d_.prefill.first_gpu + p * np + k % np;
-      const int dst = d_.decode.first_gpu + d * nd + k % nd;
-      absl::StatusOr<topology::CollectiveEstimate> e =
-          network_->Estimate({topology::Collective::kSendRecv, {src, dst}, per_stream});
-      if (!e.ok()) return e.status();
-      slowest = std::max(slowest, e->time);
-    }
-    const sim::Duration t = slowest * ((streams + fewest - 1) / fewest);
-    memo_.emplace(key, t);
-    return t;
-  }
-
-  const ResolvedDisagg& d_;
-  std::unique_ptr<topology::Cluster> cluster_;
-  std::unique_ptr<topology::AnalyticNetwork> network_;
-  std::vector<std::unique_ptr<models::KernelModel>> kernels_;
-  std::vector<std::unique_ptr<strategies::ServingCostModel>> costs_;
-  sim::Bytes kv_bytes_per_token_;
-  std::map<std::tuple<int, int, int64_t>, sim::Duration> memo_;
-};
-
-SloTargets Targets(const ResolvedDisagg& d) {
-  return {.ttft_ms = d.base.target_ttft_ms,
-          .tpot_ms = d.base.target_tpot_ms,
-          .attainment = d.attainment};
-}
-
-double Capacity(const DisaggRun& burst) {
-  const RequestFigures b = MeasureRequests(burst.requests);
-  return b.duration_s > 0 ? b.requests / b.duration_s : 0;
-}
-
-absl::StatusOr<GoodputFound> Goodput(const ResolvedDisagg& d, DisaggModel& model, double capacity,
-                                     int steps, const std::atomic<bool>* cancel) {
-  return FindGoodput(
-      Targets(d), capacity,
-      [&](double rate) -> absl::StatusOr<std::vector<strategies::RequestRecord>> {
-        absl::StatusOr<DisaggRun> r = model.Simulate(rate, cancel);
-        if (!r.ok()) return r.status();
-        return std::move(r->requests);
-      },
-      steps);
-}
 
 std::string GpuRange(int first, int count) {
   return count == 1 ? absl::StrCat(first) : absl::StrCat(first, "-", first + count - 1);
@@ -259,113 +116,6 @@ void FillGoodput(const ResolvedDisagg& d, const GoodputFound& g, double attainme
   }
 }
 
-// One candidate of the ratio search.
-absl::StatusOr<config::DisaggCandidate> Candidate(const config::Scenario& scenario,
-                                                  const ResolvedDisagg& asked, int pi, int pt,
-                                                  int di, int dt, const std::atomic<bool>* cancel) {
-  config::DisaggCandidate c;
-  c.set_prefill_instances(pi);
-  c.set_prefill_tp(pt);
-  c.set_decode_instances(di);
-  c.set_decode_tp(dt);
-  c.set_num_gpus(pi * pt + di * dt);
-  constexpr int kSteps = 10;
-  absl::StatusOr<GoodputFound> g;
-  std::optional<double> at_rate;
-  if (di == 0) {  // colocated: pi replicas of tp pt
-    config::Scenario s = scenario;
-    s.mutable_inference()->clear_disaggregated();
-    s.mutable_inference()->set_tensor_parallel_size(pt);
-    s.mutable_inference()->set_pipeline_parallel_size(1);
-    s.mutable_cluster()->set_num_gpus(pi * pt);
-    absl::StatusOr<ResolvedServe> r = ResolveServe(s);
-    if (!r.ok()) {
-      c.set_status(std::string(r.status().message()));
-      return c;
-    }
-    g = ColocatedGoodput(*r, Targets(asked), kSteps);
-  } else {
-    absl::StatusOr<ResolvedDisagg> r = ReshapeDisagg(scenario, pi, pt, di, dt);
-    if (!r.ok()) {
-      c.set_status(std::string(r.status().message()));
-      return c;
-    }
-    absl::StatusOr<std::unique_ptr<DisaggModel>> model = DisaggModel::Create(*r);
-    if (!model.ok()) return model.status();
-    absl::StatusOr<DisaggRun> burst = (*model)->Simulate(0, cancel);
-    if (!burst.ok()) return burst.status();
-    g = Goodput(*r, **model, Capacity(*burst), kSteps, cancel);
-    if (g.ok() && asked.search_rate > 0) {
-      absl::StatusOr<DisaggRun> run = (*model)->Simulate(asked.search_rate, cancel);
-      if (!run.ok()) return run.status();
-      at_rate = SloAttainment(run->requests, Targets(asked));
-    }
-  }
-  if (!g.ok()) {
-    if (g.status().code() != absl::StatusCode::kInvalidArgument) return g.status();
-    c.set_status(std::string(g.status().message()));
-    return c;
-  }
-  c.set_status(g->status);
-  c.set_goodput_per_s(g->rate_per_s);
-  c.set_goodput_per_gpu(g->rate_per_s / c.num_gpus());
-  if (at_rate) c.set_attainment_at_rate(*at_rate);
-  return c;
-}
-
-std::vector<int> TpChoices(const ResolvedDisagg& d) {
-  const models::TransformerConfig& m = d.base.memory.replica.model;
-  std::vector<int> out;
-  for (int tp : {1, 2, 4, 8}) {
-    if (tp <= std::max(1, d.base.gpus_per_node) && m.num_attention_heads % tp == 0 &&
-        m.ffn_hidden_size % tp == 0) {
-      out.push_back(tp);
-    }
-  }
-  return out;
-}
-
-absl::Status Search(const ResolvedDisagg& d, const config::Scenario& scenario,
-                    const std::atomic<bool>* cancel, config::DisaggServeResult* out) {
-  const int total = d.search_total_gpus;
-  const std::vector<int> tps = TpChoices(d);
-  std::vector<config::DisaggCandidate> all;
-  for (int pt : tps) {
-    if (total % pt == 0) {
-      absl::StatusOr<config::DisaggCandidate> c =
-          Candidate(scenario, d, total / pt, pt, 0, 0, cancel);
-      if (!c.ok()) return c.status();
-      all.push_back(*c);
-    }
-    for (int dt : tps) {
-      for (int pi = 1; pi * pt + dt <= total; ++pi) {
-        if ((total - pi * pt) % dt != 0) continue;
-        absl::StatusOr<config::DisaggCandidate> c =
-            Candidate(scenario, d, pi, pt, (total - pi * pt) / dt, dt, cancel);
-        if (!c.ok()) return c.status();
-        all.push_back(*c);
-      }
-    }
-  }
-  const bool rate = d.search_rate > 0;
-  auto meets = [&](const config::DisaggCandidate& c) {
-    return c.decode_instances() > 0 && c.attainment_at_rate() >= d.attainment;
-  };
-  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
-    if (rate && meets(a) != meets(b)) return meets(a);
-    if (a.goodput_per_gpu() != b.goodput_per_gpu())
-      return a.goodput_per_gpu() > b.goodput_per_gpu();
-    return a.prefill_instances() * a.prefill_tp() < b.prefill_instances() * b.prefill_tp();
-  });
-  for (config::DisaggCandidate& c : all) *out->add_search() = std::move(c);
-  out->set_search_detail(absl::StrCat(
-      out->search_size(), " candidates on ", total,
-      " GPUs (pp 1; tp from 1, 2, 4, 8 within a node; decode_instances 0 = colocated), ranked by "
-      "goodput per GPU",
-      rate ? absl::StrFormat(", those attaining at %.3g req/s first", d.search_rate) : ""));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<config::ServeResult> RunDisaggServe(const ResolvedDisagg& d,
@@ -432,7 +182,7 @@ absl::StatusOr<config::ServeResult> RunDisaggServe(const ResolvedDisagg& d,
   // Capacity, saturation and goodput.
   absl::StatusOr<DisaggRun> burst = (*model)->Simulate(0, cancel);
   if (!burst.ok()) return burst.status();
-  const double capacity = Capacity(*burst);
+  const double capacity = BurstCapacity(*burst);
   result.set_capacity_requests_per_s(capacity);
   result.set_capacity_output_tokens_per_s(MeasureRequests(burst->requests).OutputPerS());
   if (!b.workload.poisson) {
@@ -448,9 +198,9 @@ absl::StatusOr<config::ServeResult> RunDisaggServe(const ResolvedDisagg& d,
     result.set_saturation(
         absl::StrFormat("not saturated: %.0f%% of the capacity", 100.0 * offered / capacity));
   }
-  absl::StatusOr<GoodputFound> g = Goodput(d, **model, capacity, 12, cancel);
+  absl::StatusOr<GoodputFound> g = DisaggGoodput(d, **model, capacity, 12, cancel);
   if (!g.ok()) return g.status();
-  FillGoodput(d, *g, SloAttainment(run->requests, Targets(d)), dr->mutable_goodput());
+  FillGoodput(d, *g, SloAttainment(run->requests, DisaggTargets(d)), dr->mutable_goodput());
   if (options.control != nullptr) options.control->Report(2, 3);
 
   // Money and energy.
@@ -469,7 +219,7 @@ absl::StatusOr<config::ServeResult> RunDisaggServe(const ResolvedDisagg& d,
   cost->set_energy_kwh(power * m.duration_s / 3.6e6);
   if (output_per_s > 0) cost->set_joules_per_output_token(power / output_per_s);
 
-  if (d.search) CLUSTERSIM_RETURN_IF_ERROR(Search(d, scenario, cancel, dr));
+  if (d.search) CLUSTERSIM_RETURN_IF_ERROR(SearchDisaggRatios(d, scenario, cancel, dr));
   if (options.control != nullptr) options.control->Report(3, 3);
 
   result.set_sources(absl::StrCat(
