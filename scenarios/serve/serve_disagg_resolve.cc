@@ -159,6 +159,12 @@ void EchoPool(const ResolvedPool& p, config::DisaggPool* e) {
 
 absl::StatusOr<ResolvedDisagg> ResolveDisagg(const config::Scenario& in) {
   const config::DisaggregatedConfig& dc = in.inference().disaggregated();
+  if (in.inference().has_tensor_parallel_size() || in.inference().has_pipeline_parallel_size()) {
+    return absl::InvalidArgumentError(
+        "inference.tensor_parallel_size / pipeline_parallel_size (--tp, --pp) shape colocated "
+        "replicas; with inference.disaggregated set each pool's own: "
+        "inference.disaggregated.prefill.tensor_parallel_size and decode.tensor_parallel_size");
+  }
   ResolvedDisagg r;
   // Everything but the pools resolves as a colocated deployment of tp 1.
   config::Scenario colocated = in;

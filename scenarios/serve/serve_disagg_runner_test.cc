@@ -205,6 +205,9 @@ TEST(DisaggServeTest, BadPoolsAreErrorsNamingTheField) {
   s.mutable_cluster()->set_num_gpus(1);
   EXPECT_THAT(ResolveError(s).message(), HasSubstr("cluster.num_gpus=1 cannot hold the pools"));
   s = Small(10);
+  s.mutable_inference()->set_tensor_parallel_size(2);
+  EXPECT_THAT(ResolveError(s).message(), HasSubstr("inference.disaggregated.prefill.tensor_"));
+  s = Small(10);
   s.mutable_inference()->mutable_disaggregated()->set_routing("random");
   EXPECT_THAT(ResolveError(s).message(), HasSubstr("inference.disaggregated.routing=\"random\""));
 }
