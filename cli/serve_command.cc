@@ -15,9 +15,12 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/parse_args.h"
+#include "scenarios/serve/serve_disagg_resolve.h"
+#include "scenarios/serve/serve_disagg_runner.h"
 #include "scenarios/serve/serve_resolve.h"
 #include "scenarios/serve/serve_runner.h"
 #include "sim/atomic_file.h"
+#include "viz/serve_disagg_summary.h"
 #include "viz/serve_report.h"
 
 namespace clustersim::cli {
@@ -117,12 +120,37 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
   return o;
 }
 
+// A scenario with inference.disaggregated: two pools, the KV transfers
+// between them, goodput, and (--disagg-search) the ratio search.
+absl::Status ServeDisaggregated(const config::Scenario& scenario, const std::string& format,
+                                bool files, CommandIo& io) {
+  if (files) {
+    return absl::InvalidArgumentError(
+        "--trace and --report are not available for a disaggregated deployment "
+        "(inference.disaggregated); drop them or use --format json");
+  }
+  absl::StatusOr<scenarios::ResolvedDisagg> resolved = scenarios::ResolveDisagg(scenario);
+  if (!resolved.ok()) return resolved.status();
+  absl::StatusOr<config::ServeResult> result =
+      scenarios::RunDisaggServe(*resolved, scenario, {.control = io.control});
+  if (!result.ok()) return result.status();
+  if (format == "json") {
+    absl::StatusOr<std::string> json = ToJson(*result);
+    if (!json.ok()) return json.status();
+    *io.out << *json;
+  } else {
+    *io.out << viz::FormatDisaggSummary(*result);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ServeCommand(const Args& args, CommandIo& io) {
   ServeValues v;
   std::string scenario_path, format = "text", trace_path, report_path;
-  bool chunked = false, help = false, no_curve = false;
+  bool chunked = false, help = false, no_curve = false, disagg_search = false;
+  std::optional<int> disagg_search_gpus;
   po::options_description deploy("Deployment (override the scenario)");
   Opt(deploy, "model", &v.model, "model preset (clustersim list models)");
   Opt(deploy, "model-config", &v.model_config, "a Hugging Face config.json");
@@ -171,6 +199,11 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(work, "trace-time-scale", &v.trace_time_scale, "multiply the trace's arrival times");
   Opt(work, "target-tpot-ms", &v.target_tpot, "p99 time-per-output-token target");
   Opt(work, "target-ttft-ms", &v.target_ttft, "p99 time-to-first-token target");
+  po::options_description disagg("Disaggregated prefill/decode (inference.disaggregated)");
+  disagg.add_options()("disagg-search", po::bool_switch(&disagg_search),
+                       "rank prefill:decode instance counts and tp by goodput per GPU");
+  Opt(disagg, "disagg-search-gpus", &disagg_search_gpus,
+      "GPUs the search splits (default: the pools' GPUs)");
   po::options_description output("Output");
   output.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                        "text|json")(
@@ -185,9 +218,9 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::options_description all;
-  all.add(deploy).add(sched).add(spec).add(work).add(output).add(hidden);
+  all.add(deploy).add(sched).add(spec).add(work).add(disagg).add(output).add(hidden);
   po::options_description visible;
-  visible.add(deploy).add(sched).add(spec).add(work).add(output);
+  visible.add(deploy).add(sched).add(spec).add(work).add(disagg).add(output);
 
   po::variables_map vm;
   if (absl::Status s = ParseArgs(args, all, &pos, "serve", &vm); !s.ok()) return s;
@@ -228,6 +261,20 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   if (v.prompt) scenario.mutable_inference()->mutable_workload()->clear_prompt_length();
   if (v.output) scenario.mutable_inference()->mutable_workload()->clear_output_length();
   scenario.MergeFrom(overrides);
+  if (disagg_search || disagg_search_gpus) {
+    if (!scenario.inference().has_disaggregated()) {
+      return absl::InvalidArgumentError(
+          "--disagg-search needs a disaggregated deployment: add inference.disaggregated "
+          "{ prefill {...} decode {...} } to the scenario");
+    }
+    config::DisaggSearch* search =
+        scenario.mutable_inference()->mutable_disaggregated()->mutable_search();
+    search->set_enabled(true);
+    if (disagg_search_gpus) search->set_total_gpus(*disagg_search_gpus);
+  }
+  if (scenario.inference().has_disaggregated()) {
+    return ServeDisaggregated(scenario, format, !trace_path.empty() || !report_path.empty(), io);
+  }
   absl::StatusOr<scenarios::ResolvedServe> resolved = scenarios::ResolveServe(scenario);
   if (!resolved.ok()) return resolved.status();
   const scenarios::ServeOptions options{

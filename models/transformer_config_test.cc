@@ -85,6 +85,23 @@ TEST(ParameterCountTest, MatchesModelsReferenceTotals) {
   EXPECT_EQ(Preset("nemotron4-15b").activation, Activation::kSquaredRelu);
 }
 
+// OPT-13B / OPT-66B (facebook/opt-* config.json) by hand: per layer
+// 4h^2 (attention) + 2hf (MLP) + 5h + f (biases) + 4h (two LayerNorms); with
+// V h + 2048 h + 2h outside the layers: 40 layers of h 5120 = 12.853B and
+// 64 layers of h 9216 = 65.719B (the released 12.85B and 65.7B).
+TEST(ParameterCountTest, OptPresetsMatchTheirConfigs) {
+  for (const auto& [name, layers, h, billions] :
+       {std::tuple{"opt-13b", 40, 5120, 12.853}, std::tuple{"opt-66b", 64, 9216, 65.719}}) {
+    TransformerConfig c = Preset(name);
+    EXPECT_EQ(c.num_layers, layers);
+    EXPECT_EQ(c.hidden_size, h);
+    EXPECT_EQ(c.ffn_hidden_size, 4 * h);
+    EXPECT_EQ(c.vocab_size, 50272);
+    EXPECT_TRUE(ValidateTransformer(c).ok()) << name;
+    EXPECT_NEAR(CountParameters(c).Total(c.num_layers) / 1e9 / billions, 1.0, 0.001) << name;
+  }
+}
+
 // Exact parameter counts of the released checkpoints (Hugging Face safetensors
 // metadata): Llama-2-7b-hf 6,738,415,616; Meta-Llama-3-8B 8,030,261,248;
 // Meta-Llama-3-70B 70,553,706,496.

@@ -11,6 +11,7 @@
 #include "models/calibration.h"
 #include "models/inference_memory.h"
 #include "models/kernel_model.h"
+#include "scenarios/serve/serve_goodput.h"
 #include "scenarios/serve/serve_requests.h"
 #include "scenarios/serve/serve_speculative.h"
 #include "scenarios/serve/serve_trace.h"
@@ -26,29 +27,6 @@ namespace {
 
 using strategies::ServingRequest;
 using strategies::ServingRun;
-
-// numpy.percentile's default (linear interpolation between closest ranks).
-double Percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const double pos = q / 100.0 * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
-}
-
-config::LatencyStats Stats(std::vector<double> v) {
-  config::LatencyStats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.set_p50(Percentile(v, 50));
-  s.set_p90(Percentile(v, 90));
-  s.set_p99(Percentile(v, 99));
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.set_mean(sum / static_cast<double>(v.size()));
-  s.set_max(v.back());
-  return s;
-}
 
 // What one simulated replica measured.
 struct Measured {
@@ -72,9 +50,9 @@ Measured Measure(const ServingRun& run) {
     m.prompt_tokens += static_cast<double>(r.prompt_tokens);
   }
   m.requests = static_cast<double>(run.requests.size());
-  m.ttft = Stats(std::move(ttft));
-  m.tpot = Stats(std::move(tpot));
-  m.e2e = Stats(std::move(e2e));
+  m.ttft = LatencyOf(std::move(ttft));
+  m.tpot = LatencyOf(std::move(tpot));
+  m.e2e = LatencyOf(std::move(e2e));
   if (!run.requests.empty()) m.duration_s = (run.end - run.requests.front().arrival).ToSeconds();
   return m;
 }
