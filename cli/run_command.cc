@@ -9,11 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/progress_line.h"
 #include "cli/run_flags.h"
 #include "scenarios/input/resolve.h"
 #include "scenarios/goodput/goodput.h"
 #include "scenarios/input/train_cost.h"
 #include "scenarios/run/runner.h"
+#include "scenarios/run/stragglers.h"
 #include "sim/atomic_file.h"
 #include "viz/summary_text.h"
 
@@ -67,8 +69,12 @@ absl::Status RunCommand(const Args& args, CommandIo& io) {
     if (report_path.empty()) report_path = flags->output_dir + "/report.html";
   }
   options.report = !report_path.empty();
-  options.control = io.control;
-  absl::StatusOr<scenarios::RunOutput> out = scenarios::RunScenarioWithReport(*resolved, options);
+  absl::StatusOr<scenarios::RunOutput> out;
+  {
+    ProgressLine progress(io, "tasks simulated");
+    options.control = io.control;
+    out = scenarios::RunScenarioWithReport(*resolved, options);
+  }
   if (!out.ok()) return out.status();
   if (options.report) {
     if (auto s = sim::WriteFileAtomically(report_path, out->report_html); !s.ok()) return s;
@@ -85,7 +91,7 @@ absl::Status RunCommand(const Args& args, CommandIo& io) {
     *io.out << *json;
   } else {
     *io.out << viz::FormatSummary(result) << scenarios::FormatCostText(result)
-            << scenarios::FormatGoodputText(result);
+            << scenarios::FormatStragglersText(result) << scenarios::FormatGoodputText(result);
     if (!options.trace_path.empty())
       *io.out << "  trace                      " << options.trace_path << "\n";
     if (options.report) *io.out << "  report                     " << report_path << "\n";

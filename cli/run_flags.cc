@@ -20,6 +20,7 @@ struct Values {
       tier, model_config, finetune, attention, framework, price_source, failure_profile, storage,
       checkpoint_mode;
   std::optional<double> checkpoint_interval;
+  std::optional<double> straggler_fraction, straggler_throughput, throughput_spread;
   std::optional<int> trials;
   std::optional<uint64_t> seed;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
@@ -76,6 +77,12 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
       "seconds between checkpoints (default: Young/Daly)");
   Opt(goodput, "trials", &v.trials, "Monte Carlo trials (default 1000)");
   Opt(goodput, "seed", &v.seed, "Monte Carlo seed (default 1)");
+  Opt(goodput, "straggler-fraction", &v.straggler_fraction,
+      "probability that a GPU is slow, [0, 1] (docs/goodput.md#stragglers)");
+  Opt(goodput, "straggler-throughput", &v.straggler_throughput,
+      "a slow GPU's throughput vs a typical one, (0, 1] (default 0.667)");
+  Opt(goodput, "throughput-spread", &v.throughput_spread,
+      "relative std dev of every GPU's throughput, [0, 0.3]");
   po::options_description strategy("Strategy");
   Opt(strategy, "tensor-model-parallel-size", &v.tp, "tensor-parallel size");
   Opt(strategy, "pipeline-model-parallel-size", &v.pp, "pipeline-parallel size");
@@ -200,6 +207,12 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
     if (v.checkpoint_interval) r->set_checkpoint_interval_s(*v.checkpoint_interval);
     if (v.trials) r->set_trials(*v.trials);
     if (v.seed) r->set_seed(*v.seed);
+  }
+  if (v.straggler_fraction || v.straggler_throughput || v.throughput_spread) {
+    config::StragglerConfig* st = o.mutable_reliability()->mutable_stragglers();
+    if (v.straggler_fraction) st->set_slow_gpu_fraction(*v.straggler_fraction);
+    if (v.straggler_throughput) st->set_slow_gpu_throughput(*v.straggler_throughput);
+    if (v.throughput_spread) st->set_throughput_spread(*v.throughput_spread);
   }
   config::TrainingConfig* t = o.mutable_training();
   if (v.mbs) t->set_micro_batch_size(*v.mbs);

@@ -5,6 +5,7 @@
 #include "strategies/step_builder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -103,6 +104,13 @@ void Builder::AddGpus() {
     if (host) lane.host = plan_.graph.AddResource(name + "/host", g, kHostLane);
     stage_gpus_[placement_.CoordsOf(g).pp].push_back(i);
     gpu_[i].grad_done.assign(L + 2, kNone);
+    if (!in_.gpu_time_scale.empty()) {
+      double& scale = gpu_[i].time_scale;
+      scale = in_.gpu_time_scale[g];
+      if (plan_.folded_tensor_parallel) {
+        for (int m : placement_.TensorGroup(g)) scale = std::max(scale, in_.gpu_time_scale[m]);
+      }
+    }
   }
   pieces_.emplace(n);
 }
@@ -164,6 +172,12 @@ const models::OpCost& Builder::CostOf(const models::Op& op, int row_chunks) {
       .first->second;
 }
 
+sim::Duration Builder::OnGpu(int i, sim::Duration d) const {
+  const double scale = gpu_[i].time_scale;
+  if (scale == 1.0) return d;
+  return sim::Picoseconds(std::llround(static_cast<double>(d.picoseconds()) * scale));
+}
+
 void Builder::AddCompute(const models::Op& op, const Ctx& ctx, int layer, int row_chunks) {
   const models::OpCost& cost = CostOf(op, row_chunks);
   TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
@@ -173,10 +187,10 @@ void Builder::AddCompute(const models::Op& op, const Ctx& ctx, int layer, int ro
   for (int i : *ctx.gpus) {
     if (CanExtendRun(i)) {
       // It would start as the run's last op ends: the run just grows.
-      ExtendRun(i, kComputeLane, cost.time);
+      ExtendRun(i, kComputeLane, OnGpu(i, cost.time));
       continue;
     }
-    const sim::TaskId t = plan_.graph.AddTask(gpu_[i].lane.compute, cost.time, tag);
+    const sim::TaskId t = plan_.graph.AddTask(gpu_[i].lane.compute, OnGpu(i, cost.time), tag);
     const bool starts_layer = gpu_[i].pending_layer_start;
     Chain(i, t);
     // ZeRO-3 prefetches the next layer's parameters once this layer's
@@ -267,6 +281,10 @@ const std::vector<int>& Builder::ExpertDataGroupOf(int i) {
 
 absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   SIM_CHECK(in.model && in.parallel && in.kernels && in.network) << "StepInputs incomplete";
+  SIM_CHECK(in.gpu_time_scale.empty() ||
+            static_cast<int>(in.gpu_time_scale.size()) ==
+                in.parallel->model_parallel_size() * in.parallel->data_parallel)
+      << "gpu_time_scale needs one entry per GPU";
   StepPlan plan;
   models::ShardSpec shard;
   shard.tensor_parallel = in.parallel->tensor_parallel;

@@ -51,6 +51,7 @@
 #define CLUSTERSIM_STRATEGIES_STEP_BUILDER_H_
 
 #include <atomic>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "models/finetune.h"
@@ -152,6 +153,13 @@ struct StepInputs {
   // gradients; only the adapters' 16-bit gradients are reduced over data
   // parallelism and stepped by the optimizer.
   models::FinetuneSpec finetune;
+  // Per global GPU, the factor its compute ops take longer than the kernel
+  // model says (1 / its relative throughput: 1.25 for a GPU at 80%), from
+  // stragglers (scenarios/run/stragglers.h). With tensor-parallel folding the
+  // simulated rank runs at its group's slowest member: the group's
+  // collectives after every op make all members wait for it. Empty: every
+  // GPU at 1. REQUIRES: empty or one entry > 0 per GPU of the world.
+  std::vector<double> gpu_time_scale;
   // Set by another thread to stop the build (sim/run_control.h); checked
   // before each pipeline action, so a large unfolded step stops within
   // milliseconds. BuildStep then returns CANCELLED. Null: builds to the end.

@@ -88,7 +88,7 @@ absl::Status Builder::AddRingAttention(const models::Op& whole, const Ctx& ctx, 
     for (size_t x = 0; x < gpus.size(); ++x) {
       const int i = gpus[x];
       const sim::TaskId before = gpu_[i].last;
-      const sim::TaskId t = plan_.graph.AddTask(gpu_[i].lane.compute, cost.time, tag);
+      const sim::TaskId t = plan_.graph.AddTask(gpu_[i].lane.compute, OnGpu(i, cost.time), tag);
       After(sent[i], t);
       if (prev[x] != i) After(sent[prev[x]], t);
       Chain(i, t);

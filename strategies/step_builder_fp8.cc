@@ -48,7 +48,7 @@ void Builder::AddFp8WeightCast(int gpu, sim::TaskId gathered) {
   const models::OpCost cost = in_.kernels->Cost(*slot);
   TaskInfo info{.op = slot, .phase = Phase::kOptimizer, .stage = c.pp,
                 .efficiency = cost.efficiency, .source = cost.source};
-  const sim::TaskId t = plan_.graph.AddTask(gpu_[gpu].lane.compute, cost.time, NewInfo(info));
+  const sim::TaskId t = plan_.graph.AddTask(gpu_[gpu].lane.compute, OnGpu(gpu, cost.time), NewInfo(info));
   After(gathered, t);
   Chain(gpu, t);
 }

@@ -223,7 +223,7 @@ absl::Status Builder::AddGradientSyncAndOptimizer() {
       TaskInfo info{.op = &adam_op, .phase = Phase::kOptimizer,
                     .stage = placement_.CoordsOf(plan_.simulated_gpus[j]).pp,
                     .efficiency = cost.efficiency, .source = cost.source};
-      const sim::TaskId t = plan_.graph.AddTask(gpu_[j].lane.compute, cost.time, NewInfo(info));
+      const sim::TaskId t = plan_.graph.AddTask(gpu_[j].lane.compute, OnGpu(j, cost.time), NewInfo(info));
       for (sim::TaskId s : synced) After(s, t);
       for (sim::TaskId s : gpu_[j].expert_synced) After(s, t);
       Chain(j, t);

@@ -107,6 +107,8 @@ struct GpuState {
   // Its data x context and expert-data-parallel groups, built on first use.
   std::vector<int> data_context_group;
   std::vector<int> expert_data_group;
+  // Factor on its compute ops' durations (StepInputs::gpu_time_scale).
+  double time_scale = 1.0;
 };
 
 // Ops the context-parallel ring runs, owned by step_ops.
@@ -188,6 +190,8 @@ class Builder {
   }
   bool Adapters() const { return in_.finetune.method != models::FinetuneMethod::kFull; }
   void AddGpus();
+  // `d` on simulated GPU i: scaled by its time_scale (unchanged at 1).
+  sim::Duration OnGpu(int i, sim::Duration d) const;
   void SplitBackward();
   const models::Op& AddStepOp(models::Op op);
   void After(sim::TaskId before, sim::TaskId t);

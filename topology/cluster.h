@@ -10,8 +10,11 @@
 // link costs its latency plus the time to move 1 MB over it (so NVLink wins over
 // PCIe inside a node and identical fabric links tie). Among equal-cost
 // predecessors (ECMP) it picks by a stable hash of (src, dst, hop), so the same
-// pair always gets the same path, on every run and every machine. Cost: one
-// Dijkstra search with early exit, O((V + E) log V) worst case.
+// pair always gets the same path, on every run and every machine. A route
+// enters no server but the two it joins (hosts do not forward between
+// others), unless the servers are chained without switches. Cost: one
+// Dijkstra search with early exit over the two servers and the fabric's
+// switches, O((V + E) log V) worst case.
 //
 // Example:
 //   absl::StatusOr<Cluster> c = BuildCluster({.node_preset = "dgx-h100", .num_nodes = 2});
@@ -23,6 +26,7 @@
 #define CLUSTERSIM_TOPOLOGY_CLUSTER_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -103,9 +107,16 @@ class Cluster {
   }
   int64_t LinkCost(int e) const;
   std::vector<int> ComputeRoute(int src, int dst) const;
+  template <typename Allowed>
+  bool Search(int s, int t, const Allowed& allowed) const;
+  static constexpr int64_t kUnreachedCost = std::numeric_limits<int64_t>::max();
   struct RouteCache {
     std::mutex mu;
     std::map<std::pair<int, int>, std::vector<int>> routes;  // node-stable references
+    // Search scratch, guarded by mu: cheapest cost per vertex, and the
+    // vertices the last search labelled (reset before the next one).
+    std::vector<int64_t> dist;
+    std::vector<int> touched;
   };
   int EdgeId(Graph::edge_descriptor e) const {
     return static_cast<int>(boost::get(boost::edge_index, graph_, e));

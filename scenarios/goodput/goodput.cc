@@ -54,10 +54,19 @@ std::string PcieOf(const ResolvedScenario& s) {
 
 }  // namespace
 
-bool GoodputRequested(const config::Scenario& s) { return s.has_reliability(); }
+// A section with stragglers alone asks for the straggler tax only, unless the
+// run has a length.
+bool GoodputRequested(const config::Scenario& s) {
+  if (!s.has_reliability()) return false;
+  if (!s.reliability().has_stragglers()) return true;
+  config::ReliabilityConfig rest = s.reliability();
+  rest.clear_stragglers();
+  return rest.ByteSizeLong() > 0 || s.pricing().has_train_tokens() ||
+         s.pricing().has_train_steps();
+}
 
 absl::Status ValidateReliability(const config::Scenario& s) {
-  if (!s.has_reliability()) return absl::OkStatus();
+  if (!GoodputRequested(s)) return absl::OkStatus();
   const config::ReliabilityConfig& r = s.reliability();
   const topology::ReliabilityCatalog& cat = topology::ReliabilityCatalog::Default();
   if (!s.pricing().has_train_tokens() && !s.pricing().has_train_steps()) {

@@ -42,7 +42,8 @@
 
 namespace clustersim::scenarios {
 
-// True when the scenario has a `reliability` section.
+// True when the scenario has a `reliability` section, unless all it holds is
+// `stragglers` and the run has no length (pricing.train_tokens / train_steps).
 bool GoodputRequested(const config::Scenario& s);
 
 // Checks the `reliability` section before anything is simulated. Errors name

@@ -13,6 +13,7 @@
 #include "scenarios/input/train_cost.h"
 #include "scenarios/run/measure.h"
 #include "scenarios/run/run_trace.h"
+#include "scenarios/run/stragglers.h"
 #include "sim/engine.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
@@ -123,7 +124,8 @@ absl::Status ScenarioRun::Build() {
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s_.host_overhead_us_per_op * 1e-6);
   in.pipeline_p2p_host = sim::Duration::FromSecondsDouble(s_.pipeline_p2p_host_us * 1e-6);
   in.mode.fold.tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
-  in.mode.fold.context_parallel = in.mode.fold.tensor_parallel;
+  in.mode.fold.context_parallel = in.mode.fold.tensor_parallel && options_.fold_context_parallel;
+  in.gpu_time_scale = options_.gpu_time_scale;
   in.mode.merge_compute_chains =
       options_.merge_compute_chains && options_.trace_path.empty() && !options_.report;
   in.finetune = s_.finetune;
@@ -267,14 +269,43 @@ absl::StatusOr<std::string> ScenarioRun::Report(const config::Result& r) const {
 
 }  // namespace
 
+// With stragglers: the usual step with every GPU typical, then the step with
+// every data-parallel replica simulated on its own GPUs' draws and each
+// tensor-parallel group at its slowest member (stragglers.h); the Result is
+// the straggled step's, with the nominal one beside it.
 absl::StatusOr<RunOutput> RunScenarioWithReport(const ResolvedScenario& s,
                                                 const RunOptions& options) {
   CLUSTERSIM_RETURN_IF_ERROR(ValidateReliability(s.echo));
-  ScenarioRun run(s, options);
+  absl::StatusOr<std::optional<StragglerSpec>> stragglers = ResolveStragglers(s.echo);
+  if (!stragglers.ok()) return stragglers.status();
+  RunOptions straggled = options;
+  config::Stragglers summary;
+  if (stragglers->has_value()) {
+    RunOptions plain = options;
+    plain.trace_path.clear();
+    plain.report = false;
+    ScenarioRun nominal(s, plain);
+    CLUSTERSIM_RETURN_IF_ERROR(nominal.Build());
+    CLUSTERSIM_RETURN_IF_ERROR(nominal.Simulate());
+    summary.set_nominal_step_time_s(nominal.Measure().step_time_s());
+    const GpuDraws draws = DrawGpus(**stragglers, s.num_gpus);
+    DescribeDraws(draws, &summary);
+    straggled.fold_data_parallel = false;
+    straggled.fold_tensor_parallel_above_gpus = 0;
+    straggled.fold_context_parallel = false;
+    straggled.gpu_time_scale.clear();
+    for (double t : draws.throughput) straggled.gpu_time_scale.push_back(1.0 / t);
+  }
+  ScenarioRun run(s, straggled);
   CLUSTERSIM_RETURN_IF_ERROR(run.Build());
   CLUSTERSIM_RETURN_IF_ERROR(run.Simulate());
   RunOutput out;
   out.result = run.Measure();
+  if (stragglers->has_value()) {
+    summary.set_tax(out.result.step_time_s() / summary.nominal_step_time_s() - 1.0);
+    summary.set_simulated_tasks(out.result.simulated_tasks());
+    *out.result.mutable_stragglers() = summary;
+  }
   CLUSTERSIM_RETURN_IF_ERROR(AddGoodput(s, &out.result));
   if (options.report) {
     absl::StatusOr<std::string> html = run.Report(out.result);

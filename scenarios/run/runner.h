@@ -20,6 +20,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "scenarios/input/limits.h"
@@ -44,6 +45,11 @@ struct RunOptions {
   // Above this many GPUs, simulate one tensor-parallel rank per group and one
   // context-parallel rank per ring too (scenarios/input/limits.h).
   int fold_tensor_parallel_above_gpus = kFoldTensorParallelAboveGpus;
+  // With tensor-parallel folding, fold context-parallel rings too.
+  bool fold_context_parallel = true;
+  // Per GPU, the factor its compute ops take longer (StepInputs::gpu_time_scale);
+  // empty: every GPU typical. RunScenario fills it from reliability.stragglers.
+  std::vector<double> gpu_time_scale;
   // Merge runs of compute ops into one task each when no trace or report is
   // made (BuildMode::merge_compute_chains: the Result is unchanged but
   // simulated_tasks and simulated_events, which count the merged tasks).
