@@ -8,18 +8,26 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "models/device_capability.h"
 #include "models/gpu_catalog.h"
 #include "models/transformer_config.h"
+#include "scenarios/accuracy/serving_modes.h"
 
 namespace clustersim::scenarios {
 namespace {
 
-constexpr std::string_view kMetrics[] = {
-    "output_tokens_per_s_per_gpu", "output_tokens_per_s_total", "gen_tokens_per_s",
-    "prompt_tokens_per_s",         "ttft_ms",                   "tpot_ms",
-    "e2e_latency_ms",              "weights_gib_per_gpu",       "kv_cache_tokens",
-    "max_concurrency",             "kv_bytes_per_token"};
+constexpr std::string_view kMetrics[] = {"output_tokens_per_s_per_gpu",
+                                         "output_tokens_per_s_total",
+                                         "gen_tokens_per_s",
+                                         "prompt_tokens_per_s",
+                                         "ttft_ms",
+                                         "tpot_ms",
+                                         "e2e_latency_ms",
+                                         "weights_gib_per_gpu",
+                                         "kv_cache_tokens",
+                                         "max_concurrency",
+                                         "kv_bytes_per_token"};
 
 // Metrics of the memory plan: the workload's lengths and batch do not enter them.
 bool IsMemoryMetric(std::string_view m) {
@@ -43,6 +51,8 @@ const std::vector<DeviceRule>& DeviceRules() {
       {{"jetson"}, "nano", "jetson-agx-orin-64gb"},
       {{"h100"}, "pcie", "h100-sxm5-80gb"},
       {{"h200"}, "", "h200-sxm-141gb"},
+      {{"gb200"}, "", "gb200-186gb"},
+      {{"b200"}, "", "b200-sxm-180gb"},
       {{"a100", "40gb"}, "pcie", "a100-sxm4-40gb"},
       {{"a100"}, "pcie", "a100-sxm4-80gb"},
       {{"l40s"}, "", "l40s"},
@@ -65,7 +75,8 @@ struct DeviceMatch {
 DeviceMatch MatchDevice(const std::string& text, std::vector<std::string>* assumptions) {
   const std::string d = Lower(text);
   if (d == "any") {
-    assumptions->push_back("device 'any' (a device-independent figure): evaluated on h100-sxm5-80gb");
+    assumptions->push_back(
+        "device 'any' (a device-independent figure): evaluated on h100-sxm5-80gb");
     return {"h100-sxm5-80gb", ""};
   }
   for (const DeviceRule& r : DeviceRules()) {
@@ -86,9 +97,9 @@ DeviceMatch MatchDevice(const std::string& text, std::vector<std::string>* assum
 
 // A weight or KV dtype text -> the scenario's name ("int4-gptq", ...).
 struct DtypeMatch {
-  std::string name;       // "" = not stated (the simulator's default)
-  int group_size = 0;     // 4-bit formats only
-  std::string reason;     // not supported
+  std::string name;    // "" = not stated (the simulator's default)
+  int group_size = 0;  // 4-bit formats only
+  std::string reason;  // not supported
 };
 DtypeMatch MatchDtype(const std::string& text, bool kv, std::vector<std::string>* assumptions) {
   const std::string d = Lower(text);
@@ -126,13 +137,12 @@ DtypeMatch MatchDtype(const std::string& text, bool kv, std::vector<std::string>
 // A length cell: "" (not stated), ">500" (a lower bound), "0", or a count.
 // Returns the tokens to simulate, or an error reason in `reason`.
 int MatchLength(const std::string& text, const std::string& what, const std::string& metric,
-                int unstated_decode, std::vector<std::string>* assumptions,
-                std::string* reason) {
+                int unstated_decode, std::vector<std::string>* assumptions, std::string* reason) {
   if (text.empty()) {
     if (IsMemoryMetric(metric)) return 1;
     if (IsDecodeMetric(metric)) {
-      assumptions->push_back(absl::StrCat(what, " length not stated: ", unstated_decode,
-                                          " (a decode-rate metric)"));
+      assumptions->push_back(
+          absl::StrCat(what, " length not stated: ", unstated_decode, " (a decode-rate metric)"));
       return unstated_decode;
     }
     *reason = absl::StrCat(what, " length not stated, and ", metric, " depends on it");
@@ -190,6 +200,25 @@ std::string CatalogMoePreset(std::string_view model) {
   return best;
 }
 
+// True when `framework` (lower case) names a TensorRT-LLM version after 0.8
+// ("tensorrt-llm 0.14.0 ..."); false without a version.
+bool TrtllmAfter08(const std::string& framework) {
+  const size_t at = framework.find("tensorrt-llm");
+  if (at == std::string::npos) return false;
+  // The version follows the name: "tensorrt-llm 0.14.0", "tensorrt-llm ~v1.0".
+  const size_t digit =
+      framework.find_first_not_of(" ~v", at + std::string_view("tensorrt-llm").size());
+  if (digit == std::string::npos || !absl::ascii_isdigit(framework[digit])) return false;
+  const std::vector<std::string> parts = absl::StrSplit(
+      framework.substr(digit, framework.find_first_not_of("0123456789.", digit) - digit), '.');
+  int major = 0, minor = 0;
+  if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &major) ||
+      !absl::SimpleAtoi(parts[1], &minor)) {
+    return false;
+  }
+  return major > 0 || minor > 8;
+}
+
 // Fills `run` from `row`; sets run->not_supported on the first reason it meets.
 void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun* run) {
   auto fail = [run](std::string reason) { run->not_supported = std::move(reason); };
@@ -199,8 +228,18 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   if (!absl::SimpleAtod(t.Get(row, "value"), &run->measured)) {
     return fail(absl::StrCat("value '", t.Get(row, "value"), "' is not a number"));
   }
+  // Tables with deployment columns (serving-deployed/runs.csv): the benchmark
+  // mode decides the workload, or names the features the row waits for.
+  ServingModeMapping mode;
+  if (HasServingModeColumns(t)) {
+    mode = MapServingMode(t, row);
+    if (!mode.not_supported.empty()) return fail(mode.not_supported);
+    run->assumptions.insert(run->assumptions.end(), mode.assumptions.begin(),
+                            mode.assumptions.end());
+  }
   if (!IsKnownServingMetric(run->metric)) {
-    return fail(absl::StrCat("metric '", run->metric, "' is not one the serving simulator produces"));
+    return fail(
+        absl::StrCat("metric '", run->metric, "' is not one the serving simulator produces"));
   }
   const std::string model = t.Get(row, "model");
   const std::string ffn_text = t.Get(row, "ffn");
@@ -216,13 +255,15 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
     const std::string preset = CatalogMoePreset(model);
     if (preset.empty()) {
       return fail(absl::StrCat(
-          "MoE model (", model, ") not in the model catalog; the table's columns do not give "
+          "MoE model (", model,
+          ") not in the model catalog; the table's columns do not give "
           "its expert count, top-k and head size, so an MoE row maps only when it names a "
-          "catalog MoE preset (", absl::StrJoin(CatalogMoePresets(), ", "), ")"));
+          "catalog MoE preset (",
+          absl::StrJoin(CatalogMoePresets(), ", "), ")"));
     }
     m->set_preset(preset);
-    run->assumptions.push_back(
-        absl::StrCat("MoE architecture (experts, top-k, dimensions) of the catalog preset ", preset));
+    run->assumptions.push_back(absl::StrCat(
+        "MoE architecture (experts, top-k, dimensions) of the catalog preset ", preset));
   } else {
     const std::string family = Lower(model);
     if (!absl::StrContains(family, "llama") && !absl::StrContains(family, "qwen") &&
@@ -288,11 +329,11 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   }
 
   std::string reason;
-  const int prompt = MatchLength(t.Get(row, "input_len"), "prompt", run->metric, 1,
-                                 &run->assumptions, &reason);
+  const int prompt =
+      MatchLength(t.Get(row, "input_len"), "prompt", run->metric, 1, &run->assumptions, &reason);
   if (!reason.empty()) return fail(reason);
-  const int output = MatchLength(t.Get(row, "output_len"), "output", run->metric, 128,
-                                 &run->assumptions, &reason);
+  const int output =
+      MatchLength(t.Get(row, "output_len"), "output", run->metric, 128, &run->assumptions, &reason);
   if (!reason.empty()) return fail(reason);
   int batch = 1;
   const std::string batch_text = t.Get(row, "batch_or_concurrency");
@@ -304,14 +345,19 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   // Decode attention of GQA models: TensorRT-LLM up to v0.8 runs the
   // per-query-head masked MHA kernel unless XQA is switched on
   // (TRTLLM_ENABLE_XQA=1), which its v0.8 performance page does for Llama 2
-  // 70B only (that model's reproduce commands); other frameworks' GQA kernels
-  // group the heads (the simulator's default).
+  // 70B only (that model's reproduce commands); later versions turn XQA on by
+  // default (docs/source/advanced/gpt-attention.md: "This is default enabled.
+  // To disable this, you need to use the flag --disable_xqa"); other
+  // frameworks' GQA kernels group the heads (the simulator's default).
   const std::string framework = Lower(t.Get(row, "framework"));
   const bool gqa = m->has_num_query_groups() && m->num_query_groups() < m->num_attention_heads();
-  if (gqa && absl::StrContains(framework, "tensorrt-llm")) {
+  if (gqa && TrtllmAfter08(framework)) {
+    run->assumptions.push_back("GQA decode with XQA (on by default after TensorRT-LLM 0.8)");
+  } else if (gqa && absl::StrContains(framework, "tensorrt-llm")) {
     if (absl::StrContains(framework, "0.8") && absl::StrContains(Lower(model), "70b")) {
-      run->assumptions.push_back("GQA decode with XQA (TRTLLM_ENABLE_XQA=1 in the source's Llama 2 "
-                                 "70B commands)");
+      run->assumptions.push_back(
+          "GQA decode with XQA (TRTLLM_ENABLE_XQA=1 in the source's Llama 2 "
+          "70B commands)");
     } else {
       inf->set_decode_attention_grouped_gqa(false);
       run->assumptions.push_back(
@@ -320,8 +366,14 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   }
   m->set_seq_length(prompt + output);
   config::InferenceWorkload* wl = inf->mutable_workload();
-  wl->set_kind("fixed-batch");
-  wl->set_batch_size(batch);
+  if (mode.workload_kind == "poisson") {
+    wl->set_kind("poisson");
+    wl->set_request_rate_per_s(mode.request_rate);
+    wl->set_num_requests(mode.num_requests);
+  } else {
+    wl->set_kind("fixed-batch");
+    wl->set_batch_size(batch);
+  }
   wl->mutable_prompt_length()->set_kind("fixed");
   wl->mutable_prompt_length()->set_value(prompt);
   wl->mutable_output_length()->set_kind("fixed");
@@ -344,13 +396,14 @@ std::string InferenceRun::Setup() const {
   const config::InferenceConfig& inf = s.inference();
   const config::InferenceWorkload& wl = inf.workload();
   return absl::StrCat(
-      s.description().substr(0, s.description().find(" / ")), " on ", s.cluster().num_gpus(),
-      "x ", s.cluster().gpu(), " (tp ", inf.tensor_parallel_size(), "), weights ",
-      inf.weight_dtype(),
+      s.description().substr(0, s.description().find(" / ")), " on ", s.cluster().num_gpus(), "x ",
+      s.cluster().gpu(), " (tp ", inf.tensor_parallel_size(), "), weights ", inf.weight_dtype(),
       inf.has_quant_group_size() ? absl::StrCat(" g", inf.quant_group_size()) : "", ", kv ",
       inf.has_kv_cache_dtype() ? inf.kv_cache_dtype() : "default", ", prompt ",
-      wl.prompt_length().value(), ", output ", wl.output_length().value(), ", batch ",
-      wl.batch_size());
+      wl.prompt_length().value(), ", output ", wl.output_length().value(),
+      wl.kind() == "poisson"
+          ? absl::StrCat(", poisson ", wl.request_rate_per_s(), "/s x ", wl.num_requests())
+          : absl::StrCat(", batch ", wl.batch_size()));
 }
 
 bool IsInferenceRunsTable(const sim::CsvTable& table) {
@@ -363,9 +416,10 @@ bool IsInferenceRunsTable(const sim::CsvTable& table) {
 
 absl::StatusOr<std::vector<InferenceRun>> MapInferenceRuns(const sim::CsvTable& table) {
   for (std::string_view c :
-       {"id", "source", "model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "device",
-        "num_devices", "tp", "weight_dtype", "kv_dtype", "framework", "input_len", "output_len",
-        "batch_or_concurrency", "metric", "value", "unit"}) {
+       {"id",           "source",   "model",     "layers",    "hidden",      "heads",
+        "kv_heads",     "ffn",      "vocab",     "device",    "num_devices", "tp",
+        "weight_dtype", "kv_dtype", "framework", "input_len", "output_len",  "batch_or_concurrency",
+        "metric",       "value",    "unit"}) {
     if (table.Column(c) < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("inference runs table: column '", std::string(c),

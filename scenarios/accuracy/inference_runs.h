@@ -6,7 +6,10 @@
 // architecture columns, device -> catalog name, devices and TP, weight and KV
 // dtypes, prompt/output lengths, a fixed batch) plus the row's metric, or a
 // "not supported: <reason>" (unknown device, MoE model, a weight format the
-// simulator has no model of, ...). No row is dropped.
+// simulator has no model of, ...). No row is dropped. A table with deployment
+// columns (a `mode` column: tests/validation/serving-deployed/runs.csv) maps
+// its rows through serving_modes.h: fixed batches, Poisson arrivals and a
+// closed loop of one client run; other rows say which features they need.
 //
 // Assumptions a row needs (an "A100" taken as the 80 GB SXM part, a prompt
 // of ">500" taken as 500, llama.cpp Q4_0 as 4-bit with a scale per 32
@@ -42,11 +45,11 @@ bool IsKnownServingMetric(std::string_view metric);
 struct InferenceRun {
   std::string id;
   std::string source;
-  int line = 0;            // 1-based line of the row in the CSV
+  int line = 0;  // 1-based line of the row in the CSV
   std::string metric;
   std::string unit;
   double measured = 0;
-  std::string device;      // the row's device text
+  std::string device;  // the row's device text
   // Set when the row maps to a scenario; otherwise not_supported says why.
   std::optional<config::Scenario> scenario;
   std::string not_supported;
