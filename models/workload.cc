@@ -40,6 +40,12 @@ Op AttentionForward(const Dims& d) {
   const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
   const int64_t kv = d.b * d.s * d.g_local * d.d;       // K and V each
   op.bytes = sim::Bytes((2 * q + 2 * kv) * d.act);
+  if (d.dv != d.d) {
+    // MLA: Q·K^T over d (nope + rope), P·V over the value dimension dv.
+    op.flops = sim::Flops(2.0 * op.batch * op.m * op.n * (d.d + d.dv));
+    op.bytes =
+        sim::Bytes((d.b * d.s_local * d.a_local + d.b * d.s * d.g_local) * (d.d + d.dv) * d.act);
+  }
   op.dtype = d.attn_dtype;
   return op;
 }
@@ -76,6 +82,42 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
   ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
 }
 
+// Megatron-core's SharedExpertMLP (DeepSeek n_shared_experts, Qwen2-MoE's
+// shared expert): a dense, tensor-parallel MLP of the shared FFN size over
+// every token, its output added to the routed experts' (no overlap with the
+// dispatch, moe_shared_expert_overlap off, Megatron's default).
+void SharedExpertsForward(const Dims& d, std::vector<Op>* ops) {
+  if (d.sp) ops->push_back(InputGather(d, "tp_allgather_shared"));
+  ops->push_back(Gemm(d, "shared_fc1_gemm", d.tokens, d.fs1_n, d.h));
+  ops->push_back(MemoryBound(d, absl::StrCat("shared_", d.act_name),
+                             d.tokens * d.fs_local * d.act * (d.swiglu ? 3 : 2)));
+  ops->push_back(Gemm(d, "shared_fc2_gemm", d.tokens, d.h, d.fs_local));
+  if (d.sp) {
+    ops->push_back(
+        Collective(d, "tp_reducescatter_shared", CommKind::kReduceScatter, BoundaryBytes(d)));
+  }
+}
+
+// Megatron-core's MLASelfAttention (multi_latent_attention.py) up to the
+// attention core: the down projections (q to q_lora, kv to kv_lora + the
+// RoPE key) are replicated on every TP rank, as Megatron builds them
+// (parallel_mode "duplicated"), each followed by its RMSNorm; the up
+// projections are column-parallel: q_lora -> a/tp·(nope + rope) and
+// kv_lora -> a/tp·(nope + v). Without q_lora the query is one column-parallel
+// h -> a/tp·(nope + rope) GEMM.
+void LatentProjections(const Dims& d, std::vector<Op>* ops) {
+  if (d.q_lora > 0) {
+    ops->push_back(Gemm(d, "q_down_gemm", d.tokens, d.q_lora, d.h));
+    ops->push_back(MemoryBound(d, "q_latent_norm", 2 * d.tokens * d.q_lora * d.act));
+    ops->push_back(Gemm(d, "q_up_gemm", d.tokens, d.a_local * d.d, d.q_lora));
+  } else {
+    ops->push_back(Gemm(d, "q_gemm", d.tokens, d.a_local * d.d, d.h));
+  }
+  ops->push_back(Gemm(d, "kv_down_gemm", d.tokens, d.kv_lora + d.rope, d.h));
+  ops->push_back(MemoryBound(d, "kv_latent_norm", 2 * d.tokens * d.kv_lora * d.act));
+  ops->push_back(Gemm(d, "kv_up_gemm", d.tokens, d.a_local * (d.d - d.rope + d.dv), d.kv_lora));
+}
+
 // Megatron-core MoE layer with the all-to-all token dispatcher
 // (token_dispatcher.py, MoEAlltoAllTokenDispatcher), experts tensor-parallel
 // like the dense MLP (expert TP = tp, sequence parallel required): every TP
@@ -106,9 +148,9 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
   // Chunks arrive grouped by source rank; regroup them by local expert.
   const bool sort = d.experts_local > 1 && (d.ep > 1 || d.sp);
   if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
-  ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fc1_n, d.h, d.experts_local));
-  ops->push_back(MemoryBound(d, d.act_name, routed * d.f_local * d.act * (d.swiglu ? 3 : 2)));
-  ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.f_local, d.experts_local));
+  ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
+  ops->push_back(MemoryBound(d, d.act_name, routed * d.fe_local * d.act * (d.swiglu ? 3 : 2)));
+  ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.fe_local, d.experts_local));
   if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
   if (d.sp) {
     ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,
@@ -119,8 +161,9 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
                               d.moe_sent * d.h * d.act, CommGroup::kExpert));
   }
   // Weighted sum of the k expert outputs back into token order.
-  ops->push_back(MemoryBound(d, "moe_unpermute", (d.moe_sent + d.ln_tokens) * d.h * d.act +
-                                                     d.ln_tokens * d.top_k * 4));
+  ops->push_back(MemoryBound(d, "moe_unpermute",
+                             (d.moe_sent + d.ln_tokens) * d.h * d.act + d.ln_tokens * d.top_k * 4));
+  if (d.fs_local > 0) SharedExpertsForward(d, ops);
 }
 
 std::vector<Op> LayerForward(const Dims& d) {
@@ -129,9 +172,13 @@ std::vector<Op> LayerForward(const Dims& d) {
   const int64_t residual_bytes = d.ln_tokens * d.h * (3 * d.act + 1);  // x, residual, out, mask
   ops.push_back(MemoryBound(d, "layernorm1", ln_bytes));
   if (d.sp) ops.push_back(InputGather(d, "tp_allgather_attn"));
-  ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
+  if (d.mla) {
+    LatentProjections(d, &ops);
+  } else {
+    ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
+  }
   AttentionCoreForward(d, &ops);
-  ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.d));
+  ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.dv));
   if (d.sp) {
     ops.push_back(Collective(d, "tp_reducescatter_attn", CommKind::kReduceScatter, BoundaryBytes(d)));
   } else if (d.t > 1) {
@@ -223,6 +270,11 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
       if (op.name == name) out->push_back(MemoryBoundBackward(d, op));
     }
   };
+  if (d.fs_local > 0) {
+    RowParallelBackward(d, Find(fwd, "shared_fc2_gemm"), "shared", out);
+    memory_bwd(absl::StrCat("shared_", d.act_name));
+    ColumnParallelBackward(d, Find(fwd, "shared_fc1_gemm"), "shared", out);
+  }
   memory_bwd("moe_unpermute");
   dual("ep_alltoall_combine", "ep_alltoall_combine_bwd", CommKind::kAllToAll);
   dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
@@ -280,6 +332,40 @@ void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, Recompute 
   ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));
 }
 
+// Backward of LatentProjections, in reverse, with the column-parallel
+// collectives of ColumnParallelBackward around the whole block: re-gather the
+// sequence-parallel input for the wgrads, reduce-scatter (or all-reduce) the
+// input gradient once. The all-reduce of the latents' partial gradients (the
+// up projections are column-parallel; tokens·(q_lora + kv_lora) values) is
+// left out: a few percent of the boundary all-reduce.
+void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(
+        Collective(d, "tp_allgather_attn_input_bwd", CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  auto gemm_bwd = [&](std::string_view name) {
+    const Op& op = Find(fwd, name);
+    out->push_back(Dgrad(d, op));
+    out->push_back(Wgrad(d, op));
+  };
+  gemm_bwd("kv_up_gemm");
+  out->push_back(MemoryBoundBackward(d, Find(fwd, "kv_latent_norm")));
+  gemm_bwd("kv_down_gemm");
+  if (d.q_lora > 0) {
+    gemm_bwd("q_up_gemm");
+    out->push_back(MemoryBoundBackward(d, Find(fwd, "q_latent_norm")));
+    gemm_bwd("q_down_gemm");
+  } else {
+    gemm_bwd("q_gemm");
+  }
+  if (d.sp) {
+    out->push_back(
+        Collective(d, "tp_reducescatter_attn_bwd", CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    out->push_back(Collective(d, "tp_allreduce_attn_bwd", CommKind::kAllReduce, BoundaryBytes(d)));
+  }
+}
+
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute) {
   std::vector<Op> ops;
   if (recompute == Recompute::kFull) {
@@ -303,7 +389,11 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompu
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual1")));
   RowParallelBackward(d, Find(fwd, "out_proj_gemm"), "attn", &ops);
   AttentionCoreBackward(d, fwd, recompute, &ops);
-  ColumnParallelBackward(d, Find(fwd, "qkv_gemm"), "attn", &ops);
+  if (d.mla) {
+    LatentProjectionsBackward(d, fwd, &ops);
+  } else {
+    ColumnParallelBackward(d, Find(fwd, "qkv_gemm"), "attn", &ops);
+  }
   ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm1")));
   return ops;
 }
@@ -451,6 +541,15 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
         c.num_experts, "; try one of ", Divisors(c.num_experts)));
   }
   const int t = s.tensor_parallel;
+  for (auto [field, value] :
+       {std::pair<absl::string_view, int>{"moe_ffn_hidden_size", c.moe_ffn_hidden_size},
+        {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size}}) {
+    if (value % s.tensor_parallel != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor_model_parallel_size=", s.tensor_parallel, " does not divide model.",
+                       field, "=", value, "; try one of ", Divisors(value)));
+    }
+  }
   const int64_t common = std::gcd(std::gcd(c.num_attention_heads, c.num_query_groups),
                                   std::gcd(c.ffn_hidden_size, c.vocab_size));
   for (auto [field, value] :
@@ -495,6 +594,20 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   Embedding(d, &w);
   w.layer_forward = LayerForward(d);
   w.layer_backward = LayerBackward(d, w.layer_forward, s.recompute);
+  if (c.num_experts > 0 && c.moe_first_dense_layers > 0) {
+    TransformerConfig dense = c;
+    dense.num_experts = 0;
+    dense.moe_top_k = 0;
+    dense.moe_ffn_hidden_size = 0;
+    dense.moe_shared_expert_ffn_size = 0;
+    dense.moe_first_dense_layers = 0;
+    ShardSpec dense_shard = s;
+    dense_shard.expert_parallel = 1;
+    const Dims dd = MakeDims(dense, dense_shard);
+    w.first_dense_layers = c.moe_first_dense_layers;
+    w.dense_layer_forward = LayerForward(dd);
+    w.dense_layer_backward = LayerBackward(dd, w.dense_layer_forward, s.recompute);
+  }
   Head(d, &w);
   if (s.context_parallel > 1) w.context_ring = MakeContextRing(d, s.context_parallel);
   return w;

@@ -17,7 +17,12 @@ namespace clustersim::models::workload_internal {
 // Shapes of one micro-batch on one shard.
 struct Dims {
   int64_t b, s, s_local, h, a_local, g_local, d, f_local, fc1_n, v_local, t;
-  bool sp;            // sequence parallel in effect (tp > 1)
+  int64_t dv;                     // value head dimension (d except under MLA)
+  int64_t fe_local, fe1_n;        // routed expert FFN / tp, its FC1 width
+  int64_t fs_local, fs1_n;        // shared experts' FFN / tp (0: none), its FC1 width
+  bool mla;                       // multi-head latent attention
+  int64_t q_lora, kv_lora, rope;  // MLA latent ranks, decoupled RoPE key width
+  bool sp;                        // sequence parallel in effect (tp > 1)
   bool swiglu;
   const char* act_name;  // "gelu", "swiglu", "squared_relu"
   bool moe;
