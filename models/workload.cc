@@ -12,18 +12,70 @@
 #include "sim/status_macros.h"
 
 namespace clustersim::models {
+namespace workload_internal {
+
+const Op& FindOp(const std::vector<Op>& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  SIM_CHECK(false) << "forward op " << name << " missing";
+  return ops.front();
+}
+
+// Backward of a column-parallel GEMM (QKV, FC1, LM head): Megatron-LM's
+// LinearWithGradAccumulationAndAsyncCommunication. With sequence parallel it
+// re-gathers the sharded input for wgrad and reduce-scatters dgrad's output;
+// without, it all-reduces dgrad's output. `block` names the collectives.
+void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                            std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_input_bwd"),
+                              CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  out->push_back(Dgrad(d, fwd));
+  if (d.sp) {
+    out->push_back(Collective(d, absl::StrCat("tp_reducescatter_", block, "_bwd"),
+                              CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    out->push_back(Collective(d, absl::StrCat("tp_allreduce_", block, "_bwd"), CommKind::kAllReduce,
+                              BoundaryBytes(d)));
+  }
+  out->push_back(Wgrad(d, fwd));
+}
+
+// Backward of a row-parallel GEMM (output projection, FC2): with sequence
+// parallel the incoming gradient is all-gathered first (backward of the
+// forward reduce-scatter); the forward all-reduce's backward is the identity.
+void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                         std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(InputGather(d, absl::StrCat("tp_allgather_", block, "_bwd")));
+  }
+  out->push_back(Dgrad(d, fwd));
+  out->push_back(Wgrad(d, fwd));
+}
+
+}  // namespace workload_internal
+
 namespace {
 
 using workload_internal::BoundaryBytes;
 using workload_internal::Collective;
+using workload_internal::ColumnParallelBackward;
 using workload_internal::Dgrad;
 using workload_internal::Dims;
+using workload_internal::FindOp;
 using workload_internal::Fp8CastBytes;
 using workload_internal::Gemm;
 using workload_internal::InputGather;
+using workload_internal::LatentProjections;
+using workload_internal::LatentProjectionsBackward;
 using workload_internal::MakeDims;
 using workload_internal::MemoryBound;
 using workload_internal::MemoryBoundBackward;
+using workload_internal::RowParallelBackward;
+using workload_internal::SharedExpertsBackward;
+using workload_internal::SharedExpertsForward;
 using workload_internal::Sixteen;
 using workload_internal::Wgrad;
 
@@ -80,42 +132,6 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
   ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * d.act));
   ops->push_back(MemoryBound(d, "attention_dropout", scores * (2 * d.act + 1)));
   ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
-}
-
-// Megatron-core's SharedExpertMLP (DeepSeek n_shared_experts, Qwen2-MoE's
-// shared expert): a dense, tensor-parallel MLP of the shared FFN size over
-// every token, its output added to the routed experts' (no overlap with the
-// dispatch, moe_shared_expert_overlap off, Megatron's default).
-void SharedExpertsForward(const Dims& d, std::vector<Op>* ops) {
-  if (d.sp) ops->push_back(InputGather(d, "tp_allgather_shared"));
-  ops->push_back(Gemm(d, "shared_fc1_gemm", d.tokens, d.fs1_n, d.h));
-  ops->push_back(MemoryBound(d, absl::StrCat("shared_", d.act_name),
-                             d.tokens * d.fs_local * d.act * (d.swiglu ? 3 : 2)));
-  ops->push_back(Gemm(d, "shared_fc2_gemm", d.tokens, d.h, d.fs_local));
-  if (d.sp) {
-    ops->push_back(
-        Collective(d, "tp_reducescatter_shared", CommKind::kReduceScatter, BoundaryBytes(d)));
-  }
-}
-
-// Megatron-core's MLASelfAttention (multi_latent_attention.py) up to the
-// attention core: the down projections (q to q_lora, kv to kv_lora + the
-// RoPE key) are replicated on every TP rank, as Megatron builds them
-// (parallel_mode "duplicated"), each followed by its RMSNorm; the up
-// projections are column-parallel: q_lora -> a/tp·(nope + rope) and
-// kv_lora -> a/tp·(nope + v). Without q_lora the query is one column-parallel
-// h -> a/tp·(nope + rope) GEMM.
-void LatentProjections(const Dims& d, std::vector<Op>* ops) {
-  if (d.q_lora > 0) {
-    ops->push_back(Gemm(d, "q_down_gemm", d.tokens, d.q_lora, d.h));
-    ops->push_back(MemoryBound(d, "q_latent_norm", 2 * d.tokens * d.q_lora * d.act));
-    ops->push_back(Gemm(d, "q_up_gemm", d.tokens, d.a_local * d.d, d.q_lora));
-  } else {
-    ops->push_back(Gemm(d, "q_gemm", d.tokens, d.a_local * d.d, d.h));
-  }
-  ops->push_back(Gemm(d, "kv_down_gemm", d.tokens, d.kv_lora + d.rope, d.h));
-  ops->push_back(MemoryBound(d, "kv_latent_norm", 2 * d.tokens * d.kv_lora * d.act));
-  ops->push_back(Gemm(d, "kv_up_gemm", d.tokens, d.a_local * (d.d - d.rope + d.dv), d.kv_lora));
 }
 
 // Megatron-core MoE layer with the all-to-all token dispatcher
@@ -210,47 +226,6 @@ std::vector<Op> LayerForward(const Dims& d) {
   return ops;
 }
 
-const Op& Find(const std::vector<Op>& ops, std::string_view name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  SIM_CHECK(false) << "forward op " << name << " missing";
-  return ops.front();
-}
-
-// Backward of a column-parallel GEMM (QKV, FC1, LM head): Megatron-LM's
-// LinearWithGradAccumulationAndAsyncCommunication. With sequence parallel it
-// re-gathers the sharded input for wgrad and reduce-scatters dgrad's output;
-// without, it all-reduces dgrad's output. `block` names the collectives.
-void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
-                            std::vector<Op>* out) {
-  if (d.sp) {
-    out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_input_bwd"),
-                              CommKind::kAllGather, BoundaryBytes(d)));
-  }
-  out->push_back(Dgrad(d, fwd));
-  if (d.sp) {
-    out->push_back(Collective(d, absl::StrCat("tp_reducescatter_", block, "_bwd"),
-                              CommKind::kReduceScatter, BoundaryBytes(d)));
-  } else if (d.t > 1) {
-    out->push_back(Collective(d, absl::StrCat("tp_allreduce_", block, "_bwd"),
-                              CommKind::kAllReduce, BoundaryBytes(d)));
-  }
-  out->push_back(Wgrad(d, fwd));
-}
-
-// Backward of a row-parallel GEMM (output projection, FC2): with sequence
-// parallel the incoming gradient is all-gathered first (backward of the
-// forward reduce-scatter); the forward all-reduce's backward is the identity.
-void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
-                         std::vector<Op>* out) {
-  if (d.sp) {
-    out->push_back(InputGather(d, absl::StrCat("tp_allgather_", block, "_bwd")));
-  }
-  out->push_back(Dgrad(d, fwd));
-  out->push_back(Wgrad(d, fwd));
-}
-
 // Backward of MoeForward, in reverse: each collective's backward is its
 // dual (all-to-all -> all-to-all, reduce-scatter -> all-gather, all-gather ->
 // reduce-scatter). The expert GEMMs keep their gathered inputs, so nothing is
@@ -270,20 +245,16 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
       if (op.name == name) out->push_back(MemoryBoundBackward(d, op));
     }
   };
-  if (d.fs_local > 0) {
-    RowParallelBackward(d, Find(fwd, "shared_fc2_gemm"), "shared", out);
-    memory_bwd(absl::StrCat("shared_", d.act_name));
-    ColumnParallelBackward(d, Find(fwd, "shared_fc1_gemm"), "shared", out);
-  }
+  if (d.fs_local > 0) SharedExpertsBackward(d, fwd, out);
   memory_bwd("moe_unpermute");
   dual("ep_alltoall_combine", "ep_alltoall_combine_bwd", CommKind::kAllToAll);
   dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
   memory_bwd("moe_unsort_chunks");
-  const Op& fc2 = Find(fwd, "expert_fc2_gemm");
+  const Op& fc2 = FindOp(fwd, "expert_fc2_gemm");
   out->push_back(Dgrad(d, fc2));
   out->push_back(Wgrad(d, fc2));
   memory_bwd(d.act_name);
-  const Op& fc1 = Find(fwd, "expert_fc1_gemm");
+  const Op& fc1 = FindOp(fwd, "expert_fc1_gemm");
   out->push_back(Dgrad(d, fc1));
   out->push_back(Wgrad(d, fc1));
   memory_bwd("moe_sort_chunks");
@@ -291,7 +262,7 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
   dual("ep_alltoall_dispatch", "ep_alltoall_dispatch_bwd", CommKind::kAllToAll);
   memory_bwd("moe_permute");
   memory_bwd("router_softmax_topk");
-  const Op& router = Find(fwd, "router_gemm");
+  const Op& router = FindOp(fwd, "router_gemm");
   out->push_back(Dgrad(d, router));
   out->push_back(Wgrad(d, router));
 }
@@ -312,58 +283,24 @@ void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, Recompute 
           : std::vector<std::string_view>{"attention_fwd"};
   if (recompute == Recompute::kSelective) {
     for (std::string_view name : names) {
-      Op again = Find(fwd, name);
+      Op again = FindOp(fwd, name);
       again.recompute = true;
       ops->push_back(std::move(again));
     }
   }
   if (!d.unfused_attention) {
-    ops->push_back(AttentionBackward(Find(fwd, "attention_fwd")));
+    ops->push_back(AttentionBackward(FindOp(fwd, "attention_fwd")));
     return;
   }
   const int64_t scores = ScoreElements(d);
-  const Op& context = Find(fwd, "attention_context_gemm");
+  const Op& context = FindOp(fwd, "attention_context_gemm");
   ops->push_back(Gemm(d, "attention_dprobs_gemm", context.m, context.k, context.n, context.batch));
   ops->push_back(Gemm(d, "attention_dv_gemm", context.k, context.n, context.m, context.batch));
   ops->push_back(MemoryBound(d, "attention_dropout_bwd", scores * (2 * d.act + 1)));
   ops->push_back(MemoryBound(d, "attention_softmax_bwd", 3 * scores * d.act));
-  const Op& qk = Find(fwd, "attention_scores_gemm");
+  const Op& qk = FindOp(fwd, "attention_scores_gemm");
   ops->push_back(Gemm(d, "attention_dq_gemm", qk.m, qk.k, qk.n, qk.batch));
   ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));
-}
-
-// Backward of LatentProjections, in reverse, with the column-parallel
-// collectives of ColumnParallelBackward around the whole block: re-gather the
-// sequence-parallel input for the wgrads, reduce-scatter (or all-reduce) the
-// input gradient once. The all-reduce of the latents' partial gradients (the
-// up projections are column-parallel; tokens·(q_lora + kv_lora) values) is
-// left out: a few percent of the boundary all-reduce.
-void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out) {
-  if (d.sp) {
-    out->push_back(
-        Collective(d, "tp_allgather_attn_input_bwd", CommKind::kAllGather, BoundaryBytes(d)));
-  }
-  auto gemm_bwd = [&](std::string_view name) {
-    const Op& op = Find(fwd, name);
-    out->push_back(Dgrad(d, op));
-    out->push_back(Wgrad(d, op));
-  };
-  gemm_bwd("kv_up_gemm");
-  out->push_back(MemoryBoundBackward(d, Find(fwd, "kv_latent_norm")));
-  gemm_bwd("kv_down_gemm");
-  if (d.q_lora > 0) {
-    gemm_bwd("q_up_gemm");
-    out->push_back(MemoryBoundBackward(d, Find(fwd, "q_latent_norm")));
-    gemm_bwd("q_down_gemm");
-  } else {
-    gemm_bwd("q_gemm");
-  }
-  if (d.sp) {
-    out->push_back(
-        Collective(d, "tp_reducescatter_attn_bwd", CommKind::kReduceScatter, BoundaryBytes(d)));
-  } else if (d.t > 1) {
-    out->push_back(Collective(d, "tp_allreduce_attn_bwd", CommKind::kAllReduce, BoundaryBytes(d)));
-  }
 }
 
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute) {
@@ -377,24 +314,24 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompu
   if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true); cast > 0) {
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
   }
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual2")));
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual2")));
   if (d.moe) {
     MoeBackward(d, fwd, &ops);
   } else {
-    RowParallelBackward(d, Find(fwd, "fc2_gemm"), "mlp", &ops);
-    ops.push_back(MemoryBoundBackward(d, Find(fwd, d.act_name)));
-    ColumnParallelBackward(d, Find(fwd, "fc1_gemm"), "mlp", &ops);
+    RowParallelBackward(d, FindOp(fwd, "fc2_gemm"), "mlp", &ops);
+    ops.push_back(MemoryBoundBackward(d, FindOp(fwd, d.act_name)));
+    ColumnParallelBackward(d, FindOp(fwd, "fc1_gemm"), "mlp", &ops);
   }
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm2")));
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual1")));
-  RowParallelBackward(d, Find(fwd, "out_proj_gemm"), "attn", &ops);
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "layernorm2")));
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual1")));
+  RowParallelBackward(d, FindOp(fwd, "out_proj_gemm"), "attn", &ops);
   AttentionCoreBackward(d, fwd, recompute, &ops);
   if (d.mla) {
     LatentProjectionsBackward(d, fwd, &ops);
   } else {
-    ColumnParallelBackward(d, Find(fwd, "qkv_gemm"), "attn", &ops);
+    ColumnParallelBackward(d, FindOp(fwd, "qkv_gemm"), "attn", &ops);
   }
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm1")));
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "layernorm1")));
   return ops;
 }
 

@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "models/workload.h"
 
 namespace clustersim::models::workload_internal {
@@ -74,6 +76,26 @@ int64_t BoundaryBytes(const Dims& d);
 
 // A sequence-parallel all-gather whose output the next op consumes.
 Op InputGather(const Dims& d, std::string name);
+
+// The op of `ops` named `name`. REQUIRES: present (a build bug otherwise).
+const Op& FindOp(const std::vector<Op>& ops, std::string_view name);
+
+// Backward of a column-parallel GEMM (QKV, FC1, LM head) and of a
+// row-parallel one (output projection, FC2), with the tensor-parallel
+// collectives Megatron-LM puts around them; `block` names the collectives
+// (models/workload.cc).
+void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                            std::vector<Op>* out);
+void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                         std::vector<Op>* out);
+
+// Architecture variants (models/workload_architecture.cc): the shared
+// experts' MLP and multi-head latent attention's projections, forward and
+// backward.
+void SharedExpertsForward(const Dims& d, std::vector<Op>* ops);
+void SharedExpertsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
+void LatentProjections(const Dims& d, std::vector<Op>* ops);
+void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
 
 }  // namespace clustersim::models::workload_internal
 
