@@ -30,8 +30,8 @@ namespace {
 struct ServeValues {
   std::optional<std::string> model, model_config, gpu, node, weight_dtype, kv_dtype, price_source,
       trace_file, trace_format, mlperf;
-  std::optional<int> num_gpus, tp, pp, batch, num_requests, prompt, output, max_batch, max_tokens,
-      group_size, block_size, concurrency;
+  std::optional<int> num_gpus, tp, pp, ep, batch, num_requests, prompt, output, max_batch,
+      max_tokens, group_size, block_size, concurrency;
   std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price, think_time,
       trace_time_scale, prefix_hit_rate;
   std::optional<uint64_t> seed;
@@ -71,6 +71,7 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
   config::InferenceConfig* i = o.mutable_inference();
   if (v.tp) i->set_tensor_parallel_size(*v.tp);
   if (v.pp) i->set_pipeline_parallel_size(*v.pp);
+  if (v.ep) i->set_expert_parallel_size(*v.ep);
   if (v.weight_dtype) i->set_weight_dtype(*v.weight_dtype);
   if (v.kv_dtype) i->set_kv_cache_dtype(*v.kv_dtype);
   if (v.group_size) i->set_quant_group_size(*v.group_size);
@@ -159,6 +160,8 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(deploy, "node", &v.node, "node preset (clustersim list clusters)");
   Opt(deploy, "tp", &v.tp, "tensor-parallel size of a replica");
   Opt(deploy, "pp", &v.pp, "pipeline-parallel size of a replica");
+  Opt(deploy, "ep", &v.ep,
+      "MoE: expert-parallel size, = tp (data-parallel attention, experts over the GPUs)");
   Opt(deploy, "weight-dtype", &v.weight_dtype, "bf16|fp16|fp8|int8|int4-gptq|int4-awq");
   Opt(deploy, "quant-group-size", &v.group_size, "4-bit group size (default 128)");
   Opt(deploy, "kv-cache-dtype", &v.kv_dtype, "bf16|fp16|fp8|int8");

@@ -174,8 +174,9 @@ absl::Status ApplyFinetune(const TransformerConfig& c, const FinetuneSpec& f, co
   CLUSTERSIM_RETURN_IF_ERROR(ValidateFinetune(c, f));
   if (f.method == FinetuneMethod::kFull) return absl::OkStatus();
   const int tp = s.tensor_parallel;
-  for (std::vector<Op>* ops : {&w->embedding_forward, &w->embedding_backward, &w->layer_forward,
-                               &w->layer_backward, &w->head_forward, &w->head_backward}) {
+  for (std::vector<Op>* ops :
+       {&w->embedding_forward, &w->embedding_backward, &w->layer_forward, &w->layer_backward,
+        &w->dense_layer_forward, &w->dense_layer_backward, &w->head_forward, &w->head_backward}) {
     *ops = Rewrite(c, f, tp, *ops);
   }
   return absl::OkStatus();

@@ -18,11 +18,27 @@ ForwardFlops Forward(const TransformerConfig& c) {
   const double attn_width = a * c.head_dim();  // query projection size
   const double gate = c.activation == Activation::kSwiglu ? 1.5 : 1.0;
   const double experts_per_token = c.num_experts > 0 ? c.moe_top_k : 1;
+  // QKV: 2·s·h·(a+2g)·d; output projection: 2·s·(a·d)·h. Latent attention:
+  // 2·s per weight of its down/up projections and output (CountParameters).
+  double attention = 2.0 * s * h * attn_width * (2.0 + 2.0 * g / a);
+  if (c.mla()) {
+    const double qk = c.head_dim(), v = c.v_head_dim, rope = c.qk_rope_head_dim;
+    const double q = c.q_lora_rank > 0 ? h * c.q_lora_rank + c.q_lora_rank * a * qk : h * a * qk;
+    const double kv = h * (c.kv_lora_rank + rope) + c.kv_lora_rank * a * (c.qk_nope_head_dim + v);
+    attention = 2.0 * s * (q + kv + a * v * h);
+  }
+  // MLP: 2·s·h·f·(2 or 3)·k for the routed experts (f = the expert FFN
+  // size), plus the shared experts; dense-first layers run the dense MLP.
+  const double shared =
+      c.moe_shared_expert_ffn_size > 0 ? 4.0 * s * h * c.moe_shared_expert_ffn_size * gate : 0.0;
+  const double moe_mlp = 4.0 * s * h * c.expert_ffn_size() * gate * experts_per_token + shared;
+  const double dense_layers = c.num_experts > 0 ? c.moe_first_dense_layers : 0;
   ForwardFlops fwd;
-  // QKV: 2·s·h·(a+2g)·d; output projection: 2·s·(a·d)·h; MLP: 2·s·h·f·(2 or 3)·k.
-  fwd.layer_gemms = L * (2.0 * s * h * attn_width * (2.0 + 2.0 * g / a) +
-                         4.0 * s * h * f * gate * experts_per_token);
-  fwd.attention_core = L * 4.0 * s * s * attn_width;
+  fwd.layer_gemms = (L - dense_layers) * (attention + moe_mlp) +
+                    dense_layers * (attention + 4.0 * s * h * f * gate);
+  // QK^T over the query/key head dimension, AV over the value dimension.
+  fwd.attention_core = c.mla() ? L * 2.0 * s * s * a * (c.head_dim() + c.value_head_dim())
+                               : L * 4.0 * s * s * attn_width;
   fwd.logits = 2.0 * s * h * V;
   return fwd;
 }
@@ -53,8 +69,11 @@ SixNFlops SixNAttentionFlops(const TransformerConfig& c, int64_t global_batch) {
   const double tokens = static_cast<double>(global_batch) * c.seq_length;
   SixNFlops f;
   f.parameters = 6.0 * active * tokens;
-  f.attention = 12.0 * c.num_layers * c.num_attention_heads * c.head_dim() *
-                static_cast<double>(c.seq_length) * tokens;
+  f.attention = c.mla() ? 6.0 * c.num_layers * c.num_attention_heads *
+                              (c.head_dim() + c.value_head_dim()) *
+                              static_cast<double>(c.seq_length) * tokens
+                        : 12.0 * c.num_layers * c.num_attention_heads * c.head_dim() *
+                              static_cast<double>(c.seq_length) * tokens;
   return f;
 }
 

@@ -8,6 +8,11 @@
 //   F = 12·B·s·L·h² · ( (1 + g/a + s/h)·(a·d/h)  [attention]
 //                      + (f/h)·k·gate             [MLP; gate 3/2 for SwiGLU, k = top-k or 1]
 //                      + V/(2·L·h) )              [logits]
+// where d is the head dimension (kv_channels when set). MoE layers use the
+// expert FFN size and add the shared experts' 3/2·f_shared (gated) term;
+// dense-first layers use f with k = 1. Latent attention (MLA) counts 2·s per
+// weight of its projections instead of the QKV/output term, and its core as
+// 2·s²·a·(d_qk + d_v) per layer (6·L·a·(d_qk + d_v)·s per token in 6N).
 // For GPT (f = 4h, MHA) this is 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)). NVIDIA's
 // DGXC recipes use the same count; MFU divides model FLOPs by peak.
 //

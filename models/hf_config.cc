@@ -67,7 +67,8 @@ class Reader {
     const Value* v = Find("architectures");
     if (v == nullptr || v->kind_case() != Value::kListValue) return false;
     for (const Value& a : v->list_value().values()) {
-      for (const char* family : {"Llama", "Mistral", "Mixtral", "Qwen2"}) {
+      for (const char* family :
+           {"Llama", "Mistral", "Mixtral", "Qwen2", "Qwen3", "Deepseek", "GptOss"}) {
         if (a.kind_case() == Value::kStringValue && absl::StartsWith(a.string_value(), family)) {
           return true;
         }
@@ -97,6 +98,61 @@ absl::StatusOr<Activation> ParseActivation(const Reader& r, bool gated) {
                               "\" is not known; use silu (gated families), gelu, relu or relu2"));
 }
 
+// Expert FFN size, shared experts and dense-first layers of an MoE config:
+// moe_intermediate_size (Qwen2/3-MoE, DeepSeek); shared experts as
+// n_shared_experts x moe_intermediate_size (DeepSeek) or
+// shared_expert_intermediate_size (Qwen2-MoE); first_k_dense_replace
+// (DeepSeek). Qwen-MoE's decoder_sparse_step != 1 or a non-empty
+// mlp_only_layers (dense layers anywhere) is refused.
+absl::Status ReadMoeExtras(const Reader& r, std::optional<int> moe_ffn,
+                           std::optional<int> shared_ffn, TransformerConfig* c) {
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto n_shared, r.PositiveInt("n_shared_experts", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto first_dense, r.PositiveInt("first_k_dense_replace", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto sparse_step, r.PositiveInt("decoder_sparse_step", false));
+  if (sparse_step && *sparse_step != 1) {
+    return r.Error(absl::StrCat("\"decoder_sparse_step\"=", *sparse_step,
+                                " (MoE every few layers) is not modelled; only 1"));
+  }
+  if (const Value* only = r.Find("mlp_only_layers"); only != nullptr &&
+                                                     only->kind_case() == Value::kListValue &&
+                                                     only->list_value().values_size() > 0) {
+    return r.Error(
+        "\"mlp_only_layers\" is not empty; dense layers among MoE layers are "
+        "modelled only as the first layers (first_k_dense_replace)");
+  }
+  if (moe_ffn) c->moe_ffn_hidden_size = *moe_ffn;
+  if (n_shared) {
+    if (!moe_ffn) {
+      return r.Error(
+          "\"n_shared_experts\" needs \"moe_intermediate_size\" (each shared "
+          "expert's FFN size)");
+    }
+    c->moe_shared_expert_ffn_size = *n_shared * *moe_ffn;
+  } else if (shared_ffn) {
+    c->moe_shared_expert_ffn_size = *shared_ffn;
+  }
+  if (first_dense) c->moe_first_dense_layers = *first_dense;
+  return absl::OkStatus();
+}
+
+// DeepSeek-V2/V3 multi-head latent attention: kv_lora_rank, q_lora_rank
+// (null or absent: no query latent), qk_nope_head_dim, qk_rope_head_dim and
+// v_head_dim.
+absl::Status ReadLatentAttention(const Reader& r, int kv_lora, TransformerConfig* c) {
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto q_lora, r.PositiveInt("q_lora_rank", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto nope, r.PositiveInt("qk_nope_head_dim", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto rope, r.PositiveInt("qk_rope_head_dim", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto v, r.PositiveInt("v_head_dim", true));
+  c->kv_lora_rank = kv_lora;
+  c->q_lora_rank = q_lora ? *q_lora : 0;
+  c->qk_nope_head_dim = *nope;
+  c->qk_rope_head_dim = *rope;
+  c->v_head_dim = *v;
+  c->kv_channels = 0;
+  c->num_query_groups = c->num_attention_heads;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::string_view origin) {
@@ -123,11 +179,21 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
   CLUSTERSIM_ASSIGN_OR_RETURN(auto seq, r.PositiveInt("seq_length", false));
   CLUSTERSIM_ASSIGN_OR_RETURN(auto max_pos, r.PositiveInt("max_position_embeddings", false));
   CLUSTERSIM_ASSIGN_OR_RETURN(auto head_dim, r.PositiveInt("head_dim", false));
-  CLUSTERSIM_ASSIGN_OR_RETURN(auto experts, r.PositiveInt("num_local_experts", false));
+  // The routed expert count under its three names: Mixtral/gpt-oss,
+  // Qwen2/3-MoE, DeepSeek.
+  std::optional<int> experts;
+  for (const char* field : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    CLUSTERSIM_ASSIGN_OR_RETURN(auto e, r.PositiveInt(field, false));
+    if (e && !experts) experts = e;
+  }
   CLUSTERSIM_ASSIGN_OR_RETURN(auto top_k, r.PositiveInt("num_experts_per_tok", false));
   CLUSTERSIM_ASSIGN_OR_RETURN(auto tied, r.Bool("tie_word_embeddings", true));
   CLUSTERSIM_ASSIGN_OR_RETURN(auto attention_bias, r.Bool("attention_bias", false));
   CLUSTERSIM_ASSIGN_OR_RETURN(auto mlp_bias, r.Bool("mlp_bias", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto moe_ffn, r.PositiveInt("moe_intermediate_size", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto shared_ffn,
+                              r.PositiveInt("shared_expert_intermediate_size", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto kv_lora, r.PositiveInt("kv_lora_rank", false));
 
   if (!seq && !max_pos) {
     return r.Error(
@@ -140,25 +206,25 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
                                 " is not divisible by \"num_key_value_heads\"=", query_groups,
                                 "; each KV head must serve the same number of query heads"));
   }
-  if (*hidden % *heads != 0) {
+  const bool head_dim_differs = head_dim && *head_dim * *heads != *hidden;
+  if (*hidden % *heads != 0 && !head_dim && !kv_lora) {
     return r.Error(absl::StrCat("\"hidden_size\"=", *hidden,
-                                " is not divisible by \"num_attention_heads\"=", *heads));
-  }
-  if (head_dim && *head_dim != *hidden / *heads) {
-    return r.Error(absl::StrCat("\"head_dim\"=", *head_dim, " differs from hidden_size/",
-                                "num_attention_heads=", *hidden / *heads,
-                                "; attention wider or narrower than the hidden size is not "
-                                "modelled"));
+                                " is not divisible by \"num_attention_heads\"=", *heads,
+                                "; add \"head_dim\""));
   }
   if (experts.has_value() != top_k.has_value()) {
-    return r.Error("\"num_local_experts\" and \"num_experts_per_tok\" must be given together");
+    return r.Error(
+        "an expert count (\"num_local_experts\", \"num_experts\" or \"n_routed_experts\") and "
+        "\"num_experts_per_tok\" must be given together");
   }
   if (experts && *top_k > *experts) {
     return r.Error(absl::StrCat("\"num_experts_per_tok\"=", *top_k,
                                 " exceeds \"num_local_experts\"=", *experts));
   }
-  const bool gated = model_type == "llama" || model_type == "mistral" || model_type == "mixtral" ||
-                     model_type == "qwen2" || r.GatedArchitecture();
+  const bool gated =
+      model_type == "llama" || model_type == "mistral" || model_type == "mixtral" ||
+      absl::StartsWith(model_type, "qwen2") || absl::StartsWith(model_type, "qwen3") ||
+      absl::StartsWith(model_type, "deepseek") || model_type == "gpt_oss" || r.GatedArchitecture();
   absl::StatusOr<Activation> activation = ParseActivation(r, gated);
   if (!activation.ok()) return activation.status();
 
@@ -179,6 +245,11 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
   c.add_bias_linear = attention_bias || mlp_bias;
   c.num_experts = experts ? *experts : 0;
   c.moe_top_k = top_k ? *top_k : 0;
+  if (head_dim_differs && !kv_lora) c.kv_channels = *head_dim;
+  if (experts) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadMoeExtras(r, moe_ffn, shared_ffn, &c));
+  }
+  if (kv_lora) CLUSTERSIM_RETURN_IF_ERROR(ReadLatentAttention(r, *kv_lora, &c));
   if (absl::Status s = ValidateTransformer(c); !s.ok()) return r.Error(s.message());
   return c;
 }

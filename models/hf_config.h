@@ -1,9 +1,9 @@
 // File: models/hf_config.h
 //
 // Imports a Hugging Face transformers `config.json` (Llama, Mistral, Mixtral,
-// Qwen2, Nemotron and other decoder-only configs that use the Llama field
-// names) as a TransformerConfig. JSON is parsed with protobuf's JSON → Struct
-// parser; no other JSON library.
+// Qwen2/3 and their MoE variants, DeepSeek-V2/V3, gpt-oss, Nemotron and other
+// decoder-only configs that use the Llama field names) as a TransformerConfig. JSON is parsed with
+// protobuf's JSON → Struct parser; no other JSON library.
 //
 // Field mapping (HF → TransformerConfig):
 //   hidden_size → hidden_size; num_hidden_layers → num_layers;
@@ -22,8 +22,27 @@
 //   rms_norm_eps present → RMSNorm, else LayerNorm;
 //   tie_word_embeddings (absent: true, the transformers default);
 //   attention_bias || mlp_bias → add_bias_linear (absent: false);
-//   num_local_experts / num_experts_per_tok → num_experts / moe_top_k;
-//   head_dim, if present, must equal hidden_size / num_attention_heads.
+//   num_local_experts (Mixtral, gpt-oss) | num_experts (Qwen2/3-MoE) |
+//     n_routed_experts (DeepSeek), and num_experts_per_tok → num_experts /
+//     moe_top_k;
+//   head_dim → kv_channels when it differs from hidden_size /
+//     num_attention_heads (Qwen3 128, gpt-oss 64);
+//   moe_intermediate_size → moe_ffn_hidden_size (intermediate_size stays the
+//     dense layers' size); n_shared_experts x moe_intermediate_size (DeepSeek)
+//     or shared_expert_intermediate_size (Qwen2-MoE) →
+//     moe_shared_expert_ffn_size; first_k_dense_replace →
+//     moe_first_dense_layers; Qwen-MoE decoder_sparse_step other than 1 or a
+//     non-empty mlp_only_layers is refused;
+//   kv_lora_rank, q_lora_rank (null: none), qk_nope_head_dim,
+//     qk_rope_head_dim, v_head_dim → multi-head latent attention (DeepSeek).
+// Gated (SwiGLU) families also include qwen2_moe, qwen3, qwen3_moe,
+// deepseek_v2/v3 and gpt_oss. Not modelled, and ignored: gpt-oss's
+// alternating 128-token sliding-window layers (every layer is costed as full
+// causal attention, an overestimate of half the layers' attention at long
+// contexts) and attention sinks, its clamped SwiGLU (costed as SwiGLU),
+// Qwen3's per-head q/k RMSNorms (2·head_dim weights per layer), DeepSeek-V3's
+// multi-token-prediction module (num_nextn_predict_layers) and its router's
+// expert bias.
 // Positions are rotary (no learned table) except for model_type "gpt2",
 // which is rejected (it uses n_embd/n_layer names; use a preset).
 // The name is `_name_or_path` if present, else "hf:" + origin.

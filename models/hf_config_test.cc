@@ -61,6 +61,56 @@ TEST(HfConfigTest, MixtralIsMoeWithPublishedSize) {
   EXPECT_NEAR(CountParameters(m).Total(m.num_layers) / 1e9, 46.70, 0.005);
 }
 
+// DeepSeek-V3: MLA, 256 routed + 1 shared expert, 3 dense-first layers;
+// 671B (models/testdata/README.md), the same architecture as the preset.
+TEST(HfConfigTest, DeepSeekV3) {
+  TransformerConfig m = Load("DeepSeek-V3.config.json");
+  EXPECT_TRUE(m.mla());
+  EXPECT_EQ(m.q_lora_rank, 1536);
+  EXPECT_EQ(m.kv_lora_rank, 512);
+  EXPECT_EQ(m.head_dim(), 192);
+  EXPECT_EQ(m.value_head_dim(), 128);
+  EXPECT_EQ(m.num_experts, 256);
+  EXPECT_EQ(m.moe_top_k, 8);
+  EXPECT_EQ(m.expert_ffn_size(), 2048);
+  EXPECT_EQ(m.moe_shared_expert_ffn_size, 2048);
+  EXPECT_EQ(m.moe_first_dense_layers, 3);
+  EXPECT_EQ(m.ffn_hidden_size, 18432);
+  EXPECT_NEAR(CountParameters(m).Total(m.num_layers) / 1e9, 671.0, 671.0 * 0.005);
+  absl::StatusOr<TransformerConfig> p = ModelCatalog::Default().Find("deepseek-v3-671b");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(CountParameters(m).Total(m.num_layers), CountParameters(*p).Total(p->num_layers));
+}
+
+// Qwen3: head_dim 128 with hidden/heads 64 (MoE) or 80 (32B dense).
+TEST(HfConfigTest, Qwen3HeadDimAndExperts) {
+  TransformerConfig moe = Load("Qwen3-235B-A22B.config.json");
+  EXPECT_EQ(moe.head_dim(), 128);
+  EXPECT_EQ(moe.num_experts, 128);
+  EXPECT_EQ(moe.expert_ffn_size(), 1536);
+  EXPECT_EQ(moe.activation, Activation::kSwiglu);
+  absl::StatusOr<TransformerConfig> p = ModelCatalog::Default().Find("qwen3-235b-a22b");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(CountParameters(moe).Total(moe.num_layers), CountParameters(*p).Total(p->num_layers));
+  TransformerConfig dense = Load("Qwen3-32B.config.json");
+  EXPECT_EQ(dense.head_dim(), 128);
+  EXPECT_EQ(dense.num_experts, 0);
+  // Model card: 32.8B; the per-head q/k norms (2·128 per layer) are not counted.
+  EXPECT_NEAR(CountParameters(dense).Total(dense.num_layers) / 1e9, 32.8, 32.8 * 0.005);
+}
+
+// gpt-oss-120b: head_dim 64 (hidden 2880 / 64 heads is not whole), biases,
+// 128 experts top-4; 116.83B (model card Table 1).
+TEST(HfConfigTest, GptOss) {
+  TransformerConfig m = Load("gpt-oss-120b.config.json");
+  EXPECT_EQ(m.head_dim(), 64);
+  EXPECT_EQ(m.num_experts, 128);
+  EXPECT_EQ(m.moe_top_k, 4);
+  EXPECT_TRUE(m.add_bias_linear);
+  EXPECT_EQ(m.activation, Activation::kSwiglu);
+  EXPECT_NEAR(CountParameters(m).Total(m.num_layers) / 1e9, 116.83, 116.83 * 0.005);
+}
+
 TEST(HfConfigTest, ErrorsNameTheField) {
   const std::string base =
       R"("hidden_size": 4096, "num_hidden_layers": 32, "intermediate_size": 11008,
@@ -93,10 +143,21 @@ TEST(HfConfigTest, ErrorsNameTheField) {
   ASSERT_FALSE(negative.ok());
   EXPECT_THAT(negative.status().message(), HasSubstr("\"hidden_size\" must be a positive"));
 
-  absl::StatusOr<TransformerConfig> fractional =
-      parse(R"(, "num_attention_heads": 32, "head_dim": 96)");
+  absl::StatusOr<TransformerConfig> fractional = parse(R"(, "num_attention_heads": 30)");
   ASSERT_FALSE(fractional.ok());
-  EXPECT_THAT(fractional.status().message(), HasSubstr("\"head_dim\"=96"));
+  EXPECT_THAT(fractional.status().message(), HasSubstr("add \"head_dim\""));
+
+  absl::StatusOr<TransformerConfig> lone = parse(
+      R"(, "num_attention_heads": 32, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+         "qk_rope_head_dim": 64)");
+  ASSERT_FALSE(lone.ok());
+  EXPECT_THAT(lone.status().message(), HasSubstr("\"v_head_dim\""));
+
+  absl::StatusOr<TransformerConfig> sparse_step =
+      parse(R"(, "num_attention_heads": 32, "num_experts": 4, "num_experts_per_tok": 2,
+               "decoder_sparse_step": 2)");
+  ASSERT_FALSE(sparse_step.ok());
+  EXPECT_THAT(sparse_step.status().message(), HasSubstr("\"decoder_sparse_step\"=2"));
 
   absl::StatusOr<TransformerConfig> topk =
       parse(R"(, "num_attention_heads": 32, "num_local_experts": 2, "num_experts_per_tok": 3)");

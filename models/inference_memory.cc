@@ -22,6 +22,17 @@ double StageWeightBytes(const InferenceMemoryInputs& in, int layers, bool embedd
   // the others; int8's per-channel scale depends on it only through 16/k.
   const double bits =
       BitsPerWeight(in.replica.weight_format, in.replica.quant_group_size, m.hidden_size);
+  const int ep = in.replica.expert_parallel;
+  if (ep > 1) {
+    // Data-parallel attention: everything whole except the routed experts.
+    const double linear =
+        (p.linear_per_layer - p.expert_per_layer + p.expert_per_layer / ep) * bits / 8.0;
+    const double other16 = (p.per_layer - p.linear_per_layer) * 2.0;
+    double total = layers * (linear + other16);
+    if (embedding) total += p.embedding * 2.0;
+    if (head) total += (p.lm_head + p.final_norm) * 2.0;
+    return total;
+  }
   const double linear = p.linear_per_layer / tp * bits / 8.0;
   const double other16 = (p.per_layer - p.linear_per_layer) / tp * 2.0;  // norms, biases, router
   double total = layers * (linear + other16);
@@ -35,8 +46,20 @@ std::string GiB(sim::Bytes b) { return absl::StrFormat("%.2f GiB", b.ToGiB()); }
 }  // namespace
 
 sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
-                           int pipeline_parallel, Dtype kv_cache_dtype) {
+                           int pipeline_parallel, Dtype kv_cache_dtype,
+                           int attention_data_parallel) {
   const int64_t layers = CeilDiv(model.num_layers, pipeline_parallel);
+  if (model.mla() || attention_data_parallel > 1) {
+    const int64_t per_layer =
+        model.mla()
+            ? model.kv_lora_rank + model.qk_rope_head_dim
+            : 2 *
+                  std::max<int64_t>(1, model.num_query_groups /
+                                           (attention_data_parallel > 1 ? 1 : tensor_parallel)) *
+                  model.head_dim();
+    return sim::Bytes(
+        CeilDiv(layers * per_layer * BytesPerElement(kv_cache_dtype), attention_data_parallel));
+  }
   const int64_t kv_heads = std::max<int64_t>(1, model.num_query_groups / tensor_parallel);
   return sim::Bytes(layers * 2 * kv_heads * model.head_dim() * BytesPerElement(kv_cache_dtype));
 }
@@ -66,7 +89,8 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   r.overheads = in.overheads.cuda_context + in.overheads.gemm_workspace;
 
   r.kv_bytes_per_token =
-      KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype) + in.drafter_kv_bytes_per_token;
+      KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype, in.replica.expert_parallel) +
+      in.drafter_kv_bytes_per_token;
   r.kv_block_bytes = r.kv_bytes_per_token * in.kv_block_size;
   const sim::Bytes left = r.budget - r.weights - r.activations - r.overheads;
   r.kv_cache = left.count() > 0 ? left : sim::Bytes(0);

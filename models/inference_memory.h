@@ -15,6 +15,14 @@
 //                bytes(kv dtype); kv_heads_per_gpu = max(1, g / tp): GQA-aware,
 //                and a KV head is replicated when tp exceeds the query groups,
 //                as vLLM does. Llama 3 8B in BF16: 32 x 2 x 8 x 128 x 2 = 128 KiB.
+//                Latent attention (MLA) caches kv_lora_rank + qk_rope_head_dim
+//                values per token and layer, shared by all heads and held
+//                whole on every TP rank (vLLM's MLA backend): DeepSeek-V3 in
+//                FP8, 61 x 576 x 1 B = 34.3 KiB. Under expert parallelism
+//                (data-parallel attention over ep GPUs) each GPU caches its
+//                own sequences: / ep per replica token.
+//   EP weights   expert parallelism: attention, dense MLPs, shared experts,
+//                embedding and LM head whole on every GPU; routed experts / ep.
 //   activations  the peak of one step of max_tokens_per_step tokens T, which is
 //                what vLLM's profile run measures: the larger of the attention
 //                block (2 x h + (a + 2g) x d / tp) and the MLP block
@@ -56,6 +64,9 @@ struct ReplicaModel {
   WeightFormat weight_format = WeightFormat::kBf16;
   int quant_group_size = 128;
   Dtype kv_cache_dtype = Dtype::kBf16;
+  // inference.expert_parallel_size: 1, or = tensor_parallel with data-parallel
+  // attention (strategies/serving_moe.h).
+  int expert_parallel = 1;
 };
 
 struct InferenceMemoryInputs {
@@ -89,8 +100,12 @@ struct InferenceMemory {
 InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity);
 
 // Tokens of KV cache per GPU for one token of one sequence (see the table).
+// `attention_data_parallel` > 1 (expert parallelism with data-parallel
+// attention): each GPU caches only its own sequences, so a token costs the
+// replica 1/that of a whole token's cache per GPU.
 sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
-                           int pipeline_parallel, Dtype kv_cache_dtype);
+                           int pipeline_parallel, Dtype kv_cache_dtype,
+                           int attention_data_parallel = 1);
 
 struct InferenceVerdict {
   bool fits = false;

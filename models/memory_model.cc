@@ -36,30 +36,53 @@ namespace {
 
 // Activation bytes of one layer for one micro-batch (Korthikanti Table 2,
 // generalised to GQA, SwiGLU and context parallelism; see the header).
-double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
+// `moe` selects the MoE MLP (routed experts of the expert FFN size plus the
+// shared experts) or the dense one.
+double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool moe) {
   const double t = s.tensor_parallel;
   const bool sp = s.sequence_parallel && s.tensor_parallel > 1;
   const double tokens = static_cast<double>(s.micro_batch_size) * c.seq_length / s.context_parallel;
-  const double h = c.hidden_size, f = c.ffn_hidden_size, a = c.num_attention_heads;
+  const double h = c.hidden_size, a = c.num_attention_heads;
+  const double f = moe ? c.expert_ffn_size() : c.ffn_hidden_size;
   const double g = c.num_query_groups;
   const double sbh = tokens * h;
   const double replicated_div = sp ? t : 1.0;
   const double scale = std::max(2, BytesPerElement(s.dtype)) / 2.0;  // 16-bit baseline
   if (s.recompute == Recompute::kFull) return scale * 2.0 * sbh / replicated_div;
-  const double fc1_width = c.activation == Activation::kSwiglu ? 2.0 * f : f;
+  const bool gated = c.activation == Activation::kSwiglu;
+  const double fc1_width = gated ? 2.0 * f : f;
   const double replicated = 10.0;
   double mlp = (2.0 * fc1_width + 2.0 * f) / h;
   double moe_full = 0;  // expert inputs, gathered over tp: whole on every TP rank
-  if (c.num_experts > 0) {
+  if (moe) {
     const double routed = c.moe_top_k * c.moe_capacity_factor;
     mlp *= routed;
     // fp32 router probabilities of the rank's own (sequence-parallel) tokens.
     moe_full = 2.0 * routed + 4.0 * c.num_experts / h / replicated_div;
+    if (const double fs = c.moe_shared_expert_ffn_size; fs > 0) {
+      mlp += (2.0 * (gated ? 2.0 * fs : fs) + 2.0 * fs) / h;
+    }
   }
-  const double sharded = 2.0 + 4.0 * g / a + 2.0 + mlp;
-  double units = replicated / replicated_div + sharded / t + moe_full;
+  // QKV outputs (4·g/a for K and V when a·d = h), the attention input and output.
+  double attention = 2.0 + 4.0 * g / a + 2.0;
+  if (c.kv_channels > 0 || c.mla()) {
+    const double dq = c.head_dim(), dv = c.value_head_dim();
+    attention = (2.0 * a * dq + 2.0 * g * (dq + dv) + 2.0 * a * dv) / h;
+  }
+  double latent = 0;  // MLA: the q and kv latents and their norms, on every TP rank
+  if (c.mla()) latent = 4.0 * (c.q_lora_rank + c.kv_lora_rank + c.qk_rope_head_dim) / h;
+  const double sharded = attention + mlp;
+  double units = replicated / replicated_div + sharded / t + moe_full + latent;
   units += AttentionCoreUnits(c, s);
   return scale * units * sbh;
+}
+
+// Mean over the layers (dense-first layers differ from the MoE ones).
+double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
+  const double moe = LayerActivationBytes(c, s, c.num_experts > 0);
+  const int dense = c.num_experts > 0 ? c.moe_first_dense_layers : 0;
+  if (dense == 0) return moe;
+  return ((c.num_layers - dense) * moe + dense * LayerActivationBytes(c, s, false)) / c.num_layers;
 }
 
 // ZeRO-3 / FSDP working set (strategies/step_builder.h): the layer being

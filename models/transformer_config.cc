@@ -58,6 +58,15 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.num_experts = p.num_experts();
   c.moe_top_k = p.moe_top_k();
   if (p.moe_capacity_factor() != 0) c.moe_capacity_factor = p.moe_capacity_factor();
+  c.kv_channels = p.kv_channels();
+  c.moe_ffn_hidden_size = p.moe_ffn_hidden_size();
+  c.moe_shared_expert_ffn_size = p.moe_shared_expert_ffn_size();
+  c.moe_first_dense_layers = p.moe_first_dense_layers();
+  c.q_lora_rank = p.q_lora_rank();
+  c.kv_lora_rank = p.kv_lora_rank();
+  c.qk_nope_head_dim = p.qk_nope_head_dim();
+  c.qk_rope_head_dim = p.qk_rope_head_dim();
+  c.v_head_dim = p.v_head_dim();
   if (c.name.empty()) return absl::InvalidArgumentError("model preset without a name");
   if (p.source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("model '", c.name, "': source must be set"));
@@ -66,6 +75,85 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
     return absl::InvalidArgumentError(absl::StrCat("model '", c.name, "': ", s.message()));
   }
   return c;
+}
+
+absl::Status NonNegative(absl::string_view field, int value) {
+  if (value >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("model.", field, " must be >= 0 (got ", value, "); 0 leaves it unset"));
+}
+
+// Head dimension, expert sizes, dense-first layers and latent attention.
+absl::Status ValidateArchitectureExtensions(const TransformerConfig& c) {
+  for (auto [field, value] : {std::pair<absl::string_view, int>{"head_dim", c.kv_channels},
+                              {"moe_ffn_hidden_size", c.moe_ffn_hidden_size},
+                              {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size},
+                              {"moe_first_dense_layers", c.moe_first_dense_layers},
+                              {"q_lora_rank", c.q_lora_rank},
+                              {"kv_lora_rank", c.kv_lora_rank},
+                              {"qk_nope_head_dim", c.qk_nope_head_dim},
+                              {"qk_rope_head_dim", c.qk_rope_head_dim},
+                              {"v_head_dim", c.v_head_dim}}) {
+    CLUSTERSIM_RETURN_IF_ERROR(NonNegative(field, value));
+  }
+  if (c.num_experts == 0) {
+    for (auto [field, value] :
+         {std::pair<absl::string_view, int>{"moe_ffn_hidden_size", c.moe_ffn_hidden_size},
+          {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size},
+          {"moe_first_dense_layers", c.moe_first_dense_layers}}) {
+      if (value != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("model.", field, "=", value,
+                         " needs a mixture-of-experts model (model.num_experts > 0); set it to 0 "
+                         "for a dense model"));
+      }
+    }
+  }
+  if (c.moe_first_dense_layers >= c.num_layers && c.num_experts > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.moe_first_dense_layers=", c.moe_first_dense_layers,
+        " must be below model.num_layers=", c.num_layers, " so that some layer has experts"));
+  }
+  const bool any_mla =
+      c.q_lora_rank > 0 || c.qk_nope_head_dim > 0 || c.qk_rope_head_dim > 0 || c.v_head_dim > 0;
+  if (!c.mla()) {
+    if (any_mla) {
+      return absl::InvalidArgumentError(
+          "model.q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim describe "
+          "multi-head latent attention and need model.kv_lora_rank > 0; set kv_lora_rank or "
+          "clear them");
+    }
+    return absl::OkStatus();
+  }
+  for (auto [field, value] :
+       {std::pair<absl::string_view, int>{"qk_nope_head_dim", c.qk_nope_head_dim},
+        {"qk_rope_head_dim", c.qk_rope_head_dim},
+        {"v_head_dim", c.v_head_dim}}) {
+    if (value <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model.", field, " must be > 0 with latent attention (model.kv_lora_rank=",
+                       c.kv_lora_rank, "); DeepSeek-V3 uses qk_nope 128, qk_rope 64, v 128"));
+    }
+  }
+  if (c.kv_channels != 0) {
+    return absl::InvalidArgumentError(
+        "model.head_dim is set together with model.kv_lora_rank; latent attention takes its "
+        "head sizes from qk_nope_head_dim, qk_rope_head_dim and v_head_dim: clear head_dim");
+  }
+  if (c.num_query_groups != c.num_attention_heads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.num_query_groups=", c.num_query_groups,
+        " with latent attention must equal "
+        "model.num_attention_heads=",
+        c.num_attention_heads,
+        " (every head has its own key and value, up-projected from the shared latent)"));
+  }
+  if (c.add_bias_linear) {
+    return absl::InvalidArgumentError(
+        "model.kv_lora_rank > 0 with linear biases is not modelled; latent attention models "
+        "(DeepSeek-V2/V3) have none: turn biases off");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -97,10 +185,13 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
         "model.num_query_groups must be > 0 (got ", c.num_query_groups,
         "); set it to num_attention_heads=", c.num_attention_heads, " for multi-head attention"));
   }
-  if (c.hidden_size % c.num_attention_heads != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model.hidden_size=", c.hidden_size, " is not divisible by model.num_attention_heads=",
-        c.num_attention_heads, "; the head dimension must be a whole number"));
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateArchitectureExtensions(c));
+  if (c.kv_channels == 0 && !c.mla() && c.hidden_size % c.num_attention_heads != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model.hidden_size=", c.hidden_size,
+                     " is not divisible by model.num_attention_heads=", c.num_attention_heads,
+                     "; the head dimension must be a whole number (or set "
+                     "model.head_dim)"));
   }
   if (c.num_attention_heads % c.num_query_groups != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -179,19 +270,41 @@ ParameterCounts CountParameters(const TransformerConfig& c) {
   const double h = c.hidden_size, f = c.ffn_hidden_size, V = c.vocab_size, s = c.seq_length;
   const double a = c.num_attention_heads, g = c.num_query_groups, d = c.head_dim();
   const bool gated = c.activation == Activation::kSwiglu;
-  const double attention = 2.0 * h * d * (a + g);
-  const double mlp_one = (gated ? 3.0 : 2.0) * h * f;
-  const double mlp_bias = c.add_bias_linear ? f * (gated ? 2.0 : 1.0) + h : 0.0;
+  const double norm_size = c.norm == Norm::kLayerNorm ? 2.0 : 1.0;
+  double attention = 2.0 * h * d * (a + g);
+  double latent_norms = 0;
+  if (c.mla()) {
+    const double qk = c.head_dim(), rope = c.qk_rope_head_dim, v = c.v_head_dim;
+    const double q = c.q_lora_rank > 0 ? h * c.q_lora_rank + c.q_lora_rank * a * qk : h * a * qk;
+    const double kv = h * (c.kv_lora_rank + rope) + c.kv_lora_rank * a * (c.qk_nope_head_dim + v);
+    attention = q + kv + a * v * h;
+    latent_norms = (c.q_lora_rank + c.kv_lora_rank) * norm_size;
+  }
+  auto mlp = [&](double width) { return (gated ? 3.0 : 2.0) * h * width; };
+  auto mlp_bias = [&](double width) {
+    return c.add_bias_linear ? width * (gated ? 2.0 : 1.0) + h : 0.0;
+  };
+  const double fe = c.expert_ffn_size(), fs = c.moe_shared_expert_ffn_size;
+  const double mlp_one = mlp(fe);
   const double experts = c.num_experts > 0 ? c.num_experts : 1;
   const double router = c.num_experts > 0 ? h * c.num_experts : 0.0;
-  const double norm_size = c.norm == Norm::kLayerNorm ? 2.0 : 1.0;
+  const double shared = fs > 0 ? mlp(fs) + mlp_bias(fs) : 0.0;
+  const double shared_linear = fs > 0 ? mlp(fs) : 0.0;
   const double attention_bias = c.add_bias_linear ? (a + 2.0 * g) * d + h : 0.0;
+  const double common = attention + attention_bias + latent_norms + 2.0 * h * norm_size;
 
   ParameterCounts p;
-  p.per_layer = attention + attention_bias + experts * (mlp_one + mlp_bias) + router +
-                2.0 * h * norm_size;
-  p.expert_per_layer = c.num_experts > 0 ? experts * (mlp_one + mlp_bias) : 0.0;
-  p.linear_per_layer = attention + experts * mlp_one;
+  // The layers with experts (every layer for a dense model), then the mean
+  // with the dense-first layers.
+  p.per_layer = common + experts * (mlp_one + mlp_bias(fe)) + router + shared;
+  p.expert_per_layer = c.num_experts > 0 ? experts * (mlp_one + mlp_bias(fe)) : 0.0;
+  p.linear_per_layer = attention + experts * mlp_one + shared_linear;
+  if (const int dense = c.moe_first_dense_layers; dense > 0) {
+    const double L = c.num_layers, moe = L - dense;
+    p.per_layer = (moe * p.per_layer + dense * (common + mlp(f) + mlp_bias(f))) / L;
+    p.expert_per_layer = moe * p.expert_per_layer / L;
+    p.linear_per_layer = (moe * p.linear_per_layer + dense * (attention + mlp(f))) / L;
+  }
   p.embedding = V * h + (c.learned_position_embeddings ? s * h : 0.0);
   p.final_norm = h * norm_size;
   p.lm_head = c.tied_embeddings ? 0.0 : V * h;

@@ -62,7 +62,43 @@ struct TransformerConfig {
   // A training choice rather than architecture, kept here as Megatron-core
   // does so that the workload and the memory model read the same value.
   AttentionBackend attention_backend = AttentionBackend::kFlash;
-  int head_dim() const { return hidden_size / num_attention_heads; }
+  // Attention head dimension (Megatron --kv-channels, HF head_dim); 0 =
+  // hidden_size / num_attention_heads. Qwen3 (128 with h/a = 64), gpt-oss (64).
+  int kv_channels = 0;
+  // MoE: one routed expert's FFN size (Megatron --moe-ffn-hidden-size, HF
+  // moe_intermediate_size); 0 = ffn_hidden_size. ffn_hidden_size stays the
+  // size of the dense layers' MLP.
+  int moe_ffn_hidden_size = 0;
+  // MoE: total FFN size of the shared experts every token passes through
+  // (Megatron --moe-shared-expert-intermediate-size = DeepSeek
+  // n_shared_experts x moe_intermediate_size, Qwen2-MoE
+  // shared_expert_intermediate_size); 0 = none.
+  int moe_shared_expert_ffn_size = 0;
+  // MoE: the first layers are dense, with an MLP of ffn_hidden_size
+  // (DeepSeek first_k_dense_replace = 3); 0 = every layer is MoE.
+  int moe_first_dense_layers = 0;
+  // Multi-head latent attention (DeepSeek-V2 §2.1, arXiv 2405.04434), on when
+  // kv_lora_rank > 0: queries through a q_lora_rank bottleneck (0 = a plain
+  // h -> a·(nope + rope) projection), keys and values through one shared
+  // kv_lora_rank latent plus a qk_rope_head_dim decoupled RoPE key; per head
+  // a query/key dimension qk_nope_head_dim + qk_rope_head_dim and a value
+  // dimension v_head_dim. num_query_groups must equal num_attention_heads.
+  int q_lora_rank = 0, kv_lora_rank = 0;
+  int qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+
+  bool mla() const { return kv_lora_rank > 0; }
+  // Query/key head dimension: nope + rope under MLA, else kv_channels or h/a.
+  int head_dim() const {
+    if (mla()) return qk_nope_head_dim + qk_rope_head_dim;
+    return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads;
+  }
+  // Value (and attention output) head dimension.
+  int value_head_dim() const { return mla() ? v_head_dim : head_dim(); }
+  int expert_ffn_size() const {
+    return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden_size;
+  }
+  // Layers with a mixture-of-experts MLP (0 for a dense model).
+  int num_moe_layers() const { return num_experts > 0 ? num_layers - moe_first_dense_layers : 0; }
 };
 
 // OK, or InvalidArgument naming the first bad field and a fix, e.g.
@@ -89,9 +125,16 @@ class ModelCatalog {
 // biases): per_layer = attention 2·h·d·(a+g) + MLP (3·h·f gated, else 2·h·f;
 // × experts, + router h·E for MoE) + norms (4h LayerNorm, 2h RMSNorm)
 // + biases ((a+2g)·d + h + f·(2 gated, else 1) + h) when add_bias_linear.
+// MoE layers use the expert FFN size for the E routed experts and add the
+// shared experts' MLP (3·h·f_shared gated); dense-first layers have the dense
+// MLP and no router. MLA replaces QKV by h·q_lora + q_lora·a·(nope + rope)
+// (or h·a·(nope + rope) without q_lora) + h·(kv_lora + rope)
+// + kv_lora·a·(nope + v), the output projection by a·v·h, and adds the
+// q_lora and kv_lora RMSNorms. With dense-first layers the per-layer figures
+// are means over all layers, so Total() is exact.
 struct ParameterCounts {
   double embedding = 0;   // V·h word embeddings + s·h learned positions
-  double per_layer = 0;   // one transformer layer
+  double per_layer = 0;   // one transformer layer (mean over layers)
   double final_norm = 0;  // h (RMSNorm) or 2h (LayerNorm)
   double lm_head = 0;     // V·h, 0 if tied
   // Parts of per_layer: the routed experts' weights and biases (E·MLP; 0 for

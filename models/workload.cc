@@ -12,18 +12,70 @@
 #include "sim/status_macros.h"
 
 namespace clustersim::models {
+namespace workload_internal {
+
+const Op& FindOp(const std::vector<Op>& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  SIM_CHECK(false) << "forward op " << name << " missing";
+  return ops.front();
+}
+
+// Backward of a column-parallel GEMM (QKV, FC1, LM head): Megatron-LM's
+// LinearWithGradAccumulationAndAsyncCommunication. With sequence parallel it
+// re-gathers the sharded input for wgrad and reduce-scatters dgrad's output;
+// without, it all-reduces dgrad's output. `block` names the collectives.
+void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                            std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_input_bwd"),
+                              CommKind::kAllGather, BoundaryBytes(d)));
+  }
+  out->push_back(Dgrad(d, fwd));
+  if (d.sp) {
+    out->push_back(Collective(d, absl::StrCat("tp_reducescatter_", block, "_bwd"),
+                              CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    out->push_back(Collective(d, absl::StrCat("tp_allreduce_", block, "_bwd"), CommKind::kAllReduce,
+                              BoundaryBytes(d)));
+  }
+  out->push_back(Wgrad(d, fwd));
+}
+
+// Backward of a row-parallel GEMM (output projection, FC2): with sequence
+// parallel the incoming gradient is all-gathered first (backward of the
+// forward reduce-scatter); the forward all-reduce's backward is the identity.
+void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                         std::vector<Op>* out) {
+  if (d.sp) {
+    out->push_back(InputGather(d, absl::StrCat("tp_allgather_", block, "_bwd")));
+  }
+  out->push_back(Dgrad(d, fwd));
+  out->push_back(Wgrad(d, fwd));
+}
+
+}  // namespace workload_internal
+
 namespace {
 
 using workload_internal::BoundaryBytes;
 using workload_internal::Collective;
+using workload_internal::ColumnParallelBackward;
 using workload_internal::Dgrad;
 using workload_internal::Dims;
+using workload_internal::FindOp;
 using workload_internal::Fp8CastBytes;
 using workload_internal::Gemm;
 using workload_internal::InputGather;
+using workload_internal::LatentProjections;
+using workload_internal::LatentProjectionsBackward;
 using workload_internal::MakeDims;
 using workload_internal::MemoryBound;
 using workload_internal::MemoryBoundBackward;
+using workload_internal::RowParallelBackward;
+using workload_internal::SharedExpertsBackward;
+using workload_internal::SharedExpertsForward;
 using workload_internal::Sixteen;
 using workload_internal::Wgrad;
 
@@ -40,6 +92,12 @@ Op AttentionForward(const Dims& d) {
   const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
   const int64_t kv = d.b * d.s * d.g_local * d.d;       // K and V each
   op.bytes = sim::Bytes((2 * q + 2 * kv) * d.act);
+  if (d.dv != d.d) {
+    // MLA: Q·K^T over d (nope + rope), P·V over the value dimension dv.
+    op.flops = sim::Flops(2.0 * op.batch * op.m * op.n * (d.d + d.dv));
+    op.bytes =
+        sim::Bytes((d.b * d.s_local * d.a_local + d.b * d.s * d.g_local) * (d.d + d.dv) * d.act);
+  }
   op.dtype = d.attn_dtype;
   return op;
 }
@@ -106,9 +164,9 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
   // Chunks arrive grouped by source rank; regroup them by local expert.
   const bool sort = d.experts_local > 1 && (d.ep > 1 || d.sp);
   if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
-  ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fc1_n, d.h, d.experts_local));
-  ops->push_back(MemoryBound(d, d.act_name, routed * d.f_local * d.act * (d.swiglu ? 3 : 2)));
-  ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.f_local, d.experts_local));
+  ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
+  ops->push_back(MemoryBound(d, d.act_name, routed * d.fe_local * d.act * (d.swiglu ? 3 : 2)));
+  ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.fe_local, d.experts_local));
   if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
   if (d.sp) {
     ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,
@@ -119,8 +177,9 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
                               d.moe_sent * d.h * d.act, CommGroup::kExpert));
   }
   // Weighted sum of the k expert outputs back into token order.
-  ops->push_back(MemoryBound(d, "moe_unpermute", (d.moe_sent + d.ln_tokens) * d.h * d.act +
-                                                     d.ln_tokens * d.top_k * 4));
+  ops->push_back(MemoryBound(d, "moe_unpermute",
+                             (d.moe_sent + d.ln_tokens) * d.h * d.act + d.ln_tokens * d.top_k * 4));
+  if (d.fs_local > 0) SharedExpertsForward(d, ops);
 }
 
 std::vector<Op> LayerForward(const Dims& d) {
@@ -129,9 +188,13 @@ std::vector<Op> LayerForward(const Dims& d) {
   const int64_t residual_bytes = d.ln_tokens * d.h * (3 * d.act + 1);  // x, residual, out, mask
   ops.push_back(MemoryBound(d, "layernorm1", ln_bytes));
   if (d.sp) ops.push_back(InputGather(d, "tp_allgather_attn"));
-  ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
+  if (d.mla) {
+    LatentProjections(d, &ops);
+  } else {
+    ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
+  }
   AttentionCoreForward(d, &ops);
-  ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.d));
+  ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.dv));
   if (d.sp) {
     ops.push_back(Collective(d, "tp_reducescatter_attn", CommKind::kReduceScatter, BoundaryBytes(d)));
   } else if (d.t > 1) {
@@ -163,47 +226,6 @@ std::vector<Op> LayerForward(const Dims& d) {
   return ops;
 }
 
-const Op& Find(const std::vector<Op>& ops, std::string_view name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  SIM_CHECK(false) << "forward op " << name << " missing";
-  return ops.front();
-}
-
-// Backward of a column-parallel GEMM (QKV, FC1, LM head): Megatron-LM's
-// LinearWithGradAccumulationAndAsyncCommunication. With sequence parallel it
-// re-gathers the sharded input for wgrad and reduce-scatters dgrad's output;
-// without, it all-reduces dgrad's output. `block` names the collectives.
-void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
-                            std::vector<Op>* out) {
-  if (d.sp) {
-    out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_input_bwd"),
-                              CommKind::kAllGather, BoundaryBytes(d)));
-  }
-  out->push_back(Dgrad(d, fwd));
-  if (d.sp) {
-    out->push_back(Collective(d, absl::StrCat("tp_reducescatter_", block, "_bwd"),
-                              CommKind::kReduceScatter, BoundaryBytes(d)));
-  } else if (d.t > 1) {
-    out->push_back(Collective(d, absl::StrCat("tp_allreduce_", block, "_bwd"),
-                              CommKind::kAllReduce, BoundaryBytes(d)));
-  }
-  out->push_back(Wgrad(d, fwd));
-}
-
-// Backward of a row-parallel GEMM (output projection, FC2): with sequence
-// parallel the incoming gradient is all-gathered first (backward of the
-// forward reduce-scatter); the forward all-reduce's backward is the identity.
-void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
-                         std::vector<Op>* out) {
-  if (d.sp) {
-    out->push_back(InputGather(d, absl::StrCat("tp_allgather_", block, "_bwd")));
-  }
-  out->push_back(Dgrad(d, fwd));
-  out->push_back(Wgrad(d, fwd));
-}
-
 // Backward of MoeForward, in reverse: each collective's backward is its
 // dual (all-to-all -> all-to-all, reduce-scatter -> all-gather, all-gather ->
 // reduce-scatter). The expert GEMMs keep their gathered inputs, so nothing is
@@ -223,15 +245,16 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
       if (op.name == name) out->push_back(MemoryBoundBackward(d, op));
     }
   };
+  if (d.fs_local > 0) SharedExpertsBackward(d, fwd, out);
   memory_bwd("moe_unpermute");
   dual("ep_alltoall_combine", "ep_alltoall_combine_bwd", CommKind::kAllToAll);
   dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
   memory_bwd("moe_unsort_chunks");
-  const Op& fc2 = Find(fwd, "expert_fc2_gemm");
+  const Op& fc2 = FindOp(fwd, "expert_fc2_gemm");
   out->push_back(Dgrad(d, fc2));
   out->push_back(Wgrad(d, fc2));
   memory_bwd(d.act_name);
-  const Op& fc1 = Find(fwd, "expert_fc1_gemm");
+  const Op& fc1 = FindOp(fwd, "expert_fc1_gemm");
   out->push_back(Dgrad(d, fc1));
   out->push_back(Wgrad(d, fc1));
   memory_bwd("moe_sort_chunks");
@@ -239,7 +262,7 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
   dual("ep_alltoall_dispatch", "ep_alltoall_dispatch_bwd", CommKind::kAllToAll);
   memory_bwd("moe_permute");
   memory_bwd("router_softmax_topk");
-  const Op& router = Find(fwd, "router_gemm");
+  const Op& router = FindOp(fwd, "router_gemm");
   out->push_back(Dgrad(d, router));
   out->push_back(Wgrad(d, router));
 }
@@ -260,22 +283,22 @@ void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, Recompute 
           : std::vector<std::string_view>{"attention_fwd"};
   if (recompute == Recompute::kSelective) {
     for (std::string_view name : names) {
-      Op again = Find(fwd, name);
+      Op again = FindOp(fwd, name);
       again.recompute = true;
       ops->push_back(std::move(again));
     }
   }
   if (!d.unfused_attention) {
-    ops->push_back(AttentionBackward(Find(fwd, "attention_fwd")));
+    ops->push_back(AttentionBackward(FindOp(fwd, "attention_fwd")));
     return;
   }
   const int64_t scores = ScoreElements(d);
-  const Op& context = Find(fwd, "attention_context_gemm");
+  const Op& context = FindOp(fwd, "attention_context_gemm");
   ops->push_back(Gemm(d, "attention_dprobs_gemm", context.m, context.k, context.n, context.batch));
   ops->push_back(Gemm(d, "attention_dv_gemm", context.k, context.n, context.m, context.batch));
   ops->push_back(MemoryBound(d, "attention_dropout_bwd", scores * (2 * d.act + 1)));
   ops->push_back(MemoryBound(d, "attention_softmax_bwd", 3 * scores * d.act));
-  const Op& qk = Find(fwd, "attention_scores_gemm");
+  const Op& qk = FindOp(fwd, "attention_scores_gemm");
   ops->push_back(Gemm(d, "attention_dq_gemm", qk.m, qk.k, qk.n, qk.batch));
   ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));
 }
@@ -291,20 +314,24 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompu
   if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true); cast > 0) {
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
   }
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual2")));
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual2")));
   if (d.moe) {
     MoeBackward(d, fwd, &ops);
   } else {
-    RowParallelBackward(d, Find(fwd, "fc2_gemm"), "mlp", &ops);
-    ops.push_back(MemoryBoundBackward(d, Find(fwd, d.act_name)));
-    ColumnParallelBackward(d, Find(fwd, "fc1_gemm"), "mlp", &ops);
+    RowParallelBackward(d, FindOp(fwd, "fc2_gemm"), "mlp", &ops);
+    ops.push_back(MemoryBoundBackward(d, FindOp(fwd, d.act_name)));
+    ColumnParallelBackward(d, FindOp(fwd, "fc1_gemm"), "mlp", &ops);
   }
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm2")));
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "dropout_residual1")));
-  RowParallelBackward(d, Find(fwd, "out_proj_gemm"), "attn", &ops);
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "layernorm2")));
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual1")));
+  RowParallelBackward(d, FindOp(fwd, "out_proj_gemm"), "attn", &ops);
   AttentionCoreBackward(d, fwd, recompute, &ops);
-  ColumnParallelBackward(d, Find(fwd, "qkv_gemm"), "attn", &ops);
-  ops.push_back(MemoryBoundBackward(d, Find(fwd, "layernorm1")));
+  if (d.mla) {
+    LatentProjectionsBackward(d, fwd, &ops);
+  } else {
+    ColumnParallelBackward(d, FindOp(fwd, "qkv_gemm"), "attn", &ops);
+  }
+  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "layernorm1")));
   return ops;
 }
 
@@ -451,6 +478,15 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
         c.num_experts, "; try one of ", Divisors(c.num_experts)));
   }
   const int t = s.tensor_parallel;
+  for (auto [field, value] :
+       {std::pair<absl::string_view, int>{"moe_ffn_hidden_size", c.moe_ffn_hidden_size},
+        {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size}}) {
+    if (value % s.tensor_parallel != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor_model_parallel_size=", s.tensor_parallel, " does not divide model.",
+                       field, "=", value, "; try one of ", Divisors(value)));
+    }
+  }
   const int64_t common = std::gcd(std::gcd(c.num_attention_heads, c.num_query_groups),
                                   std::gcd(c.ffn_hidden_size, c.vocab_size));
   for (auto [field, value] :
@@ -495,6 +531,20 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   Embedding(d, &w);
   w.layer_forward = LayerForward(d);
   w.layer_backward = LayerBackward(d, w.layer_forward, s.recompute);
+  if (c.num_experts > 0 && c.moe_first_dense_layers > 0) {
+    TransformerConfig dense = c;
+    dense.num_experts = 0;
+    dense.moe_top_k = 0;
+    dense.moe_ffn_hidden_size = 0;
+    dense.moe_shared_expert_ffn_size = 0;
+    dense.moe_first_dense_layers = 0;
+    ShardSpec dense_shard = s;
+    dense_shard.expert_parallel = 1;
+    const Dims dd = MakeDims(dense, dense_shard);
+    w.first_dense_layers = c.moe_first_dense_layers;
+    w.dense_layer_forward = LayerForward(dd);
+    w.dense_layer_backward = LayerBackward(dd, w.dense_layer_forward, s.recompute);
+  }
   Head(d, &w);
   if (s.context_parallel > 1) w.context_ring = MakeContextRing(d, s.context_parallel);
   return w;

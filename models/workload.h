@@ -7,6 +7,19 @@
 // puts them. The step builder multiplies layers, micro-batches and stages; this
 // file knows nothing about schedules or time.
 //
+// Architecture variants (models/transformer_config.h): an explicit head
+// dimension d (kv_channels) sizes QKV, attention and the output projection;
+// MoE expert GEMMs use the expert FFN size; shared experts add
+// tp_allgather_shared (sp), shared_fc1_gemm, shared_<activation>,
+// shared_fc2_gemm and tp_reducescatter_shared (sp) after moe_unpermute;
+// dense-first layers have their own op lists (Workload::dense_layer_*).
+// Multi-head latent attention replaces qkv_gemm by q_down_gemm, q_latent_norm,
+// q_up_gemm (or one q_gemm without a q latent), kv_down_gemm, kv_latent_norm
+// and kv_up_gemm (down projections replicated over TP, as Megatron-core's
+// MLASelfAttention builds them), runs attention with d = nope + rope for Q·K
+// and v_head_dim for P·V (flops 2·b·s·s·(a/tp)·(d + dv)), and its output
+// projection has k = a/tp·dv.
+//
 // Layer forward, in execution order (no sequence parallelism):
 //   layernorm1, qkv_gemm, attention_fwd, out_proj_gemm, tp_allreduce_attn,
 //   dropout_residual1, layernorm2, fc1_gemm, gelu|swiglu, fc2_gemm,
@@ -146,6 +159,17 @@ struct Workload {
   std::vector<Op> head_forward, head_backward;  // final norm, LM head GEMM, vocab-parallel CE
   // context_parallel > 1: how attention_fwd / attention_bwd run as a ring.
   std::optional<ContextRing> context_ring;
+  // MoE models with dense-first layers (TransformerConfig.moe_first_dense_layers):
+  // layers [0, first_dense_layers) run these lists (a dense MLP of
+  // ffn_hidden_size), the others layer_forward / layer_backward.
+  int first_dense_layers = 0;
+  std::vector<Op> dense_layer_forward, dense_layer_backward;
+  const std::vector<Op>& LayerForwardOps(int layer) const {
+    return layer < first_dense_layers ? dense_layer_forward : layer_forward;
+  }
+  const std::vector<Op>& LayerBackwardOps(int layer) const {
+    return layer < first_dense_layers ? dense_layer_backward : layer_backward;
+  }
 };
 
 // InvalidArgument naming the field when the shard does not fit the model:

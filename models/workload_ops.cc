@@ -20,7 +20,16 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.f_local = c.ffn_hidden_size / d.t;
   d.swiglu = c.activation == Activation::kSwiglu;
   d.fc1_n = d.f_local * (d.swiglu ? 2 : 1);
-  d.act_name = c.activation == Activation::kSwiglu       ? "swiglu"
+  d.dv = c.value_head_dim();
+  d.fe_local = c.expert_ffn_size() / d.t;
+  d.fe1_n = d.fe_local * (d.swiglu ? 2 : 1);
+  d.fs_local = c.num_experts > 0 ? c.moe_shared_expert_ffn_size / d.t : 0;
+  d.fs1_n = d.fs_local * (d.swiglu ? 2 : 1);
+  d.mla = c.mla();
+  d.q_lora = c.q_lora_rank;
+  d.kv_lora = c.kv_lora_rank;
+  d.rope = c.qk_rope_head_dim;
+  d.act_name = c.activation == Activation::kSwiglu        ? "swiglu"
                : c.activation == Activation::kSquaredRelu ? "squared_relu"
                                                           : "gelu";
   d.v_local = c.vocab_size / d.t;

@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "models/workload.h"
 
 namespace clustersim::models::workload_internal {
@@ -17,7 +19,12 @@ namespace clustersim::models::workload_internal {
 // Shapes of one micro-batch on one shard.
 struct Dims {
   int64_t b, s, s_local, h, a_local, g_local, d, f_local, fc1_n, v_local, t;
-  bool sp;            // sequence parallel in effect (tp > 1)
+  int64_t dv;                     // value head dimension (d except under MLA)
+  int64_t fe_local, fe1_n;        // routed expert FFN / tp, its FC1 width
+  int64_t fs_local, fs1_n;        // shared experts' FFN / tp (0: none), its FC1 width
+  bool mla;                       // multi-head latent attention
+  int64_t q_lora, kv_lora, rope;  // MLA latent ranks, decoupled RoPE key width
+  bool sp;                        // sequence parallel in effect (tp > 1)
   bool swiglu;
   const char* act_name;  // "gelu", "swiglu", "squared_relu"
   bool moe;
@@ -69,6 +76,26 @@ int64_t BoundaryBytes(const Dims& d);
 
 // A sequence-parallel all-gather whose output the next op consumes.
 Op InputGather(const Dims& d, std::string name);
+
+// The op of `ops` named `name`. REQUIRES: present (a build bug otherwise).
+const Op& FindOp(const std::vector<Op>& ops, std::string_view name);
+
+// Backward of a column-parallel GEMM (QKV, FC1, LM head) and of a
+// row-parallel one (output projection, FC2), with the tensor-parallel
+// collectives Megatron-LM puts around them; `block` names the collectives
+// (models/workload.cc).
+void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                            std::vector<Op>* out);
+void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
+                         std::vector<Op>* out);
+
+// Architecture variants (models/workload_architecture.cc): the shared
+// experts' MLP and multi-head latent attention's projections, forward and
+// backward.
+void SharedExpertsForward(const Dims& d, std::vector<Op>* ops);
+void SharedExpertsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
+void LatentProjections(const Dims& d, std::vector<Op>* ops);
+void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
 
 }  // namespace clustersim::models::workload_internal
 

@@ -33,6 +33,13 @@ ActivationSizes ActivationSizesOf(const models::MemoryInputs& in) {
   more.model.num_layers = layers + 1;
   ActivationSizes s;
   s.per_layer = Activations(more) - all;
+  if (const int dense = in.model.moe_first_dense_layers; dense > 0 && in.model.num_experts > 0) {
+    // Dense-first layers make the per-layer figure a mean over the layers:
+    // doubling both counts keeps the mean, and the difference is L layers of it.
+    more.model.num_layers = 2 * layers;
+    more.model.moe_first_dense_layers = 2 * dense;
+    s.per_layer = (Activations(more) - all) / layers;
+  }
   const int64_t extras = all - layers * s.per_layer;
   if (layers < 2) {
     s.embedding = extras;  // one stage holds both; book them with the embedding

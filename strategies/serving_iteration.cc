@@ -8,51 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
+#include "strategies/serving_moe.h"
 
 namespace clustersim::strategies {
 namespace {
 
 using models::Op;
 using models::OpKind;
-
-Op MemoryOp(std::string name, int64_t bytes) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kMemoryBound;
-  op.bytes = sim::Bytes(bytes);
-  return op;
-}
-
-Op Collective(std::string name, models::CommKind kind, int64_t bytes) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kCollective;
-  op.comm = kind;
-  op.group = kind == models::CommKind::kSendRecv ? models::CommGroup::kPipeline
-                                                 : models::CommGroup::kTensor;
-  op.comm_bytes = sim::Bytes(bytes);
-  return op;
-}
-
-// rows x k activations times `matrices` k x n weights of `weight_bits` per
-// element (several for the experts an MoE layer touches); 16-bit activations in
-// and out.
-Op GemmOp(std::string name, int64_t rows, int64_t n, int64_t k, models::Dtype dtype,
-          double weight_bits, double matrices = 1) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kGemm;
-  op.m = rows;
-  op.n = n;
-  op.k = k;
-  op.dtype = dtype;
-  op.flops =
-      sim::Flops(2.0 * static_cast<double>(rows) * static_cast<double>(n) * static_cast<double>(k));
-  op.bytes = sim::Bytes(rows * k * 2 + rows * n * 2 +
-                        static_cast<int64_t>(matrices * static_cast<double>(k * n) *
-                                             weight_bits / 8.0));
-  return op;
-}
 
 topology::Collective ToCollective(models::CommKind k) {
   switch (k) {
@@ -136,6 +98,7 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
     return absl::InvalidArgumentError(
         "inference.host_overhead_us_per_iteration must be >= 0; 0 models an overlapped host");
   }
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateServingExpertParallel(spec.replica));
   if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.replica.weight_format,
                                                   "inference.weight_dtype");
       !s.ok()) {
@@ -147,96 +110,108 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   t.tokens = 1;
   t.sampled = 1;
   CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t), 1, &probe));
+  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t, /*moe=*/false), 1, &probe));
   CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.IterationOps(t), 1, &probe));
   return model;
 }
 
-std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t) const {
+std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) const {
   const models::TransformerConfig& m = spec_.replica.model;
-  const int64_t tp = spec_.replica.tensor_parallel;
-  const int64_t T = t.tokens, h = m.hidden_size, d = m.head_dim();
-  const int64_t heads = m.num_attention_heads / tp;
+  const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
+  const int64_t tp = b.AttentionTp();
+  const int64_t T = b.Rows(t.tokens), h = m.hidden_size, d = m.head_dim();
+  const int64_t heads = b.Heads();
   const int64_t kv_heads = std::max<int64_t>(1, m.num_query_groups / tp);
   const int64_t f = m.ffn_hidden_size / tp;
   const bool gated = m.activation == models::Activation::kSwiglu;
   const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
-
-  auto gemm = [&](std::string name, int64_t rows, int64_t n, int64_t k, double matrices = 1) {
-    return GemmOp(
-        std::move(name), rows, n, k, gemm_dtype_,
-        models::BitsPerWeight(spec_.replica.weight_format, spec_.replica.quant_group_size, k),
-        matrices);
+  auto gemm = [&](std::string name, int64_t rows, int64_t n, int64_t k) {
+    return b.Gemm(std::move(name), rows, n, k);
   };
 
   std::vector<Op> ops;
-  ops.push_back(MemoryOp("input_norm", T * h * 2 * 2));
-  ops.push_back(gemm("qkv_gemm", T, (heads + 2 * kv_heads) * d, h));
-  ops.push_back(MemoryOp("kv_cache_write", T * 2 * kv_heads * d * (2 + kv_bytes)));
-  if (t.prefill_tokens > 0) {
-    Op a;
-    a.name = "attention_prefill";
-    a.kind = OpKind::kAttention;
-    a.batch = heads;
-    a.m = t.prefill_tokens;
-    a.n = t.prefill_kv_tokens;
-    a.k = d;
-    a.causal = false;  // the causal pairs are counted exactly in the flops
-    a.dtype = attention_dtype_;
-    a.flops = sim::Flops(4.0 * static_cast<double>(heads * d) * t.prefill_pairs);
-    a.bytes = sim::Bytes(t.prefill_tokens * heads * d * 2 * 2 +
-                         t.prefill_kv_tokens * 2 * kv_heads * d * kv_bytes);
-    ops.push_back(std::move(a));
+  ops.push_back(ServingMemoryOp("input_norm", T * h * 2 * 2));
+  if (m.mla()) {
+    b.LatentAttention(t, &ops);
+  } else {
+    ops.push_back(gemm("qkv_gemm", T, (heads + 2 * kv_heads) * d, h));
+    ops.push_back(ServingMemoryOp("kv_cache_write", T * 2 * kv_heads * d * (2 + kv_bytes)));
+    AppendAttention(t, &ops);
   }
-  if (t.decode_seqs > 0) {
-    Op a = MemoryOp("attention_decode", t.decode_kv_tokens * 2 * kv_heads * d * kv_bytes +
-                                            t.decode_queries * heads * d * 2 * 2);
-    a.flops = sim::Flops(4.0 * static_cast<double>(heads * d) * t.decode_pairs);
-    ops.push_back(std::move(a));
+  ops.push_back(gemm("o_proj_gemm", T, h, heads * m.value_head_dim()));
+  if (tp > 1) {
+    ops.push_back(ServingCollective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
   }
-  ops.push_back(gemm("o_proj_gemm", T, h, heads * d));
-  if (tp > 1)
-    ops.push_back(Collective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
-  ops.push_back(MemoryOp("post_norm", T * h * 2 * 3));
-  if (m.num_experts > 0) {
-    // Routed experts as one grouped GEMM over the T·k routed rows, reading
-    // the weights of the experts the batch touches.
-    const int64_t rows = T * m.moe_top_k;
-    const double touched = ExpectedExpertsTouched(m.num_experts, m.moe_top_k, T);
-    ops.push_back(GemmOp("router_gemm", T, m.num_experts, h, attention_dtype_, 16.0));
-    ops.push_back(gemm("expert_gate_up_gemm", rows, gated ? 2 * f : f, h, touched));
-    ops.push_back(MemoryOp("activation", rows * f * (gated ? 3 : 2) * 2));
-    ops.push_back(gemm("expert_down_gemm", rows, h, f, touched));
+  ops.push_back(ServingMemoryOp("post_norm", T * h * 2 * 3));
+  if (m.num_experts > 0 && moe) {
+    b.MoeMlp(t, &ops);
   } else {
     ops.push_back(gemm("gate_up_gemm", T, gated ? 2 * f : f, h));
-    ops.push_back(MemoryOp("activation", T * f * (gated ? 3 : 2) * 2));
+    ops.push_back(ServingMemoryOp("activation", T * f * (gated ? 3 : 2) * 2));
     ops.push_back(gemm("down_gemm", T, h, f));
   }
-  if (tp > 1)
-    ops.push_back(Collective("tp_allreduce_mlp", models::CommKind::kAllReduce, T * h * 2));
+  if (tp > 1) {
+    ops.push_back(ServingCollective("tp_allreduce_mlp", models::CommKind::kAllReduce, T * h * 2));
+  }
   return ops;
+}
+
+// Grouped-query attention over the paged cache: prefill (FlashAttention) and
+// decode (paged attention), on this GPU's heads (and, under expert
+// parallelism, its 1/ep of the sequences).
+void ServingCostModel::AppendAttention(const IterationTotals& t, std::vector<Op>* ops) const {
+  const models::TransformerConfig& m = spec_.replica.model;
+  const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
+  const int64_t ep = spec_.replica.expert_parallel, d = m.head_dim(), heads = b.Heads();
+  const int64_t kv_heads = std::max<int64_t>(1, m.num_query_groups / b.AttentionTp());
+  const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
+  if (t.prefill_tokens > 0) {
+    const int64_t q_tokens = ShareOf(t.prefill_tokens, ep);
+    const int64_t kv_tokens = ShareOf(t.prefill_kv_tokens, ep);
+    // The causal pairs are counted exactly in the flops (causal stays false).
+    sim::Flops flops(4.0 * static_cast<double>(heads * d) * t.prefill_pairs);
+    if (ep > 1) flops = flops * (1.0 / static_cast<double>(ep));
+    ops->push_back(ServingAttentionOp(
+        "attention_prefill", heads, q_tokens, kv_tokens, d, attention_dtype_, flops.count(),
+        q_tokens * heads * d * 2 * 2 + kv_tokens * 2 * kv_heads * d * kv_bytes));
+  }
+  if (t.decode_seqs > 0) {
+    // Each sequence's KV is read once for all its queries (one, or 1 + k
+    // under speculative decoding).
+    const int64_t queries = ShareOf(t.decode_queries, ep), cached = ShareOf(t.decode_kv_tokens, ep);
+    Op a = ServingMemoryOp("attention_decode",
+                           cached * 2 * kv_heads * d * kv_bytes + queries * heads * d * 2 * 2);
+    a.flops =
+        sim::Flops(4.0 * static_cast<double>(heads * d) * t.decode_pairs / static_cast<double>(ep));
+    ops->push_back(std::move(a));
+  }
 }
 
 std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
   const models::TransformerConfig& m = spec_.replica.model;
-  const int64_t tp = spec_.replica.tensor_parallel;
-  const int64_t T = t.tokens, S = t.sampled, h = m.hidden_size;
+  // Under expert parallelism every GPU embeds and samples its own 1/ep of the
+  // batch with the whole (replicated) vocabulary.
+  const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
+  const int64_t tp = b.AttentionTp();
+  const int64_t T = b.Rows(t.tokens), S = b.Rows(t.sampled), h = m.hidden_size;
   const int64_t vocab = m.vocab_size / tp;
   std::vector<Op> ops;
-  ops.push_back(MemoryOp("embedding", T * h * 2 * 2));
+  ops.push_back(ServingMemoryOp("embedding", T * h * 2 * 2));
   for (int s = 1; s < spec_.replica.pipeline_parallel; ++s) {
-    Op send = Collective(absl::StrCat("pp_send_stage", s), models::CommKind::kSendRecv, T * h * 2);
+    Op send =
+        ServingCollective(absl::StrCat("pp_send_stage", s), models::CommKind::kSendRecv, T * h * 2);
     send.batch = s;  // the receiving stage
     ops.push_back(std::move(send));
   }
-  ops.push_back(MemoryOp("final_norm", S * h * 2 * 2));
+  ops.push_back(ServingMemoryOp("final_norm", S * h * 2 * 2));
   if (S > 0) {
     // 16-bit weights in every format.
-    ops.push_back(GemmOp("lm_head_gemm", S, vocab, h, attention_dtype_, 16.0));
+    ops.push_back(ServingGemm("lm_head_gemm", S, vocab, h, attention_dtype_, 16.0));
     if (tp > 1) {
-      ops.push_back(Collective("logits_allgather", models::CommKind::kAllGather,
-                               S * static_cast<int64_t>(m.vocab_size) * 2));
+      ops.push_back(ServingCollective("logits_allgather", models::CommKind::kAllGather,
+                                      S * static_cast<int64_t>(m.vocab_size) * 2));
     }
-    ops.push_back(MemoryOp("sampling", S * static_cast<int64_t>(m.vocab_size) * 4 * 2));
+    ops.push_back(ServingMemoryOp("sampling", S * static_cast<int64_t>(m.vocab_size) * 4 * 2));
   }
   return ops;
 }
@@ -278,7 +253,10 @@ sim::Duration ServingCostModel::DecodeArithmetic(const Op& op) const {
                       gpu.boost_clock_mhz * 1e6;  // FLOP/s
   const models::TransformerConfig& m = spec_.replica.model;
   const bool grouped = m.num_query_groups < m.num_attention_heads;
-  if (rate <= 0 || (grouped && spec_.decode_attention_grouped_gqa)) return sim::Duration::Zero();
+  // Latent attention's decode is an attention op (tensor cores), costed as such.
+  if (rate <= 0 || (grouped && spec_.decode_attention_grouped_gqa) || m.mla()) {
+    return sim::Duration::Zero();
+  }
   return sim::Duration::FromSecondsDouble(op.flops.count() / rate);
 }
 
@@ -290,7 +268,10 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
   t.tokens = tokens;
   t.sampled = sampled;
   Part part;
-  absl::Status s = Add(LayerOps(t), spec_.replica.model.num_layers, &part);
+  const models::TransformerConfig& m = spec_.replica.model;
+  const int dense = m.num_experts > 0 ? m.moe_first_dense_layers : 0;
+  absl::Status s = Add(LayerOps(t), m.num_layers - dense, &part);
+  if (s.ok() && dense > 0) s = Add(LayerOps(t, /*moe=*/false), dense, &part);
   if (s.ok()) s = Add(IterationOps(t), 1, &part);
   SIM_CHECK(s.ok()) << "serving iteration cost: " << s.message();
   return linear_.emplace(key, part).first->second;
@@ -302,9 +283,7 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   // The attention ops are the part that depends on the sequences' contexts.
   Part attention;
   std::vector<Op> ops = LayerOps(t);
-  std::erase_if(ops, [](const Op& op) {
-    return op.name != "attention_prefill" && op.name != "attention_decode";
-  });
+  std::erase_if(ops, [](const Op& op) { return !op.name.starts_with("attention_"); });
   SIM_CHECK(Add(ops, spec_.replica.model.num_layers, &attention).ok());
   IterationCost c;
   c.compute = linear.compute + attention.compute;

@@ -61,6 +61,11 @@
 //
 // The GEMM and collective part depends only on (T, S): it is memoised.
 //
+// Explicit head dimensions, latent attention, expert FFN sizes, shared
+// experts, dense-first layers and expert parallelism
+// (inference.expert_parallel_size): strategies/serving_moe.h. Iteration time
+// then sums (L - dense) MoE layers and the dense-first layers.
+//
 // Example:
 //   absl::StatusOr<ServingCostModel> m = ServingCostModel::Create(spec, kernels, network);
 //   IterationTotals t = Summarise({{.new_tokens = 512, .context = 0}, {.new_tokens = 1, .context =
@@ -153,7 +158,8 @@ class ServingCostModel {
 
   // One layer's ops on one tensor-parallel shard, in execution order (the
   // collectives included, OpKind::kCollective), and the once-per-iteration ops.
-  std::vector<models::Op> LayerOps(const IterationTotals& t) const;
+  // `moe` false: a dense-first layer of an MoE model (the dense MLP).
+  std::vector<models::Op> LayerOps(const IterationTotals& t, bool moe = true) const;
   std::vector<models::Op> IterationOps(const IterationTotals& t) const;
 
   const ServingModelSpec& spec() const { return spec_; }
@@ -168,6 +174,8 @@ class ServingCostModel {
   // Costs `ops` (x `times`) into `part`.
   absl::Status Add(const std::vector<models::Op>& ops, int64_t times, Part* part) const;
   Part& Linear(int64_t tokens, int64_t sampled);
+  // Prefill and decode attention of a grouped-query (non-latent) model.
+  void AppendAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;
   // Decode attention's CUDA-core arithmetic time (0 when the bound is off).
   sim::Duration DecodeArithmetic(const models::Op& op) const;
 

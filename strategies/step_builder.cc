@@ -119,6 +119,9 @@ void Builder::SplitBackward() {
   for (const models::Op& op : plan_.workload.layer_backward) {
     (IsWeightGradient(op) ? layer_weight_grad_ : layer_input_grad_).push_back(&op);
   }
+  for (const models::Op& op : plan_.workload.dense_layer_backward) {
+    (IsWeightGradient(op) ? dense_weight_grad_ : dense_input_grad_).push_back(&op);
+  }
   for (const models::Op& op : plan_.workload.head_backward) {
     (IsWeightGradient(op) ? head_weight_grad_ : head_input_grad_).push_back(&op);
   }

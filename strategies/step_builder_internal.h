@@ -307,6 +307,8 @@ class Builder {
   const models::Op* send_gradient_ = nullptr;
   // The backward split into input and weight gradients (zero-bubble schedules).
   std::vector<const models::Op*> layer_input_grad_, layer_weight_grad_;
+  // The same split of Workload::dense_layer_backward (dense-first MoE layers).
+  std::vector<const models::Op*> dense_input_grad_, dense_weight_grad_;
   std::vector<const models::Op*> head_input_grad_, head_weight_grad_;
   std::map<SendKey, sim::TaskId> sends_;
   std::vector<PendingInput> pending_inputs_;

@@ -41,7 +41,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       }
       for (int l = first_layer; l < end_layer; ++l) {
         if (gathers) WaitForParameters(gpus, l + 1);
-        CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.layer_forward, ctx, l));
+        CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.LayerForwardOps(l), ctx, l));
       }
       if (last_pos) {
         if (gathers) WaitForParameters(gpus, L + 1);
@@ -61,8 +61,10 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
         if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, L));
       }
       for (int l = end_layer - 1; l >= first_layer; --l) {
-        CLUSTERSIM_RETURN_IF_ERROR(whole ? AddOps(w.layer_backward, ctx, l)
-                                           : AddOps(layer_input_grad_, ctx, l));
+        CLUSTERSIM_RETURN_IF_ERROR(
+            whole
+                ? AddOps(w.LayerBackwardOps(l), ctx, l)
+                : AddOps(l < w.first_dense_layers ? dense_input_grad_ : layer_input_grad_, ctx, l));
         if (whole && final_mb) MarkGradDone(gpus, l + 1);
         if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
       }
@@ -82,7 +84,8 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
         if (zero3_) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, L));
       }
       for (int l = end_layer - 1; l >= first_layer; --l) {
-        CLUSTERSIM_RETURN_IF_ERROR(AddOps(layer_weight_grad_, ctx, l));
+        CLUSTERSIM_RETURN_IF_ERROR(
+            AddOps(l < w.first_dense_layers ? dense_weight_grad_ : layer_weight_grad_, ctx, l));
         if (final_mb) MarkGradDone(gpus, l + 1);
         if (zero3_) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
       }

@@ -367,7 +367,7 @@ TEST_F(CliTest, ValidateListsEveryInferenceRow) {
                          "A10-01"}) {
     EXPECT_NE(o.out.find(std::string(id) + " "), std::string::npos) << id;
   }
-  EXPECT_NE(o.out.find("rows: 54, mapped to a scenario: 41"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("rows: 54, mapped to a scenario: 43"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("setup: Llama-2-7B on 1x apple-m2-ultra (tp 1), weights int4-gptq g32"),
             std::string::npos)
       << o.out;

@@ -56,8 +56,9 @@ TEST(InferenceRunsTest, EveryRowIsMappedOrSaysWhyNot) {
       EXPECT_TRUE(IsKnownServingMetric(r.metric)) << r.id;
     }
   }
-  // The rows on catalog devices with dense Llama/Qwen models; the rest say why.
-  EXPECT_EQ(mapped, 41);
+  // The rows on catalog devices (dense Llama/Qwen models and catalog MoE
+  // presets); the rest say why.
+  EXPECT_EQ(mapped, 43);
 }
 
 TEST(InferenceRunsTest, TensorRtLlmThroughputRowMapsExactly) {
@@ -142,8 +143,9 @@ TEST(InferenceRunsTest, QuantisedEdgeAndAppleRows) {
 TEST(InferenceRunsTest, UnsupportedRowsSayWhy) {
   std::map<std::string, InferenceRun> runs = ShippedRuns();
   EXPECT_THAT(runs.at("LCPP-SPARK-01").not_supported, HasSubstr("'DGX Spark GB10' is not in"));
-  EXPECT_THAT(runs.at("LCPP-SPARK-04").not_supported, HasSubstr("MoE model"));
-  EXPECT_THAT(runs.at("MEM-03").not_supported, HasSubstr("MoE model"));
+  EXPECT_THAT(runs.at("LCPP-SPARK-04").not_supported, HasSubstr("'DGX Spark GB10' is not in"));
+  ASSERT_TRUE(runs.at("MEM-03").scenario) << runs.at("MEM-03").not_supported;
+  EXPECT_EQ(runs.at("MEM-03").scenario->model().preset(), "qwen3-235b-a22b");
   EXPECT_THAT(runs.at("LCPP-MAC-03").not_supported, HasSubstr("M2 Max"));
   EXPECT_THAT(runs.at("JETSON-02").not_supported, HasSubstr("Orin Nano"));
   EXPECT_THAT(runs.at("CPU-01").not_supported, HasSubstr("i5-6500"));
@@ -187,9 +189,15 @@ TEST(InferenceRunsTest, AnMoeRowNamingACatalogPresetTakesItsArchitecture) {
   const std::vector<InferenceRun> qwen =
       MapOneRow("Qwen3-235B-A22B (MoE 128 experts, 8 active)", "1536 per expert", "4");
   ASSERT_EQ(qwen.size(), 1u);
-  EXPECT_FALSE(qwen[0].scenario);
-  EXPECT_THAT(qwen[0].not_supported, HasSubstr("not in the model catalog"));
-  EXPECT_THAT(qwen[0].not_supported, HasSubstr("mixtral-8x7b"));
+  ASSERT_TRUE(qwen[0].scenario) << qwen[0].not_supported;
+  EXPECT_EQ(qwen[0].scenario->model().preset(), "qwen3-235b-a22b");
+
+  const std::vector<InferenceRun> kimi =
+      MapOneRow("Kimi-K2 (MoE 384 experts, 8 active)", "2048 per expert", "64");
+  ASSERT_EQ(kimi.size(), 1u);
+  EXPECT_FALSE(kimi[0].scenario);
+  EXPECT_THAT(kimi[0].not_supported, HasSubstr("not in the model catalog"));
+  EXPECT_THAT(kimi[0].not_supported, HasSubstr("mixtral-8x7b"));
 }
 
 TEST(InferenceRunsTest, MistralIsALlamaFamilyModel) {
@@ -245,7 +253,7 @@ TEST(InferenceValidationTest, ReportListsEveryRowWithPredictionOrReason) {
       ValidateInferenceTable(ShippedTable(), "inference-runs.csv");
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->rows.size(), 54u);
-  EXPECT_EQ(r->ran, 41);
+  EXPECT_EQ(r->ran, 43);
   const std::string text = FormatInferenceValidationReport(*r, 15);
   for (const InferenceValidationRow& row : r->rows) {
     EXPECT_THAT(text, HasSubstr(row.run.id)) << row.run.id;
@@ -253,8 +261,8 @@ TEST(InferenceValidationTest, ReportListsEveryRowWithPredictionOrReason) {
     EXPECT_EQ(row.not_run.empty(), row.predicted.has_value()) << row.run.id;
   }
   EXPECT_THAT(text, HasSubstr("setup: Llama-2-7B on 1x h100-sxm5-80gb (tp 1)"));
-  EXPECT_THAT(text, HasSubstr("not run: not supported: MoE model"));
-  EXPECT_THAT(text, HasSubstr("rows: 54, mapped to a scenario: 41, not supported: 13, ran: 41"));
+  EXPECT_THAT(text, HasSubstr("not run: not supported: device"));
+  EXPECT_THAT(text, HasSubstr("rows: 54, mapped to a scenario: 43, not supported: 11, ran: 43"));
   EXPECT_THAT(text, HasSubstr("MAPE "));
 }
 
@@ -279,7 +287,7 @@ TEST(InferenceValidationTest, SplitsPartitionTheTableAndTheOverrideReachesEveryR
       ValidateInferenceTable(ShippedTable(), "t", {.stride = 2, .offset = 1});
   ASSERT_TRUE(even.ok() && odd.ok());
   EXPECT_EQ(even->rows.size() + odd->rows.size(), 54u);
-  EXPECT_EQ(even->ran + odd->ran, 41);
+  EXPECT_EQ(even->ran + odd->ran, 43);
   EXPECT_EQ(even->rows[0].run.id, "TRTV08-01");
   EXPECT_EQ(odd->rows[0].run.id, "TRTV08-02");
 

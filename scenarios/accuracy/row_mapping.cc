@@ -192,6 +192,9 @@ std::string PresetFor(const std::string& model) {
   name = name.substr(0, name.find(" ("));  // "gpt-3 175b (paxml ...)"
   std::replace(name.begin(), name.end(), ' ', '-');
   if (name == "nemotron-340b") name = "nemotron4-340b";  // NeMo's name for Nemotron-4 340B
+  // Megatron-Bridge's and NeMo AutoModel's names for the released models.
+  if (name == "deepseek-v3") name = "deepseek-v3-671b";
+  if (name == "qwen3-moe-30b") name = "qwen3-30b-a3b";
   // "llama-3.1-405b" -> "llama3.1-405b", "gpt-3-175b" -> "gpt3-175b".
   static const std::regex kFamilyVersion("^(llama|gpt|nemotron)-([0-9])");
   const std::string joined = std::regex_replace(name, kFamilyVersion, "$1$2");

@@ -33,13 +33,23 @@ TEST(RowMappingTest, ModelNamesFindTheirPresets) {
   EXPECT_EQ(PresetFor("Nemotron-340B"), "nemotron4-340b");
   EXPECT_EQ(PresetFor("Grok-1 314B (MoE 8 experts top-2)"), "grok-1-314b");
   EXPECT_EQ(PresetFor("GPT-3 175B (Paxml Synthetic175B)"), "gpt3-175b");
+  EXPECT_EQ(PresetFor("DeepSeek-V3 671B"), "deepseek-v3-671b");
+  EXPECT_EQ(PresetFor("DeepSeek V3 671B"), "deepseek-v3-671b");
+  EXPECT_EQ(PresetFor("DeepSeek-V3 (tokendrop)"), "deepseek-v3-671b");
+  EXPECT_EQ(PresetFor("Qwen3-235B-A22B (tokendrop)"), "qwen3-235b-a22b");
+  EXPECT_EQ(PresetFor("Qwen3 MoE 30B"), "qwen3-30b-a3b");
+  EXPECT_EQ(PresetFor("GPT-OSS 120B"), "gpt-oss-120b");
+  EXPECT_EQ(PresetFor("GPT-OSS 20B"), "gpt-oss-20b");
+  EXPECT_EQ(PresetFor("Kimi K2"), "");
   EXPECT_EQ(PresetFor("MPT-7B"), "");
   EXPECT_EQ(PresetFor("GPT 1.7B"), "");
 }
 
 TEST(RowMappingTest, MixturesOfExpertsWithoutAPresetAreNamed) {
-  EXPECT_NE(UnsupportedArchitecture("DeepSeek-V3 671B", "", "64"), "");
-  EXPECT_NE(UnsupportedArchitecture("Qwen3-30B-A3B", "", ""), "");
+  EXPECT_NE(UnsupportedArchitecture("Kimi K2", "", "64"), "");
+  EXPECT_NE(UnsupportedArchitecture("Nemotron-H 56B (hybrid Mamba-Transformer)", "", ""), "");
+  EXPECT_EQ(UnsupportedArchitecture("DeepSeek-V3 671B", "", "64"), "");  // presets now
+  EXPECT_EQ(UnsupportedArchitecture("Qwen3-30B-A3B", "", ""), "");
   EXPECT_NE(UnsupportedArchitecture("Some model", "128 experts top-8", ""), "");
   EXPECT_EQ(UnsupportedArchitecture("Llama 3 70B", "", ""), "");
   EXPECT_EQ(UnsupportedArchitecture("Mixtral 8x7B", "", "8"), "");  // a preset

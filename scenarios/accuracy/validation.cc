@@ -178,7 +178,14 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     m->set_seq_length(seq);
     if (layers_stated) m->set_num_layers(layers);
     if (hidden_stated) m->set_hidden_size(hidden);
-    if (heads_stated) m->set_num_attention_heads(heads);
+    // Stating the preset's own head count must not reset its grouped-query
+    // or latent attention (model.num_attention_heads alone means MHA) for the
+    // presets with a head dimension, latent attention or expert FFN of their
+    // own, whose shape the row's columns cannot rebuild.
+    const models::TransformerConfig base = *models::ModelCatalog::Default().Find(preset);
+    const bool keeps_heads = (base.kv_channels > 0 || base.mla() || base.moe_ffn_hidden_size > 0) &&
+                             heads == base.num_attention_heads;
+    if (heads_stated && !keeps_heads) m->set_num_attention_heads(heads);
     if (vocab_stated) m->set_vocab_size(vocab);
   }
   config::ParallelismConfig* p = s.mutable_parallelism();
@@ -204,6 +211,19 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
                     ", last ", p->last_pipeline_num_layers(), " layers); ");
   }
   const int dp = num_gpus / (tp * pp * cp);
+  // Expert parallelism, carved out of dp x cp. Megatron-Core's MoE parallel
+  // folding (expert tensor parallel 1, experts over tp x dp) is not modelled.
+  int ep = 1;
+  if (Int(t.Get(row, "ep"), &ep) && ep > 1) {
+    if (ep > dp * cp || (dp * cp) % ep != 0) {
+      v.reason = absl::StrCat("expert parallel ", ep, " does not divide dp x cp = ", dp * cp,
+                              ": the run folds experts over tensor-parallel ranks (MoE parallel "
+                              "folding, expert tensor parallel 1), which is not modelled");
+      return v;
+    }
+    p->set_expert_model_parallel_size(ep);
+    absl::StrAppend(&assumptions, "expert parallel ", ep, " (balanced routing); ");
+  }
   if (!Int(t.Get(*batch_row, "micro_batch"), &mb)) {
     if (a.micro_batch > 0) {
       mb = a.micro_batch;

@@ -111,7 +111,7 @@ TEST(ValidationTest, RowsNamingTheirStackRunUnderItsProfile) {
           "tokens_per_s_per_gpu,3000,FULL_SHARD,pytorch-fsdp-llm-foundry (Composer),bf16,\n"
           "Z-01,x,Llama 3 8B,,,,8192,,MI300X (8/node),8,1,1,1,,1,128,,"
           "tokens_per_s_per_gpu,9000,,nemo-25.09 (Megatron-Bridge),bf16,\n"
-          "W-01,x,DeepSeek-V3,61,7168,128,4096,,H100-SXM-80GB (DGX-H100),256,1,8,1,,1,2048,,"
+          "W-01,x,Kimi K2,61,7168,64,4096,,H100-SXM-80GB (DGX-H100),256,1,8,1,,1,2048,,"
           "tokens_per_s_per_gpu,900,,nemo-25.09 (Megatron-Bridge),fp8,64\n"
           "V-01,x,Llama 3 8B,,,,8192,,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,128,,"
           "tokens_per_s_per_gpu,9000,,mxnet 1.9,bf16,\n",
@@ -159,4 +159,3 @@ TEST(ValidationTest, StopFlagCancelsBetweenRows) {
 
 }  // namespace
 }  // namespace clustersim::scenarios
-

@@ -87,6 +87,17 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_num_experts()) out->num_experts = in.num_experts();
   if (in.has_moe_top_k()) out->moe_top_k = in.moe_top_k();
   if (in.has_moe_capacity_factor()) out->moe_capacity_factor = in.moe_capacity_factor();
+  if (in.has_head_dim()) out->kv_channels = in.head_dim();
+  if (in.has_moe_ffn_hidden_size()) out->moe_ffn_hidden_size = in.moe_ffn_hidden_size();
+  if (in.has_moe_shared_expert_ffn_size()) {
+    out->moe_shared_expert_ffn_size = in.moe_shared_expert_ffn_size();
+  }
+  if (in.has_moe_first_dense_layers()) out->moe_first_dense_layers = in.moe_first_dense_layers();
+  if (in.has_q_lora_rank()) out->q_lora_rank = in.q_lora_rank();
+  if (in.has_kv_lora_rank()) out->kv_lora_rank = in.kv_lora_rank();
+  if (in.has_qk_nope_head_dim()) out->qk_nope_head_dim = in.qk_nope_head_dim();
+  if (in.has_qk_rope_head_dim()) out->qk_rope_head_dim = in.qk_rope_head_dim();
+  if (in.has_v_head_dim()) out->v_head_dim = in.v_head_dim();
   return models::ValidateTransformer(*out);
 }
 
@@ -104,6 +115,20 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
   out->set_num_experts(m.num_experts);
   out->set_moe_top_k(m.moe_top_k);
   if (m.num_experts > 0) out->set_moe_capacity_factor(m.moe_capacity_factor);
+  // Echoed only when set, so that plain transformers echo what they did.
+  if (m.kv_channels > 0) out->set_head_dim(m.kv_channels);
+  if (m.moe_ffn_hidden_size > 0) out->set_moe_ffn_hidden_size(m.moe_ffn_hidden_size);
+  if (m.moe_shared_expert_ffn_size > 0) {
+    out->set_moe_shared_expert_ffn_size(m.moe_shared_expert_ffn_size);
+  }
+  if (m.moe_first_dense_layers > 0) out->set_moe_first_dense_layers(m.moe_first_dense_layers);
+  if (m.mla()) {
+    out->set_q_lora_rank(m.q_lora_rank);
+    out->set_kv_lora_rank(m.kv_lora_rank);
+    out->set_qk_nope_head_dim(m.qk_nope_head_dim);
+    out->set_qk_rope_head_dim(m.qk_rope_head_dim);
+    out->set_v_head_dim(m.v_head_dim);
+  }
 }
 
 }  // namespace clustersim::scenarios

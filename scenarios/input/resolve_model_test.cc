@@ -43,5 +43,38 @@ TEST(ResolveModelTest, ModelConfigFileErrorsNameTheField) {
   EXPECT_THAT(s.message(), HasSubstr("model.preset and model.model_config_file"));
 }
 
+// The architecture fields override a preset, are echoed only when set, and
+// bad values name the field.
+TEST(ResolveModelTest, ArchitectureFields) {
+  config::ModelConfig in;
+  in.set_preset("qwen3-30b-a3b");
+  in.set_moe_shared_expert_ffn_size(1536);
+  models::TransformerConfig m;
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_EQ(m.head_dim(), 128);
+  EXPECT_EQ(m.expert_ffn_size(), 768);
+  EXPECT_EQ(m.moe_shared_expert_ffn_size, 1536);
+  config::ModelConfig echo;
+  EchoModel(m, &echo);
+  EXPECT_EQ(echo.head_dim(), 128);
+  EXPECT_EQ(echo.moe_shared_expert_ffn_size(), 1536);
+  EXPECT_FALSE(echo.has_kv_lora_rank());
+
+  config::ModelConfig dense;
+  dense.set_preset("llama3-8b");
+  ASSERT_TRUE(ResolveModel(dense, &m).ok());
+  config::ModelConfig plain;
+  EchoModel(m, &plain);
+  EXPECT_FALSE(plain.has_head_dim());
+  EXPECT_FALSE(plain.has_moe_ffn_hidden_size());
+  dense.set_moe_first_dense_layers(2);
+  EXPECT_THAT(ResolveModel(dense, &m).message(), HasSubstr("model.moe_first_dense_layers=2"));
+
+  config::ModelConfig latent;
+  latent.set_preset("deepseek-v3-671b");
+  latent.set_v_head_dim(0);
+  EXPECT_THAT(ResolveModel(latent, &m).message(), HasSubstr("model.v_head_dim must be > 0"));
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

@@ -9,6 +9,7 @@
 #include "scenarios/input/resolve_model.h"
 #include "scenarios/serve/serve_speculative.h"
 #include "sim/status_macros.h"
+#include "strategies/serving_moe.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -157,6 +158,11 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   }
   ei->set_tensor_parallel_size(rep.tensor_parallel);
   ei->set_pipeline_parallel_size(rep.pipeline_parallel);
+  if (inf.has_expert_parallel_size()) {
+    rep.expert_parallel = inf.expert_parallel_size();
+    CLUSTERSIM_RETURN_IF_ERROR(strategies::ValidateServingExpertParallel(rep));
+    ei->set_expert_parallel_size(rep.expert_parallel);
+  }
 
   // Formats.
   absl::StatusOr<models::WeightFormat> wf = models::ParseWeightFormat(
@@ -168,7 +174,12 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
       !s.ok()) {
     return s;
   }
-  rep.quant_group_size = inf.has_quant_group_size() ? inf.quant_group_size() : 128;
+  // Default 128, or the largest of 64 and 32 that divides the hidden size
+  // (gpt-oss: 2880 = 45 x 64).
+  rep.quant_group_size = inf.has_quant_group_size()         ? inf.quant_group_size()
+                         : rep.model.hidden_size % 128 == 0 ? 128
+                         : rep.model.hidden_size % 64 == 0  ? 64
+                                                            : 32;
   if (rep.quant_group_size < 1 || rep.model.hidden_size % rep.quant_group_size != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "inference.quant_group_size=", rep.quant_group_size,

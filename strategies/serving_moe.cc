@@ -1,0 +1,190 @@
+#include "strategies/serving_moe.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "models/quantization.h"
+#include "strategies/serving_iteration.h"
+
+namespace clustersim::strategies {
+
+using models::Op;
+using models::OpKind;
+
+Op ServingMemoryOp(std::string name, int64_t bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kMemoryBound;
+  op.bytes = sim::Bytes(bytes);
+  return op;
+}
+
+Op ServingCollective(std::string name, models::CommKind kind, int64_t bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kCollective;
+  op.comm = kind;
+  op.group = kind == models::CommKind::kSendRecv   ? models::CommGroup::kPipeline
+             : kind == models::CommKind::kAllToAll ? models::CommGroup::kExpert
+                                                   : models::CommGroup::kTensor;
+  op.comm_bytes = sim::Bytes(bytes);
+  return op;
+}
+
+Op ServingGemm(std::string name, int64_t rows, int64_t n, int64_t k, models::Dtype dtype,
+               double weight_bits, double matrices, int64_t batch) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kGemm;
+  op.m = rows;
+  op.n = n;
+  op.k = k;
+  op.batch = batch;
+  op.dtype = dtype;
+  op.flops = sim::Flops(2.0 * static_cast<double>(batch) * static_cast<double>(rows) *
+                        static_cast<double>(n) * static_cast<double>(k));
+  op.bytes = sim::Bytes(batch * (rows * k * 2 + rows * n * 2) +
+                        static_cast<int64_t>(matrices * static_cast<double>(batch) *
+                                             static_cast<double>(k * n) * weight_bits / 8.0));
+  return op;
+}
+
+Op ServingAttentionOp(std::string name, int64_t heads, int64_t m, int64_t n, int64_t k,
+                      models::Dtype dtype, double flops, int64_t bytes) {
+  Op a;
+  a.name = std::move(name);
+  a.kind = OpKind::kAttention;
+  a.batch = heads;
+  a.m = m;
+  a.n = n;
+  a.k = k;
+  a.dtype = dtype;
+  a.flops = sim::Flops(flops);
+  a.bytes = sim::Bytes(bytes);
+  return a;
+}
+
+absl::Status ValidateServingExpertParallel(const models::ReplicaModel& r) {
+  const int ep = r.expert_parallel;
+  if (ep < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inference.expert_parallel_size=", ep, " must be >= 1; 1 keeps experts tensor-parallel"));
+  }
+  if (ep == 1) return absl::OkStatus();
+  if (r.model.num_experts == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inference.expert_parallel_size=", ep,
+                     " needs a mixture-of-experts model (model.num_experts is 0); set it to 1"));
+  }
+  if (ep != r.tensor_parallel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inference.expert_parallel_size=", ep,
+        " must equal inference.tensor_parallel_size=", r.tensor_parallel,
+        ": the replica's GPUs run data-parallel attention and hold 1/ep of the experts each; "
+        "set both to the replica's GPU count"));
+  }
+  if (r.model.num_experts % ep != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inference.expert_parallel_size=", ep,
+                     " must divide model.num_experts=", r.model.num_experts));
+  }
+  return absl::OkStatus();
+}
+
+ServingOpBuilder::ServingOpBuilder(const models::ReplicaModel& replica, models::Dtype gemm_dtype,
+                                   models::Dtype attention_dtype)
+    : replica_(&replica),
+      gemm_dtype_(gemm_dtype),
+      attention_dtype_(attention_dtype),
+      tp_(replica.tensor_parallel),
+      ep_(replica.expert_parallel) {}
+
+int64_t ServingOpBuilder::Rows(int64_t tokens) const { return (tokens + ep_ - 1) / ep_; }
+
+int64_t ServingOpBuilder::Heads() const {
+  return replica_->model.num_attention_heads / AttentionTp();
+}
+
+Op ServingOpBuilder::Gemm(std::string name, int64_t rows, int64_t n, int64_t k, double matrices,
+                          int64_t batch) const {
+  return ServingGemm(std::move(name), rows, n, k, gemm_dtype_,
+                     models::BitsPerWeight(replica_->weight_format, replica_->quant_group_size, k),
+                     matrices, batch);
+}
+
+void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>* ops) const {
+  const models::TransformerConfig& m = replica_->model;
+  const int64_t rows = Rows(t.tokens), h = m.hidden_size, heads = Heads();
+  const int64_t d = m.head_dim(), v = m.v_head_dim, nope = m.qk_nope_head_dim;
+  const int64_t c = m.kv_lora_rank, latent = m.kv_lora_rank + m.qk_rope_head_dim;
+  const int64_t kv_bytes = models::BytesPerElement(replica_->kv_cache_dtype);
+  if (m.q_lora_rank > 0) {
+    ops->push_back(Gemm("q_down_gemm", rows, m.q_lora_rank, h));
+    ops->push_back(ServingMemoryOp("q_latent_norm", rows * m.q_lora_rank * 2 * 2));
+    ops->push_back(Gemm("q_up_gemm", rows, heads * d, m.q_lora_rank));
+  } else {
+    ops->push_back(Gemm("q_gemm", rows, heads * d, h));
+  }
+  ops->push_back(Gemm("kv_down_gemm", rows, latent, h));
+  ops->push_back(ServingMemoryOp("kv_latent_norm", rows * c * 2 * 2));
+  ops->push_back(ServingMemoryOp("kv_cache_write", rows * latent * (2 + kv_bytes)));
+  // Under EP each GPU runs 1/ep of the sequences (balanced).
+  if (t.prefill_tokens > 0) {
+    const int64_t kv_tokens = ShareOf(t.prefill_kv_tokens, ep_);
+    const int64_t q_tokens = ShareOf(t.prefill_tokens, ep_);
+    ops->push_back(Gemm("attention_prefill_kv_up", kv_tokens, heads * (nope + v), c));
+    ops->push_back(ServingAttentionOp(
+        "attention_prefill", heads, q_tokens, kv_tokens, d, attention_dtype_,
+        2.0 * static_cast<double>(heads * (d + v)) * t.prefill_pairs / static_cast<double>(ep_),
+        q_tokens * heads * (d + v) * 2 + kv_tokens * heads * (d + v) * 2 +
+            kv_tokens * latent * kv_bytes));
+  }
+  if (t.decode_seqs > 0) {
+    // One query per sequence, or 1 + k under speculative decoding.
+    const int64_t seqs = ShareOf(t.decode_queries, ep_), cached = ShareOf(t.decode_kv_tokens, ep_);
+    ops->push_back(Gemm("attention_decode_q_absorb", seqs, c, nope, 1, heads));
+    ops->push_back(
+        ServingAttentionOp("attention_decode", heads, seqs, cached, latent, attention_dtype_,
+                           2.0 * static_cast<double>(heads) * static_cast<double>(latent + c) *
+                               t.decode_pairs / static_cast<double>(ep_),
+                           cached * latent * kv_bytes + seqs * heads * (latent + c) * 2));
+    ops->push_back(Gemm("attention_decode_v_absorb", seqs, v, c, 1, heads));
+  }
+}
+
+void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) const {
+  const models::TransformerConfig& m = replica_->model;
+  const bool gated = m.activation == models::Activation::kSwiglu;
+  const int64_t h = m.hidden_size, rows = Rows(t.tokens), k = m.moe_top_k;
+  ops->push_back(ServingGemm("router_gemm", rows, m.num_experts, h, attention_dtype_, 16.0));
+  const double touched = ExpectedExpertsTouched(m.num_experts, m.moe_top_k, t.tokens);
+  if (ep_ > 1) {
+    // Every GPU holds whole experts (E/ep of them) and receives, balanced,
+    // T·k/ep rows from the replica's GPUs.
+    const int64_t f = m.expert_ffn_size(), routed = (t.tokens * k + ep_ - 1) / ep_;
+    ops->push_back(
+        ServingCollective("ep_alltoall_dispatch", models::CommKind::kAllToAll, rows * k * h * 2));
+    ops->push_back(Gemm("expert_gate_up_gemm", routed, gated ? 2 * f : f, h, touched / ep_));
+    ops->push_back(ServingMemoryOp("activation", routed * f * (gated ? 3 : 2) * 2));
+    ops->push_back(Gemm("expert_down_gemm", routed, h, f, touched / ep_));
+    ops->push_back(
+        ServingCollective("ep_alltoall_combine", models::CommKind::kAllToAll, rows * k * h * 2));
+  } else {
+    // Routed experts as one grouped GEMM over the T·k routed rows, every
+    // expert sharded over TP, reading the weights of the experts the batch
+    // touches.
+    const int64_t f = m.expert_ffn_size() / tp_, routed = t.tokens * k;
+    ops->push_back(Gemm("expert_gate_up_gemm", routed, gated ? 2 * f : f, h, touched));
+    ops->push_back(ServingMemoryOp("activation", routed * f * (gated ? 3 : 2) * 2));
+    ops->push_back(Gemm("expert_down_gemm", routed, h, f, touched));
+  }
+  if (m.moe_shared_expert_ffn_size > 0) {
+    const int64_t fs = m.moe_shared_expert_ffn_size / AttentionTp();
+    ops->push_back(Gemm("shared_gate_up_gemm", rows, gated ? 2 * fs : fs, h));
+    ops->push_back(ServingMemoryOp("shared_activation", rows * fs * (gated ? 3 : 2) * 2));
+    ops->push_back(Gemm("shared_down_gemm", rows, h, fs));
+  }
+}
+
+}  // namespace clustersim::strategies

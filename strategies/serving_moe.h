@@ -1,0 +1,138 @@
+// File: strategies/serving_moe.h
+//
+// The serving-iteration ops of modern MoE and attention architectures
+// (models/transformer_config.h), for strategies/serving_iteration.cc: latent
+// attention, the MoE MLP with its expert FFN size and shared experts, and
+// expert parallelism. One GPU's ops for one layer and one iteration.
+//
+// Multi-head latent attention (DeepSeek-V2 §2.1, arXiv 2405.04434), as vLLM's
+// MLA backend and SGLang run it (heads a' = a/tp, or a under expert
+// parallelism; d = nope + rope, v = v_head_dim, c = kv_lora_rank):
+//   q_down_gemm, q_latent_norm, q_up_gemm   rows x h -> q_lora -> a'·d (without
+//                                           a q latent: one q_gemm h -> a'·d)
+//   kv_down_gemm, kv_latent_norm            rows x h -> c + rope (replicated on
+//                                           every TP rank, as vLLM builds it)
+//   kv_cache_write                          rows x (c + rope) latent values: the
+//                                           cache holds c + rope values per token
+//                                           and layer, shared by all heads
+//   attention_prefill_kv_up                 prefill, non-absorbed: the chunks'
+//                                           latents (context included) up to K
+//                                           and V, (Σ context + new) x c -> a'·(nope + v)
+//   attention_prefill                       flops 2·a'·(d + v)·Σ causal pairs
+//   attention_decode_q_absorb               decode, absorbed (W_UK folded into
+//                                           the query): a' GEMMs seqs x nope -> c
+//   attention_decode                        MQA over the latent cache: reads
+//                                           Σ (context + 1) x (c + rope) x kv bytes
+//                                           once for all heads; flops
+//                                           2·a'·(2c + rope) per cached token;
+//                                           costed as attention (compute or
+//                                           memory, whichever is slower: FlashMLA
+//                                           decode runs on tensor cores)
+//   attention_decode_v_absorb               a' GEMMs seqs x c -> v (W_UV)
+// then o_proj_gemm k = a'·v. The absorbed decode reads c + rope values per
+// cached token instead of 2·a·(nope + v)/tp: for DeepSeek-V3 576 against
+// 2 x 128 x 128 / 8 = 4096 values at tp 8.
+//
+// MoE MLP (vLLM's fused MoE): router_gemm (16-bit), the routed experts as one
+// grouped GEMM over T·k rows with the expert FFN size, reading the weights of
+// the D = ExpectedExpertsTouched(E, k, T) experts the batch touches, then the
+// shared experts (shared_gate_up_gemm, shared_activation, shared_down_gemm over
+// all T rows). Dense-first layers (DeepSeek's first 3) run the dense MLP.
+//
+// Expert parallelism (inference.expert_parallel_size = ep > 1; vLLM/SGLang
+// data-parallel attention + EP, e.g. SGLang --enable-dp-attention --ep-size):
+// ep must equal tensor_parallel_size; the replica's ep GPUs each run
+// attention, the shared experts, the dense MLPs, the embedding and the LM head
+// with whole weights on their own 1/ep of the batch (T/ep rows, 1/ep of the
+// sequences and their KV cache; balanced), and each holds E/ep experts. Per
+// MoE layer:
+//   ep_alltoall_dispatch    each GPU sends its (T/ep)·k routed rows of h
+//                           16-bit values (its own share included)
+//   expert_gate_up_gemm,    over the T·k/ep rows its experts receive, reading
+//   activation,             the weights of its share D/ep of the experts touched
+//   expert_down_gemm
+//   ep_alltoall_combine     the expert outputs back (same bytes)
+// both costed by the topology's NetworkModel over the replica's GPUs. There is
+// no tensor-parallel all-reduce (attention is not sharded).
+//
+// Example:
+//   ServingOpBuilder b(replica, gemm_dtype, attention_dtype);
+//   std::vector<models::Op> ops;
+//   b.LatentAttention(totals, &ops);   // MLA projections and attention
+//   b.MoeMlp(totals, &ops);            // routed + shared experts, EP all-to-alls
+#ifndef CLUSTERSIM_STRATEGIES_SERVING_MOE_H_
+#define CLUSTERSIM_STRATEGIES_SERVING_MOE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "models/dtype.h"
+#include "models/inference_memory.h"
+#include "models/workload.h"
+
+namespace clustersim::strategies {
+
+struct IterationTotals;
+
+// A memory-bound op of `bytes`.
+models::Op ServingMemoryOp(std::string name, int64_t bytes);
+
+// A collective of `bytes` (the nccl-tests size): send/recv over the pipeline,
+// all-to-all over the expert group, others over the tensor group.
+models::Op ServingCollective(std::string name, models::CommKind kind, int64_t bytes);
+
+// rows x k activations times `matrices` k x n weights of `weight_bits` per
+// element (several for the experts an MoE layer touches); 16-bit activations
+// in and out. `batch` independent products (per-head absorbed GEMMs).
+models::Op ServingGemm(std::string name, int64_t rows, int64_t n, int64_t k, models::Dtype dtype,
+                       double weight_bits, double matrices = 1, int64_t batch = 1);
+
+// An attention kernel over `heads` heads: m query rows against n key rows of
+// head dimension k, with the given FLOPs and bytes (costed compute- or
+// memory-bound, whichever is slower).
+models::Op ServingAttentionOp(std::string name, int64_t heads, int64_t m, int64_t n, int64_t k,
+                              models::Dtype dtype, double flops, int64_t bytes);
+
+// The share of `x` (sequences, tokens) one of `ep` data-parallel attention
+// ranks runs: ceil(x / ep).
+inline int64_t ShareOf(int64_t x, int64_t ep) { return (x + ep - 1) / ep; }
+
+// inference.expert_parallel_size checks: ep >= 1; ep > 1 needs an MoE model,
+// ep = tensor_parallel_size and ep dividing the expert count.
+absl::Status ValidateServingExpertParallel(const models::ReplicaModel& replica);
+
+class ServingOpBuilder {
+ public:
+  // `replica` must outlive the builder.
+  ServingOpBuilder(const models::ReplicaModel& replica, models::Dtype gemm_dtype,
+                   models::Dtype attention_dtype);
+
+  // Expert parallelism in effect (ep > 1): attention data-parallel.
+  bool data_parallel_attention() const { return ep_ > 1; }
+  // Rows of the non-expert ops on one GPU: T, or ceil(T/ep) under EP.
+  int64_t Rows(int64_t tokens) const;
+  // Heads on one GPU: a/tp, or a under EP.
+  int64_t Heads() const;
+  // Tensor-parallel split of the non-expert weights: tp, or 1 under EP.
+  int64_t AttentionTp() const { return ep_ > 1 ? 1 : tp_; }
+
+  // A GEMM with weights of the replica's format.
+  models::Op Gemm(std::string name, int64_t rows, int64_t n, int64_t k, double matrices = 1,
+                  int64_t batch = 1) const;
+
+  // MLA: projections, cache write and the prefill/decode attention (see the file comment).
+  void LatentAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;
+  // Router, routed experts (EP all-to-alls when ep > 1) and shared experts.
+  void MoeMlp(const IterationTotals& t, std::vector<models::Op>* ops) const;
+
+ private:
+  const models::ReplicaModel* replica_;
+  models::Dtype gemm_dtype_, attention_dtype_;
+  int64_t tp_, ep_;
+};
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_SERVING_MOE_H_

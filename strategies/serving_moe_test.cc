@@ -1,0 +1,190 @@
+// Serving costs of latent attention, expert FFN sizes, shared experts,
+// dense-first layers, explicit head dimensions and expert parallelism, checked
+// against shapes and byte counts written out by hand.
+#include "strategies/serving_moe.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/calibration.h"
+#include "models/gpu_catalog.h"
+#include "models/inference_memory.h"
+#include "strategies/serving_iteration.h"
+#include "topology/analytic_network.h"
+#include "topology/cluster.h"
+
+namespace clustersim::strategies {
+namespace {
+
+using ::testing::HasSubstr;
+
+const models::Op* FindOp(const std::vector<models::Op>& ops, std::string_view name) {
+  for (const models::Op& op : ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+class ServingMoeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gpu_ = *models::GpuCatalog::Default().Find("h200-sxm-141gb");
+    kernels_.emplace(*gpu_, models::KernelModelParams{}, models::Calibration::Shipped(gpu_->name));
+    absl::StatusOr<topology::Cluster> c = topology::BuildCluster({.node_preset = "dgx-h100"});
+    ASSERT_TRUE(c.ok()) << c.status();
+    cluster_.emplace(*std::move(c));
+    network_.emplace(*cluster_);
+  }
+
+  ServingModelSpec Spec(std::string_view preset, int tp, int ep = 1) {
+    ServingModelSpec spec;
+    spec.replica.model = *models::ModelCatalog::Default().Find(preset);
+    spec.replica.tensor_parallel = tp;
+    spec.replica.expert_parallel = ep;
+    spec.replica.weight_format = models::WeightFormat::kFp8;
+    spec.replica.kv_cache_dtype = models::Dtype::kFp8;
+    for (int i = 0; i < tp; ++i) spec.gpus.push_back(i);
+    return spec;
+  }
+
+  ServingCostModel Model(std::string_view preset, int tp, int ep = 1) {
+    absl::StatusOr<ServingCostModel> m =
+        ServingCostModel::Create(Spec(preset, tp, ep), *kernels_, *network_);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return *std::move(m);
+  }
+
+  static IterationTotals Decode(int64_t seqs, int64_t context) {
+    std::vector<SequenceWork> w(seqs, {.new_tokens = 1, .context = context, .decode = true});
+    return Summarise(w);
+  }
+
+  const models::GpuSpec* gpu_ = nullptr;
+  std::optional<models::KernelModel> kernels_;
+  std::optional<topology::Cluster> cluster_;
+  std::optional<topology::AnalyticNetwork> network_;
+};
+
+// DeepSeek-V3 caches kv_lora 512 + rope 64 = 576 values per token and layer
+// (DeepSeek-V2 §2.1.2: (d_c + d_h^R)·l): 61 x 576 x 1 B in FP8, whole on every
+// TP rank, and 1/ep of it per replica token under data-parallel attention.
+TEST_F(ServingMoeTest, LatentKvCacheBytes) {
+  const models::TransformerConfig m = *models::ModelCatalog::Default().Find("deepseek-v3-671b");
+  EXPECT_EQ(models::KvBytesPerToken(m, 1, 1, models::Dtype::kFp8).count(), 61 * 576);
+  EXPECT_EQ(models::KvBytesPerToken(m, 8, 1, models::Dtype::kFp8).count(), 61 * 576);
+  EXPECT_EQ(models::KvBytesPerToken(m, 8, 1, models::Dtype::kBf16, 8).count(), 61 * 576 * 2 / 8);
+  // Grouped-query attention keeps its formula: Qwen3-235B, 4 KV heads of 128.
+  const models::TransformerConfig q = *models::ModelCatalog::Default().Find("qwen3-235b-a22b");
+  EXPECT_EQ(models::KvBytesPerToken(q, 1, 1, models::Dtype::kBf16).count(), 94 * 2 * 4 * 128 * 2);
+}
+
+// Absorbed decode reads the latent cache once for all heads: 8 sequences of
+// 1023 cached tokens (+1 new) read 8 x 1024 x 576 FP8 bytes, plus the
+// absorbed queries and outputs (16 heads at tp 8, 576 + 512 values, 16-bit).
+TEST_F(ServingMoeTest, AbsorbedDecodeReadsTheLatentCache) {
+  ServingCostModel model = Model("deepseek-v3-671b", 8);
+  const std::vector<models::Op> ops = model.LayerOps(Decode(8, 1023));
+  const models::Op* a = FindOp(ops, "attention_decode");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->kind, models::OpKind::kAttention);
+  EXPECT_EQ(a->bytes.count(), 8 * 1024 * 576 + 8 * 16 * (576 + 512) * 2);
+  EXPECT_DOUBLE_EQ(a->flops.count(), 2.0 * 16 * (576 + 512) * 8 * 1024);
+  const models::Op* q = FindOp(ops, "attention_decode_q_absorb");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->batch, 16);  // one nope -> kv_lora product per head
+  EXPECT_EQ(q->k, 128);
+  EXPECT_EQ(q->n, 512);
+  const models::Op* o = FindOp(ops, "o_proj_gemm");
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->k, 16 * 128);  // heads x v_head_dim
+  // Replicated down projections, split up projections.
+  EXPECT_EQ(FindOp(ops, "kv_down_gemm")->n, 576);
+  EXPECT_EQ(FindOp(ops, "q_up_gemm")->n, 16 * 192);
+  EXPECT_EQ(FindOp(ops, "kv_cache_write")->bytes.count(), 8 * 576 * (2 + 1));
+}
+
+// MoE layers: expert FFN 2048, one shared expert of 2048; the first three
+// layers run the dense 18432 MLP. All split over tp 8.
+TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
+  ServingCostModel model = Model("deepseek-v3-671b", 8);
+  const IterationTotals t = Decode(4, 100);
+  const std::vector<models::Op> moe = model.LayerOps(t);
+  EXPECT_EQ(FindOp(moe, "expert_gate_up_gemm")->n, 2 * 2048 / 8);
+  EXPECT_EQ(FindOp(moe, "expert_gate_up_gemm")->m, 4 * 8);  // T·k routed rows
+  EXPECT_EQ(FindOp(moe, "shared_gate_up_gemm")->n, 2 * 2048 / 8);
+  EXPECT_EQ(FindOp(moe, "shared_down_gemm")->k, 2048 / 8);
+  EXPECT_EQ(FindOp(moe, "router_gemm")->n, 256);
+  const std::vector<models::Op> dense = model.LayerOps(t, /*moe=*/false);
+  EXPECT_EQ(FindOp(dense, "gate_up_gemm")->n, 2 * 18432 / 8);
+  EXPECT_EQ(FindOp(dense, "router_gemm"), nullptr);
+  // Iteration time covers 58 MoE and 3 dense layers: more than 61 dense
+  // layers' worth of the dense ops alone would not be.
+  EXPECT_GT(model.Cost(t).time, sim::Duration::Zero());
+}
+
+// Qwen3: head_dim 128 with hidden/heads = 64: QKV and o_proj sized by it.
+TEST_F(ServingMoeTest, ExplicitHeadDim) {
+  ServingCostModel model = Model("qwen3-235b-a22b", 4);
+  const std::vector<models::Op> ops = model.LayerOps(Decode(2, 10));
+  EXPECT_EQ(FindOp(ops, "qkv_gemm")->n, (64 / 4 + 2 * 1) * 128);
+  EXPECT_EQ(FindOp(ops, "o_proj_gemm")->k, 64 / 4 * 128);
+  EXPECT_EQ(FindOp(ops, "expert_down_gemm")->k, 1536 / 4);
+}
+
+// Expert parallelism over 8 GPUs: each GPU attends for 1/8 of the batch with
+// all heads, sends its rows·k·h 16-bit values to the experts' GPUs and back,
+// and runs its 32 experts on T·k/8 rows; no tensor-parallel all-reduce.
+TEST_F(ServingMoeTest, ExpertParallelAllToAll) {
+  ServingCostModel model = Model("deepseek-v3-671b", 8, 8);
+  const IterationTotals t = Decode(64, 2000);
+  const std::vector<models::Op> ops = model.LayerOps(t);
+  const models::Op* dispatch = FindOp(ops, "ep_alltoall_dispatch");
+  const models::Op* combine = FindOp(ops, "ep_alltoall_combine");
+  ASSERT_NE(dispatch, nullptr);
+  ASSERT_NE(combine, nullptr);
+  EXPECT_EQ(dispatch->comm, models::CommKind::kAllToAll);
+  EXPECT_EQ(dispatch->comm_bytes.count(), 8 * 8 * 7168 * 2);  // 64/8 rows x k 8 x h x 2 B
+  EXPECT_EQ(combine->comm_bytes, dispatch->comm_bytes);
+  EXPECT_EQ(FindOp(ops, "tp_allreduce_attn"), nullptr);
+  EXPECT_EQ(FindOp(ops, "tp_allreduce_mlp"), nullptr);
+  EXPECT_EQ(FindOp(ops, "expert_gate_up_gemm")->m, 64 * 8 / 8);
+  EXPECT_EQ(FindOp(ops, "expert_gate_up_gemm")->n, 2 * 2048);  // whole experts
+  EXPECT_EQ(FindOp(ops, "q_up_gemm")->n, 128 * 192);           // all heads
+  EXPECT_EQ(FindOp(ops, "attention_decode")->n, 64 * 2001 / 8);
+  const IterationCost c = model.Cost(t);
+  EXPECT_GT(c.communication, sim::Duration::Zero());
+}
+
+TEST_F(ServingMoeTest, ExpertParallelErrorsNameTheField) {
+  absl::StatusOr<ServingCostModel> uneven =
+      ServingCostModel::Create(Spec("deepseek-v3-671b", 8, 4), *kernels_, *network_);
+  ASSERT_FALSE(uneven.ok());
+  EXPECT_THAT(uneven.status().message(), HasSubstr("inference.expert_parallel_size=4"));
+  absl::StatusOr<ServingCostModel> dense =
+      ServingCostModel::Create(Spec("llama3-8b", 2, 2), *kernels_, *network_);
+  ASSERT_FALSE(dense.ok());
+  EXPECT_THAT(dense.status().message(), HasSubstr("mixture-of-experts"));
+}
+
+// Weights per GPU under EP: everything but the routed experts whole, the
+// experts / ep. DeepSeek-V3 in FP8 on 8 GPUs: (671B - 656B experts) + 656B/8,
+// about 97 GB, against 671B/8 = 84 GB with every weight tensor-parallel.
+TEST_F(ServingMoeTest, ExpertParallelWeights) {
+  models::InferenceMemoryInputs in;
+  in.replica = Spec("deepseek-v3-671b", 8, 8).replica;
+  const models::ParameterCounts p = models::CountParameters(in.replica.model);
+  const double experts = p.expert_per_layer * 61;
+  const models::InferenceMemory ep = models::EstimateInferenceMemory(in, gpu_->memory);
+  EXPECT_NEAR(static_cast<double>(ep.weights.count()) / 1e9,
+              ((p.Total(61) - experts) + experts / 8) / 1e9,
+              3.0);  // + 16-bit norms, router, embeddings
+  in.replica.expert_parallel = 1;
+  const models::InferenceMemory tp = models::EstimateInferenceMemory(in, gpu_->memory);
+  EXPECT_LT(tp.weights, ep.weights);
+}
+
+}  // namespace
+}  // namespace clustersim::strategies
