@@ -35,6 +35,8 @@ absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
   if (metric == "ttft_ms") return r->ttft_ms().mean();
   if (metric == "tpot_ms") return r->tpot_ms().mean();
   if (metric == "e2e_latency_ms") return r->e2e_ms().mean();
+  if (metric == "ttft_p99_ms") return r->ttft_ms().p99();
+  if (metric == "requests_per_s") return r->requests_per_s();
   if (metric == "weights_gib_per_gpu") return mem.weights_gib();
   if (metric == "kv_bytes_per_token") return static_cast<double>(mem.kv_bytes_per_token());
   const double kv_tokens = static_cast<double>(mem.kv_blocks()) * mem.kv_block_size();
@@ -48,7 +50,8 @@ absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
 }
 
 absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
-    const sim::CsvTable& table, std::string_view origin, const InferenceValidationOptions& options) {
+    const sim::CsvTable& table, std::string_view origin,
+    const InferenceValidationOptions& options) {
   absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(table);
   if (!runs.ok()) {
     return absl::Status(runs.status().code(),
@@ -95,8 +98,8 @@ absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
 
 std::string FormatInferenceValidationReport(const InferenceValidationReport& report,
                                             double target_pct) {
-  std::string out = absl::StrCat("inference validation: ", report.origin, " (",
-                                 report.rows.size(), " rows)\n");
+  std::string out =
+      absl::StrCat("inference validation: ", report.origin, " (", report.rows.size(), " rows)\n");
   for (const InferenceValidationRow& r : report.rows) {
     absl::StrAppendFormat(&out, "%-16s %-28s measured %g %s\n", r.run.id, r.run.metric,
                           r.run.measured, r.run.unit);
