@@ -415,7 +415,8 @@ std::string WorkloadText(const config::InferenceConfig& inf) {
   }
   if (inf.has_disaggregated()) {
     absl::StrAppend(&out, ", prefill ", inf.disaggregated().prefill().num_gpus(), " + decode ",
-                    inf.disaggregated().decode().num_gpus(), " GPUs");
+                    inf.disaggregated().decode().num_gpus(), " GPUs at tp ",
+                    inf.disaggregated().decode().tensor_parallel_size());
   }
   return out;
 }

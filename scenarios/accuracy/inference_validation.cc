@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "scenarios/serve/serve_disagg_resolve.h"
+#include "scenarios/serve/serve_disagg_runner.h"
 #include "scenarios/serve/serve_resolve.h"
 #include "scenarios/serve/serve_runner.h"
 
@@ -15,11 +17,19 @@ namespace clustersim::scenarios {
 
 absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
                                             std::string_view metric) {
-  absl::StatusOr<ResolvedServe> resolved = ResolveServe(scenario);
-  if (!resolved.ok()) return resolved.status();
   // Throughput and latency rows come from the simulated timeline; the curve's
-  // re-simulations are not needed here.
-  absl::StatusOr<config::ServeResult> r = RunServe(*resolved, {.curve = false});
+  // re-simulations are not needed here. Disaggregated deployments run on
+  // their two pools (serve_disagg_runner.h), as `clustersim serve` does.
+  absl::StatusOr<config::ServeResult> r;
+  if (scenario.inference().has_disaggregated()) {
+    absl::StatusOr<ResolvedDisagg> d = ResolveDisagg(scenario);
+    if (!d.ok()) return d.status();
+    r = RunDisaggServe(*d, scenario, {});
+  } else {
+    absl::StatusOr<ResolvedServe> resolved = ResolveServe(scenario);
+    if (!resolved.ok()) return resolved.status();
+    r = RunServe(*resolved, {.curve = false});
+  }
   if (!r.ok()) return r.status();
   const config::ServeMemory& mem = r->memory();
   const double prompt = scenario.inference().workload().prompt_length().value();

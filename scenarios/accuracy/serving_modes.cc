@@ -277,6 +277,9 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     d->mutable_decode()->set_num_gpus(m.decode_gpus);
     d->mutable_decode()->set_tensor_parallel_size(m.disagg_tp);
     s->mutable_cluster()->set_num_gpus(m.prefill_gpus + m.decode_gpus);
+    // Each pool carries its own parallelism; the colocated fields stay unset.
+    inf->clear_tensor_parallel_size();
+    inf->clear_pipeline_parallel_size();
   }
   if (!m.trtllm_bench) return absl::OkStatus();
   // trtllm-bench's own batch and token limits for this model, mapping and
