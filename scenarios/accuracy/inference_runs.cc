@@ -27,7 +27,9 @@ constexpr std::string_view kMetrics[] = {"output_tokens_per_s_per_gpu",
                                          "weights_gib_per_gpu",
                                          "kv_cache_tokens",
                                          "max_concurrency",
-                                         "kv_bytes_per_token"};
+                                         "kv_bytes_per_token",
+                                         "requests_per_s",
+                                         "ttft_p99_ms"};
 
 // Metrics of the memory plan: the workload's lengths and batch do not enter them.
 bool IsMemoryMetric(std::string_view m) {
@@ -337,8 +339,11 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   if (!reason.empty()) return fail(reason);
   int batch = 1;
   const std::string batch_text = t.Get(row, "batch_or_concurrency");
+  // Offline, server and closed-loop rows take their request counts from the
+  // mode mapping; only fixed batches need the column.
+  const bool needs_batch = mode.workload_kind.empty() || mode.workload_kind == "fixed-batch";
   if (batch_text.empty()) {
-    if (!IsMemoryMetric(run->metric)) return fail("batch_or_concurrency not stated");
+    if (needs_batch && !IsMemoryMetric(run->metric)) return fail("batch_or_concurrency not stated");
   } else if (!ParseInt(batch_text, &batch)) {
     return fail(absl::StrCat("batch_or_concurrency '", batch_text, "' is not a positive count"));
   }
@@ -378,7 +383,42 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   wl->mutable_prompt_length()->set_value(prompt);
   wl->mutable_output_length()->set_kind("fixed");
   wl->mutable_output_length()->set_value(output);
+  if (HasServingModeColumns(t)) {
+    const absl::Status applied = ApplyServingMode(mode, t, row, &s, &run->assumptions);
+    if (!applied.ok()) return fail(std::string(applied.message()));
+  }
   run->scenario = std::move(s);
+}
+
+// ", batch 8", ", poisson 2.5/s x 500", ", offline x 3000", ", 25 clients x 50",
+// ", server at p99 TTFT <= 2000 ms, TPOT <= 200 ms x 1000", then the
+// speculation and pools when set.
+std::string WorkloadText(const config::InferenceConfig& inf) {
+  const config::InferenceWorkload& wl = inf.workload();
+  std::string out;
+  if (wl.kind() == "poisson") {
+    out = absl::StrCat(", poisson ", wl.request_rate_per_s(), "/s x ", wl.num_requests());
+  } else if (wl.kind() == "offline") {
+    out = absl::StrCat(", offline x ", wl.num_requests());
+  } else if (wl.kind() == "concurrency") {
+    out = absl::StrCat(", ", wl.concurrency(), " clients x ", wl.num_requests());
+  } else if (wl.kind() == "server") {
+    out = absl::StrCat(", server at p99 TTFT <= ", inf.target_time_to_first_token_ms(),
+                       " ms, TPOT <= ", inf.target_time_per_output_token_ms(), " ms x ",
+                       wl.num_requests());
+  } else {
+    out = absl::StrCat(", batch ", wl.batch_size());
+  }
+  if (inf.has_speculative()) {
+    absl::StrAppend(&out, ", ", inf.speculative().method(), " k ",
+                    inf.speculative().num_speculative_tokens());
+  }
+  if (inf.has_disaggregated()) {
+    absl::StrAppend(&out, ", prefill ", inf.disaggregated().prefill().num_gpus(), " + decode ",
+                    inf.disaggregated().decode().num_gpus(), " GPUs at tp ",
+                    inf.disaggregated().decode().tensor_parallel_size());
+  }
+  return out;
 }
 
 }  // namespace
@@ -400,10 +440,7 @@ std::string InferenceRun::Setup() const {
       s.cluster().gpu(), " (tp ", inf.tensor_parallel_size(), "), weights ", inf.weight_dtype(),
       inf.has_quant_group_size() ? absl::StrCat(" g", inf.quant_group_size()) : "", ", kv ",
       inf.has_kv_cache_dtype() ? inf.kv_cache_dtype() : "default", ", prompt ",
-      wl.prompt_length().value(), ", output ", wl.output_length().value(),
-      wl.kind() == "poisson"
-          ? absl::StrCat(", poisson ", wl.request_rate_per_s(), "/s x ", wl.num_requests())
-          : absl::StrCat(", batch ", wl.batch_size()));
+      wl.prompt_length().value(), ", output ", wl.output_length().value(), WorkloadText(inf));
 }
 
 bool IsInferenceRunsTable(const sim::CsvTable& table) {

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "scenarios/serve/serve_disagg_resolve.h"
+#include "scenarios/serve/serve_disagg_runner.h"
 #include "scenarios/serve/serve_resolve.h"
 #include "scenarios/serve/serve_runner.h"
 
@@ -15,11 +17,19 @@ namespace clustersim::scenarios {
 
 absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
                                             std::string_view metric) {
-  absl::StatusOr<ResolvedServe> resolved = ResolveServe(scenario);
-  if (!resolved.ok()) return resolved.status();
   // Throughput and latency rows come from the simulated timeline; the curve's
-  // re-simulations are not needed here.
-  absl::StatusOr<config::ServeResult> r = RunServe(*resolved, {.curve = false});
+  // re-simulations are not needed here. Disaggregated deployments run on
+  // their two pools (serve_disagg_runner.h), as `clustersim serve` does.
+  absl::StatusOr<config::ServeResult> r;
+  if (scenario.inference().has_disaggregated()) {
+    absl::StatusOr<ResolvedDisagg> d = ResolveDisagg(scenario);
+    if (!d.ok()) return d.status();
+    r = RunDisaggServe(*d, scenario, {});
+  } else {
+    absl::StatusOr<ResolvedServe> resolved = ResolveServe(scenario);
+    if (!resolved.ok()) return resolved.status();
+    r = RunServe(*resolved, {.curve = false});
+  }
   if (!r.ok()) return r.status();
   const config::ServeMemory& mem = r->memory();
   const double prompt = scenario.inference().workload().prompt_length().value();
@@ -35,6 +45,8 @@ absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
   if (metric == "ttft_ms") return r->ttft_ms().mean();
   if (metric == "tpot_ms") return r->tpot_ms().mean();
   if (metric == "e2e_latency_ms") return r->e2e_ms().mean();
+  if (metric == "ttft_p99_ms") return r->ttft_ms().p99();
+  if (metric == "requests_per_s") return r->requests_per_s();
   if (metric == "weights_gib_per_gpu") return mem.weights_gib();
   if (metric == "kv_bytes_per_token") return static_cast<double>(mem.kv_bytes_per_token());
   const double kv_tokens = static_cast<double>(mem.kv_blocks()) * mem.kv_block_size();
@@ -48,7 +60,8 @@ absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
 }
 
 absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
-    const sim::CsvTable& table, std::string_view origin, const InferenceValidationOptions& options) {
+    const sim::CsvTable& table, std::string_view origin,
+    const InferenceValidationOptions& options) {
   absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(table);
   if (!runs.ok()) {
     return absl::Status(runs.status().code(),
@@ -95,8 +108,8 @@ absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
 
 std::string FormatInferenceValidationReport(const InferenceValidationReport& report,
                                             double target_pct) {
-  std::string out = absl::StrCat("inference validation: ", report.origin, " (",
-                                 report.rows.size(), " rows)\n");
+  std::string out =
+      absl::StrCat("inference validation: ", report.origin, " (", report.rows.size(), " rows)\n");
   for (const InferenceValidationRow& r : report.rows) {
     absl::StrAppendFormat(&out, "%-16s %-28s measured %g %s\n", r.run.id, r.run.metric,
                           r.run.measured, r.run.unit);

@@ -1,12 +1,19 @@
 #include "scenarios/accuracy/serving_modes.h"
 
+#include <algorithm>
 #include <cmath>
+#include <regex>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "models/gpu_catalog.h"
+#include "scenarios/accuracy/serving_row_features.h"
+#include "scenarios/accuracy/trtllm_bench_settings.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -89,6 +96,28 @@ int Count(const sim::CsvTable& t, const sim::CsvTable::Row& row, std::string_vie
   return absl::SimpleAtoi(t.Get(row, column), &n) && n > 0 ? n : 0;
 }
 
+// A number > 0 in `column`, or 0 when empty or not a number.
+double Number(const sim::CsvTable& t, const sim::CsvTable::Row& row, std::string_view column) {
+  double x = 0;
+  return absl::SimpleAtod(t.Get(row, column), &x) && x > 0 ? x : 0;
+}
+
+// N of "..., N requests" in a dataset cell ("synthetic fixed 128/128, 30000
+// requests"), or 0 when it states none.
+int StatedRequests(const std::string& dataset) {
+  static const std::regex kRequests(R"((\d+) requests)");
+  std::smatch match;
+  int n = 0;
+  if (!std::regex_search(dataset, match, kRequests) || !absl::SimpleAtoi(match[1].str(), &n)) {
+    return 0;
+  }
+  return n;
+}
+
+// Requests of an offline row whose source states none: serve's default
+// (scenarios/serve/serve_mode.h).
+constexpr int kDefaultOfflineRequests = 200;
+
 }  // namespace
 
 bool IsKnownServingMode(std::string_view mode) { return Contains(kModes, mode); }
@@ -101,29 +130,57 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   const std::string& mode = t.Get(row, "mode");
   const std::set<std::string> features = Features(t, row);
   std::vector<std::string> needs;
-  // The benchmark mode first: what drives the requests.
-  const int concurrency = Count(t, row, "concurrency");
-  if (mode == "offline") {
-    needs.push_back("offline max-throughput mode (all requests queued at once)");
-  } else if (mode == "server") {
-    needs.push_back("MLPerf Server mode (Poisson arrivals under p99 TTFT/TPOT limits)");
-  } else if (mode == "trace") {
-    needs.push_back("trace replay");
-  } else if (mode == "concurrency" && concurrency != 1) {
-    needs.push_back(absl::StrCat("closed-loop clients at fixed concurrency (",
-                                 concurrency > 0 ? absl::StrCat(concurrency) : "not stated", ")"));
-  } else if (!IsKnownServingMode(mode)) {
+  if (!IsKnownServingMode(mode)) {
     m.not_supported = absl::StrCat("mode '", mode, "' is not one of ", Join(kModes));
     return m;
   }
-  // Then the features the serving simulator does not have yet.
+  // The benchmark mode first: what drives the requests.
+  const int concurrency = Count(t, row, "concurrency");
+  if (mode == "trace") needs.push_back("trace replay");
+  if (mode == "concurrency" && concurrency == 0) {
+    needs.push_back("closed-loop clients at a stated concurrency (not stated)");
+  }
+  if (mode == "server") {
+    m.ttft_limit_ms = Number(t, row, "ttft_limit_ms");
+    m.tpot_limit_ms = Number(t, row, "tpot_limit_ms");
+    if (m.ttft_limit_ms <= 0 && m.tpot_limit_ms <= 0) {
+      needs.push_back("the server run's p99 TTFT/TPOT limits (not stated)");
+    }
+  }
+  // Then what the row leaves unstated that the run depends on.
   if (features.count("trace")) {
     needs.push_back(absl::StrCat("dataset-driven request lengths (", t.Get(row, "dataset"), ")"));
+  } else if (t.Get(row, "input_len").empty() || t.Get(row, "output_len").empty()) {
+    needs.push_back(
+        absl::StrCat("the request lengths of '", t.Get(row, "dataset"), "' (the row states none)"));
   }
+  if (t.Get(row, "tp").empty() && !features.count("disagg")) {
+    needs.push_back("the tensor-parallel size the source does not state");
+  }
+  // Then the features.
   if (features.count("spec")) {
-    needs.push_back(absl::StrCat("speculative decoding (", t.Get(row, "spec_method"), ")"));
+    SpeculativeRow spec = MapSpeculativeRow(t, row);
+    if (!spec.needs.empty()) {
+      needs.push_back(spec.needs);
+    } else {
+      m.spec_method = spec.method;
+      m.spec_tokens = spec.num_tokens;
+      m.spec_acceptance_rate = spec.acceptance_rate;
+      m.assumptions.push_back(absl::StrFormat(
+          "%s, k %d: acceptance rate %.3f solved from the stated %g tokens per step", spec.method,
+          spec.num_tokens, spec.acceptance_rate, spec.acceptance_length));
+    }
   }
-  if (features.count("disagg")) needs.push_back("disaggregated prefill/decode");
+  if (features.count("disagg")) {
+    DisaggregatedRow pools = MapDisaggregatedRow(t, row);
+    if (!pools.needs.empty()) {
+      needs.push_back(pools.needs);
+    } else {
+      m.prefill_gpus = pools.prefill_gpus;
+      m.decode_gpus = pools.decode_gpus;
+      m.disagg_tp = pools.tp;
+    }
+  }
   if (features.count("mla")) needs.push_back("multi-head latent attention (MLA)");
   if (features.count("fp4")) needs.push_back("FP4 weights");
   if (features.count("prefix-cache")) needs.push_back("prefix caching");
@@ -138,6 +195,7 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.not_supported = absl::StrCat("needs ", absl::StrJoin(needs, "; "));
     return m;
   }
+  const int stated_requests = StatedRequests(t.Get(row, "dataset"));
   if (mode == "poisson") {
     double rate = 0;
     const int requests = Count(t, row, "batch_or_concurrency");
@@ -152,6 +210,37 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.num_requests = requests;
     return m;
   }
+  if (mode == "offline") {
+    m.workload_kind = "offline";
+    m.num_requests = stated_requests;
+    if (m.num_requests == 0) {
+      m.num_requests = kDefaultOfflineRequests;
+      m.assumptions.push_back(absl::StrCat("offline: the number of requests is not stated: ",
+                                           kDefaultOfflineRequests, " (serve's default)"));
+    }
+    m.trtllm_bench = absl::StrContains(t.Get(row, "framework"), "trtllm-bench");
+    return m;
+  }
+  if (mode == "server") {
+    m.workload_kind = "server";
+    m.num_requests = kServerRequests;
+    m.assumptions.push_back(absl::StrCat(
+        "server: ", kServerRequests,
+        " requests per bisection step (MLPerf's query count and 600 s minimum not reproduced)"));
+    return m;
+  }
+  if (mode == "concurrency" && concurrency > 1) {
+    m.workload_kind = "concurrency";
+    m.concurrency = concurrency;
+    m.num_requests = stated_requests;
+    if (m.num_requests == 0) {
+      m.num_requests = std::max(10, 2 * concurrency);
+      m.assumptions.push_back(absl::StrCat(
+          "concurrency ", concurrency, ": ", m.num_requests,
+          " requests (not stated; AIPerf's default for synthetic data, max(10, 2 x clients))"));
+    }
+    return m;
+  }
   m.workload_kind = "fixed-batch";
   if (mode == "concurrency") {
     // One client sends its next request when the last one finishes: every
@@ -159,6 +248,80 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.assumptions.push_back("a closed loop of one client runs one request at a time: a batch of 1");
   }
   return m;
+}
+
+absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& t,
+                              const sim::CsvTable::Row& row, config::Scenario* s,
+                              std::vector<std::string>* assumptions) {
+  config::InferenceConfig* inf = s->mutable_inference();
+  config::InferenceWorkload* wl = inf->mutable_workload();
+  if (m.workload_kind == "offline" || m.workload_kind == "server" ||
+      m.workload_kind == "concurrency") {
+    wl->clear_batch_size();
+    wl->set_kind(m.workload_kind);
+    wl->set_num_requests(m.num_requests);
+  }
+  if (m.workload_kind == "concurrency") wl->set_concurrency(m.concurrency);
+  if (m.ttft_limit_ms > 0) inf->set_target_time_to_first_token_ms(m.ttft_limit_ms);
+  if (m.tpot_limit_ms > 0) inf->set_target_time_per_output_token_ms(m.tpot_limit_ms);
+  if (!m.spec_method.empty()) {
+    config::SpeculativeConfig* spec = inf->mutable_speculative();
+    spec->set_method(m.spec_method);
+    spec->set_num_speculative_tokens(m.spec_tokens);
+    spec->set_acceptance_rate(m.spec_acceptance_rate);
+  }
+  if (m.prefill_gpus > 0) {
+    config::DisaggregatedConfig* d = inf->mutable_disaggregated();
+    d->mutable_prefill()->set_num_gpus(m.prefill_gpus);
+    d->mutable_prefill()->set_tensor_parallel_size(m.disagg_tp);
+    d->mutable_decode()->set_num_gpus(m.decode_gpus);
+    d->mutable_decode()->set_tensor_parallel_size(m.disagg_tp);
+    s->mutable_cluster()->set_num_gpus(m.prefill_gpus + m.decode_gpus);
+    // Each pool carries its own parallelism; the colocated fields stay unset.
+    inf->clear_tensor_parallel_size();
+    inf->clear_pipeline_parallel_size();
+  }
+  if (!m.trtllm_bench) return absl::OkStatus();
+  // trtllm-bench's own batch and token limits for this model, mapping and
+  // lengths, from the row's architecture columns (an MoE row's scenario
+  // takes its catalog preset) and the scenario's formats.
+  absl::StatusOr<const models::GpuSpec*> gpu =
+      models::GpuCatalog::Default().Find(s->cluster().gpu());
+  if (!gpu.ok()) return gpu.status();
+  double params_b = 0;
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0;
+  if (!absl::SimpleAtod(t.Get(row, "params_b"), &params_b) || !(params_b > 0) ||
+      !absl::SimpleAtoi(t.Get(row, "layers"), &layers) ||
+      !absl::SimpleAtoi(t.Get(row, "hidden"), &hidden) ||
+      !absl::SimpleAtoi(t.Get(row, "heads"), &heads) || heads < 1 ||
+      !absl::SimpleAtoi(t.Get(row, "kv_heads"), &kv_heads)) {
+    return absl::InvalidArgumentError(
+        "trtllm-bench limits need the row's params_b, layers, hidden, heads and kv_heads");
+  }
+  const std::string kv_dtype =
+      inf->has_kv_cache_dtype() ? inf->kv_cache_dtype() : std::string("bf16");
+  TrtllmBenchModel tm{.params = params_b * 1e9,
+                      .layers = layers,
+                      .kv_heads = kv_heads,
+                      .head_size = hidden / heads,
+                      .tp = inf->tensor_parallel_size(),
+                      .pp = std::max(1, inf->pipeline_parallel_size()),
+                      .input_len = wl->prompt_length().value(),
+                      .output_len = wl->output_length().value(),
+                      .weight_bytes = inf->weight_dtype() == "fp8" ? 1.0 : 2.0,
+                      .kv_bytes = kv_dtype == "fp8" ? 1.0 : 2.0,
+                      .device_memory_gib = (*gpu)->memory.ToGiB()};
+  absl::StatusOr<TrtllmBenchLimits> limits = TrtllmBenchSettings(tm);
+  if (!limits.ok()) return limits.status();
+  inf->set_max_batch_size(limits->max_batch_size);
+  inf->set_max_tokens_per_step(limits->max_num_tokens);
+  inf->set_chunked_prefill(true);
+  assumptions->push_back(absl::StrFormat(
+      "trtllm-bench's own limits (bench/build/tuning.py): max batch %d, max tokens %d "
+      "(KV for %.0f requests of ISL+OSL at 0.95 of free memory); generation first, context "
+      "chunked into the token budget",
+      limits->max_batch_size, limits->max_num_tokens, limits->kv_cache_max_requests));
+  return absl::OkStatus();
 }
 
 absl::Status CheckServingDeployedTable(const sim::CsvTable& t, std::string_view origin) {

@@ -15,12 +15,32 @@
 // of N clients), "poisson" (open-loop arrivals without limits), "trace"
 // (replayed arrivals).
 //
-// MapServingMode decides how today's serving simulator runs a row: a
-// fixed batch; Poisson arrivals (request_rate, batch_or_concurrency requests,
-// fixed lengths); or a closed loop of one client, which issues one request
-// at a time and so is a batch of 1 run to the end, repeated. Every other row
-// gets "needs <feature>, <feature>" naming what it waits for (offline mode,
-// speculative decoding, disaggregation, expert parallelism, FP4, ...).
+// MapServingMode decides how the serving simulator runs a row:
+// - fixed-batch: the row's batch;
+// - poisson: arrivals at request_rate, batch_or_concurrency requests;
+// - offline: workload kind "offline", the number of requests the row's
+//   dataset cell states ("..., 3000 requests"), else serve's default (200);
+//   rows measured with trtllm-bench run under the scheduler limits the tool
+//   picks (trtllm_bench_settings.h) with context chunked into the token
+//   budget (TensorRT-LLM's in-flight batching schedules generation first,
+//   then context within max_num_tokens);
+// - concurrency: one client is a batch of 1 run to the end, repeated; N > 1
+//   clients are kind "concurrency" with the stated request count, else
+//   AIPerf's default for synthetic data, max(10, 2N) (ai-dynamo/aiperf
+//   docs/cli_options.md, --request-count);
+// - server: kind "server" with the row's p99 TTFT/TPOT limits; the metric
+//   is read at the highest rate meeting them. MLPerf's query counts (at
+//   least 24,576 samples over 600 s) are not reproduced: 1,000 requests per
+//   bisection step (kServerRequests), so that the table validates quickly.
+// Speculative rows map through serving_row_features.h (refused without a
+// stated acceptance length), disaggregated rows to inference.disaggregated
+// when both pools' GPU counts and the tp are stated. Every other row gets
+// "needs <feature>; <feature>" naming what it waits for (trace replay,
+// dataset-driven lengths, expert parallelism, FP4, MLA, ...).
+//
+// ApplyServingMode writes a mapping into a row's scenario (model, device,
+// tp and formats already set) and adds the settings it takes on faith to
+// `assumptions`.
 //
 // CheckServingDeployedTable is the table's well-formedness check: unique ids,
 // a source on every row, a finite numeric value, a known mode, known
@@ -29,6 +49,7 @@
 // Example:
 //   ServingModeMapping m = MapServingMode(table, row);
 //   if (!m.not_supported.empty()) std::cout << "not supported: " << m.not_supported;
+//   else absl::Status s = ApplyServingMode(m, table, row, &scenario, &assumptions);
 #ifndef CLUSTERSIM_SCENARIOS_ACCURACY_SERVING_MODES_H_
 #define CLUSTERSIM_SCENARIOS_ACCURACY_SERVING_MODES_H_
 
@@ -37,6 +58,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "scenarios/proto/scenario.pb.h"
 #include "sim/csv_table.h"
 
 namespace clustersim::scenarios {
@@ -50,16 +72,36 @@ bool HasServingModeColumns(const sim::CsvTable& table);
 struct ServingModeMapping {
   // Non-empty: the row cannot run today; says which features it needs.
   std::string not_supported;
-  // "fixed-batch" or "poisson" when it can run.
+  // "fixed-batch", "poisson", "offline", "concurrency" or "server".
   std::string workload_kind;
-  // Poisson rows: arrival rate and number of requests.
+  // Poisson rows: arrival rate; poisson, offline, concurrency and server
+  // rows: number of requests.
   double request_rate = 0;
   int num_requests = 0;
+  int concurrency = 0;                          // "concurrency" rows
+  double ttft_limit_ms = 0, tpot_limit_ms = 0;  // "server" rows (0: none)
+  bool trtllm_bench = false;                    // scheduler limits of trtllm-bench (offline rows)
+  // Speculative decoding (empty method: off).
+  std::string spec_method;
+  int spec_tokens = 0;
+  double spec_acceptance_rate = 0;
+  // Disaggregated pools (0: colocated).
+  int prefill_gpus = 0, decode_gpus = 0, disagg_tp = 0;
   // Settings taken on faith, printed under the row.
   std::vector<std::string> assumptions;
 };
 
+// Requests per server-mode bisection step (see above).
+inline constexpr int kServerRequests = 1000;
+
 ServingModeMapping MapServingMode(const sim::CsvTable& table, const sim::CsvTable::Row& row);
+
+// Writes the mapping's workload, limits, speculation and pools into
+// `scenario`; InvalidArgument when trtllm-bench's limits cannot be derived
+// (its weights or one request do not fit).
+absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& table,
+                              const sim::CsvTable::Row& row, config::Scenario* scenario,
+                              std::vector<std::string>* assumptions);
 
 // OK, or InvalidArgument naming the first bad row (id and line) and column.
 absl::Status CheckServingDeployedTable(const sim::CsvTable& table, std::string_view origin);

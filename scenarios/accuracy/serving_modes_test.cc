@@ -4,8 +4,13 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/accuracy/inference_runs.h"
@@ -46,6 +51,17 @@ std::string Row(const std::string& id, const std::string& metric, const std::str
          "," + rate + ",,,,,,,," + ep + ",,,,\n";
 }
 
+// `row` (one line of Row) with `column` set to `value` (quoted by the caller
+// when it holds a comma; set such a cell last).
+std::string Set(const std::string& row, const std::string& column, const std::string& value) {
+  const std::vector<std::string> header = absl::StrSplit(kHeader, ',');
+  std::vector<std::string> cells = absl::StrSplit(absl::StripSuffix(row, "\n"), ',');
+  for (size_t i = 0; i < header.size() && i < cells.size(); ++i) {
+    if (header[i] == column) cells[i] = value;
+  }
+  return absl::StrJoin(cells, ",") + "\n";
+}
+
 sim::CsvTable Parse(const std::string& rows) {
   absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(std::string(kHeader) + "\n" + rows, "t.csv");
   EXPECT_TRUE(t.ok()) << t.status();
@@ -69,12 +85,37 @@ TEST(ServingModesTest, EveryShippedRowRunsOrNamesWhatItNeeds) {
     const InferenceRun& r = (*runs)[i];
     EXPECT_NE(r.scenario.has_value(), !r.not_supported.empty()) << r.id;
     const std::string& mode = t.Get(t.rows[i], "mode");
-    // Offline and Server runs need modes the simulator does not have.
-    if (mode == "offline") {
-      EXPECT_THAT(r.not_supported, HasSubstr("offline")) << r.id;
+    // Offline rows of fixed lengths and a stated tp on catalog GPUs run
+    // with the request count of their dataset cell; MLA, FP4, expert
+    // parallelism and unstated lengths or tp stay refused and say so.
+    const std::string& feature = t.Get(t.rows[i], "feature");
+    if (mode == "offline" && feature == "offline" && !t.Get(t.rows[i], "tp").empty() &&
+        !t.Get(t.rows[i], "input_len").empty()) {
+      ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+      EXPECT_EQ(r.scenario->inference().workload().kind(), "offline") << r.id;
+      EXPECT_THAT(
+          t.Get(t.rows[i], "dataset"),
+          HasSubstr(absl::StrCat(r.scenario->inference().workload().num_requests(), " requests")))
+          << r.id;
     }
-    if (mode == "server") {
-      EXPECT_THAT(r.not_supported, HasSubstr("MLPerf Server")) << r.id;
+    if (feature.find("fp4") != std::string::npos) {
+      EXPECT_THAT(r.not_supported, HasSubstr("FP4 weights")) << r.id;
+    }
+    if (feature.find("mla") != std::string::npos) {
+      EXPECT_THAT(r.not_supported, HasSubstr("MLA")) << r.id;
+    }
+    // No source states an acceptance length: every speculative row says so.
+    if (feature.find("spec") != std::string::npos &&
+        t.Get(t.rows[i], "spec_method") != "draft-target") {
+      EXPECT_THAT(r.not_supported, HasSubstr("the acceptance length the source does not state"))
+          << r.id;
+    }
+    if (mode == "concurrency" && r.scenario) {
+      const int clients = std::stoi(t.Get(t.rows[i], "concurrency"));
+      if (clients > 1) {
+        EXPECT_EQ(r.scenario->inference().workload().kind(), "concurrency") << r.id;
+        EXPECT_EQ(r.scenario->inference().workload().concurrency(), clients) << r.id;
+      }
     }
     // Poisson rows of fixed lengths on catalog GPUs run at the row's own rate.
     if (mode == "poisson") {
@@ -123,20 +164,106 @@ TEST(ServingModesTest, CheckNamesTheBadRowAndColumn) {
 }
 
 TEST(ServingModesTest, RowsNameTheFeatureTheyWaitFor) {
-  const sim::CsvTable t =
-      Parse(Row("off", "output_tokens_per_s_total", "offline", "offline", "") +
-            Row("srv", "output_tokens_per_s_total", "server", "server", "") +
-            Row("c64", "ttft_ms", "concurrency", "concurrency", "64", "64") +
-            Row("spec", "ttft_ms", "fixed-batch", "fixed-batch;spec", "1") +
-            Row("ep", "ttft_ms", "fixed-batch", "fixed-batch;moe", "1", "", "", "8") +
-            Row("pd", "ttft_ms", "fixed-batch", "fixed-batch;disagg;fp4", "1"));
+  std::string no_tp = Row("notp", "output_tokens_per_s_total", "offline", "offline", "");
+  no_tp = Set(no_tp, "tp", "");
+  const sim::CsvTable t = Parse(
+      Row("srv", "output_tokens_per_s_total", "server", "server", "") +
+      Row("c0", "ttft_ms", "concurrency", "concurrency", "") +
+      Set(Row("spec", "ttft_ms", "fixed-batch", "fixed-batch;spec", "1"), "spec_method", "mtp") +
+      Row("ep", "ttft_ms", "fixed-batch", "fixed-batch;moe", "1", "", "", "8") +
+      Row("pd", "ttft_ms", "fixed-batch", "fixed-batch;disagg;fp4", "1") + no_tp +
+      Set(Row("len", "output_tokens_per_s_total", "offline", "offline", ""), "input_len", ""));
   auto reason = [&](size_t i) { return MapServingMode(t, t.rows[i]).not_supported; };
-  EXPECT_THAT(reason(0), HasSubstr("needs offline max-throughput mode"));
-  EXPECT_THAT(reason(1), HasSubstr("needs MLPerf Server mode"));
-  EXPECT_THAT(reason(2), HasSubstr("closed-loop clients at fixed concurrency (64)"));
-  EXPECT_THAT(reason(3), HasSubstr("speculative decoding"));
-  EXPECT_THAT(reason(4), HasSubstr("expert parallelism (ep 8)"));
-  EXPECT_THAT(reason(5), HasSubstr("disaggregated prefill/decode; FP4 weights"));
+  EXPECT_THAT(reason(0), HasSubstr("needs the server run's p99 TTFT/TPOT limits (not stated)"));
+  EXPECT_THAT(reason(1), HasSubstr("closed-loop clients at a stated concurrency (not stated)"));
+  EXPECT_THAT(reason(2), HasSubstr("the acceptance length the source does not state"));
+  EXPECT_THAT(reason(3), HasSubstr("expert parallelism (ep 8)"));
+  EXPECT_THAT(reason(4), HasSubstr("both pools' GPU counts"));
+  EXPECT_THAT(reason(4), HasSubstr("FP4 weights"));
+  EXPECT_THAT(reason(5), HasSubstr("the tensor-parallel size the source does not state"));
+  EXPECT_THAT(reason(6), HasSubstr("the request lengths of"));
+}
+
+TEST(ServingModesTest, OfflineRowsQueueTheStatedRequests) {
+  const std::string off = Row("off", "output_tokens_per_s_total", "offline", "offline", "");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(
+      Parse(Set(off, "dataset", "\"synthetic fixed 128/64, 3000 requests\"") + off));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  const config::InferenceWorkload& wl = (*runs)[0].scenario->inference().workload();
+  EXPECT_EQ(wl.kind(), "offline");
+  EXPECT_EQ(wl.num_requests(), 3000);
+  EXPECT_FALSE(wl.has_batch_size());
+  EXPECT_THAT((*runs)[0].Setup(), HasSubstr("offline x 3000"));
+  // vLLM rows keep the simulator's scheduler defaults.
+  EXPECT_FALSE((*runs)[0].scenario->inference().has_max_batch_size());
+  // No count in the dataset cell: serve's default, printed.
+  ASSERT_TRUE((*runs)[1].scenario) << (*runs)[1].not_supported;
+  EXPECT_EQ((*runs)[1].scenario->inference().workload().num_requests(), 200);
+  EXPECT_THAT((*runs)[1].assumptions, testing::Contains(HasSubstr("200 (serve's default)")));
+}
+
+TEST(ServingModesTest, TrtllmBenchRowsRunUnderTheToolsOwnLimits) {
+  // Llama 3.1 8B BF16 on an 80 GiB H100, 128 in / 64 out. By hand (tuning.py):
+  // weights 8.03e9 x 2 B = 14.957 GiB; KV (80 - 14.957) x 0.95 = 61.791 GiB;
+  // 192 tokens x 2 x 32 x 8 x 128 x 2 B = 0.0234375 GiB a request: 2636.4
+  // requests -> batch 256 x ceil(10.30) = 2816; tokens 2636.4 x (1 + 2) = 7909
+  // -> 512 x ceil(15.45) = 8192.
+  std::string row = Row("tb", "output_tokens_per_s_total", "offline", "offline", "");
+  row = Set(row, "framework", "TensorRT-LLM ~v1.0 trtllm-bench throughput");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(row));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  const config::InferenceConfig& inf = (*runs)[0].scenario->inference();
+  EXPECT_EQ(inf.max_batch_size(), 2816);
+  EXPECT_EQ(inf.max_tokens_per_step(), 8192);
+  EXPECT_TRUE(inf.chunked_prefill());
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-bench's own limits")));
+}
+
+TEST(ServingModesTest, ClosedLoopsOfManyClientsAndServerRuns) {
+  std::string srv = Row("srv", "output_tokens_per_s_total", "server", "server", "");
+  srv = Set(Set(srv, "ttft_limit_ms", "2000"), "tpot_limit_ms", "200");
+  absl::StatusOr<std::vector<InferenceRun>> runs =
+      MapInferenceRuns(Parse(Row("c64", "ttft_ms", "concurrency", "concurrency", "64", "64") +
+                             Row("c3", "ttft_ms", "concurrency", "concurrency", "3", "3") + srv));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  for (const InferenceRun& r : *runs) ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+  // AIPerf's default request count for synthetic data: max(10, 2 x clients).
+  const config::InferenceWorkload& c64 = (*runs)[0].scenario->inference().workload();
+  EXPECT_EQ(c64.kind(), "concurrency");
+  EXPECT_EQ(c64.concurrency(), 64);
+  EXPECT_EQ(c64.num_requests(), 128);
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("AIPerf's default")));
+  EXPECT_EQ((*runs)[1].scenario->inference().workload().num_requests(), 10);
+  const config::InferenceConfig& s = (*runs)[2].scenario->inference();
+  EXPECT_EQ(s.workload().kind(), "server");
+  EXPECT_DOUBLE_EQ(s.target_time_to_first_token_ms(), 2000);
+  EXPECT_DOUBLE_EQ(s.target_time_per_output_token_ms(), 200);
+  EXPECT_EQ(s.workload().num_requests(), kServerRequests);
+  EXPECT_THAT((*runs)[2].Setup(), HasSubstr("server at p99 TTFT <= 2000 ms, TPOT <= 200 ms"));
+}
+
+TEST(ServingModesTest, SpeculativeAndDisaggregatedRowsMapWhenStated) {
+  std::string spec = Row("sp", "tpot_ms", "fixed-batch", "fixed-batch;spec", "1");
+  spec =
+      Set(Set(Set(spec, "spec_method", "eagle3"), "spec_tokens", "3"), "acceptance_len", "1.875");
+  std::string pd = Row("pd", "ttft_ms", "poisson", "poisson;disagg", "100", "", "2");
+  pd = Set(Set(pd, "disagg_prefill", "1 node (2 GPUs)"), "disagg_decode", "1 node (6 GPUs)");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(spec + pd));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  // 1 + a + a^2 + a^3 = 1.875 at a = 0.5.
+  const config::SpeculativeConfig& sc = (*runs)[0].scenario->inference().speculative();
+  EXPECT_EQ(sc.method(), "eagle");
+  EXPECT_EQ(sc.num_speculative_tokens(), 3);
+  EXPECT_NEAR(sc.acceptance_rate(), 0.5, 1e-9);
+  ASSERT_TRUE((*runs)[1].scenario) << (*runs)[1].not_supported;
+  const config::Scenario& d = *(*runs)[1].scenario;
+  EXPECT_EQ(d.inference().disaggregated().prefill().num_gpus(), 2);
+  EXPECT_EQ(d.inference().disaggregated().decode().num_gpus(), 6);
+  EXPECT_EQ(d.inference().disaggregated().decode().tensor_parallel_size(), 1);
+  EXPECT_EQ(d.cluster().num_gpus(), 8);
 }
 
 TEST(ServingModesTest, RunnableModesBecomeWorkloads) {

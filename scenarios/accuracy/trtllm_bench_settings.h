@@ -1,0 +1,67 @@
+// File: scenarios/accuracy/trtllm_bench_settings.h
+//
+// The scheduler limits `trtllm-bench throughput` picks for itself when a run
+// does not pass --max_batch_size / --max_num_tokens: TensorRT-LLM's
+// tensorrt_llm/bench/build/tuning.py (calc_engine_setting and
+// finetune_setting, Apache-2.0; the same formula in the v0.17 engine flow
+// and the v1.0 PyTorch flow). A validation row measured with trtllm-bench is
+// simulated under the limits the tool would have used, not under vLLM's.
+//
+//   bytes/token   = 2 x layers x max(tp, kv_heads) x head_size x kv_bytes
+//   free          = device_memory x tp x pp - params x weight_bytes
+//   max_requests  = free x kv_fraction / (bytes/token x (ISL + OSL))
+//   raw_bs        = min(max_requests, 4096) / pp
+//   raw_tokens    = min(raw_bs x (1 + ISL / OSL), 32768)
+//   max_batch     = raw_bs < 256:  max(64, 32 x ceil(raw_bs / 32))
+//                   raw_bs < 1024: 128 x ceil(raw_bs / 128)
+//                   else           256 x ceil(raw_bs / 256)
+//   max_tokens    = raw_tokens < 4096: max(2048, 256 x ceil(raw_tokens / 256))
+//                   raw_tokens < 8192: 512 x ceil(raw_tokens / 512)
+//                   else               1024 x ceil(raw_tokens / 1024)
+//
+// Memory is in GiB (1024^3 bytes) as in tuning.py; the device memory is the
+// GPU's total (the catalog's), kv_fraction defaults to the tool's 0.95
+// (kv_cache_free_gpu_mem_fraction). weight_bytes and kv_bytes are 1 for FP8,
+// 2 otherwise (the tool's BYTES_PER_ELEM).
+//
+// Example:
+//   absl::StatusOr<TrtllmBenchLimits> l = TrtllmBenchSettings(
+//       {.params = 8.03e9, .layers = 32, .kv_heads = 8, .head_size = 128, .tp = 1, .pp = 1,
+//        .input_len = 1000, .output_len = 1000, .weight_bytes = 1, .kv_bytes = 2,
+//        .device_memory_gib = 131.0});
+//   // l->max_batch_size == 512, l->max_num_tokens == 2048
+#ifndef CLUSTERSIM_SCENARIOS_ACCURACY_TRTLLM_BENCH_SETTINGS_H_
+#define CLUSTERSIM_SCENARIOS_ACCURACY_TRTLLM_BENCH_SETTINGS_H_
+
+#include "absl/status/statusor.h"
+
+namespace clustersim::scenarios {
+
+struct TrtllmBenchModel {
+  double params = 0;  // parameter count
+  int layers = 0;
+  int kv_heads = 0;
+  int head_size = 0;
+  int tp = 1;
+  int pp = 1;
+  int input_len = 0;
+  int output_len = 0;
+  double weight_bytes = 2;  // per parameter
+  double kv_bytes = 2;      // per KV element
+  double device_memory_gib = 0;
+  double kv_fraction = 0.95;
+};
+
+struct TrtllmBenchLimits {
+  double kv_cache_max_requests = 0;
+  int max_batch_size = 0;
+  int max_num_tokens = 0;
+};
+
+// The limits, or InvalidArgument when the weights do not fit or the KV cache
+// holds less than one request (the tool's own errors).
+absl::StatusOr<TrtllmBenchLimits> TrtllmBenchSettings(const TrtllmBenchModel& m);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_ACCURACY_TRTLLM_BENCH_SETTINGS_H_
