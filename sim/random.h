@@ -11,6 +11,7 @@
 //   sim::SplitMix64 rng(sim::Mix(seed, gpu));
 //   double u = rng.Uniform();        // [0, 1)
 //   double z = rng.StandardNormal(); // Box-Muller
+//   uint64_t h = sim::StableHash(key);
 #ifndef CLUSTERSIM_SIM_RANDOM_H_
 #define CLUSTERSIM_SIM_RANDOM_H_
 
@@ -41,6 +42,11 @@ class SplitMix64 {
  private:
   uint64_t state_;
 };
+
+// One SplitMix64 step from state `x`: a fixed, platform-independent 64-bit
+// hash, for draws that must depend only on their inputs (ECMP choices,
+// per-request streams).
+inline uint64_t StableHash(uint64_t x) { return SplitMix64(x).Next(); }
 
 // The seed of stream `index` of `seed`: one SplitMix64 step of their mix.
 inline uint64_t Mix(uint64_t seed, uint64_t index) {

@@ -7,18 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/quantization.h"
+#include "sim/random.h"
 
 namespace clustersim::strategies {
 namespace {
-
-// SplitMix64 (Steele, Lea and Flood 2014): a counter-based mixer, so a draw
-// depends only on its inputs.
-uint64_t Mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // The drafter's totals of one decode step over `rows` sequences whose drafter
 // caches hold `context` tokens in all.
@@ -78,11 +70,12 @@ double AcceptanceRateForMeanTokens(double tokens, int k) {
 
 int64_t DrawAcceptedTokens(double alpha, int64_t drafted, uint64_t seed, int64_t request,
                            int64_t step) {
-  uint64_t state = Mix(seed ^ Mix(static_cast<uint64_t>(request) ^
-                                  Mix(static_cast<uint64_t>(step) + 0x632BE59BD9B4E019ULL)));
+  uint64_t state = sim::StableHash(
+      seed ^ sim::StableHash(static_cast<uint64_t>(request) ^
+                             sim::StableHash(static_cast<uint64_t>(step) + 0x632BE59BD9B4E019ULL)));
   int64_t tokens = 1;
   for (int64_t j = 0; j < drafted; ++j) {
-    state = Mix(state);
+    state = sim::StableHash(state);
     const double u = static_cast<double>(state >> 11) * 0x1.0p-53;  // [0, 1)
     if (u >= alpha) break;
     ++tokens;

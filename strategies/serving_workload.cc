@@ -2,27 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
+
+#include "sim/random.h"
 
 namespace clustersim::strategies {
 namespace {
 
-// SplitMix64 (Steele, Lea, Flood 2014; the reference in Vigna's xoshiro page).
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, 1) with 53 random bits.
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_;
-};
+using sim::SplitMix64;
 
 int64_t Draw(const LengthSpec& s, SplitMix64& rng) {
   switch (s.kind) {
@@ -33,9 +19,7 @@ int64_t Draw(const LengthSpec& s, SplitMix64& rng) {
       return s.min + static_cast<int64_t>(rng.Uniform() * static_cast<double>(span));
     }
     case LengthSpec::Kind::kNormal: {
-      // Box-Muller; 1 - u keeps the logarithm finite.
-      const double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
-      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+      const double z = rng.StandardNormal();
       const int64_t v = std::llround(s.mean + s.stddev * z);
       return std::clamp(v, s.min, s.max);
     }

@@ -9,19 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "sim/check.h"
+#include "sim/random.h"
 
 namespace clustersim::topology {
-namespace {
-
-// SplitMix64 finaliser: a fixed, platform-independent hash for ECMP choices.
-uint64_t StableHash(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 std::string_view VertexKindName(VertexKind kind) {
   switch (kind) {
@@ -162,7 +152,7 @@ std::vector<int> Cluster::ComputeRoute(int src, int dst) const {
     SIM_CHECK(!candidates.empty()) << "broken shortest-path labels at " << vertices_[v].name;
     const uint64_t key = (static_cast<uint64_t>(src) << 40) ^ (static_cast<uint64_t>(dst) << 16) ^
                          static_cast<uint64_t>(hop);
-    const int chosen = candidates[StableHash(key) % candidates.size()];
+    const int chosen = candidates[sim::StableHash(key) % candidates.size()];
     path.push_back(chosen);
     v = links_[chosen].src;
   }

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "sim/check.h"
+#include "sim/random.h"
 #include "sim/simulator.h"
 #include "sim/units.h"
 
@@ -24,10 +25,7 @@ double Exponential(std::mt19937_64& rng, double mean) { return -std::log1p(-Unif
 
 // SplitMix64 of (seed, trial): independent streams per trial.
 uint64_t TrialSeed(uint64_t seed, uint64_t trial) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (trial + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return sim::StableHash(seed + 0x9e3779b97f4a7c15ULL * trial);
 }
 
 // One trial. Each stretch between interruptions runs on its own Simulator;
