@@ -11,15 +11,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "boost/program_options.hpp"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/parse_args.h"
+#include "scenarios/serve/deployment_search.h"
 #include "scenarios/serve/serve_disagg_resolve.h"
 #include "scenarios/serve/serve_disagg_runner.h"
 #include "scenarios/serve/serve_resolve.h"
 #include "scenarios/serve/serve_runner.h"
 #include "sim/atomic_file.h"
+#include "viz/deployment_search_report.h"
 #include "viz/serve_disagg_summary.h"
 #include "viz/serve_report.h"
 
@@ -145,6 +149,79 @@ absl::Status ServeDisaggregated(const config::Scenario& scenario, const std::str
   return absl::OkStatus();
 }
 
+// The deployment search's flags (inference.deployment_search).
+struct SearchValues {
+  bool search = false, aggregated_only = false;
+  std::optional<std::string> gpus;
+  std::optional<int> max_gpus, top, requests;
+  bool Any() const { return search || aggregated_only || gpus || max_gpus || top || requests; }
+};
+
+// Writes the flags into `scenario`; the flags that set a dimension the search
+// chooses are refused.
+absl::Status ApplySearchFlags(const SearchValues& sv, const ServeValues& v,
+                              config::Scenario* scenario) {
+  const std::vector<std::pair<const char*, bool>> chosen = {
+      {"--gpu", v.gpu.has_value()},
+      {"--num-gpus", v.num_gpus.has_value()},
+      {"--tp", v.tp.has_value()},
+      {"--pp", v.pp.has_value()},
+      {"--ep", v.ep.has_value()},
+      {"--weight-dtype", v.weight_dtype.has_value()},
+      {"--kv-cache-dtype", v.kv_dtype.has_value()},
+      {"--max-batch-size", v.max_batch.has_value()}};
+  for (const auto& [flag, given] : chosen) {
+    if (given) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag,
+                       " is chosen by --search; remove it (narrow the search with --search-gpus, "
+                       "--search-max-gpus or inference.deployment_search)"));
+    }
+  }
+  config::DeploymentSearchConfig* ds = scenario->mutable_inference()->mutable_deployment_search();
+  ds->set_enabled(true);
+  if (sv.gpus) {
+    ds->clear_gpus();
+    for (absl::string_view g : absl::StrSplit(*sv.gpus, ',')) {
+      g = absl::StripAsciiWhitespace(g);
+      if (g.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--search-gpus=\"", *sv.gpus,
+                         "\" has an empty name; give comma-separated GPU names, e.g. "
+                         "h100-sxm5-80gb,h200-sxm-141gb"));
+      }
+      ds->add_gpus(std::string(g));
+    }
+  }
+  if (sv.max_gpus) ds->set_max_gpus(*sv.max_gpus);
+  if (sv.top) ds->set_top(*sv.top);
+  if (sv.requests) ds->set_requests_per_replica(*sv.requests);
+  if (sv.aggregated_only) ds->set_disaggregated(false);
+  return absl::OkStatus();
+}
+
+absl::Status ServeSearch(const config::Scenario& scenario, const std::string& format,
+                         const std::string& report_path, CommandIo& io) {
+  absl::StatusOr<config::DeploymentSearchResult> result =
+      scenarios::SearchDeployments(scenario, io.control ? &io.control->cancel : nullptr);
+  if (!result.ok()) return result.status();
+  if (!report_path.empty()) {
+    if (auto st = sim::WriteFileAtomically(report_path, viz::RenderDeploymentSearchReport(*result));
+        !st.ok()) {
+      return st;
+    }
+  }
+  if (format == "json") {
+    absl::StatusOr<std::string> json = ToJson(*result);
+    if (!json.ok()) return json.status();
+    *io.out << *json;
+  } else {
+    *io.out << viz::FormatDeploymentSearch(*result);
+    if (!report_path.empty()) *io.out << "  report    " << report_path << "\n";
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ServeCommand(const Args& args, CommandIo& io) {
@@ -152,6 +229,7 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   std::string scenario_path, format = "text", trace_path, report_path;
   bool chunked = false, help = false, no_curve = false, disagg_search = false;
   std::optional<int> disagg_search_gpus;
+  SearchValues sv;
   po::options_description deploy("Deployment (override the scenario)");
   Opt(deploy, "model", &v.model, "model preset (clustersim list models)");
   Opt(deploy, "model-config", &v.model_config, "a Hugging Face config.json");
@@ -207,6 +285,18 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
                        "rank prefill:decode instance counts and tp by goodput per GPU");
   Opt(disagg, "disagg-search-gpus", &disagg_search_gpus,
       "GPUs the search splits (default: the pools' GPUs)");
+  po::options_description search(
+      "Deployment search (inference.deployment_search; needs --request-rate and a target)");
+  search.add_options()("search", po::bool_switch(&sv.search),
+                       "find the cheapest deployment meeting the p99 targets at the rate")(
+      "search-aggregated-only", po::bool_switch(&sv.aggregated_only),
+      "skip disaggregated prefill/decode candidates");
+  Opt(search, "search-gpus", &sv.gpus,
+      "comma-separated GPUs (default: every catalog GPU with a price)");
+  Opt(search, "search-max-gpus", &sv.max_gpus, "GPUs of a deployment at most (default 16)");
+  Opt(search, "search-requests", &sv.requests,
+      "requests simulated per replica of a candidate (default: --num-requests)");
+  Opt(search, "search-top", &sv.top, "rows of the text table (default 15)");
   po::options_description output("Output");
   output.add_options()("format", po::value<std::string>(&format)->default_value("text"),
                        "text|json")(
@@ -221,9 +311,9 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::options_description all;
-  all.add(deploy).add(sched).add(spec).add(work).add(disagg).add(output).add(hidden);
+  all.add(deploy).add(sched).add(spec).add(work).add(disagg).add(search).add(output).add(hidden);
   po::options_description visible;
-  visible.add(deploy).add(sched).add(spec).add(work).add(disagg).add(output);
+  visible.add(deploy).add(sched).add(spec).add(work).add(disagg).add(search).add(output);
 
   po::variables_map vm;
   if (absl::Status s = ParseArgs(args, all, &pos, "serve", &vm); !s.ok()) return s;
@@ -264,6 +354,19 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   if (v.prompt) scenario.mutable_inference()->mutable_workload()->clear_prompt_length();
   if (v.output) scenario.mutable_inference()->mutable_workload()->clear_output_length();
   scenario.MergeFrom(overrides);
+  if (sv.Any()) {
+    if (absl::Status st = ApplySearchFlags(sv, v, &scenario); !st.ok()) return st;
+  }
+  if (scenario.inference().has_deployment_search() &&
+      (!scenario.inference().deployment_search().has_enabled() ||
+       scenario.inference().deployment_search().enabled())) {
+    if (!trace_path.empty() || disagg_search || disagg_search_gpus) {
+      return absl::InvalidArgumentError(
+          "--trace, --disagg-search and --disagg-search-gpus do not apply to the deployment "
+          "search (--search, inference.deployment_search); drop them");
+    }
+    return ServeSearch(scenario, format, report_path, io);
+  }
   if (disagg_search || disagg_search_gpus) {
     if (!scenario.inference().has_disaggregated()) {
       return absl::InvalidArgumentError(
