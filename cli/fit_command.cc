@@ -27,15 +27,14 @@ int FitCommand(const Args& args) {
   std::string grid, intervals_path;
   bool help = false;
   po::options_description d("usage: clustersim fit FILE.csv... [flags]");
-  d.add_options()("threads", po::value(&threads)->default_value(1),
-                  "tables simulated in parallel")(
+  d.add_options()("threads", po::value(&threads)->default_value(1), "tables simulated in parallel")(
       "grid", po::value(&grid), "GEMM factors to try, comma-separated, each in (0, 1]")(
       "stride", po::value(&stride)->default_value(1), "use every n-th row of each table")(
       "offset", po::value(&offset)->default_value(0), "first row used (0-based)")(
       "write-intervals", po::value(&intervals_path),
       "write the 80% prediction bands of the out-of-source residuals to this file "
-      "(models/data/prediction_intervals.textproto ships them)")(
-      "help,h", po::bool_switch(&help), "show this help");
+      "(models/data/prediction_intervals.textproto ships them)")("help,h", po::bool_switch(&help),
+                                                                 "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
   po::positional_options_description pos;
@@ -61,8 +60,9 @@ int FitCommand(const Args& args) {
     for (absl::string_view v : absl::StrSplit(grid, ',')) {
       double x = 0;
       if (!absl::SimpleAtod(v, &x) || !(x > 0 && x <= 1)) {
-        return Fail(absl::InvalidArgumentError(absl::StrCat(
-            "--grid value '", std::string(v), "' is not a GEMM factor in (0, 1], e.g. --grid 0.8,0.9,1")));
+        return Fail(absl::InvalidArgumentError(
+            absl::StrCat("--grid value '", std::string(v),
+                         "' is not a GEMM factor in (0, 1], e.g. --grid 0.8,0.9,1")));
       }
       options.gemm_grid.push_back(x);
     }
@@ -82,7 +82,8 @@ int FitCommand(const Args& args) {
     if (absl::Status s = sim::WriteFileAtomically(intervals_path, text); !s.ok()) return Fail(s);
     std::cout << "wrote " << cv->bands.size() << " bands to " << intervals_path
               << "; the band built without each source holds " << 100 * cv->band_coverage
-              << "% of its rows\n";
+              << "% of its rows, " << 100 * cv->band_coverage_source_mean
+              << "% averaged over sources\n";
   }
   return 0;
 }

@@ -312,6 +312,10 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
   return cv;
 }
 
+bool BandCalibrated(const CrossValidation& cv) {
+  return cv.band_coverage_source_mean >= 0.75 && cv.band_coverage_source_mean <= 0.85;
+}
+
 std::string FormatCrossValidation(const CrossValidation& cv, double overall_target,
                                   double source_target) {
   std::string out = absl::StrFormat(
@@ -337,14 +341,14 @@ std::string FormatCrossValidation(const CrossValidation& cv, double overall_targ
       &out,
       "\nout-of-source MAPE %.1f%% over %d rows (mean of sources %.1f%%); in sample %.1f%%\n"
       "target %.0f%% overall: %s; no source above %.0f%%: %s\n"
-      "80%% prediction band (quantiles widened %.2fx to hold 80%% of the other sources' "
-      "rows), built without each source: holds %.1f%% of its rows (mean of sources %.1f%%); "
-      "target 75-85%%: %s\n",
+      "80%% prediction band (quantiles widened %.2fx so that the other sources hold 80%% "
+      "of their rows on average), built without each source: holds %.1f%% of its rows, "
+      "%.1f%% averaged over sources; target 75-85%% averaged over sources: %s\n",
       cv.out_of_source_mape, cv.rows, cv.out_of_source_source_mean, cv.in_sample_mape,
       overall_target, cv.out_of_source_mape <= overall_target ? "met" : "MISSED", source_target,
       above.empty() ? "met" : absl::StrCat("MISSED (", absl::StrJoin(above, ", "), ")"),
       cv.band_width_scale, 100 * cv.band_coverage, 100 * cv.band_coverage_source_mean,
-      cv.band_coverage >= 0.75 && cv.band_coverage <= 0.85 ? "met" : "MISSED");
+      BandCalibrated(cv) ? "met" : "MISSED");
   return out;
 }
 

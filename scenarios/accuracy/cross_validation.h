@@ -75,12 +75,12 @@ struct StackFit {
 
 struct CrossValidation {
   std::vector<double> grid;
-  std::vector<SourceFold> sources;  // sorted by source
+  std::vector<SourceFold> sources;     // sorted by source
   std::vector<GroupSummary> by_group;  // out of source, by stack x GPU
   std::vector<StackFit> fits;          // by stack
   int rows = 0, not_run = 0;
-  double in_sample_mape = 0;          // over rows, percent
-  double out_of_source_mape = 0;      // over rows, percent
+  double in_sample_mape = 0;             // over rows, percent
+  double out_of_source_mape = 0;         // over rows, percent
   double out_of_source_source_mean = 0;  // mean of the sources' MAPEs, percent
   // Bands of measured / predicted step time over every out-of-source row
   // (what `clustersim fit --write-intervals` ships), and how many rows fall in
@@ -100,6 +100,13 @@ absl::StatusOr<std::vector<NamedTable>> LoadTrainingTables(const std::vector<std
 
 absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>& tables,
                                                   const CrossValidationOptions& options);
+
+// Whether the 80% band is calibrated: the sources hold 75-85% of their rows
+// in the band built without them, on average. Each source weighs one, as in
+// the width scale's fit: a new run comes from a source the bands have not
+// seen, and one large table (vTrain's 1,440 single-node rows) would otherwise
+// decide the figure.
+bool BandCalibrated(const CrossValidation& cv);
 
 // Per source (in sample, out of source, the factors it was predicted with),
 // per stack x GPU (out of source, flagged beyond kGroupBiasBound), overall,

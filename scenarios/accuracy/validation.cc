@@ -178,14 +178,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     m->set_seq_length(seq);
     if (layers_stated) m->set_num_layers(layers);
     if (hidden_stated) m->set_hidden_size(hidden);
-    // Stating the preset's own head count must not reset its grouped-query
-    // or latent attention (model.num_attention_heads alone means MHA) for the
-    // presets with a head dimension, latent attention or expert FFN of their
-    // own, whose shape the row's columns cannot rebuild.
-    const models::TransformerConfig base = *models::ModelCatalog::Default().Find(preset);
-    const bool keeps_heads = (base.kv_channels > 0 || base.mla() || base.moe_ffn_hidden_size > 0) &&
-                             heads == base.num_attention_heads;
-    if (heads_stated && !keeps_heads) m->set_num_attention_heads(heads);
+    if (heads_stated) m->set_num_attention_heads(heads);
     if (vocab_stated) m->set_vocab_size(vocab);
   }
   config::ParallelismConfig* p = s.mutable_parallelism();

@@ -49,6 +49,13 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
       }
     }
   }
+  // Restating a preset's own hidden size or head count changes nothing; a new
+  // value re-derives what depends on it (the FFN width, the query groups)
+  // unless that is stated too.
+  const bool new_hidden =
+      in.has_hidden_size() && (!has_base || in.hidden_size() != out->hidden_size);
+  const bool new_heads = in.has_num_attention_heads() &&
+                         (!has_base || in.num_attention_heads() != out->num_attention_heads);
   if (in.has_num_layers()) out->num_layers = in.num_layers();
   if (in.has_hidden_size()) out->hidden_size = in.hidden_size();
   if (in.has_num_attention_heads()) out->num_attention_heads = in.num_attention_heads();
@@ -59,18 +66,19 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   }
   if (in.has_ffn_hidden_size()) {
     out->ffn_hidden_size = in.ffn_hidden_size();
-  } else if (!has_base || in.has_hidden_size()) {
+  } else if (!has_base || new_hidden) {
     const int64_t ffn = int64_t{4} * out->hidden_size;  // int64: no signed overflow
     if (ffn > std::numeric_limits<int32_t>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "model.hidden_size=", out->hidden_size, " is too large: its default ffn_hidden_size (4x) ",
-          ffn, " exceeds 2^31 - 1; use a hidden size below 536870912"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("model.hidden_size=", out->hidden_size,
+                       " is too large: its default ffn_hidden_size (4x) ", ffn,
+                       " exceeds 2^31 - 1; use a hidden size below 536870912"));
     }
     out->ffn_hidden_size = static_cast<int>(ffn);
   }
   if (in.has_num_query_groups()) {
     out->num_query_groups = in.num_query_groups();
-  } else if (!has_base || in.has_num_attention_heads()) {
+  } else if (!has_base || new_heads) {
     out->num_query_groups = out->num_attention_heads;
   }
   if (in.has_norm()) {
@@ -79,8 +87,8 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
     } else if (in.norm() == "rmsnorm") {
       out->norm = models::Norm::kRmsNorm;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("model.norm=\"", in.norm(),
-                                                     "\" is not known; use layernorm or rmsnorm"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("model.norm=\"", in.norm(), "\" is not known; use layernorm or rmsnorm"));
     }
   }
   if (in.has_tied_embeddings()) out->tied_embeddings = in.tied_embeddings();

@@ -76,5 +76,31 @@ TEST(ResolveModelTest, ArchitectureFields) {
   EXPECT_THAT(ResolveModel(latent, &m).message(), HasSubstr("model.v_head_dim must be > 0"));
 }
 
+// Restating a preset's hidden size or head count keeps its FFN width and
+// grouped-query attention; a different value re-derives them (4 x hidden,
+// one query group per head) unless those are stated too.
+TEST(ResolveModelTest, RestatingAPresetsShapeKeepsItsFfnAndQueryGroups) {
+  config::ModelConfig in;
+  in.set_preset("llama3-70b");
+  in.set_hidden_size(8192);
+  in.set_num_attention_heads(64);
+  models::TransformerConfig m;
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_EQ(m.ffn_hidden_size, 28672);
+  EXPECT_EQ(m.num_query_groups, 8);
+
+  in.set_hidden_size(4096);
+  in.set_num_attention_heads(32);
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_EQ(m.ffn_hidden_size, 4 * 4096);
+  EXPECT_EQ(m.num_query_groups, 32);
+
+  in.set_ffn_hidden_size(14336);
+  in.set_num_query_groups(8);
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_EQ(m.ffn_hidden_size, 14336);
+  EXPECT_EQ(m.num_query_groups, 8);
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios
