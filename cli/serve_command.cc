@@ -125,6 +125,25 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
   return o;
 }
 
+// Writes `report` to report_path when one is given, then `result` as JSON or
+// as `text` followed by `footer`.
+template <typename Result>
+absl::Status WriteServeOutput(const Result& result, const std::string& format,
+                              const std::string& report_path, const std::string& report,
+                              const std::string& text, const std::string& footer, CommandIo& io) {
+  if (!report_path.empty()) {
+    if (absl::Status st = sim::WriteFileAtomically(report_path, report); !st.ok()) return st;
+  }
+  if (format == "json") {
+    absl::StatusOr<std::string> json = ToJson(result);
+    if (!json.ok()) return json.status();
+    *io.out << *json;
+  } else {
+    *io.out << text << footer;
+  }
+  return absl::OkStatus();
+}
+
 // A scenario with inference.disaggregated: two pools, the KV transfers
 // between them, goodput, and (--disagg-search) the ratio search.
 absl::Status ServeDisaggregated(const config::Scenario& scenario, const std::string& format,
@@ -139,14 +158,7 @@ absl::Status ServeDisaggregated(const config::Scenario& scenario, const std::str
   absl::StatusOr<config::ServeResult> result =
       scenarios::RunDisaggServe(*resolved, scenario, {.control = io.control});
   if (!result.ok()) return result.status();
-  if (format == "json") {
-    absl::StatusOr<std::string> json = ToJson(*result);
-    if (!json.ok()) return json.status();
-    *io.out << *json;
-  } else {
-    *io.out << viz::FormatDisaggSummary(*result);
-  }
-  return absl::OkStatus();
+  return WriteServeOutput(*result, format, "", "", viz::FormatDisaggSummary(*result), "", io);
 }
 
 // The deployment search's flags (inference.deployment_search).
@@ -205,21 +217,11 @@ absl::Status ServeSearch(const config::Scenario& scenario, const std::string& fo
   absl::StatusOr<config::DeploymentSearchResult> result =
       scenarios::SearchDeployments(scenario, io.control ? &io.control->cancel : nullptr);
   if (!result.ok()) return result.status();
-  if (!report_path.empty()) {
-    if (auto st = sim::WriteFileAtomically(report_path, viz::RenderDeploymentSearchReport(*result));
-        !st.ok()) {
-      return st;
-    }
-  }
-  if (format == "json") {
-    absl::StatusOr<std::string> json = ToJson(*result);
-    if (!json.ok()) return json.status();
-    *io.out << *json;
-  } else {
-    *io.out << viz::FormatDeploymentSearch(*result);
-    if (!report_path.empty()) *io.out << "  report    " << report_path << "\n";
-  }
-  return absl::OkStatus();
+  return WriteServeOutput(
+      *result, format, report_path,
+      report_path.empty() ? "" : viz::RenderDeploymentSearchReport(*result),
+      viz::FormatDeploymentSearch(*result),
+      report_path.empty() ? "" : absl::StrCat("  report    ", report_path, "\n"), io);
 }
 
 }  // namespace
@@ -387,22 +389,15 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
       .trace_path = trace_path, .curve = !no_curve || !report_path.empty(), .control = io.control};
   absl::StatusOr<config::ServeResult> result = scenarios::RunServe(*resolved, options);
   if (!result.ok()) return result.status();
+  std::string footer;
+  if (!trace_path.empty())
+    absl::StrAppend(&footer, "  trace                       ", trace_path, "\n");
   if (!report_path.empty()) {
-    if (auto st = sim::WriteFileAtomically(report_path, viz::RenderServeReport(*result));
-        !st.ok()) {
-      return st;
-    }
+    absl::StrAppend(&footer, "  report                      ", report_path, "\n");
   }
-  if (format == "json") {
-    absl::StatusOr<std::string> json = ToJson(*result);
-    if (!json.ok()) return json.status();
-    *io.out << *json;
-  } else {
-    *io.out << viz::FormatServeSummary(*result);
-    if (!trace_path.empty()) *io.out << "  trace                       " << trace_path << "\n";
-    if (!report_path.empty()) *io.out << "  report                      " << report_path << "\n";
-  }
-  return absl::OkStatus();
+  return WriteServeOutput(*result, format, report_path,
+                          report_path.empty() ? "" : viz::RenderServeReport(*result),
+                          viz::FormatServeSummary(*result), footer, io);
 }
 
 int ServeCommand(const Args& args) { return RunOnStdIo(ServeCommand, args); }
