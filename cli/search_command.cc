@@ -57,7 +57,7 @@ void DrawProgress(size_t done, size_t total) {
 
 absl::Status SearchCommand(const Args& args, CommandIo& io) {
   std::string scenario_path, model, gpu, node, range, explain, format, price_source, precision,
-      report_path;
+      report_path, search_precisions;
   std::optional<int> num_gpus, gbs, seq;
   std::optional<double> price, tokens;
   std::optional<int> trials;
@@ -74,7 +74,10 @@ absl::Status SearchCommand(const Args& args, CommandIo& io) {
       "global-batch-size", po::value<int>()->notifier([&](int v) { gbs = v; }),
       "sequences per step (default: the scenario's, else one per GPU)")(
       "seq-length", po::value<int>()->notifier([&](int v) { seq = v; }), "sequence length")(
-      "precision", po::value(&precision), "bf16|fp16")(
+      "precision", po::value(&precision), "bf16|fp16|fp8: the scenario's training precision")(
+      "search-precisions", po::value(&search_precisions),
+      "precisions to try, e.g. bf16,fp8; auto: the scenario's plus fp8 where the GPU has it "
+      "(default: the scenario's only)")(
       "price-source", po::value(&price_source), "price catalog entry (clustersim list prices)")(
       "usd-per-gpu-hour", po::value<double>()->notifier([&](double v) { price = v; }),
       "price per GPU-hour")(
@@ -145,6 +148,9 @@ absl::Status SearchCommand(const Args& args, CommandIo& io) {
     return absl::InvalidArgumentError(
         "search needs a GPU: --gpu NAME (clustersim list gpus) or a SCENARIO file");
   }
+  if (vm.count("search-precisions")) {
+    req.precisions = absl::StrSplit(search_precisions, ',');
+  }
   if (num_gpus && !range.empty()) {
     return absl::InvalidArgumentError("give --num-gpus or --num-gpus-range, not both");
   }
@@ -174,7 +180,9 @@ absl::Status SearchCommand(const Args& args, CommandIo& io) {
     std::vector<scenarios::ReportPoint> points;
     for (const scenarios::StudyRow& row : report->top) {  // "#1 tp2 pp1 dp2 mbs1 ..."
       points.push_back(scenarios::ReportPointOf(
-          {absl::StrCat(row.label, " ", scenarios::StrategyLabel(row.result.scenario())), row.result}));
+          {absl::StrCat(row.label, " ",
+                        scenarios::StrategyLabel(row.result.scenario(), row.show_precision)),
+           row.result}));
     }
     const absl::Status s = scenarios::WriteStudyReport(
         report_path, points,

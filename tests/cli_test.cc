@@ -275,6 +275,10 @@ TEST_F(CliTest, SearchErrorsNameTheFlag) {
       {"search --model nope --gpu a100-sxm4-80gb --num-gpus 8", "model.preset"},
       {"search --model gpt3-1.3b --gpu a100-sxm4-80gb --num-gpus 8 --set training.finetun=lora",
        "training.finetun"},
+      {"search --model gpt3-1.3b --gpu h100-sxm5-80gb --num-gpus 8 --search-precisions bf16,fp4",
+       "--search-precisions"},
+      {"search --model gpt3-1.3b --gpu h100-sxm5-80gb --num-gpus 8 --search-precisions auto,fp8",
+       "--search-precisions"},
   };
   for (const Case& c : cases) {
     Outcome o = Run(c.args);

@@ -12,7 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "models/dtype.h"
+#include "models/gpu_catalog.h"
 #include "scenarios/input/resolve.h"
 #include "scenarios/input/scenario_edit.h"
 #include "scenarios/run/runner.h"
@@ -86,6 +88,47 @@ absl::StatusOr<ResolvedScenario> ResolveBase(const config::Scenario& base, int n
   s.mutable_training()->clear_recompute_granularity();
   s.mutable_training()->set_global_batch_size(num_gpus);
   return Resolve(s);
+}
+
+std::string ScenarioPrecision(const config::Scenario& s) {
+  return s.training().has_precision() ? s.training().precision() : "bf16";
+}
+
+// The base with `precision` as its training precision.
+config::Scenario WithPrecision(const config::Scenario& base, const std::string& precision) {
+  config::Scenario s = base;
+  if (precision != ScenarioPrecision(base)) s.mutable_training()->set_precision(precision);
+  return s;
+}
+
+// The precisions to enumerate: request.precisions expanded ("auto": the
+// scenario's, plus fp8 where the GPU has an FP8 peak, models::CheckDtypeSupported)
+// without repeats. A requested precision other than the scenario's that the
+// GPU or the training stack cannot run (its trivial strategy does not resolve
+// on `num_gpus`) is dropped with a note saying why.
+std::vector<std::string> PrecisionsToSearch(const SearchRequest& request, int num_gpus,
+                                            const ResolvedScenario& base,
+                                            std::vector<std::string>* notes) {
+  const std::string own = ScenarioPrecision(request.base);
+  std::vector<std::string> wanted = request.precisions;
+  if (wanted.empty()) wanted = {own};
+  if (wanted.size() == 1 && wanted[0] == "auto") {
+    wanted = {own};
+    if (models::CheckDtypeSupported(*base.gpu, models::Dtype::kFp8).ok()) wanted.push_back("fp8");
+  }
+  std::vector<std::string> out;
+  for (const std::string& p : wanted) {
+    if (std::find(out.begin(), out.end(), p) != out.end()) continue;
+    if (p != own) {
+      absl::StatusOr<ResolvedScenario> r = ResolveBase(WithPrecision(request.base, p), num_gpus);
+      if (!r.ok()) {
+        notes->push_back(absl::StrCat(p, " not searched: ", r.status().message()));
+        continue;
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
 }
 
 double RankKey(const config::Result& r, std::string_view rank_by) {
@@ -172,6 +215,15 @@ absl::Status CheckRequest(const SearchRequest& r) {
         "training.global_batch_size=", r.base.training().global_batch_size(),
         " must be >= 1; set --global-batch-size to the sequences per step, e.g. 1024"));
   }
+  for (const std::string& p : r.precisions) {
+    if (p == "auto" && r.precisions.size() == 1) continue;
+    if (p != "bf16" && p != "fp16" && p != "fp8") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--search-precisions=", absl::StrJoin(r.precisions, ","), ": \"", p,
+          "\" is not a training precision; use a list of bf16, fp16 and fp8 (e.g. bf16,fp8), "
+          "or auto (the scenario's, plus fp8 where the GPU has it)"));
+    }
+  }
   if (r.budget_usd < 0) return absl::InvalidArgumentError("--budget-usd must be >= 0");
   if (r.top_k < 1) return absl::InvalidArgumentError("--top-k must be >= 1");
   if (r.threads < 1) return absl::InvalidArgumentError("--threads must be >= 1");
@@ -197,21 +249,29 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
     clusters.push_back(std::make_unique<topology::Cluster>(*std::move(cluster)));
     analytic.push_back(std::make_unique<topology::AnalyticNetwork>(*clusters.back()));
     networks.push_back(std::make_unique<topology::MemoNetwork>(*analytic.back()));
-    strategies::SearchSpace space;
-    space.num_gpus = num_gpus;
-    space.global_batch_size = SearchBatch(request.base, num_gpus);
-    space.gpus_per_node = base->echo.cluster().gpus_per_node();
-    space.precision = base->parallel.precision;
-    for (strategies::ParallelConfig& c : strategies::EnumerateStrategies(base->model, space)) {
-      ++report.enumerated;
-      const strategies::Pruning why =
-          strategies::PruneStrategy(base->model, base->gpu->memory, base->finetune, num_gpus, &c);
-      if (!why.reason.empty()) {
-        ++rejections[why.reason];
-        continue;
+    if (num_gpus == request.gpu_counts.front()) {
+      report.precisions = PrecisionsToSearch(request, num_gpus, *base, &report.notes);
+    }
+    for (const std::string& precision : report.precisions) {
+      const config::Scenario with_precision = WithPrecision(request.base, precision);
+      strategies::SearchSpace space;
+      space.num_gpus = num_gpus;
+      space.global_batch_size = SearchBatch(request.base, num_gpus);
+      space.gpus_per_node = base->echo.cluster().gpus_per_node();
+      absl::StatusOr<models::Dtype> dtype = models::ParseDtype(precision);
+      if (!dtype.ok()) return dtype.status();
+      space.precision = *dtype;
+      for (strategies::ParallelConfig& c : strategies::EnumerateStrategies(base->model, space)) {
+        ++report.enumerated;
+        const strategies::Pruning why =
+            strategies::PruneStrategy(base->model, base->gpu->memory, base->finetune, num_gpus, &c);
+        if (!why.reason.empty()) {
+          ++rejections[why.reason];
+          continue;
+        }
+        slots.push_back({WithStrategy(with_precision, c, num_gpus), clusters.back().get(),
+                         networks.back().get(), std::nullopt, ""});
       }
-      slots.push_back({WithStrategy(request.base, c, num_gpus), clusters.back().get(),
-                       networks.back().get(), std::nullopt, ""});
     }
   }
   report.prune_seconds = SecondsSince(prune_start);
@@ -245,7 +305,7 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
   });
   for (size_t k = 0; k < ranked.size() && k < static_cast<size_t>(request.top_k); ++k) {
     const config::Result& r = *slots[ranked[k]].result;
-    report.top.push_back({absl::StrCat("#", k + 1), r});
+    report.top.push_back({absl::StrCat("#", k + 1), r, report.precisions.size() > 1});
   }
   report.rejections.assign(rejections.begin(), rejections.end());
   std::stable_sort(report.rejections.begin(), report.rejections.end(),
@@ -304,6 +364,10 @@ absl::StatusOr<std::string> FormatSearchReport(const SearchReport& r, std::strin
   for (const auto& [reason, count] : r.rejections) {
     absl::StrAppendFormat(&out, "  %8d  %s\n", count, reason);
   }
+  if (r.precisions.size() > 1) {
+    absl::StrAppend(&out, "precisions searched: ", absl::StrJoin(r.precisions, ", "), "\n");
+  }
+  for (const std::string& note : r.notes) absl::StrAppend(&out, note, "\n");
   return out;
 }
 

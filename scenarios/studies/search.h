@@ -8,6 +8,11 @@
 // of threads: each result lands in its enumeration slot and ties break by
 // enumeration order.
 //
+// Precision is a dimension too: `precisions` lists the training precisions
+// to try ("bf16", "fp16", "fp8"; "auto": the scenario's plus fp8 where the GPU
+// has an FP8 peak); empty: the scenario's only. One the GPU or the training
+// stack cannot run is not searched and said in SearchReport::notes.
+//
 // Ranking: "time" (step time), "cost" (dollars per million tokens) or
 // "time-to-train" (needs pricing.train_tokens or train_steps; with a budget,
 // runs costing more are dropped and counted).
@@ -38,7 +43,9 @@ struct SearchRequest {
   config::Scenario base;
   std::vector<int> gpu_counts;
   std::string rank_by = "time";  // "time" | "cost" | "time-to-train"
-  double budget_usd = 0;         // 0: no budget
+  // Training precisions to try (see above); empty: the scenario's.
+  std::vector<std::string> precisions;
+  double budget_usd = 0;  // 0: no budget
   int top_k = 10;
   int threads = 1;
   // Stop after pruning: count the strategies that fit (SearchReport::feasible)
@@ -59,6 +66,10 @@ struct SearchReport {
   // (reason, count), most frequent first, then by name.
   std::vector<std::pair<std::string, size_t>> rejections;
   std::vector<StudyRow> top;  // ranked, at most top_k
+  // The precisions searched, in enumeration order (the outer loop inside a
+  // GPU count), and why a requested one was not.
+  std::vector<std::string> precisions;
+  std::vector<std::string> notes;
   double prune_seconds = 0;
   double simulate_seconds = 0;
   // Process CPU time (all threads) spent simulating: the rate a free core

@@ -1,5 +1,9 @@
 #include "scenarios/studies/search.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/input/resolve.h"
@@ -199,6 +203,72 @@ TEST(SearchTest, GoodputRanking) {
     ASSERT_TRUE(r->top[i].result.has_goodput());
     EXPECT_LE(r->top[i - 1].result.goodput().time_to_train_days().mean(),
               r->top[i].result.goodput().time_to_train_days().mean());
+  }
+}
+
+// Precision as a search dimension: on a GPU with an FP8 peak, "auto" tries the
+// scenario's precision and fp8; the fp8 layouts run the GEMMs at the FP8 peak.
+TEST(SearchTest, AutoPrecisionsTryFp8WhereTheGpuHasIt) {
+  SearchRequest req = Small(2);
+  req.base.mutable_cluster()->set_gpu("h100-sxm5-80gb");
+  absl::StatusOr<SearchReport> bf16 = RunSearch(req);
+  req.precisions = {"auto"};
+  absl::StatusOr<SearchReport> r = RunSearch(req);
+  ASSERT_TRUE(r.ok() && bf16.ok()) << r.status() << bf16.status();
+  EXPECT_EQ(r->precisions, (std::vector<std::string>{"bf16", "fp8"}));
+  EXPECT_TRUE(r->notes.empty());
+  EXPECT_EQ(r->enumerated, 2 * bf16->enumerated);
+  // Every candidate names its precision; the best fp8 one beats its own
+  // layout in bf16.
+  std::map<std::string, double> step_by_label;
+  const StudyRow* best_fp8 = nullptr;
+  for (const StudyRow& row : r->top) {
+    EXPECT_TRUE(row.show_precision);
+    const std::string label = StrategyLabel(row.result.scenario(), true);
+    step_by_label[label] = row.result.step_time_s();
+    if (best_fp8 == nullptr && label.ends_with(" fp8")) best_fp8 = &row;
+  }
+  ASSERT_NE(best_fp8, nullptr);
+  std::string layout = StrategyLabel(best_fp8->result.scenario(), true);
+  layout.replace(layout.size() - 3, 3, "bf16");
+  ASSERT_TRUE(step_by_label.count(layout)) << layout;
+  EXPECT_LT(best_fp8->result.step_time_s(), step_by_label[layout]) << layout;
+  RecordProperty("best_fp8_step_s", std::to_string(best_fp8->result.step_time_s()));
+  RecordProperty("same_layout_bf16_step_s", std::to_string(step_by_label[layout]));
+  EXPECT_THAT(*FormatSearchReport(*r, "text"), HasSubstr("precisions searched: bf16, fp8"));
+  EXPECT_THAT(*FormatSearchReport(*r, "json"), HasSubstr(" fp8\""));
+}
+
+TEST(SearchTest, NoFp8WhereTheGpuLacksIt) {
+  SearchRequest req = Small(2);  // A100: no FP8 peak
+  absl::StatusOr<SearchReport> plain = RunSearch(req);
+  req.precisions = {"auto"};
+  absl::StatusOr<SearchReport> r = RunSearch(req);
+  ASSERT_TRUE(r.ok() && plain.ok()) << r.status() << plain.status();
+  EXPECT_EQ(r->precisions, (std::vector<std::string>{"bf16"}));
+  EXPECT_EQ(r->enumerated, plain->enumerated);
+  EXPECT_EQ(*FormatSearchReport(*r, "text"), *FormatSearchReport(*plain, "text"));
+  // Asked for by name, it is not tried either, and the report says why.
+  req.precisions = {"bf16", "fp8"};
+  r = RunSearch(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->precisions, (std::vector<std::string>{"bf16"}));
+  EXPECT_EQ(r->enumerated, plain->enumerated);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_THAT(r->notes[0], HasSubstr("fp8 not searched"));
+  for (const StudyRow& row : r->top) {
+    EXPECT_NE(row.result.scenario().training().precision(), "fp8");
+  }
+}
+
+TEST(SearchTest, AnUnknownPrecisionNamesTheFlag) {
+  SearchRequest req = Small(1);
+  for (const auto& bad :
+       std::vector<std::vector<std::string>>{{"bf16", "fp4"}, {""}, {"auto", "fp8"}}) {
+    req.precisions = bad;
+    const absl::Status s = RunSearch(req).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("--search-precisions"));
   }
 }
 

@@ -18,7 +18,8 @@ struct Metric {
   bool needs_train = false;  // empty unless the run length is given
   bool boolean = false;
   // Only with a `reliability` section (scenarios/goodput/); text and JSON
-  // show it when some row has it, CSV never (its header is fixed per sweep).
+  // show it when some row has it. CSV has its own goodput columns
+  // (CsvGoodputMetrics), on request: a sweep fixes its header before any point runs.
   bool needs_goodput = false;
 };
 
@@ -94,7 +95,7 @@ std::string Aligned(const std::vector<std::vector<std::string>>& cells) {
 
 }  // namespace
 
-std::string StrategyLabel(const config::Scenario& s) {
+std::string StrategyLabel(const config::Scenario& s, bool show_precision) {
   const config::ParallelismConfig& p = s.parallelism();
   const config::TrainingConfig& t = s.training();
   std::string out = absl::StrCat("tp", p.tensor_model_parallel_size(), " pp",
@@ -113,13 +114,16 @@ std::string StrategyLabel(const config::Scenario& s) {
   }
   if (p.sequence_parallel()) absl::StrAppend(&out, " sp");
   if (p.pipeline_model_parallel_size() > 1) absl::StrAppend(&out, " ", p.pipeline_schedule());
+  const std::string precision = t.has_precision() ? t.precision() : "bf16";
+  if (show_precision || precision == "fp8") absl::StrAppend(&out, " ", precision);
   return out;
 }
 
 std::string StudyJsonObject(const StudyRow& row) {
   const config::Result& r = row.result;
-  std::string out = absl::StrCat("{\"label\": ", JsonString(row.label),
-                                 ", \"strategy\": ", JsonString(StrategyLabel(r.scenario())));
+  std::string out =
+      absl::StrCat("{\"label\": ", JsonString(row.label),
+                   ", \"strategy\": ", JsonString(StrategyLabel(r.scenario(), row.show_precision)));
   for (const Metric& m : Metrics()) {
     if (m.needs_train && !r.has_train()) continue;
     if (m.needs_goodput && !r.has_goodput()) continue;
@@ -161,19 +165,50 @@ std::optional<double> StudyJsonNumber(const std::string& line, std::string_view 
   return v;
 }
 
-std::string StudyCsvHeader() {
+namespace {
+
+// The sweep CSV's goodput columns: result.goodput's own fields, in days and
+// dollars as `run` prints them.
+const std::vector<Metric>& CsvGoodputMetrics() {
+  static const std::vector<Metric>* const kMetrics = new std::vector<Metric>{
+      {"goodput_percent", 2,
+       [](const config::Result& r) { return 100 * r.goodput().effective_training_time(); }},
+      {"goodput_p10_days", 2,
+       [](const config::Result& r) { return r.goodput().time_to_train_days().p10(); }},
+      {"goodput_p50_days", 2,
+       [](const config::Result& r) { return r.goodput().time_to_train_days().p50(); }},
+      {"goodput_p90_days", 2,
+       [](const config::Result& r) { return r.goodput().time_to_train_days().p90(); }},
+      {"interruptions", 1,
+       [](const config::Result& r) { return r.goodput().expected_interruptions(); }},
+      {"goodput_total_usd", 0, [](const config::Result& r) { return r.goodput().total_usd(); }},
+  };
+  return *kMetrics;
+}
+
+}  // namespace
+
+std::string StudyCsvHeader(bool goodput) {
   std::string out = "label,strategy";
   for (const Metric& m : Metrics()) {
     if (!m.needs_goodput) absl::StrAppend(&out, ",", std::string(m.name));
   }
+  if (goodput) {
+    for (const Metric& m : CsvGoodputMetrics()) absl::StrAppend(&out, ",", std::string(m.name));
+  }
   return absl::StrCat(out, "\n");
 }
 
-std::string StudyCsvRow(const StudyRow& row) {
-  std::string out = absl::StrCat(CsvQuote(row.label), ",",
-                                 CsvQuote(StrategyLabel(row.result.scenario())));
+std::string StudyCsvRow(const StudyRow& row, bool goodput) {
+  std::string out = absl::StrCat(
+      CsvQuote(row.label), ",", CsvQuote(StrategyLabel(row.result.scenario(), row.show_precision)));
   for (const Metric& m : Metrics()) {
     if (!m.needs_goodput) absl::StrAppend(&out, ",", CsvQuote(Cell(m, row.result)));
+  }
+  if (goodput) {
+    for (const Metric& m : CsvGoodputMetrics()) {
+      absl::StrAppend(&out, ",", row.result.has_goodput() ? Cell(m, row.result) : "");
+    }
   }
   return absl::StrCat(out, "\n");
 }
@@ -207,7 +242,8 @@ absl::StatusOr<std::string> FormatStudyTable(const std::vector<StudyRow>& rows,
   cells.push_back({"label", "strategy"});
   for (const Metric& m : metrics) cells[0].emplace_back(m.name);
   for (const StudyRow& row : rows) {
-    std::vector<std::string> line = {row.label, StrategyLabel(row.result.scenario())};
+    std::vector<std::string> line = {row.label,
+                                     StrategyLabel(row.result.scenario(), row.show_precision)};
     for (const Metric& m : metrics) line.push_back(Cell(m, row.result));
     cells.push_back(std::move(line));
   }

@@ -27,17 +27,26 @@ namespace clustersim::scenarios {
 struct StudyRow {
   std::string label;
   config::Result result;
+  // The strategy names its training precision whatever it is (a search over
+  // several precisions); otherwise only fp8 is named.
+  bool show_precision = false;
 };
 
 // "tp8 pp4 vp2 dp32 mbs1 gbs512 rc-selective distopt sp interleaved-1f1b" (vp, cp,
-// ep only when > 1; the schedule only with pp > 1).
-std::string StrategyLabel(const config::Scenario& resolved);
+// ep only when > 1; the schedule only with pp > 1), then the training
+// precision ("fp8") when it is fp8 or `show_precision`.
+std::string StrategyLabel(const config::Scenario& resolved, bool show_precision = false);
 
 // One result as a JSON object on one line (no newline), and as a CSV row
 // (with newline) under StudyCsvHeader(): for files appended point by point.
+// With `goodput` (a sweep whose points carry a `reliability` section) the CSV
+// ends in six more columns from result.goodput: goodput_percent (effective
+// training time), goodput_p10/p50/p90_days (time to train), interruptions
+// (expected) and goodput_total_usd (dollars, waste included); empty in a row
+// without goodput.
 std::string StudyJsonObject(const StudyRow& row);
-std::string StudyCsvHeader();
-std::string StudyCsvRow(const StudyRow& row);
+std::string StudyCsvHeader(bool goodput = false);
+std::string StudyCsvRow(const StudyRow& row, bool goodput = false);
 
 // Read back from one StudyJsonObject line: its label ("" when the line does
 // not start with one) and the number after "key": (nullopt when absent or not

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "scenarios/goodput/goodput.h"
 #include "scenarios/input/loader.h"
 #include "scenarios/input/resolve.h"
 #include "scenarios/input/scenario_edit.h"
@@ -232,11 +233,18 @@ absl::StatusOr<std::vector<SweepPoint>> ParseSweep(std::string_view text, const 
     }
     points = std::move(next);
   }
+  const bool goodput = SweepHasGoodput(points);
   for (size_t i = 0; i < points.size(); ++i) {
     points[i].index = i;
     if (points[i].key.empty()) points[i].key = "base";
+    points[i].goodput_columns = goodput;
   }
   return points;
+}
+
+bool SweepHasGoodput(const std::vector<SweepPoint>& points) {
+  return std::any_of(points.begin(), points.end(),
+                     [](const SweepPoint& p) { return GoodputRequested(p.scenario); });
 }
 
 SweepLine SimulateSweepPoint(const SweepPoint& p) {
@@ -249,7 +257,7 @@ SweepLine SimulateSweepPoint(const SweepPoint& p) {
             "", true};
   }
   const StudyRow row{p.key, *result};
-  return {StudyJsonObject(row), StudyCsvRow(row), false};
+  return {StudyJsonObject(row), StudyCsvRow(row, p.goodput_columns), false};
 }
 
 SweepExecutor InProcessExecutor(sim::RunControl* control) {
@@ -296,7 +304,9 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
     if (absl::Status s = file->Open(*path); !s.ok()) return output_error(s);
   }
   if (csv_lines->empty()) {
-    if (absl::Status s = csv.Append(StudyCsvHeader()); !s.ok()) return output_error(s);
+    const bool goodput = std::any_of(points.begin(), points.end(),
+                                     [](const SweepPoint& p) { return p.goodput_columns; });
+    if (absl::Status s = csv.Append(StudyCsvHeader(goodput)); !s.ok()) return output_error(s);
   }
   SweepSummary summary;
   std::vector<const SweepPoint*> todo;

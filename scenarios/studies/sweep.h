@@ -39,7 +39,15 @@ struct SweepPoint {
   size_t index = 0;
   std::string key;  // "num_gpus=8,tp=4,recompute=full": the point's label
   config::Scenario scenario;
+  // The CSV row ends in the goodput columns (study_table.h): set on every
+  // point of a sweep where some point has a `reliability` section that runs
+  // the goodput Monte Carlo (SweepHasGoodput).
+  bool goodput_columns = false;
 };
+
+// Whether some point simulates the run with failures (goodput.h's
+// GoodputRequested): the CSV then has the goodput columns.
+bool SweepHasGoodput(const std::vector<SweepPoint>& points);
 
 // The most points a sweep file may expand to; a grid beyond it is refused
 // before it is built (each point holds a Scenario).

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/input/loader.h"
+#include "scenarios/studies/study_table.h"
 #include "sim/status_macros.h"
 
 namespace clustersim::scenarios {
@@ -88,6 +89,40 @@ TEST_F(SweepTest, ExpandsTheGridInAxisOrder) {
   EXPECT_EQ((*points)[15].scenario.cluster().num_gpus(), 16);
   EXPECT_EQ((*points)[15].scenario.training().recompute_granularity(), "full");
   EXPECT_EQ((*points)[15].scenario.model().preset(), "gpt-22b");  // from base_scenario
+}
+
+// Without a reliability section the CSV keeps its fixed columns; with one
+// (goodput.h's GoodputRequested on some point) every row, in every shard or
+// MPI rank (each loads the same points), ends in the goodput columns.
+TEST_F(SweepTest, GoodputColumnsOnlyWithAReliabilitySection) {
+  RunWhole();
+  EXPECT_EQ(csv_[0] + "\n", StudyCsvHeader());
+  EXPECT_EQ(csv_[0].find("goodput"), std::string::npos);
+  for (const SweepPoint& p : points_) EXPECT_FALSE(p.goodput_columns);
+
+  const std::string base =
+      "base { model { preset: \"gpt3-1.3b\" } cluster { gpu: \"a100-sxm4-80gb\" } "
+      "training { global_batch_size: 8 } ";
+  const std::string axis = "axis { field: \"num_gpus\" values: \"4\" values: \"8\" }";
+  absl::StatusOr<std::vector<SweepPoint>> stragglers_only = ParseSweep(
+      base + "reliability { stragglers { slow_gpu_fraction: 0.1 } } }\n" + axis, "t", "");
+  ASSERT_TRUE(stragglers_only.ok()) << stragglers_only.status();
+  EXPECT_FALSE((*stragglers_only)[0].goodput_columns);  // no run length: the straggler tax only
+  absl::StatusOr<std::vector<SweepPoint>> points = ParseSweep(
+      base + "pricing { train_tokens: 1e9 } reliability { trials: 20 } }\n" + axis, "t", "");
+  ASSERT_TRUE(points.ok()) << points.status();
+  ASSERT_EQ(points->size(), 2u);
+  const std::string prefix = (dir_ / "goodput").string();
+  ASSERT_TRUE(RunSweep(*points, {.output_prefix = prefix}).ok());
+  const std::vector<std::string> lines =
+      absl::StrSplit(*ReadFile(prefix + ".csv"), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0] + "\n", StudyCsvHeader(true));
+  const size_t columns = std::count(lines[0].begin(), lines[0].end(), ',');
+  for (const std::string& row : {lines[1], lines[2]}) {
+    EXPECT_EQ(static_cast<size_t>(std::count(row.begin(), row.end(), ',')), columns) << row;
+    EXPECT_NE(row.back(), ',') << row;  // the last goodput cell is filled
+  }
 }
 
 TEST_F(SweepTest, ShardsAndResumeGiveTheSameLinesAsOneRun) {
