@@ -229,8 +229,8 @@ absl::StatusOr<std::string> FormatStudyTable(const std::vector<StudyRow>& rows,
     return absl::StrCat(out, "]\n");
   }
   if (format == "csv") {
-    std::string out = StudyCsvHeader();
-    for (const StudyRow& row : rows) out += StudyCsvRow(row);
+    std::string out = StudyCsvHeader(any_goodput);
+    for (const StudyRow& row : rows) out += StudyCsvRow(row, any_goodput);
     return out;
   }
   if (format != "text") {

@@ -39,7 +39,8 @@ std::string StrategyLabel(const config::Scenario& resolved, bool show_precision 
 
 // One result as a JSON object on one line (no newline), and as a CSV row
 // (with newline) under StudyCsvHeader(): for files appended point by point.
-// With `goodput` (a sweep whose points carry a `reliability` section) the CSV
+// With `goodput` (a sweep whose points carry a `reliability` section, or a
+// compare or search table with a row that carries goodput) the CSV
 // ends in six more columns from result.goodput: goodput_percent (effective
 // training time), goodput_p10/p50/p90_days (time to train), interruptions
 // (expected) and goodput_total_usd (dollars, waste included); empty in a row

@@ -44,8 +44,8 @@ TEST(StudyTableTest, CsvQuotesAndJsonKeepsRawNumbers) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// Goodput rows appear in text and JSON only when some result carries them;
-// the CSV header, fixed per sweep, never has them.
+// Goodput rows (text, JSON) and CSV columns appear only when some result
+// carries them.
 TEST(StudyTableTest, GoodputRowsOnlyWhenSimulated) {
   StudyRow with = Row("g", 1, true);
   with.result.mutable_goodput()->mutable_time_to_train_days()->set_p50(54.25);
@@ -60,9 +60,14 @@ TEST(StudyTableTest, GoodputRowsOnlyWhenSimulated) {
   absl::StatusOr<std::string> json = FormatStudyTable({with}, "json", false);
   ASSERT_TRUE(json.ok());
   EXPECT_THAT(*json, HasSubstr("\"goodput_p50_days\": 54.25"));
-  absl::StatusOr<std::string> csv = FormatStudyTable({with}, "csv", false);
+  absl::StatusOr<std::string> plain_csv = FormatStudyTable({Row("a", 1, true)}, "csv", false);
+  ASSERT_TRUE(plain_csv.ok());
+  EXPECT_THAT(*plain_csv, Not(HasSubstr("goodput")));
+  absl::StatusOr<std::string> csv = FormatStudyTable({Row("a", 1, true), with}, "csv", false);
   ASSERT_TRUE(csv.ok());
-  EXPECT_THAT(*csv, Not(HasSubstr("goodput")));
+  EXPECT_THAT(*csv, HasSubstr(",goodput_percent,goodput_p10_days,goodput_p50_days,"));
+  EXPECT_THAT(*csv, ContainsRegex(",90(\\.0+)?,[^,\n]*,54\\.25,"));  // the row with goodput
+  EXPECT_THAT(*csv, ContainsRegex("\n\"?a\"?,[^\n]*,,,,,,\n"));  // the row without: empty cells
 }
 
 }  // namespace
