@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "viz/html_text.h"
+#include "viz/svg_plot.h"
 
 namespace clustersim::viz {
 namespace {
@@ -18,8 +19,6 @@ constexpr double kBarGap = 10;
 constexpr double kAxisHeight = 26;
 constexpr double kLegendRow = 18;
 constexpr int kLegendColumns = 3;
-
-std::string Px(double v) { return FixedNumber(v, 1); }
 
 double RowTotal(const BarRow& row) {
   double t = 0;

@@ -56,8 +56,6 @@ tr.miss td { color: #999; }
 tr.front td { font-weight: bold; }
 )css";
 
-std::string Px(double v) { return FixedNumber(v, 1); }
-
 std::string ParetoSvg(const DeploymentSearchResult& r) {
   constexpr double kWidth = 900, kHeight = 380, kLeft = 80, kRight = 30, kTop = 24, kBottom = 48;
   std::vector<const DeploymentCandidate*> meeting;

@@ -18,8 +18,6 @@ constexpr double kAxisHeight = 34;
 constexpr double kLegendRow = 18;
 constexpr const char* kColors[] = {"#3f6fa8", "#e45756", "#4b9a41", "#f58518"};
 
-std::string Px(double v) { return FixedNumber(v, 1); }
-
 // At most kMaxSteps (time, GiB) steps: the largest value of each time bucket.
 std::vector<std::pair<double, double>> Reduce(const std::vector<std::pair<double, double>>& pts,
                                               double end_s) {

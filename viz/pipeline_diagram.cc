@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "viz/html_text.h"
+#include "viz/svg_plot.h"
 
 namespace clustersim::viz {
 namespace {
@@ -22,8 +23,6 @@ constexpr double kRowGap = 3;
 constexpr double kStageGap = 12;
 constexpr double kAxisHeight = 34;
 constexpr double kMinLabelWidth = 20;  // px a block needs for its "F3" label
-
-std::string Px(double v) { return FixedNumber(v, 1); }
 
 // A block to draw: a run of spans merged for drawing.
 struct Block {

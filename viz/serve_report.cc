@@ -24,8 +24,6 @@ p.verdict { font-weight: bold; }
 p.saturated { color: #c00; font-weight: bold; }
 )css";
 
-std::string Px(double v) { return FixedNumber(v, 1); }
-
 std::string Row(std::string_view name, const std::string& value) {
   return absl::StrCat("<tr><th>", HtmlEscape(name), "</th><td>", HtmlEscape(value), "</td></tr>\n");
 }

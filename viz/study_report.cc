@@ -40,8 +40,6 @@ bool Usable(const StudyRow& r) {
   return r.fits && std::isfinite(r.time_to_train_s) && std::isfinite(r.dollars);
 }
 
-std::string Px(double v) { return FixedNumber(v, 1); }
-
 // Seconds as a training duration: days, hours or the short units.
 std::string HumanDuration(double s) {
   if (!std::isfinite(s)) return "n/a";

@@ -5,11 +5,8 @@
 #include "viz/html_text.h"
 
 namespace clustersim::viz {
-namespace {
 
 std::string Px(double v) { return FixedNumber(v, 1); }
-
-}  // namespace
 
 std::string SvgOpen(std::string_view id, double width, double height) {
   return absl::StrCat("<svg id=\"", HtmlEscape(id),

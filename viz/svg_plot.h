@@ -23,6 +23,9 @@ struct PlotArea {
   double bottom() const { return top + height; }
 };
 
+// An SVG coordinate or length: one decimal, so that output is deterministic.
+std::string Px(double v);
+
 // `<svg id=... viewBox=... width=... height=... font-family=... >` and a newline.
 std::string SvgOpen(std::string_view id, double width, double height);
 

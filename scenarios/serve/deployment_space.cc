@@ -207,8 +207,7 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space) {
     const SearchGpu& gpu = space.gpus[g];
     std::vector<int> tps;
     for (int tp : space.tensor_parallel) {
-      if (tp <= gpu.gpus_per_node && tp <= space.max_gpus && m.num_attention_heads % tp == 0 &&
-          m.ffn_hidden_size % tp == 0) {
+      if (tp <= gpu.gpus_per_node && tp <= space.max_gpus && TensorParallelSplits(m, tp)) {
         tps.push_back(tp);
       }
     }

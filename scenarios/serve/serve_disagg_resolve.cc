@@ -64,7 +64,7 @@ absl::StatusOr<PoolShape> ResolveShape(const config::DisaggPool& p, const std::s
 int TpThatFits(models::InferenceMemoryInputs in, const models::GpuSpec& gpu, int from) {
   const models::TransformerConfig& m = in.replica.model;
   for (int tp = from * 2; tp <= 64; tp *= 2) {
-    if (m.num_attention_heads % tp != 0 || m.ffn_hidden_size % tp != 0) continue;
+    if (!TensorParallelSplits(m, tp)) continue;
     in.replica.tensor_parallel = tp;
     if (models::EstimateInferenceMemory(in, gpu.memory).fits) return tp;
   }
@@ -83,7 +83,7 @@ absl::Status ResolvePool(const ResolvedServe& base, const PoolShape& shape, std:
   mem.replica.tensor_parallel = shape.tp;
   mem.replica.pipeline_parallel = shape.pp;
   const models::TransformerConfig& m = mem.replica.model;
-  if (m.num_attention_heads % shape.tp != 0 || m.ffn_hidden_size % shape.tp != 0) {
+  if (!TensorParallelSplits(m, shape.tp)) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".tensor_parallel_size=", shape.tp,
                      " must divide model.num_attention_heads=", m.num_attention_heads,

@@ -72,8 +72,7 @@ std::vector<int> TpChoices(const ResolvedDisagg& d) {
   const models::TransformerConfig& m = d.base.memory.replica.model;
   std::vector<int> out;
   for (int tp : {1, 2, 4, 8}) {
-    if (tp <= std::max(1, d.base.gpus_per_node) && m.num_attention_heads % tp == 0 &&
-        m.ffn_hidden_size % tp == 0) {
+    if (tp <= std::max(1, d.base.gpus_per_node) && TensorParallelSplits(m, tp)) {
       out.push_back(tp);
     }
   }

@@ -92,6 +92,10 @@ models::Dtype DefaultKvDtype(models::WeightFormat f) {
 
 }  // namespace
 
+bool TensorParallelSplits(const models::TransformerConfig& m, int tp) {
+  return m.num_attention_heads % tp == 0 && m.ffn_hidden_size % tp == 0;
+}
+
 absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   ResolvedServe r;
   models::ReplicaModel& rep = r.memory.replica;
@@ -144,8 +148,7 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   CLUSTERSIM_RETURN_IF_ERROR(ResolveModel(in.model(), &rep.model));
   EchoModel(rep.model, e.mutable_model());
   if (in.model().has_preset()) e.mutable_model()->set_preset(in.model().preset());
-  if (rep.model.num_attention_heads % rep.tensor_parallel != 0 ||
-      rep.model.ffn_hidden_size % rep.tensor_parallel != 0) {
+  if (!TensorParallelSplits(rep.model, rep.tensor_parallel)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "inference.tensor_parallel_size=", rep.tensor_parallel,
         " must divide model.num_attention_heads=", rep.model.num_attention_heads,

@@ -71,6 +71,10 @@ struct ResolvedServe {
 
 absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& scenario);
 
+// Whether tensor parallelism `tp` splits the model evenly: it divides the
+// attention heads and the FFN size.
+bool TensorParallelSplits(const models::TransformerConfig& m, int tp);
+
 }  // namespace clustersim::scenarios
 
 #endif  // CLUSTERSIM_SCENARIOS_SERVE_SERVE_RESOLVE_H_
