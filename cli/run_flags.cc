@@ -21,7 +21,7 @@ struct Values {
       checkpoint_mode;
   std::optional<double> checkpoint_interval;
   std::optional<double> straggler_fraction, straggler_throughput, throughput_spread;
-  std::optional<int> trials;
+  std::optional<int> trials, spare_nodes;
   std::optional<uint64_t> seed;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
@@ -75,6 +75,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(goodput, "checkpoint-mode", &v.checkpoint_mode, "async (default) | blocking");
   Opt(goodput, "checkpoint-interval-s", &v.checkpoint_interval,
       "seconds between checkpoints (default: Young/Daly)");
+  Opt(goodput, "spare-nodes", &v.spare_nodes,
+      "hot spare nodes kept and billed; failed nodes rejoin after repair (default: unlimited, "
+      "not billed)");
   Opt(goodput, "trials", &v.trials, "Monte Carlo trials (default 1000)");
   Opt(goodput, "seed", &v.seed, "Monte Carlo seed (default 1)");
   Opt(goodput, "straggler-fraction", &v.straggler_fraction,
@@ -196,7 +199,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (vm["overlap-param-gather"].as<bool>()) p->set_overlap_param_gather(true);
   const bool any_goodput = vm["goodput"].as<bool>() || vm["no-hot-spares"].as<bool>() ||
                            v.failure_profile || v.storage || v.checkpoint_mode ||
-                           v.checkpoint_interval || v.trials || v.seed;
+                           v.checkpoint_interval || v.trials || v.seed || v.spare_nodes;
   if (any_goodput) {
     config::ReliabilityConfig* r = o.mutable_reliability();
     r->set_enabled(true);
@@ -206,6 +209,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
     if (v.checkpoint_mode) r->set_checkpoint_mode(*v.checkpoint_mode);
     if (v.checkpoint_interval) r->set_checkpoint_interval_s(*v.checkpoint_interval);
     if (v.trials) r->set_trials(*v.trials);
+    if (v.spare_nodes) r->set_spare_nodes(*v.spare_nodes);
     if (v.seed) r->set_seed(*v.seed);
   }
   if (v.straggler_fraction || v.straggler_throughput || v.throughput_spread) {

@@ -67,8 +67,12 @@ absl::Status SweepCommand(const Args& args, CommandIo& io) {
       "sweep: %d points in shard %d/%d: %d already done, %d run (%d rejected)\n", summary->points,
       options.shard, options.num_shards, summary->skipped, summary->ran, summary->failed);
   *io.out << absl::StrFormat("Pareto front (%s vs %s), every point in %s.jsonl:\n",
-                             summary->train_axes ? "days to train" : "step seconds",
-                             summary->train_axes ? "total $" : "$ per million tokens",
+                             !summary->train_axes     ? "step seconds"
+                             : summary->goodput_axes ? "days to train, p50 with failures"
+                                                     : "days to train",
+                             !summary->train_axes     ? "$ per million tokens"
+                             : summary->goodput_axes ? "total $ with failures"
+                                                     : "total $",
                              options.output_prefix);
   for (const scenarios::ParetoPoint& p : summary->pareto) {
     *io.out << absl::StrFormat("  %12.4f  %12.4f  %s\n", p.time, p.cost, p.label);

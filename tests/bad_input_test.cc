@@ -140,7 +140,20 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"BillionTrials", std::string(kGpt22b) + kTokens + " --trials 1000000000", "",
              {"reliability.trials=1000000000"}},
         Case{"GoodputWithoutRunLength", std::string(kGpt22b) + " --goodput", "",
-             {"reliability needs a run length", "--train-tokens"}}),
+             {"reliability needs a run length", "--train-tokens"}},
+        Case{"NegativeSpareNodes", std::string(kGpt22b) + kTokens + " --spare-nodes -1", "",
+             {"reliability.spare_nodes=-1", "unlimited"}},
+        Case{"SparesWithoutHotSpares",
+             std::string(kGpt22b) + kTokens + " --spare-nodes 2 --no-hot-spares", "",
+             {"reliability.spare_nodes", "hot_spares is false"}},
+        Case{"CorrelatedSoftwareCause", "FILE",
+             std::string(kGoodput) +
+                 "reliability { cause_nodes { cause: \"software-bug\" nodes: 4 } }",
+             {"reliability.cause_nodes[0].cause='software-bug'", "hardware cause"}},
+        Case{"CorrelatedZeroNodes", "FILE",
+             std::string(kGoodput) +
+                 "reliability { cause_nodes { cause: \"network-switch-cable\" nodes: 0 } }",
+             {"reliability.cause_nodes[0].nodes=0"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -78,7 +78,11 @@ TEST(GoodputCliTest, SweepCsvGoodputColumnsEqualTheRunsOwn) {
       << "axis { field: \"num_gpus\" values: \"8\" values: \"16\" }\n";
   }
   const std::string prefix = (dir / "grid").string();
-  RunCommand("sweep " + (dir / "grid.textproto").string() + " --output " + prefix);
+  const std::string printed =
+      RunCommand("sweep " + (dir / "grid.textproto").string() + " --output " + prefix);
+  EXPECT_NE(printed.find("(days to train, p50 with failures vs total $ with failures)"),
+            std::string::npos)
+      << printed;
   std::ifstream in(prefix + ".csv");
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -91,6 +95,7 @@ TEST(GoodputCliTest, SweepCsvGoodputColumnsEqualTheRunsOwn) {
   EXPECT_EQ(std::vector<std::string>(header.end() - goodput_columns.size(), header.end()),
             goodput_columns);
   const char* gpus[] = {"8", "16"};
+  int on_front = 0;
   for (int i = 0; i < 2; ++i) {
     config::Result r;
     ASSERT_TRUE(
@@ -110,8 +115,17 @@ TEST(GoodputCliTest, SweepCsvGoodputColumnsEqualTheRunsOwn) {
     ASSERT_EQ(row.size(), header.size()) << lines[1 + i];
     EXPECT_EQ(std::vector<std::string>(row.end() - expected.size(), row.end()), expected)
         << "num_gpus=" << gpus[i];
+    // A point on the printed front shows the same median and total.
+    const std::string front_row =
+        absl::StrFormat("  %12.4f  %12.4f  num_gpus=%s", g.time_to_train_days().p50(),
+                        g.total_usd(), gpus[i]);
+    if (printed.find(absl::StrCat("num_gpus=", gpus[i], "\n")) != std::string::npos) {
+      EXPECT_NE(printed.find(front_row), std::string::npos) << front_row << "\n" << printed;
+      ++on_front;
+    }
     RecordProperty(absl::StrCat("goodput_row_", gpus[i]), lines[1 + i]);
   }
+  EXPECT_GE(on_front, 1);
   std::filesystem::remove_all(dir);
 }
 

@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "models/memory_model.h"
 #include "models/transformer_config.h"
 #include "scenarios/input/train_cost.h"
@@ -20,27 +19,9 @@ namespace clustersim::scenarios {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr int kMaxTrials = 100000;
 // Refused above this many checkpoints and interruptions over all trials (about 2e8
 // events take 10 s).
 constexpr double kMaxEvents = 1e9;
-
-absl::Status Bad(std::string_view field, double value, std::string_view rule) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("reliability.", std::string(field), "=", value, " ", std::string(rule)));
-}
-
-absl::Status NonNegative(bool has, double v, std::string_view field) {
-  if (has && !(std::isfinite(v) && v >= 0)) return Bad(field, v, "must be a finite number >= 0");
-  return absl::OkStatus();
-}
-
-absl::Status Positive(bool has, double v, std::string_view field, std::string_view fix) {
-  if (has && !(std::isfinite(v) && v > 0)) {
-    return Bad(field, v, absl::StrCat("must be a finite number > 0; ", std::string(fix)));
-  }
-  return absl::OkStatus();
-}
 
 double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[static_cast<size_t>(std::floor(q * static_cast<double>(sorted.size() - 1)))];
@@ -65,96 +46,6 @@ bool GoodputRequested(const config::Scenario& s) {
          s.pricing().has_train_steps();
 }
 
-absl::Status ValidateReliability(const config::Scenario& s) {
-  if (!GoodputRequested(s)) return absl::OkStatus();
-  const config::ReliabilityConfig& r = s.reliability();
-  const topology::ReliabilityCatalog& cat = topology::ReliabilityCatalog::Default();
-  if (!s.pricing().has_train_tokens() && !s.pricing().has_train_steps()) {
-    return absl::InvalidArgumentError(
-        "reliability needs a run length: set pricing.train_tokens (--train-tokens) or "
-        "pricing.train_steps (--train-steps)");
-  }
-  const config::FailureProfile* profile = nullptr;
-  if (r.has_failure_profile()) {
-    absl::StatusOr<const config::FailureProfile*> p = cat.FindProfile(r.failure_profile());
-    if (!p.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat("reliability.failure_profile: ", p.status().message()));
-    profile = *p;
-  } else {
-    profile = *cat.FindProfile(cat.file().default_profile());
-  }
-  for (int i = 0; i < r.cause_rate_size(); ++i) {
-    const config::CauseRate& c = r.cause_rate(i);
-    const bool known =
-        std::any_of(profile->cause().begin(), profile->cause().end(),
-                    [&c](const config::FailureCause& f) { return f.name() == c.cause(); });
-    if (!known) {
-      std::vector<std::string> names;
-      for (const config::FailureCause& f : profile->cause()) names.push_back(f.name());
-      return absl::InvalidArgumentError(
-          absl::StrCat("reliability.cause_rate[", i, "].cause='", c.cause(), "' is not a cause of ",
-                       profile->name(), "; use one of ", absl::StrJoin(names, ", ")));
-    }
-    CLUSTERSIM_RETURN_IF_ERROR(
-        NonNegative(true, c.rate(), absl::StrCat("cause_rate[", i, "].rate")));
-  }
-  CLUSTERSIM_RETURN_IF_ERROR(
-      NonNegative(r.has_failure_rate_scale(), r.failure_rate_scale(), "failure_rate_scale"));
-  CLUSTERSIM_RETURN_IF_ERROR(NonNegative(r.has_software_failures_per_job_day(),
-                                         r.software_failures_per_job_day(),
-                                         "software_failures_per_job_day"));
-  CLUSTERSIM_RETURN_IF_ERROR(
-      NonNegative(r.has_planned_per_day(), r.planned_per_day(), "planned_per_day"));
-  if (r.has_storage()) {
-    if (absl::Status found = cat.FindStorage(r.storage()).status(); !found.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("reliability.storage: ", found.message()));
-    }
-  }
-  const struct {
-    bool has;
-    double value;
-    const char* field;
-  } bandwidths[] = {
-      {r.has_storage_write_gb_per_s_per_node(), r.storage_write_gb_per_s_per_node(),
-       "storage_write_gb_per_s_per_node"},
-      {r.has_storage_write_gb_per_s_aggregate(), r.storage_write_gb_per_s_aggregate(),
-       "storage_write_gb_per_s_aggregate"},
-      {r.has_storage_read_gb_per_s_per_node(), r.storage_read_gb_per_s_per_node(),
-       "storage_read_gb_per_s_per_node"},
-      {r.has_storage_read_gb_per_s_aggregate(), r.storage_read_gb_per_s_aggregate(),
-       "storage_read_gb_per_s_aggregate"},
-  };
-  for (const auto& b : bandwidths) {
-    CLUSTERSIM_RETURN_IF_ERROR(Positive(
-        b.has, b.value, b.field, "give the storage's bandwidth in GB/s, or a preset (storage)"));
-  }
-  CLUSTERSIM_RETURN_IF_ERROR(Positive(r.has_snapshot_gb_per_s_per_gpu(),
-                                      r.snapshot_gb_per_s_per_gpu(), "snapshot_gb_per_s_per_gpu",
-                                      "e.g. 25 for PCIe 4"));
-  if (r.has_checkpoint_mode() && r.checkpoint_mode() != "async" &&
-      r.checkpoint_mode() != "blocking") {
-    return absl::InvalidArgumentError(absl::StrCat("reliability.checkpoint_mode='",
-                                                   r.checkpoint_mode(),
-                                                   "' is not known; use async or blocking"));
-  }
-  CLUSTERSIM_RETURN_IF_ERROR(Positive(r.has_checkpoint_interval_s(), r.checkpoint_interval_s(),
-                                      "checkpoint_interval_s",
-                                      "leave it unset for the Young/Daly interval"));
-  CLUSTERSIM_RETURN_IF_ERROR(NonNegative(r.has_detection_s(), r.detection_s(), "detection_s"));
-  CLUSTERSIM_RETURN_IF_ERROR(NonNegative(r.has_reschedule_s(), r.reschedule_s(), "reschedule_s"));
-  CLUSTERSIM_RETURN_IF_ERROR(
-      NonNegative(r.has_init_s_per_gpu(), r.init_s_per_gpu(), "init_s_per_gpu"));
-  CLUSTERSIM_RETURN_IF_ERROR(NonNegative(r.has_warmup_steps(), r.warmup_steps(), "warmup_steps"));
-  CLUSTERSIM_RETURN_IF_ERROR(
-      Positive(r.has_repair_hours(), r.repair_hours(), "repair_hours", "e.g. 24"));
-  if (r.has_trials() && (r.trials() < 1 || r.trials() > kMaxTrials)) {
-    return absl::InvalidArgumentError(absl::StrCat("reliability.trials=", r.trials(),
-                                                   " must be in [1, ", kMaxTrials, "]; e.g. 1000"));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config::Result& step) {
   const config::ReliabilityConfig& r = s.echo.reliability();
   const topology::ReliabilityCatalog& cat = topology::ReliabilityCatalog::Default();
@@ -169,6 +60,7 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
   p.mode = r.has_checkpoint_mode() ? r.checkpoint_mode() : "async";
   const int n = s.num_gpus;
   const int per_node = std::max(1, s.echo.cluster().gpus_per_node());
+  p.gpus_per_node = per_node;
   const int nodes = s.cluster.num_nodes;
   const double step_s = step.step_time_s();
 
@@ -180,7 +72,11 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
       if (o.cause() == f.name()) c.set_rate(o.rate());
     }
     const double per_hour = topology::CauseRatePerJobHour(c, n, per_node) * scale;
-    p.timeline.causes.push_back({f.name(), f.component(), per_hour, f.needs_node(), false});
+    int down = 1;
+    for (const config::CauseNodes& o : r.cause_nodes()) {
+      if (o.cause() == f.name()) down = std::min(o.nodes(), nodes);  // the job's nodes among them
+    }
+    p.timeline.causes.push_back({f.name(), f.component(), per_hour, f.needs_node(), false, down});
     p.unplanned_per_hour += per_hour;
   }
   if (r.software_failures_per_job_day() > 0) {
@@ -243,6 +139,7 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
   p.timeline.planned_down_s = std::max(snapshot_s, p.write_s) + back;
   p.timeline.hot_spares = r.has_hot_spares() ? r.hot_spares() : true;
   p.timeline.repair_s = (r.has_repair_hours() ? r.repair_hours() : rc.repair_hours()) * 3600.0;
+  if (r.has_spare_nodes()) p.timeline.spare_nodes = r.spare_nodes();
 
   // Run length and the checkpoint interval, in whole steps.
   p.timeline.compute_s = step.train().time_to_train_s();
@@ -329,8 +226,19 @@ absl::Status AddGoodput(const ResolvedScenario& s, config::Result* result) {
   g->set_repair_wait_hours(st.mean_repair_s / 3600.0);
   const double gpu_hours = s.num_gpus * st.mean_wall_s / 3600.0;
   g->set_gpu_hours(gpu_hours);
-  g->set_total_usd(gpu_hours * s.pricing.usd_per_gpu_hour);
-  g->set_wasted_usd(s.num_gpus * (st.mean_wall_s - compute) / 3600.0 * s.pricing.usd_per_gpu_hour);
+  // Spares are billed like the job's GPUs for as long as the run holds them.
+  const int spare_gpus = std::max(0, p.timeline.spare_nodes) * p.gpus_per_node;
+  const double spare_gpu_hours = spare_gpus * st.mean_wall_s / 3600.0;
+  const double spare_usd = spare_gpu_hours * s.pricing.usd_per_gpu_hour;
+  g->set_total_usd(gpu_hours * s.pricing.usd_per_gpu_hour + spare_usd);
+  g->set_wasted_usd(s.num_gpus * (st.mean_wall_s - compute) / 3600.0 * s.pricing.usd_per_gpu_hour +
+                    spare_usd);
+  if (p.timeline.spare_nodes >= 0) {
+    g->set_spare_nodes(p.timeline.spare_nodes);
+    g->set_spare_gpu_hours(spare_gpu_hours);
+    g->set_spare_usd(spare_usd);
+    g->set_spare_shortfalls(st.mean_spare_waits);
+  }
   g->set_energy_kwh(EnergyKwh(s.pricing, gpu_hours, s.gpu->tdp_w));
   // Histogram of time-to-train, 20 bins from the fastest to the slowest trial.
   constexpr int kBins = 20;
@@ -391,6 +299,12 @@ std::string FormatGoodputText(const config::Result& r) {
                                           g.restart_hours(), g.repair_wait_hours()));
   line("  GPU-hours", absl::StrFormat("%.0f, $%.0f ($%.0f wasted), %.0f kWh", g.gpu_hours(),
                                       g.total_usd(), g.wasted_usd(), g.energy_kwh()));
+  if (g.spare_nodes() > 0 || g.spare_shortfalls() > 0) {
+    line("  spares", absl::StrFormat("%d nodes: %.0f GPU-hours, $%.0f (in the total); %.2f "
+                                     "failures per run found none free",
+                                     g.spare_nodes(), g.spare_gpu_hours(), g.spare_usd(),
+                                     g.spare_shortfalls()));
+  }
   return out;
 }
 

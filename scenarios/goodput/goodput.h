@@ -60,6 +60,7 @@ struct GoodputPlan {
   double stall_s = 0, write_s = 0, load_s = 0;
   bool young_daly = false;
   double unplanned_per_hour = 0;
+  int gpus_per_node = 1;
 };
 
 // REQUIRES: ValidateReliability(s.echo).ok(); `step` holds the step time,

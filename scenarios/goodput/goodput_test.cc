@@ -112,6 +112,34 @@ TEST(GoodputTest, BadFieldsAreNamed) {
   EXPECT_THAT(ValidateReliability(s).message(), HasSubstr("faulty-gpu"));
 }
 
+// Spare nodes are billed at the GPU price for the whole mean wall time, on top
+// of the job's GPU-hours; a pool that never runs dry changes nothing else.
+TEST(GoodputTest, SparesAreBilledForTheWholeRun) {
+  config::Scenario s = Llama7b("async");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> plain = RunScenario(*r, {});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  s.mutable_reliability()->set_spare_nodes(100);
+  ASSERT_TRUE(ValidateReliability(s).ok());
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> spared = RunScenario(*r, {});
+  ASSERT_TRUE(spared.ok()) << spared.status();
+  const config::Goodput& a = plain->goodput();
+  const config::Goodput& b = spared->goodput();
+  const double price = r->pricing.usd_per_gpu_hour;
+  EXPECT_EQ(b.time_to_train_days().mean(), a.time_to_train_days().mean());
+  EXPECT_EQ(b.spare_nodes(), 100);
+  EXPECT_EQ(b.spare_shortfalls(), 0);
+  EXPECT_NEAR(b.spare_gpu_hours(), 100 * 8 * b.time_to_train_days().mean() * 24, 1e-6);
+  EXPECT_NEAR(b.spare_usd(), b.spare_gpu_hours() * price, 1e-6);
+  EXPECT_NEAR(b.total_usd(), a.total_usd() + b.spare_usd(), 1e-6 * b.total_usd());
+  EXPECT_EQ(b.gpu_hours(), a.gpu_hours());
+  EXPECT_THAT(FormatGoodputText(*spared), HasSubstr("spares"));
+  EXPECT_THAT(FormatGoodputText(*plain), ::testing::Not(HasSubstr("spares")));
+}
+
 // A cluster so failure-prone that no checkpoint interval completes is refused,
 // not simulated for ever.
 TEST(GoodputTest, RunThatCannotFinishIsRefused) {

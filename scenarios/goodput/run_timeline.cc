@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 
+#include "scenarios/goodput/spare_pool.h"
 #include "sim/check.h"
 #include "sim/random.h"
 #include "sim/simulator.h"
@@ -39,12 +41,15 @@ class Trial : public sim::EventHandler {
         total_rate_per_s_(total_rate_per_s),
         record_(record),
         checkpoint_stride_(checkpoint_stride),
-        interruptions_(in.causes.size(), 0) {}
+        interruptions_(in.causes.size(), 0),
+        repair_rng_(sim::Mix(seed, 1)) {
+    if (in.hot_spares && in.spare_nodes >= 0) pool_.emplace(in.spare_nodes, in.repair_s);
+  }
 
   void Run();
 
   double wall_s = 0, stall_s = 0, lost_s = 0, restart_s = 0, repair_s = 0;
-  double checkpoints = 0;
+  double checkpoints = 0, spare_waits = 0;
   uint64_t events = 0;
   const std::vector<int>& interruptions() const { return interruptions_; }
 
@@ -84,6 +89,8 @@ class Trial : public sim::EventHandler {
   std::vector<TimelineEvent>* record_;
   const size_t checkpoint_stride_;
   std::vector<int> interruptions_;
+  sim::SplitMix64 repair_rng_;
+  std::optional<SparePool> pool_;
 
   sim::Simulator* sim_ = nullptr;
   uint32_t handler_ = 0;
@@ -188,9 +195,17 @@ void Trial::Interrupt(int cause) {
   }
   upload_work_ = -1;
   next_checkpoint_ = done_ + in_.interval_s;
-  if (c.needs_node && !in_.hot_spares && !c.planned) {
+  double wait_s = 0;
+  if (c.needs_node && !c.planned && !in_.hot_spares) {
+    // The job needs its own nodes back: the slowest of their repairs.
+    for (int i = 0; i < c.nodes; ++i) wait_s = std::max(wait_s, Exponential(rng_, in_.repair_s));
+  } else if (c.needs_node && !c.planned && pool_) {
+    wait_s = pool_->Replace(c.nodes, wall_s + NowS(), repair_rng_);
+    if (wait_s > 0) spare_waits += 1;
+  }
+  if (wait_s > 0) {
     phase_ = Phase::kRepair;
-    phase_left_s_ = Exponential(rng_, in_.repair_s);
+    phase_left_s_ = wait_s;
     restart_after_repair_s_ = down_s;
   } else {
     phase_ = Phase::kRestart;
@@ -325,6 +340,7 @@ TimelineStats SimulateRuns(const TimelineInputs& in, const TimelineOptions& opti
     st.mean_lost_s += trial.lost_s;
     st.mean_restart_s += trial.restart_s;
     st.mean_repair_s += trial.repair_s;
+    st.mean_spare_waits += trial.spare_waits;
     st.mean_checkpoints += trial.checkpoints;
     st.events += trial.events;
     for (size_t c = 0; c < in.causes.size(); ++c) {
@@ -338,6 +354,7 @@ TimelineStats SimulateRuns(const TimelineInputs& in, const TimelineOptions& opti
   st.mean_lost_s /= n;
   st.mean_restart_s /= n;
   st.mean_repair_s /= n;
+  st.mean_spare_waits /= n;
   st.mean_checkpoints /= n;
   for (double& c : st.mean_interruptions) c /= n;
   std::sort(st.wall_s.begin(), st.wall_s.end());

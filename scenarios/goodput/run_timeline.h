@@ -15,15 +15,21 @@
 //    last durable checkpoint: the difference is lost work. A checkpoint that
 //    falls due while the previous upload runs waits for it (training goes on).
 //  - A failure costs the restart (detection, reschedule, process-group init,
-//    checkpoint load, warm-up), preceded by a repair wait (exponential, mean
-//    repair_s) when the cause needs a node and no hot spare is kept. A planned
-//    interruption saves first (no work lost) and skips detection.
+//    checkpoint load, warm-up). When the cause needs nodes (`nodes` of them:
+//    more than one for a failure that takes down a switch's nodes), they are
+//    replaced from hot spares: an unlimited supply by default, or a pool of
+//    `spare_nodes` (spare_pool.h) that failed nodes rejoin once repaired, the
+//    job waiting for repairs when it runs dry; without hot spares the job
+//    waits for all its failed nodes' repairs (exponential, mean repair_s each).
+//    A planned interruption saves first (no work lost) and skips detection.
 //  - Time inside the simulator is integer picoseconds; each stretch between
 //    interruptions runs on a fresh Simulator (the Poisson arrivals are
 //    memoryless, so the next arrival is drawn anew), and a stretch longer than
 //    30 days is split, so runs of any length stay inside the picosecond clock.
 // Deterministic: trial t uses a std::mt19937_64 seeded from (seed, t), with
-// this file's own uniform and exponential draws.
+// this file's own uniform and exponential draws; a finite spare pool draws its
+// repair times from a second stream of (seed, t), so the failures of a trial
+// do not depend on the pool's size.
 //
 // Example:
 //   TimelineInputs in{.compute_s = 4.6e6, .causes = {{"gpu", "gpu", 0.1, true}},
@@ -45,6 +51,7 @@ struct CauseRate {
   double per_hour = 0;      // interruptions per hour of this job
   bool needs_node = false;  // repair wait when there is no hot spare
   bool planned = false;     // save first; no lost work, no detection
+  int nodes = 1;            // nodes one interruption takes down (when needs_node)
 };
 
 struct TimelineInputs {
@@ -56,7 +63,8 @@ struct TimelineInputs {
   double restart_s = 0;       // after a failure: detection + reschedule + init + load + warm-up
   double planned_down_s = 0;  // a planned stop: save + reschedule + init + load + warm-up
   bool hot_spares = true;
-  double repair_s = 0;  // mean repair wait without a hot spare
+  int spare_nodes = -1;  // hot spare nodes kept (with hot_spares); -1: never short of one
+  double repair_s = 0;   // mean time to repair a node
 };
 
 struct TimelineOptions {
@@ -79,6 +87,7 @@ struct TimelineStats {
   double mean_lost_s = 0;                  // work redone
   double mean_restart_s = 0;               // restarts (incl. interrupted ones)
   double mean_repair_s = 0;                // waits for repairs
+  double mean_spare_waits = 0;             // failures that found the spare pool short
   std::vector<double> mean_interruptions;  // per cause
   double mean_checkpoints = 0;
   std::vector<TimelineEvent> first_trial;  // with record_first: interruptions, ~100 checkpoints

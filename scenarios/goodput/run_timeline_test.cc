@@ -60,6 +60,49 @@ TEST(RunTimelineTest, RepairWaitsOnlyWithoutHotSpares) {
   EXPECT_GT(repair.mean_wall_s, spares.mean_wall_s + repair.mean_repair_s * 0.9);
 }
 
+// A pool too large to run dry replaces every node as the unlimited supply
+// does, and its repair draws leave the failures' stream alone.
+TEST(RunTimelineTest, ALargeSparePoolIsTheUnlimitedSupply) {
+  TimelineInputs in = Base();
+  const TimelineStats unlimited = SimulateRuns(in, {.trials = 30, .seed = 9});
+  in.spare_nodes = 100000;
+  const TimelineStats pool = SimulateRuns(in, {.trials = 30, .seed = 9});
+  EXPECT_EQ(pool.wall_s, unlimited.wall_s);
+  EXPECT_EQ(pool.mean_spare_waits, 0);
+}
+
+// An empty pool waits for every node's repair, as running without hot spares
+// does (the repairs are drawn from another stream, so only the means agree).
+TEST(RunTimelineTest, AnEmptySparePoolWaitsLikeNoHotSpares) {
+  TimelineInputs in = Base();
+  in.repair_s = 3600;
+  in.spare_nodes = 0;
+  const TimelineStats pool = SimulateRuns(in, {.trials = 200, .seed = 4});
+  in.spare_nodes = -1;
+  in.hot_spares = false;
+  const TimelineStats none = SimulateRuns(in, {.trials = 200, .seed = 4});
+  EXPECT_NEAR(pool.mean_repair_s, none.mean_repair_s, 0.03 * none.mean_repair_s);
+  EXPECT_NEAR(pool.mean_spare_waits, pool.mean_interruptions[0], 1e-9);
+  // Two spares, 0.5 node failures per hour, 1-hour repairs: a failure finds
+  // the pool dry with the Erlang B probability B(2, 0.5) = 0.125 / 1.625.
+  in.hot_spares = true;
+  in.spare_nodes = 2;
+  const TimelineStats two = SimulateRuns(in, {.trials = 200, .seed = 4});
+  EXPECT_NEAR(two.mean_spare_waits / two.mean_interruptions[0], 0.125 / 1.625, 0.015);
+}
+
+// A failure that takes down k nodes, without hot spares, waits for the
+// slowest of k exponential repairs: on average repair x (1 + 1/2 + ... + 1/k).
+TEST(RunTimelineTest, CorrelatedFailuresWaitForTheSlowestRepair) {
+  TimelineInputs in = Base();
+  in.hot_spares = false;
+  in.repair_s = 3600;
+  in.causes = {{"switch", "switch-cable", 0.5, true, false, 4}};
+  const TimelineStats st = SimulateRuns(in, {.trials = 100, .seed = 2});
+  const double per_failure = st.mean_repair_s / st.mean_interruptions[0];
+  EXPECT_NEAR(per_failure, 3600 * (1 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4), 0.03 * 7500);
+}
+
 TEST(RunTimelineTest, AsyncUploadDelaysDurability) {
   TimelineInputs in = Base();
   in.stall_s = 1;

@@ -148,15 +148,33 @@ std::string JsonEscape(std::string_view s) {
   return out;
 }
 
-std::vector<ParetoPoint> ParetoFront(const std::vector<std::string>& lines, bool* train_axes) {
+// A point's days to train and total dollars: the goodput Monte Carlo's median
+// and total (failures, checkpoints and restarts included) where the point ran
+// it, else the failure-free estimate.
+std::pair<std::optional<double>, std::optional<double>> TrainAxes(const std::string& line) {
+  const size_t goodput = line.find("\"goodput\": {");
+  if (goodput == std::string::npos) {
+    return {StudyJsonNumber(line, "time_to_train_days"), StudyJsonNumber(line, "total_usd")};
+  }
+  const std::string rest = line.substr(goodput);
+  const size_t days = rest.find("\"time_to_train_days\": {");
+  if (days == std::string::npos) return {std::nullopt, std::nullopt};
+  return {StudyJsonNumber(rest.substr(days), "p50"), StudyJsonNumber(rest, "total_usd")};
+}
+
+std::vector<ParetoPoint> ParetoFront(const std::vector<std::string>& lines, bool* train_axes,
+                                     bool* goodput_axes) {
   *train_axes = std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
     return StudyJsonNumber(l, "total_usd").has_value();
   });
+  *goodput_axes = std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("\"goodput\": {") != std::string::npos;
+  });
   std::vector<ParetoPoint> all;
   for (const std::string& l : lines) {
-    const std::optional<double> t = StudyJsonNumber(l, *train_axes ? "time_to_train_days" : "step_time_s");
-    const std::optional<double> c =
-        StudyJsonNumber(l, *train_axes ? "total_usd" : "usd_per_million_tokens");
+    const auto [t, c] = *train_axes ? TrainAxes(l)
+                                    : std::pair{StudyJsonNumber(l, "step_time_s"),
+                                                StudyJsonNumber(l, "usd_per_million_tokens")};
     if (l.find("\"fits_in_memory\": true") == std::string::npos || !t || !c) continue;
     all.push_back({StudyJsonLabel(l), *t, *c});
   }
@@ -342,7 +360,7 @@ absl::StatusOr<SweepSummary> RunSweep(const std::vector<SweepPoint>& points,
   CLUSTERSIM_RETURN_IF_ERROR(executor(todo, emit));
   SIM_CHECK(next == todo.size()) << "the sweep executor finished " << next << " of " << todo.size()
                                  << " points";
-  summary.pareto = ParetoFront(*lines, &summary.train_axes);
+  summary.pareto = ParetoFront(*lines, &summary.train_axes, &summary.goodput_axes);
   summary.lines = *std::move(lines);
   return summary;
 }

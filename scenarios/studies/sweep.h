@@ -69,8 +69,8 @@ struct SweepOptions {
 
 struct ParetoPoint {
   std::string label;
-  double time = 0;  // days to train, or step seconds
-  double cost = 0;  // total dollars, or dollars per million tokens
+  double time = 0;  // days to train (with failures when simulated), or step seconds
+  double cost = 0;  // total dollars (likewise), or dollars per million tokens
 };
 
 struct SweepSummary {
@@ -79,6 +79,9 @@ struct SweepSummary {
   size_t ran = 0;
   size_t failed = 0;   // of those run, rejected by validation or simulation
   bool train_axes = false;  // the Pareto front is in days and dollars
+  // Some point ran the goodput Monte Carlo: its days are the median time to
+  // train with failures and its dollars the total with the waste.
+  bool goodput_axes = false;
   std::vector<ParetoPoint> pareto;  // by time, then cost
   std::vector<std::string> lines;   // all of PREFIX.jsonl, this run's points included
 };
