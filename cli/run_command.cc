@@ -15,6 +15,7 @@
 #include "scenarios/goodput/goodput.h"
 #include "scenarios/input/train_cost.h"
 #include "scenarios/run/runner.h"
+#include "scenarios/run/step_energy.h"
 #include "scenarios/run/stragglers.h"
 #include "sim/atomic_file.h"
 #include "viz/summary_text.h"
@@ -91,7 +92,8 @@ absl::Status RunCommand(const Args& args, CommandIo& io) {
     *io.out << *json;
   } else {
     *io.out << viz::FormatSummary(result) << scenarios::FormatCostText(result)
-            << scenarios::FormatStragglersText(result) << scenarios::FormatGoodputText(result);
+            << scenarios::FormatEnergyText(result) << scenarios::FormatStragglersText(result)
+            << scenarios::FormatGoodputText(result);
     if (!options.trace_path.empty())
       *io.out << "  trace                      " << options.trace_path << "\n";
     if (options.report) *io.out << "  report                     " << report_path << "\n";

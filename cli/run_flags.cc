@@ -21,6 +21,7 @@ struct Values {
       checkpoint_mode;
   std::optional<double> checkpoint_interval;
   std::optional<double> straggler_fraction, straggler_throughput, throughput_spread;
+  std::optional<double> power_cap;
   std::optional<int> trials, spare_nodes;
   std::optional<uint64_t> seed;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
@@ -54,6 +55,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(cluster, "collective-algorithm", &v.algorithm, "auto|ring|tree|nvls|hierarchical");
   Opt(cluster, "collective-protocol", &v.protocol, "NCCL protocol: auto|ll|ll128|simple");
   Opt(cluster, "network-tier", &v.tier, "analytic (alpha-beta) | flow (link contention)");
+  Opt(cluster, "power-cap-w", &v.power_cap,
+      "board power limit per GPU, W (nvidia-smi -pl), e.g. 500 on an H100 SXM");
   po::options_description money("Money (clustersim list prices)");
   Opt(money, "price-source", &v.price_source, "price catalog entry, e.g. aws-p5, lambda-h100");
   Opt(money, "usd-per-gpu-hour", &v.price, "price per GPU-hour (overrides the catalog)");
@@ -169,6 +172,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.num_gpus) c->set_num_gpus(*v.num_gpus);
   if (v.gpus_per_node) c->set_gpus_per_node(*v.gpus_per_node);
   if (v.node) c->set_node(*v.node);
+  if (v.power_cap) c->set_power_cap_w(*v.power_cap);
   if (v.algorithm) o.mutable_network()->set_collective_algorithm(*v.algorithm);
   if (v.protocol) o.mutable_network()->set_collective_protocol(*v.protocol);
   if (v.tier) o.mutable_network()->set_tier(*v.tier);

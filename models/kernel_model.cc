@@ -89,6 +89,11 @@ OpCost KernelModel::Cost(const Op& op) const {
       } else if (op.kind == OpKind::kGemm) {
         *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.framework_gemm_factor);
       }
+      // Measured at the default power limit: under a cap, a shape the formula
+      // finds compute-bound runs at the capped clock.
+      if (params_.compute_clock_ratio != 1.0 && IsComputeBound(op)) {
+        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.compute_clock_ratio);
+      }
       const double peak = gpu_.PeakFlops(op.dtype);
       return OpCost{*t, peak > 0 ? op.flops.count() / (t->ToSeconds() * peak) : 0,
                     CostSource::kMeasured, kMeasuredShape};
@@ -129,6 +134,16 @@ OpCost KernelModel::RowSplitCost(const Op& op, int chunks, int concurrent) const
   return c;
 }
 
+bool KernelModel::IsComputeBound(const Op& op) const {
+  switch (op.kind) {
+    case OpKind::kGemm: return GemmCost(op).detail == kGemmCompute;
+    case OpKind::kAttention: return AttentionCost(op).detail == kAttentionCompute;
+    case OpKind::kMemoryBound:
+    case OpKind::kCollective: break;
+  }
+  return false;
+}
+
 double KernelModel::MemorySeconds(sim::Bytes bytes, double fraction) const {
   return static_cast<double>(bytes.count()) / (gpu_.memory_bandwidth_gbs * 1e9 * fraction);
 }
@@ -145,7 +160,8 @@ OpCost KernelModel::GemmCost(const Op& op) const {
                             WaveUtilization(op.m, op.n, op.batch, 128, 128, gpu_.sm_count));
   const int64_t element = BytesPerElement(op.dtype);
   if ((op.k * element) % 16 != 0 || (op.n * element) % 16 != 0) util *= r.unaligned_efficiency;
-  const double compute_s = op.flops.count() / (peak * r.gemm_ceiling * util);
+  const double compute_s =
+      op.flops.count() / (peak * r.gemm_ceiling * util * params_.compute_clock_ratio);
   const double memory_s = MemorySeconds(op.bytes, gemm_bandwidth_fraction_);
   const sim::Duration time =
       sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + kernel_overhead_;
@@ -169,7 +185,8 @@ OpCost KernelModel::AttentionCost(const Op& op) const {
   const bool backward = IsAttentionBackward(op);
   const double efficiency = backward ? r.attention_bwd_efficiency : r.attention_fwd_efficiency;
   const bool fitted = backward ? r.attention_bwd_fitted : r.attention_fwd_fitted;
-  const double compute_s = op.flops.count() * work_fraction / (peak * efficiency);
+  const double compute_s =
+      op.flops.count() * work_fraction / (peak * efficiency * params_.compute_clock_ratio);
   const double memory_s = MemorySeconds(op.bytes, memory_bandwidth_fraction_);
   const sim::Duration time =
       sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + kernel_overhead_;

@@ -97,6 +97,11 @@ struct KernelModelParams {
   // benchmarks the ceilings come from. 1 costs the benchmark's rate; training
   // runs pass their stack profile's (models/framework_profile.h).
   double framework_gemm_factor = 1.0;
+  // Multiplies the tensor-core rate of GEMM and attention kernels (not their
+  // HBM roofline): the SM clock under a board power cap over the clock at the
+  // default limit, which the ceilings and calibrations were measured at
+  // (models/power_model.h). 1: no cap.
+  double compute_clock_ratio = 1.0;
 };
 
 // Fraction of SM slots that do useful work for a GEMM of batch x (m x n) output
@@ -127,6 +132,11 @@ class KernelModel {
   // chunks <= concurrent is Cost(op).
   // REQUIRES: op.kind == OpKind::kGemm, chunks >= 1, concurrent >= 1.
   OpCost RowSplitCost(const Op& op, int chunks, int concurrent = 1) const;
+
+  // True when the op's time is its tensor-core term (GEMM and attention whose
+  // compute term beats the HBM roofline, by the formulas even for a measured
+  // shape); false for memory-bound ops and collectives.
+  bool IsComputeBound(const Op& op) const;
 
   const GpuSpec& gpu() const { return gpu_; }
   const KernelModelParams& params() const { return params_; }

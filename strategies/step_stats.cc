@@ -116,7 +116,7 @@ StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
     const std::vector<Interval> pp = Union(intervals_[i][kPipelineCommLane]);
     const std::vector<Interval> ep = Union(intervals_[i][kExpertCommLane]);
     const std::vector<Interval> cp = Union(intervals_[i][kContextCommLane]);
-    const std::vector<Interval> comm = Merge(Merge(Merge(tp, dp), Merge(pp, ep)), cp);
+    const std::vector<Interval> comm = CommUnion(i);
     best.critical_gpu = plan_.simulated_gpus[i];
     best.compute = sim::Picoseconds(busy);
     best.exposed_comm = sim::Picoseconds(Minus(comm, compute));
@@ -129,6 +129,25 @@ StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
         sim::Picoseconds(Minus({{0, makespan.picoseconds()}}, Merge(comm, compute)));
   }
   return best;
+}
+
+std::vector<StepStats::Interval> StepStats::CommUnion(size_t i) const {
+  std::vector<Interval> comm;
+  for (Lane lane : {kTensorCommLane, kDataCommLane, kPipelineCommLane, kExpertCommLane,
+                    kContextCommLane}) {
+    comm = Merge(comm, Union(intervals_[i][lane]));
+  }
+  return comm;
+}
+
+std::vector<StepStats::GpuBusy> StepStats::PerGpu() const {
+  std::vector<GpuBusy> out;
+  for (size_t i = 0; i < intervals_.size(); ++i) {
+    const std::vector<Interval> compute = Union(intervals_[i][kComputeLane]);
+    out.push_back({plan_.simulated_gpus[i], sim::Picoseconds(Length(compute)),
+                   sim::Picoseconds(Minus(CommUnion(i), compute))});
+  }
+  return out;
 }
 
 }  // namespace clustersim::strategies

@@ -47,13 +47,24 @@ class StepStats : public sim::SpanObserver {
     int critical_gpu = 0;
   };
 
+  // One simulated GPU's compute busy time and communication no compute hid.
+  struct GpuBusy {
+    int gpu = 0;
+    sim::Duration compute;
+    sim::Duration exposed_comm;
+  };
+
   // Lifetime: `plan` must outlive this observer.
   explicit StepStats(const StepPlan& plan);
   void OnSpan(const sim::TaskGraph& g, const sim::Span& s) override;
   Summary Summarize(sim::Time makespan) const;
+  // Every simulated GPU, in plan.simulated_gpus order.
+  std::vector<GpuBusy> PerGpu() const;
 
  private:
   using Interval = std::pair<int64_t, int64_t>;  // [start, end) picoseconds
+  // The union of local GPU i's communication lanes.
+  std::vector<Interval> CommUnion(size_t i) const;
   // Adds [start, end) to a lane's spans.
   static void Join(std::vector<Interval>& lane, int64_t start, int64_t end);
   const StepPlan& plan_;

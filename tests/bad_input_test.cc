@@ -87,6 +87,19 @@ INSTANTIATE_TEST_SUITE_P(
              {"training.micro_batch_size=-1"}},
         Case{"NegativeGlobalBatch", std::string(kGpt22b) + " --global-batch-size -4", "",
              {"training.global_batch_size=-4"}},
+        // Power limits outside the board's settable range (nvidia-smi -pl's).
+        Case{"ZeroPowerCap", std::string(kGpt22b) + " --power-cap-w 0", "",
+             {"cluster.power_cap_w=0", "[100, 400] W"}},
+        Case{"PowerCapBelowMinimum", std::string(kGpt22b) + " --power-cap-w 50", "",
+             {"cluster.power_cap_w=50", "a100-sxm4-80gb", "[100, 400] W"}},
+        Case{"PowerCapAboveTdp", std::string(kGpt22b) + " --power-cap-w 450", "",
+             {"cluster.power_cap_w=450", "[100, 400] W"}},
+        Case{"NanPowerCap", std::string(kGpt22b) + " --power-cap-w nan", "",
+             {"cluster.power_cap_w=nan"}},
+        Case{"PowerCapFileH100", "FILE",
+             "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 8 power_cap_w: 150 }\n"
+             "model { preset: \"llama2-7b\" }",
+             {"cluster.power_cap_w=150", "[200, 700] W"}},
         // 16384 micro-batches on 8 ranks: ~3.2e8 tasks, ~32 GiB.
         Case{"HugeMicroBatchCount", std::string(kGpt22b) + " --global-batch-size 65536", "",
              {"tasks", "GiB", "training.global_batch_size", "training.micro_batch_size"}},

@@ -77,6 +77,22 @@ std::string NumbersTable(const config::Result& r) {
                                  FixedNumber(r.cost().usd_per_gpu_hour(), 2), " per GPU-hour"));
   NumberRow(&out, "micro-batches", absl::StrCat(r.num_microbatches()), "data-parallel size",
             absl::StrCat(r.data_parallel_size()));
+  if (r.has_energy()) {
+    const config::StepEnergy& en = r.energy();
+    NumberRow(&out, "energy per step",
+              absl::StrCat(FixedNumber(en.energy_per_step_j() / 1000, 2), " kJ (",
+                           FixedNumber(en.average_power_w_per_gpu(), 0), " W average per GPU)"),
+              "power limit",
+              absl::StrCat(FixedNumber(en.power_cap_w(), 0), " W per GPU",
+                           en.capped() ? absl::StrCat(": compute-bound kernels at ",
+                                                      FixedNumber(100 * en.compute_clock_ratio(), 1),
+                                                      "% clock")
+                                       : " (default)",
+                           en.energy_to_train_kwh() > 0
+                               ? absl::StrCat("; ", FixedNumber(en.energy_to_train_kwh(), 0),
+                                              " kWh to train")
+                               : ""));
+  }
   absl::StrAppend(&out, "<tr><td class=\"k\">simulated</td><td class=\"v wide\" colspan=\"3\">",
                   FixedNumber(r.simulated_tasks(), 0), " tasks, ",
                   FixedNumber(r.simulated_events(), 0), " events; ",

@@ -87,6 +87,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   absl::StatusOr<ResolvedCluster> cluster = ResolveCluster(in.cluster());
   if (!cluster.ok()) return cluster.status();
   r.gpu = cluster->gpu;
+  r.power_cap_w = cluster->power_cap_w;
   // Kernel, memory and network models of a training step are GPU ones; a
   // serving-only device (Jetson, Apple silicon, a CPU) says so instead of
   // producing numbers nobody measured.

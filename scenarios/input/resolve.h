@@ -41,6 +41,7 @@ struct ResolvedScenario {
   const models::GpuSpec* gpu = nullptr;  // points into the GPU catalog
   topology::ClusterSpec cluster;
   int num_gpus = 0;
+  double power_cap_w = 0;  // cluster.power_cap_w; 0: the default limit
   strategies::ParallelConfig parallel;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   topology::Protocol protocol = topology::Protocol::kAuto;

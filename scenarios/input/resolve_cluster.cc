@@ -6,6 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "models/power_model.h"
+#include "sim/status_macros.h"
 #include "topology/node_preset.h"
 
 namespace clustersim::scenarios {
@@ -112,6 +114,11 @@ absl::StatusOr<ResolvedCluster> ResolveCluster(const config::ClusterConfig& c) {
         absl::StrCat("cluster.num_gpus=", out.num_gpus, " must be at least 1"));
   }
   out.spec.num_nodes = (out.num_gpus + out.gpus_per_node - 1) / out.gpus_per_node;
+  if (c.has_power_cap_w()) {
+    CLUSTERSIM_RETURN_IF_ERROR(
+        models::PowerModel::Default().CheckCap(*out.gpu, c.power_cap_w(), "cluster.power_cap_w"));
+    out.power_cap_w = c.power_cap_w();
+  }
   const config::FabricConfig& f = c.fabric();
   if (f.has_kind()) out.spec.fabric.kind = f.kind();
   if (f.has_tiers()) out.spec.fabric.tiers = f.tiers();
@@ -124,6 +131,7 @@ void EchoCluster(const ResolvedCluster& c, config::ClusterConfig* out) {
   out->set_gpu(c.gpu->name);
   out->set_num_gpus(c.num_gpus);
   out->set_gpus_per_node(c.gpus_per_node);
+  if (c.power_cap_w > 0) out->set_power_cap_w(c.power_cap_w);
   if (c.spec.custom_node) {
     const topology::CustomNodeSpec& n = *c.spec.custom_node;
     config::CustomNodeConfig* e = out->mutable_custom_node();

@@ -24,6 +24,7 @@ struct ResolvedCluster {
   int num_gpus = 0;
   int gpus_per_node = 0;
   topology::ClusterSpec spec;
+  double power_cap_w = 0;  // cluster.power_cap_w; 0: the default limit
 };
 
 // Errors name the field ("cluster.gpu is required; use one of: ...").

@@ -9,10 +9,12 @@
 #include "models/calibration.h"
 #include "models/kernel_model.h"
 #include "models/memory_model.h"
+#include "models/power_model.h"
 #include "scenarios/goodput/goodput.h"
 #include "scenarios/input/train_cost.h"
 #include "scenarios/run/measure.h"
 #include "scenarios/run/run_trace.h"
+#include "scenarios/run/step_energy.h"
 #include "scenarios/run/stragglers.h"
 #include "sim/engine.h"
 #include "sim/simulator.h"
@@ -78,6 +80,7 @@ class ScenarioRun {
   std::unique_ptr<topology::FlowNetwork> flow_;
   std::unique_ptr<strategies::FlowCollectiveExecutor> executor_;
   std::optional<strategies::StepStats> stats_;
+  std::optional<KernelKindTime> kinds_;
   std::optional<strategies::StepDescriber> describer_;
   std::unique_ptr<traces::TraceSink> trace_;
   std::unique_ptr<traces::LinkCounters> links_;
@@ -110,6 +113,8 @@ absl::Status ScenarioRun::Build() {
   models::KernelModelParams kernel_params;
   kernel_params.framework_attention_factor = s_.framework_attention_factor;
   kernel_params.framework_gemm_factor = s_.framework_gemm_factor;
+  const models::PowerModel& power = models::PowerModel::Default();
+  kernel_params.compute_clock_ratio = power.ClockRatio(power.For(*s_.gpu), s_.power_cap_w);
   kernels_.emplace(*s_.gpu, kernel_params, models::Calibration::Shipped(s_.gpu->name));
   strategies::StepInputs in;
   in.model = &s_.model;
@@ -201,6 +206,8 @@ absl::Status ScenarioRun::Simulate() {
   engine_->SetControl(options_.control);
   stats_.emplace(*plan_);
   engine_->AddObserver(&*stats_);
+  kinds_.emplace(*plan_, *kernels_);
+  engine_->AddObserver(&*kinds_);
   describer_.emplace(*plan_, placement_, cluster_->gpus_per_node());
   if (!options_.trace_path.empty()) {
     CLUSTERSIM_RETURN_IF_ERROR(AttachTrace());
@@ -236,6 +243,7 @@ config::Result ScenarioRun::Measure() const {
   const double tokens =
       static_cast<double>(s_.parallel.global_batch_size) * static_cast<double>(s_.model.seq_length);
   FillCost(s_.pricing, {sum.step_time.ToSeconds(), tokens, s_.num_gpus, s_.gpu->tdp_w}, &r);
+  FillEnergy(s_, stats_->PerGpu(), *kinds_, sum.step_time.ToSeconds(), &r);
   r.set_num_microbatches(s_.parallel.num_microbatches());
   r.set_data_parallel_size(s_.parallel.data_parallel);
   r.set_simulated_events(static_cast<double>(simulator_.ExecutedEvents()));

@@ -1,0 +1,134 @@
+#include "models/power_model.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "models/kernel_model.h"
+
+namespace clustersim::models {
+namespace {
+
+const GpuSpec& Gpu(const std::string& name) { return **GpuCatalog::Default().Find(name); }
+
+TEST(PowerModelTest, ExponentIsFittedToTheFitPoint) {
+  const PowerModel& pm = PowerModel::Default();
+  const CapPoint& f = pm.fit();
+  // The fit reproduces its own point exactly; the exponent is between the
+  // linear (voltage floor) and cubic (V proportional to f) limits.
+  EXPECT_NEAR(PowerModel::ClockRatio(f.cap_w, f.default_w, f.idle_w, pm.exponent()),
+              f.throughput_ratio, 1e-12);
+  EXPECT_GT(pm.exponent(), 1.0);
+  EXPECT_LT(pm.exponent(), 3.0);
+}
+
+// The published points the fit did not see: each predicted GEMM ratio lies in
+// its band (a step's band bounds the GEMM ratio from above), within tolerance.
+TEST(PowerModelTest, HeldOutPublishedPointsWithinTolerance) {
+  const PowerModel& pm = PowerModel::Default();
+  ASSERT_FALSE(pm.held_out().empty());
+  for (const CapPoint& p : pm.held_out()) {
+    const double r = PowerModel::ClockRatio(p.cap_w, p.default_w, p.idle_w, pm.exponent());
+    const double hi = p.throughput_ratio_max > 0 ? p.throughput_ratio_max : p.throughput_ratio;
+    EXPECT_GE(r, p.throughput_ratio - pm.held_out_tolerance()) << p.gpu << " at " << p.cap_w;
+    EXPECT_LE(r, hi + pm.held_out_tolerance()) << p.gpu << " at " << p.cap_w;
+  }
+}
+
+TEST(PowerModelTest, RatioIsOneAtOrAboveTheDefaultLimitAndWithoutCap) {
+  const PowerModel& pm = PowerModel::Default();
+  const BoardPower b = pm.For(Gpu("h100-sxm5-80gb"));
+  EXPECT_EQ(pm.ClockRatio(b, 0), 1.0);
+  EXPECT_EQ(pm.ClockRatio(b, 700), 1.0);
+  EXPECT_EQ(pm.ClockRatio(b, 800), 1.0);
+}
+
+TEST(PowerModelTest, RatioFallsMonotonicallyWithTheCap) {
+  const PowerModel& pm = PowerModel::Default();
+  const BoardPower b = pm.For(Gpu("h100-sxm5-80gb"));
+  double last = 1.0;
+  for (double cap = 690; cap >= 200; cap -= 10) {
+    const double r = pm.ClockRatio(b, cap);
+    EXPECT_LT(r, last) << cap;
+    EXPECT_GT(r, 0) << cap;
+    last = r;
+  }
+  // 500 W on a 700 W H100: ((500 - 78.83) / (700 - 78.83))^(1/a).
+  EXPECT_NEAR(pm.ClockRatio(b, 500), 0.717, 0.002);
+}
+
+TEST(PowerModelTest, SourcedBoardsAndFallback) {
+  const PowerModel& pm = PowerModel::Default();
+  const BoardPower h100 = pm.For(Gpu("h100-sxm5-80gb"));
+  EXPECT_TRUE(h100.sourced);
+  EXPECT_EQ(h100.min_limit_w, 200);
+  EXPECT_EQ(h100.max_limit_w, 700);
+  const BoardPower a100 = pm.For(Gpu("a100-sxm4-80gb"));
+  EXPECT_EQ(a100.min_limit_w, 100);
+  EXPECT_EQ(a100.max_limit_w, 400);
+  const BoardPower b200 = pm.For(Gpu("b200-sxm-180gb"));
+  EXPECT_FALSE(b200.sourced);
+  EXPECT_EQ(b200.max_limit_w, 1000);
+  EXPECT_NE(b200.source.find("fallback"), std::string::npos);
+}
+
+TEST(PowerModelTest, CheckCapNamesFieldAndRange) {
+  const PowerModel& pm = PowerModel::Default();
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  EXPECT_TRUE(pm.CheckCap(h100, 500, "cluster.power_cap_w").ok());
+  EXPECT_TRUE(pm.CheckCap(h100, 700, "cluster.power_cap_w").ok());
+  for (double bad : {-1.0, 150.0, 701.0}) {
+    const absl::Status s = pm.CheckCap(h100, bad, "cluster.power_cap_w");
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("cluster.power_cap_w"), std::string::npos);
+    EXPECT_NE(s.message().find("[200, 700]"), std::string::npos) << s.message();
+  }
+}
+
+TEST(PowerModelTest, DrawUnderCap) {
+  const PowerModel& pm = PowerModel::Default();
+  const BoardPower b = pm.For(Gpu("h100-sxm5-80gb"));
+  const KernelDraw stock = pm.Draw(b, 0);
+  EXPECT_EQ(stock.compute_w, 700);
+  EXPECT_LT(stock.memory_w, stock.compute_w);
+  EXPECT_GT(stock.memory_w, stock.idle_w);
+  const KernelDraw capped = pm.Draw(b, 250);
+  EXPECT_EQ(capped.compute_w, 250);
+  EXPECT_EQ(capped.memory_w, 250);  // 0.43 x 700 = 301 W is above this cap
+}
+
+TEST(PowerModelTest, ParseRejectsBadFiles) {
+  EXPECT_FALSE(PowerModel::Parse("nonsense {", "f").ok());
+  // A fit point with the cap above the default limit.
+  const absl::StatusOr<PowerModel> m = PowerModel::Parse(
+      R"pb(fit { gpu: "x" cap_w: 800 default_w: 700 idle_w: 80 throughput_ratio: 0.5 source: "s" }
+           memory_bound_fraction: 0.4
+           fallback_idle_fraction: 0.1
+           fallback_min_limit_fraction: 0.25)pb",
+      "f");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("f fit"), std::string::npos);
+}
+
+// A cap slows compute-bound kernels by the clock ratio and leaves the HBM
+// roofline alone.
+TEST(PowerModelTest, KernelModelAppliesTheRatioToComputeOnly) {
+  const GpuSpec& gpu = Gpu("h100-sxm5-80gb");
+  KernelModelParams capped;
+  capped.compute_clock_ratio = 0.7;
+  const KernelModel stock_model(gpu), capped_model(gpu, capped);
+  Op big{.name = "big", .kind = OpKind::kGemm, .dtype = Dtype::kBf16};
+  big.m = big.n = big.k = 8192;
+  big.flops = sim::Flops(2.0 * 8192 * 8192 * 8192);
+  big.bytes = sim::Bytes(3LL * 8192 * 8192 * 2);
+  ASSERT_TRUE(stock_model.IsComputeBound(big));
+  const double t0 = stock_model.Cost(big).time.ToSeconds();
+  const double t1 = capped_model.Cost(big).time.ToSeconds();
+  EXPECT_NEAR(t1 / t0, 1 / 0.7, 0.01);
+  Op copy{.name = "copy", .kind = OpKind::kMemoryBound, .dtype = Dtype::kBf16};
+  copy.bytes = sim::Bytes(1LL << 30);
+  EXPECT_FALSE(stock_model.IsComputeBound(copy));
+  EXPECT_EQ(stock_model.Cost(copy).time, capped_model.Cost(copy).time);
+}
+
+}  // namespace
+}  // namespace clustersim::models
