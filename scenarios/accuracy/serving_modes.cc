@@ -181,13 +181,30 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
       m.disagg_tp = pools.tp;
     }
   }
-  if (features.count("mla")) needs.push_back("multi-head latent attention (MLA)");
-  if (features.count("fp4")) needs.push_back("FP4 weights");
+  // MLA comes with the model (a catalog preset with kv_lora_rank), FP4 with
+  // the weight dtype (nvfp4): inference_runs.cc checks both.
   if (features.count("prefix-cache")) needs.push_back("prefix caching");
-  if (const int ep = Count(t, row, "ep"); ep > 1) {
-    needs.push_back(absl::StrCat("expert parallelism (ep ", ep, ")"));
+  // The simulator's expert parallelism is SGLang's / TensorRT-LLM's
+  // data-parallel attention with the experts split over the same GPUs
+  // (inference.expert_parallel_size = tensor_parallel_size).
+  const int ep = Count(t, row, "ep");
+  const bool attention_dp = t.Get(row, "attention_dp") == "true";
+  int tp = 0;
+  const bool tp_stated = absl::SimpleAtoi(t.Get(row, "tp"), &tp);
+  if (ep > 1 && (!attention_dp || !tp_stated || ep != tp)) {
+    needs.push_back(absl::StrCat(
+        "expert parallelism (ep ", ep, ", tp '", t.Get(row, "tp"), "', attention_dp '",
+        t.Get(row, "attention_dp"),
+        "'): only ep = tp with data-parallel attention is modelled (an MoE tensor x expert split "
+        "is not)"));
+  } else if (ep > 1) {
+    m.expert_parallel = ep;
+    m.assumptions.push_back(absl::StrCat(
+        "ep ", ep, " with data-parallel attention: requests balanced over the ", ep,
+        " attention ranks"));
+  } else if (attention_dp) {
+    needs.push_back("data-parallel attention without expert parallelism");
   }
-  if (t.Get(row, "attention_dp") == "true") needs.push_back("data-parallel attention");
   if (const int pp = Count(t, row, "pp"); pp > 1) {
     needs.push_back(absl::StrCat("pipeline-parallel serving (pp ", pp, ")"));
   }
@@ -270,6 +287,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     spec->set_num_speculative_tokens(m.spec_tokens);
     spec->set_acceptance_rate(m.spec_acceptance_rate);
   }
+  if (m.expert_parallel > 1) inf->set_expert_parallel_size(m.expert_parallel);
   if (m.prefill_gpus > 0) {
     config::DisaggregatedConfig* d = inf->mutable_disaggregated();
     d->mutable_prefill()->set_num_gpus(m.prefill_gpus);
@@ -308,7 +326,9 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
                       .pp = std::max(1, inf->pipeline_parallel_size()),
                       .input_len = wl->prompt_length().value(),
                       .output_len = wl->output_length().value(),
-                      .weight_bytes = inf->weight_dtype() == "fp8" ? 1.0 : 2.0,
+                      .weight_bytes = inf->weight_dtype() == "fp8"     ? 1.0
+                                      : inf->weight_dtype() == "nvfp4" ? 0.5
+                                                                       : 2.0,
                       .kv_bytes = kv_dtype == "fp8" ? 1.0 : 2.0,
                       .device_memory_gib = (*gpu)->memory.ToGiB()};
   absl::StatusOr<TrtllmBenchLimits> limits = TrtllmBenchSettings(tm);
