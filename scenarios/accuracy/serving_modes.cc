@@ -32,7 +32,9 @@ constexpr std::string_view kNumericColumns[] = {"concurrency",
                                                 "acceptance_len",
                                                 "ep",
                                                 "pp",
-                                                "num_nodes"};
+                                                "num_nodes",
+                                                "max_batch_size",
+                                                "max_num_tokens"};
 constexpr std::string_view kRequiredColumns[] = {"id",
                                                  "source",
                                                  "model",
@@ -212,6 +214,19 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.not_supported = absl::StrCat("needs ", absl::StrJoin(needs, "; "));
     return m;
   }
+  // Scheduler limits the run set itself: per attention rank under
+  // data-parallel attention (TensorRT-LLM schedules each rank alone), so the
+  // replica's limits are ep times them.
+  if (const int batch = Count(t, row, "max_batch_size"); batch > 0) {
+    const int ranks = std::max(1, m.expert_parallel);
+    m.max_batch_size = batch * ranks;
+    m.max_tokens_per_step = Count(t, row, "max_num_tokens") * ranks;
+    m.assumptions.push_back(absl::StrCat(
+        "the run's own limits: max batch ", batch,
+        m.max_tokens_per_step > 0 ? absl::StrCat(", max tokens ", m.max_tokens_per_step / ranks)
+                                  : std::string(),
+        ranks > 1 ? absl::StrCat(" per attention rank (x", ranks, ")") : std::string()));
+  }
   const int stated_requests = StatedRequests(t.Get(row, "dataset"));
   if (mode == "poisson") {
     double rate = 0;
@@ -288,6 +303,8 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     spec->set_acceptance_rate(m.spec_acceptance_rate);
   }
   if (m.expert_parallel > 1) inf->set_expert_parallel_size(m.expert_parallel);
+  if (m.max_batch_size > 0) inf->set_max_batch_size(m.max_batch_size);
+  if (m.max_tokens_per_step > 0) inf->set_max_tokens_per_step(m.max_tokens_per_step);
   if (m.prefill_gpus > 0) {
     config::DisaggregatedConfig* d = inf->mutable_disaggregated();
     d->mutable_prefill()->set_num_gpus(m.prefill_gpus);
@@ -299,7 +316,8 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     inf->clear_tensor_parallel_size();
     inf->clear_pipeline_parallel_size();
   }
-  if (!m.trtllm_bench) return absl::OkStatus();
+  // Limits the row states replace the ones trtllm-bench would pick.
+  if (!m.trtllm_bench || m.max_batch_size > 0) return absl::OkStatus();
   // trtllm-bench's own batch and token limits for this model, mapping and
   // lengths, from the row's architecture columns (an MoE row's scenario
   // takes its catalog preset) and the scenario's formats.

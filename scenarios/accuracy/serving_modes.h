@@ -5,8 +5,8 @@
 // measured in and the simulator `feature`s it needs, plus the setting columns
 // (concurrency, request_rate, ttft_limit_ms, tpot_limit_ms, spec_method,
 // spec_tokens, acceptance_len, disagg_prefill, disagg_decode, ep, pp,
-// attention_dp, num_nodes, dataset). Their meanings are in that table's
-// README.md.
+// attention_dp, num_nodes, dataset, and the optional max_batch_size,
+// max_num_tokens). Their meanings are in that table's README.md.
 //
 // Modes: "fixed-batch" (a static batch, all requests start together),
 // "offline" (all requests queued at once, maximum throughput: trtllm-bench
@@ -91,6 +91,10 @@ struct ServingModeMapping {
   double spec_acceptance_rate = 0;
   // Expert parallelism with data-parallel attention (0: none); equals the tp.
   int expert_parallel = 0;
+  // Scheduler limits the row states (max_batch_size, max_num_tokens columns),
+  // for the whole replica: the stated per-rank values times the attention
+  // ranks (0: not stated; the simulator's defaults or trtllm-bench's).
+  int max_batch_size = 0, max_tokens_per_step = 0;
   // Disaggregated pools (0: colocated).
   int prefill_gpus = 0, decode_gpus = 0, disagg_tp = 0;
   // Settings taken on faith, printed under the row.

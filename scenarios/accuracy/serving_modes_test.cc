@@ -39,7 +39,8 @@ constexpr char kHeader[] =
     "id,source,model,params_b,layers,hidden,heads,kv_heads,ffn,vocab,device,num_devices,tp,"
     "weight_dtype,kv_dtype,framework,input_len,output_len,batch_or_concurrency,metric,value,unit,"
     "notes,mode,feature,concurrency,request_rate,ttft_limit_ms,tpot_limit_ms,spec_method,"
-    "spec_tokens,acceptance_len,disagg_prefill,disagg_decode,ep,pp,attention_dp,num_nodes,dataset";
+    "spec_tokens,acceptance_len,disagg_prefill,disagg_decode,ep,pp,attention_dp,num_nodes,dataset,"
+    "max_batch_size,max_num_tokens";
 
 // A Llama 3.1 8B row on one H100 (dense, catalog device, bf16), 128 in / 64 out.
 std::string Row(const std::string& id, const std::string& metric, const std::string& mode,
@@ -48,7 +49,7 @@ std::string Row(const std::string& id, const std::string& metric, const std::str
                 const std::string& ep = "") {
   return id + ",src,Llama-3.1-8B,8.03,32,4096,32,8,14336,128256,H100 SXM 80GB,1,1,bf16,bf16,vLLM," +
          "128,64," + batch + "," + metric + ",10,ms,n," + mode + "," + feature + "," + concurrency +
-         "," + rate + ",,,,,,,," + ep + ",,,,\n";
+         "," + rate + ",,,,,,,," + ep + ",,,,,,\n";
 }
 
 // `row` (one line of Row) with `column` set to `value` (quoted by the caller
@@ -276,9 +277,33 @@ TEST(ServingModesTest, ExpertParallelRowsNeedEpEqualTpWithDataParallelAttention)
   EXPECT_EQ(s.model().preset(), "deepseek-v3-671b");
   EXPECT_EQ(s.inference().expert_parallel_size(), 8);
   EXPECT_EQ(s.inference().weight_dtype(), "nvfp4");
+  EXPECT_FALSE(s.inference().has_max_batch_size());  // the simulator's default
   EXPECT_THAT((*runs)[1].not_supported, HasSubstr("only ep = tp with data-parallel attention"));
   EXPECT_THAT((*runs)[2].not_supported,
               HasSubstr("data-parallel attention without expert parallelism"));
+}
+
+TEST(ServingModesTest, StatedLimitsArePerAttentionRank) {
+  // ep 8 with data-parallel attention: 384 sequences and 1536 tokens per rank
+  // are 3072 and 12288 for the replica; without EP the limits stand as stated.
+  std::string ep = Row("ep", "output_tokens_per_s_total", "concurrency", "concurrency;moe", "64",
+                       "64", "", "8");
+  for (const auto& [column, value] : std::vector<std::pair<std::string, std::string>>{
+           {"model", "DeepSeek-R1 (MoE MLA)"}, {"device", "B200 180GB (DGX B200)"},
+           {"num_devices", "8"}, {"tp", "8"}, {"weight_dtype", "nvfp4"},
+           {"attention_dp", "true"}, {"max_batch_size", "384"}, {"max_num_tokens", "1536"}}) {
+    ep = Set(ep, column, value);
+  }
+  std::string dense = Row("dense", "ttft_ms", "concurrency", "concurrency", "64", "64");
+  dense = Set(Set(dense, "max_batch_size", "96"), "framework", "TensorRT-LLM trtllm-bench");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(ep + dense));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  for (const InferenceRun& r : *runs) ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+  EXPECT_EQ((*runs)[0].scenario->inference().max_batch_size(), 3072);
+  EXPECT_EQ((*runs)[0].scenario->inference().max_tokens_per_step(), 12288);
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("per attention rank (x8)")));
+  EXPECT_EQ((*runs)[1].scenario->inference().max_batch_size(), 96);
+  EXPECT_FALSE((*runs)[1].scenario->inference().has_max_tokens_per_step());
 }
 
 TEST(ServingModesTest, MlaRowsNeedALatentAttentionPreset) {
