@@ -242,7 +242,7 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(deploy, "pp", &v.pp, "pipeline-parallel size of a replica");
   Opt(deploy, "ep", &v.ep,
       "MoE: expert-parallel size, = tp (data-parallel attention, experts over the GPUs)");
-  Opt(deploy, "weight-dtype", &v.weight_dtype, "bf16|fp16|fp8|int8|int4-gptq|int4-awq");
+  Opt(deploy, "weight-dtype", &v.weight_dtype, "bf16|fp16|fp8|int8|int4-gptq|int4-awq|nvfp4");
   Opt(deploy, "quant-group-size", &v.group_size, "4-bit group size (default 128)");
   Opt(deploy, "kv-cache-dtype", &v.kv_dtype, "bf16|fp16|fp8|int8");
   Opt(deploy, "memory-utilization", &v.memory_utilization, "fraction of GPU memory (default 0.9)");

@@ -50,6 +50,16 @@ absl::StatusOr<DtypeExecution> DeviceSupports(const GpuSpec& gpu, std::string_vi
     }
     return DtypeExecution{wide, 4, true};
   }
+  if (dtype == "nvfp4") {
+    if (kv) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(field), ": nvfp4 is a weight format, not a KV-cache dtype; use fp8 or ",
+          wide_name));
+    }
+    if (gpu.Supports(Dtype::kFp4)) return DtypeExecution{Dtype::kFp4, 4, false};
+    return Unsupported(gpu, field, dtype, Lacks(gpu, Dtype::kFp4),
+                       gpu.Supports(Dtype::kFp8) ? "fp8 or int4-awq" : "int8 or int4-awq");
+  }
   if (dtype == "int8") {
     // W8A8 where the device has INT8 matrix units; weight-only (and KV) otherwise.
     if (!kv && gpu.Supports(Dtype::kInt8)) return DtypeExecution{Dtype::kInt8, 8, false};

@@ -4,6 +4,8 @@
 // answer comes from the device's peak table (models/data/gpus.textproto):
 //   - bf16, fp16, fp8: native when the device has a peak for that dtype;
 //     otherwise not supported (FP8 needs Ada, Hopper or Blackwell tensor cores).
+//   - nvfp4 weights: native W4A4 where the device has an FP4 peak (Blackwell);
+//     otherwise not supported. Not a KV-cache dtype.
 //   - int8 weights: native W8A8 (SmoothQuant-style) where the device has an INT8
 //     peak; elsewhere weight-only, dequantised to the 16-bit compute dtype in the
 //     kernel (llama.cpp Q8_0 on Apple GPUs).
@@ -35,8 +37,8 @@
 namespace clustersim::models {
 
 // The serving dtype names accepted in scenarios (inference.proto).
-inline constexpr std::array<std::string_view, 6> kServingWeightDtypes = {
-    "bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq"};
+inline constexpr std::array<std::string_view, 7> kServingWeightDtypes = {
+    "bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq", "nvfp4"};
 inline constexpr std::array<std::string_view, 4> kServingKvDtypes = {"bf16", "fp16", "fp8",
                                                                      "int8"};
 

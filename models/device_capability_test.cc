@@ -77,6 +77,24 @@ TEST(DeviceCapabilityTest, FourBitWeightsDequantiseEverywhereButNotForKv) {
   EXPECT_THAT(kv.status().message(), HasSubstr("not a KV-cache dtype"));
 }
 
+TEST(DeviceCapabilityTest, Nvfp4IsNativeW4A4OnBlackwellOnly) {
+  for (const char* g : {"b200-sxm-180gb", "gb200-186gb"}) {
+    absl::StatusOr<DtypeExecution> e = Weights(g, "nvfp4");
+    ASSERT_TRUE(e.ok()) << g << ": " << e.status();
+    EXPECT_EQ(e->compute, Dtype::kFp4);
+    EXPECT_EQ(e->storage_bits, 4);
+    EXPECT_FALSE(e->dequantised);
+  }
+  absl::StatusOr<DtypeExecution> h100 = Weights("h100-sxm5-80gb", "nvfp4");
+  ASSERT_FALSE(h100.ok());
+  EXPECT_THAT(h100.status().message(), HasSubstr("no FP4 tensor cores"));
+  EXPECT_THAT(h100.status().message(), HasSubstr("use fp8"));
+  absl::StatusOr<DtypeExecution> kv = DeviceSupports(Gpu("b200-sxm-180gb"), "nvfp4",
+                                                     ServingTensor::kKvCache, "kv");
+  ASSERT_FALSE(kv.ok());
+  EXPECT_THAT(kv.status().message(), HasSubstr("not a KV-cache dtype"));
+}
+
 TEST(DeviceCapabilityTest, DequantComputeIsTheFaster16BitType) {
   EXPECT_EQ(DequantComputeDtype(Gpu("apple-m2-ultra")), Dtype::kFp16);      // no BF16
   EXPECT_EQ(DequantComputeDtype(Gpu("xeon-platinum-8480plus")), Dtype::kBf16);  // AMX BF16

@@ -15,6 +15,7 @@ std::string_view DtypeName(Dtype d) {
     case Dtype::kFp16: return "fp16";
     case Dtype::kFp8: return "fp8";
     case Dtype::kInt8: return "int8";
+    case Dtype::kFp4: return "fp4";
   }
   return "unknown";
 }
@@ -23,8 +24,9 @@ absl::StatusOr<Dtype> ParseDtype(std::string_view name) {
   for (Dtype d : kAllDtypes) {
     if (DtypeName(d) == name) return d;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown dtype '", std::string(name), "'; valid dtypes: fp32, tf32, bf16, fp16, fp8, int8"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", std::string(name),
+                   "'; valid dtypes: fp32, tf32, bf16, fp16, fp8, int8, fp4"));
 }
 
 int BytesPerElement(Dtype d) {
@@ -34,7 +36,8 @@ int BytesPerElement(Dtype d) {
     case Dtype::kBf16:
     case Dtype::kFp16: return 2;
     case Dtype::kFp8:
-    case Dtype::kInt8: return 1;
+    case Dtype::kInt8:
+    case Dtype::kFp4: return 1;
   }
   return 0;
 }

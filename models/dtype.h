@@ -17,20 +17,26 @@
 
 namespace clustersim::models {
 
-enum class Dtype { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 };
+// kFp4 is Blackwell's FP4 (E2M1) tensor-core input, as NVFP4 weights use it
+// (models/quantization.h); serving only.
+enum class Dtype { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8, kFp4 };
 
 // Every dtype, in declaration order (for tables indexed by dtype).
-inline constexpr std::array<Dtype, 6> kAllDtypes = {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16,
-                                                    Dtype::kFp16, Dtype::kFp8,  Dtype::kInt8};
+inline constexpr std::array<Dtype, 7> kAllDtypes = {Dtype::kFp32, Dtype::kTf32, Dtype::kBf16,
+                                                    Dtype::kFp16, Dtype::kFp8,  Dtype::kInt8,
+                                                    Dtype::kFp4};
 
-// Parses "fp32", "tf32", "bf16", "fp16", "fp8", "int8" (exact, lower case).
+// Parses "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4" (exact, lower case).
 // An unknown name is InvalidArgument listing the valid ones.
 absl::StatusOr<Dtype> ParseDtype(std::string_view name);
 
 // The canonical name accepted by ParseDtype.
 std::string_view DtypeName(Dtype d);
 
-// Storage bytes per element: tf32 is stored as fp32 (4); fp8 and int8 are 1.
+// Storage bytes per element: tf32 is stored as fp32 (4); fp8 and int8 are 1;
+// fp4 packs two values per byte and is rounded up to 1 here (what the kernel
+// model's alignment check reads); FP4 tensor sizes come from
+// quantization.h's BitsPerWeight.
 int BytesPerElement(Dtype d);
 
 // Index of `d` in kAllDtypes.

@@ -72,6 +72,19 @@ TEST(GpuCatalogTest, Fp8OnlyFromHopperAndAda) {
   }
 }
 
+// FP4 tensor cores are Blackwell's: NVIDIA's datasheets give 9 PFLOPS dense
+// per B200 (HGX B200: 144 sparse per 8 GPUs) and 10 per GB200 GPU (NVL72:
+// 1,440 sparse per 72).
+TEST(GpuCatalogTest, Fp4OnlyOnBlackwell) {
+  EXPECT_DOUBLE_EQ(Gpu("b200-sxm-180gb").PeakFlops(Dtype::kFp4), 144e15 / 8 / 2);
+  EXPECT_DOUBLE_EQ(Gpu("gb200-186gb").PeakFlops(Dtype::kFp4), 1440e15 / 72 / 2);
+  for (const std::string& name : GpuCatalog::Default().Names()) {
+    if (name != "b200-sxm-180gb" && name != "gb200-186gb") {
+      EXPECT_FALSE(Gpu(name).Supports(Dtype::kFp4)) << name;
+    }
+  }
+}
+
 TEST(GpuCatalogTest, CheckDtypeSupportedNamesGpuAndAlternatives) {
   absl::Status s = CheckDtypeSupported(Gpu("a100-sxm4-80gb"), Dtype::kFp8);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -135,6 +148,7 @@ TEST(DtypeTest, ParsesCanonicalNames) {
   EXPECT_EQ(BytesPerElement(Dtype::kTf32), 4);
   EXPECT_EQ(BytesPerElement(Dtype::kFp8), 1);
   EXPECT_EQ(BytesPerElement(Dtype::kBf16), 2);
+  EXPECT_EQ(*ParseDtype("fp4"), Dtype::kFp4);
   absl::StatusOr<Dtype> bad = ParseDtype("bfloat16");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("bf16"));

@@ -55,6 +55,30 @@ TEST(InferenceMemoryTest, WeightsFollowTheFormat) {
               expected / 2, 1e-3 * expected);
 }
 
+// DeepSeek-V3's MLA caches one latent of kv_lora_rank 512 plus a RoPE key of
+// 64 per token and layer, shared by all heads (DeepSeek-V2 paper, §2.1.2):
+// 61 x 576 values, the same on every TP rank; data-parallel attention splits
+// the sequences (and so the cache) over the ranks.
+TEST(InferenceMemoryTest, LatentAttentionCachesTheLatentOnly) {
+  const TransformerConfig m = Preset("deepseek-v3-671b");
+  EXPECT_EQ(KvBytesPerToken(m, 1, 1, Dtype::kBf16).count(), 61 * 576 * 2);
+  EXPECT_EQ(KvBytesPerToken(m, 8, 1, Dtype::kFp8).count(), 61 * 576);
+  EXPECT_EQ(KvBytesPerToken(m, 8, 1, Dtype::kBf16, 8).count(), 61 * 576 * 2 / 8);
+}
+
+// NVFP4: 4.5 bits per linear weight of the blocks (72 bits per 16), the
+// embedding and LM head 16-bit. Llama 3 8B's linear weights per layer:
+// q, o 4096^2, k, v 4096 x 1024, gate, up, down 4096 x 14336.
+TEST(InferenceMemoryTest, Nvfp4WeightsTakeFourAndAHalfBits) {
+  InferenceMemoryInputs in = Llama8b();
+  in.replica.weight_format = WeightFormat::kNvfp4;
+  const double params = CountParameters(in.replica.model).Total(in.replica.model.num_layers);
+  const double linear = 32.0 * (2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 3 * 4096.0 * 14336);
+  const double expected = linear * 4.5 / 8 + (params - linear) * 2;
+  EXPECT_NEAR(static_cast<double>(EstimateInferenceMemory(in, GiB(80)).weights.count()), expected,
+              1e-6 * expected);
+}
+
 TEST(InferenceMemoryTest, BlocksBoundConcurrentSequences) {
   InferenceMemoryInputs in = Llama8b();
   in.max_batch_size = 10000;

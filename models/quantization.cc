@@ -9,17 +9,22 @@
 namespace clustersim::models {
 namespace {
 
-constexpr std::array<std::pair<WeightFormat, std::string_view>, 6> kFormats = {{
+constexpr std::array<std::pair<WeightFormat, std::string_view>, 7> kFormats = {{
     {WeightFormat::kBf16, "bf16"},
     {WeightFormat::kFp16, "fp16"},
     {WeightFormat::kFp8, "fp8"},
     {WeightFormat::kInt8, "int8"},
     {WeightFormat::kInt4Gptq, "int4-gptq"},
     {WeightFormat::kInt4Awq, "int4-awq"},
+    {WeightFormat::kNvfp4, "nvfp4"},
 }};
 
 // fp16 scale + packed 4-bit zero point per group (see the header).
 constexpr double kGroupOverheadBits = 16.0 + 4.0;
+
+// NVFP4: one 8-bit E4M3 scale per block of 16 values (see the header).
+constexpr double kNvfp4BlockSize = 16.0;
+constexpr double kNvfp4ScaleBits = 8.0;
 
 }  // namespace
 
@@ -29,7 +34,7 @@ absl::StatusOr<WeightFormat> ParseWeightFormat(std::string_view name, std::strin
   }
   return absl::InvalidArgumentError(absl::StrCat(
       std::string(field), "=\"", std::string(name),
-      "\" is not a known weight format; use bf16, fp16, fp8, int8, int4-gptq or int4-awq"));
+      "\" is not a known weight format; use bf16, fp16, fp8, int8, int4-gptq, int4-awq or nvfp4"));
 }
 
 std::string_view WeightFormatName(WeightFormat f) {
@@ -55,6 +60,8 @@ double BitsPerWeight(WeightFormat f, int group_size, int64_t input_features) {
     case WeightFormat::kInt4Gptq:
     case WeightFormat::kInt4Awq:
       return 4.0 + kGroupOverheadBits / static_cast<double>(group_size);
+    case WeightFormat::kNvfp4:
+      return 4.0 + kNvfp4ScaleBits / kNvfp4BlockSize;
   }
   return 16.0;
 }
@@ -67,6 +74,8 @@ Dtype ComputeDtype(WeightFormat f) {
       return Dtype::kFp8;
     case WeightFormat::kInt8:
       return Dtype::kInt8;
+    case WeightFormat::kNvfp4:
+      return Dtype::kFp4;
     case WeightFormat::kFp16:
     case WeightFormat::kInt4Gptq:
     case WeightFormat::kInt4Awq:

@@ -12,6 +12,8 @@
 //               output channel of k inputs)       needs INT8 tensor cores)
 //   int4-gptq   4 + (16 + 4)/g                    fp16 (weight-only: the kernel
 //   int4-awq    4 + (16 + 4)/g                    dequantises, e.g. Marlin/AWQ)
+//   nvfp4       4 + 8/16 = 4.5 (one FP8 E4M3      fp4 (W4A4: activations quantised to
+//               scale per 16 values)              NVFP4 too; needs FP4 tensor cores)
 //
 // 4-bit formats keep one fp16 scale and one 4-bit zero point (packed eight per
 // int32, GPTQ's `qzeros`, AutoAWQ's `qzeros`) per group of g consecutive input
@@ -22,6 +24,13 @@
 // per input row) adds 32/n bits per weight (< 0.01 for n >= 4096): ignored.
 // Embeddings, norms and the LM head stay 16-bit in every format (vLLM and
 // AutoGPTQ/AutoAWQ checkpoints quantise the linear layers of the blocks only).
+// NVFP4 (NVIDIA's Blackwell format, as TensorRT Model Optimizer writes
+// nvidia/*-FP4 checkpoints and TensorRT-LLM runs them): E2M1 values in
+// blocks of 16 sharing one E4M3 scale, plus one FP32 scale per tensor
+// (ignored): 72 bits per 16 values; the block GEMMs run on FP4 tensor cores
+// with activations quantised the same way (NVIDIA technical blog
+// "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference",
+// June 2025). MXFP4 (one E8M0 scale per 32) is not modelled.
 //
 // Example:
 //   absl::StatusOr<models::WeightFormat> f = models::ParseWeightFormat("int4-awq",
@@ -39,12 +48,14 @@
 
 namespace clustersim::models {
 
-enum class WeightFormat { kBf16, kFp16, kFp8, kInt8, kInt4Gptq, kInt4Awq };
+enum class WeightFormat { kBf16, kFp16, kFp8, kInt8, kInt4Gptq, kInt4Awq, kNvfp4 };
 
-// "bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq". An unknown name is
+// "bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq", "nvfp4". An unknown name is
 // InvalidArgument naming `field` and the valid names.
 absl::StatusOr<WeightFormat> ParseWeightFormat(std::string_view name, std::string_view field);
 std::string_view WeightFormatName(WeightFormat f);
+// The group-quantised 4-bit integer formats (int4-gptq, int4-awq), whose
+// group size quant_group_size sets.
 bool IsFourBit(WeightFormat f);
 
 // Bits one linear-layer weight takes in memory, scales and zero points
@@ -56,7 +67,7 @@ double BitsPerWeight(WeightFormat f, int group_size, int64_t input_features);
 Dtype ComputeDtype(WeightFormat f);
 
 // InvalidArgument naming `field` when `gpu` cannot run `f` (FP8 or INT8
-// tensor cores missing), e.g. "inference.weight_dtype=fp8: dtype fp8 is not
+// or FP4 tensor cores missing), e.g. "inference.weight_dtype=fp8: dtype fp8 is not
 // supported by a100-sxm4-80gb ...; use bf16, int8 or int4-awq".
 absl::Status CheckWeightFormatSupported(const GpuSpec& gpu, WeightFormat f, std::string_view field);
 

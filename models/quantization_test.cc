@@ -11,7 +11,7 @@ using ::testing::HasSubstr;
 const GpuSpec& Gpu(std::string_view name) { return **GpuCatalog::Default().Find(name); }
 
 TEST(QuantizationTest, ParsesEveryFormatAndRejectsUnknownNamingTheField) {
-  for (std::string_view n : {"bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq"}) {
+  for (std::string_view n : {"bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq", "nvfp4"}) {
     absl::StatusOr<WeightFormat> f = ParseWeightFormat(n, "inference.weight_dtype");
     ASSERT_TRUE(f.ok()) << n;
     EXPECT_EQ(WeightFormatName(*f), n);
@@ -31,6 +31,25 @@ TEST(QuantizationTest, FourBitCountsGroupScalesAndZeros) {
   EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kBf16, 128, 4096), 16);
   EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kFp8, 128, 4096), 8);
   EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kInt8, 128, 4096), 8 + 16.0 / 4096);
+}
+
+TEST(QuantizationTest, Nvfp4CountsOneFp8ScalePerSixteenValues) {
+  // 16 E2M1 values (64 bits) + one E4M3 scale (8 bits) = 72 bits per 16.
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kNvfp4, 128, 4096), 72.0 / 16.0);
+  // Neither the group size nor k enters: the block is fixed at 16.
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kNvfp4, 32, 8192), 4.5);
+  EXPECT_EQ(ComputeDtype(WeightFormat::kNvfp4), Dtype::kFp4);
+  EXPECT_FALSE(IsFourBit(WeightFormat::kNvfp4));  // no quant_group_size
+}
+
+TEST(QuantizationTest, Nvfp4NeedsFp4TensorCores) {
+  EXPECT_TRUE(CheckWeightFormatSupported(Gpu("b200-sxm-180gb"), WeightFormat::kNvfp4, "f").ok());
+  EXPECT_TRUE(CheckWeightFormatSupported(Gpu("gb200-186gb"), WeightFormat::kNvfp4, "f").ok());
+  const absl::Status s = CheckWeightFormatSupported(Gpu("h100-sxm5-80gb"), WeightFormat::kNvfp4,
+                                                    "inference.weight_dtype");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("inference.weight_dtype=nvfp4"));
+  EXPECT_THAT(s.message(), HasSubstr("fp8"));
 }
 
 TEST(QuantizationTest, WeightOnlyFormatsComputeIn16Bit) {

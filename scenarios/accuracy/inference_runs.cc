@@ -113,6 +113,12 @@ DtypeMatch MatchDtype(const std::string& text, bool kv, std::vector<std::string>
     return {"", 0, "MXFP4 weights (no such format in the simulator)"};
   }
   if (absl::StartsWith(d, "fp8")) return {"fp8", 0, ""};
+  if (!kv && absl::StartsWith(d, "nvfp4")) return {"nvfp4", 0, ""};
+  if (!kv && absl::StartsWith(d, "fp4")) {
+    // NVIDIA's Blackwell FP4 checkpoints (ModelOpt) are NVFP4.
+    assumptions->push_back(absl::StrCat("weights '", text, "' as NVFP4"));
+    return {"nvfp4", 0, ""};
+  }
   if (absl::StartsWith(d, "bf16")) {
     if (absl::StrContains(d, "presumed")) assumptions->push_back("bf16 presumed by the source");
     return {"bf16", 0, ""};
@@ -192,9 +198,12 @@ std::vector<std::string> CatalogMoePresets() {
 }
 
 // The catalog MoE preset a model text names ("Mixtral-8x7B-Instruct" ->
-// "mixtral-8x7b"; the longest match wins), or "".
+// "mixtral-8x7b"; the longest match wins), or "". DeepSeek-R1 is DeepSeek-V3's
+// architecture (its HF config.json: DeepseekV3ForCausalLM with V3's
+// dimensions; the R1 paper, arXiv 2501.12948, trains it from DeepSeek-V3-Base).
 std::string CatalogMoePreset(std::string_view model) {
-  const std::string text = Squash(model);
+  std::string text = Squash(model);
+  if (absl::StrContains(text, "deepseekr1")) text = "deepseekv3671b";
   std::string best;
   for (const std::string& name : CatalogMoePresets()) {
     if (absl::StrContains(text, Squash(name)) && name.size() > best.size()) best = name;
@@ -266,6 +275,11 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
     m->set_preset(preset);
     run->assumptions.push_back(absl::StrCat(
         "MoE architecture (experts, top-k, dimensions) of the catalog preset ", preset));
+    const bool row_mla = absl::StrContains(t.Get(row, "feature"), "mla");
+    if (row_mla && models::ModelCatalog::Default().Find(preset)->kv_lora_rank == 0) {
+      return fail(absl::StrCat("multi-head latent attention: the catalog preset ", preset,
+                               " has no kv_lora_rank"));
+    }
   } else {
     const std::string family = Lower(model);
     if (!absl::StrContains(family, "llama") && !absl::StrContains(family, "qwen") &&

@@ -32,7 +32,9 @@ constexpr std::string_view kNumericColumns[] = {"concurrency",
                                                 "acceptance_len",
                                                 "ep",
                                                 "pp",
-                                                "num_nodes"};
+                                                "num_nodes",
+                                                "max_batch_size",
+                                                "max_num_tokens"};
 constexpr std::string_view kRequiredColumns[] = {"id",
                                                  "source",
                                                  "model",
@@ -181,19 +183,49 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
       m.disagg_tp = pools.tp;
     }
   }
-  if (features.count("mla")) needs.push_back("multi-head latent attention (MLA)");
-  if (features.count("fp4")) needs.push_back("FP4 weights");
+  // MLA comes with the model (a catalog preset with kv_lora_rank), FP4 with
+  // the weight dtype (nvfp4): inference_runs.cc checks both.
   if (features.count("prefix-cache")) needs.push_back("prefix caching");
-  if (const int ep = Count(t, row, "ep"); ep > 1) {
-    needs.push_back(absl::StrCat("expert parallelism (ep ", ep, ")"));
+  // The simulator's expert parallelism is SGLang's / TensorRT-LLM's
+  // data-parallel attention with the experts split over the same GPUs
+  // (inference.expert_parallel_size = tensor_parallel_size).
+  const int ep = Count(t, row, "ep");
+  const bool attention_dp = t.Get(row, "attention_dp") == "true";
+  int tp = 0;
+  const bool tp_stated = absl::SimpleAtoi(t.Get(row, "tp"), &tp);
+  if (ep > 1 && (!attention_dp || !tp_stated || ep != tp)) {
+    needs.push_back(absl::StrCat(
+        "expert parallelism (ep ", ep, ", tp '", t.Get(row, "tp"), "', attention_dp '",
+        t.Get(row, "attention_dp"),
+        "'): only ep = tp with data-parallel attention is modelled (an MoE tensor x expert split "
+        "is not)"));
+  } else if (ep > 1) {
+    m.expert_parallel = ep;
+    m.assumptions.push_back(absl::StrCat(
+        "ep ", ep, " with data-parallel attention: requests balanced over the ", ep,
+        " attention ranks"));
+  } else if (attention_dp) {
+    needs.push_back("data-parallel attention without expert parallelism");
   }
-  if (t.Get(row, "attention_dp") == "true") needs.push_back("data-parallel attention");
   if (const int pp = Count(t, row, "pp"); pp > 1) {
     needs.push_back(absl::StrCat("pipeline-parallel serving (pp ", pp, ")"));
   }
   if (!needs.empty()) {
     m.not_supported = absl::StrCat("needs ", absl::StrJoin(needs, "; "));
     return m;
+  }
+  // Scheduler limits the run set itself: per attention rank under
+  // data-parallel attention (TensorRT-LLM schedules each rank alone), so the
+  // replica's limits are ep times them.
+  if (const int batch = Count(t, row, "max_batch_size"); batch > 0) {
+    const int ranks = std::max(1, m.expert_parallel);
+    m.max_batch_size = batch * ranks;
+    m.max_tokens_per_step = Count(t, row, "max_num_tokens") * ranks;
+    m.assumptions.push_back(absl::StrCat(
+        "the run's own limits: max batch ", batch,
+        m.max_tokens_per_step > 0 ? absl::StrCat(", max tokens ", m.max_tokens_per_step / ranks)
+                                  : std::string(),
+        ranks > 1 ? absl::StrCat(" per attention rank (x", ranks, ")") : std::string()));
   }
   const int stated_requests = StatedRequests(t.Get(row, "dataset"));
   if (mode == "poisson") {
@@ -270,6 +302,9 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     spec->set_num_speculative_tokens(m.spec_tokens);
     spec->set_acceptance_rate(m.spec_acceptance_rate);
   }
+  if (m.expert_parallel > 1) inf->set_expert_parallel_size(m.expert_parallel);
+  if (m.max_batch_size > 0) inf->set_max_batch_size(m.max_batch_size);
+  if (m.max_tokens_per_step > 0) inf->set_max_tokens_per_step(m.max_tokens_per_step);
   if (m.prefill_gpus > 0) {
     config::DisaggregatedConfig* d = inf->mutable_disaggregated();
     d->mutable_prefill()->set_num_gpus(m.prefill_gpus);
@@ -281,7 +316,8 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     inf->clear_tensor_parallel_size();
     inf->clear_pipeline_parallel_size();
   }
-  if (!m.trtllm_bench) return absl::OkStatus();
+  // Limits the row states replace the ones trtllm-bench would pick.
+  if (!m.trtllm_bench || m.max_batch_size > 0) return absl::OkStatus();
   // trtllm-bench's own batch and token limits for this model, mapping and
   // lengths, from the row's architecture columns (an MoE row's scenario
   // takes its catalog preset) and the scenario's formats.
@@ -308,7 +344,9 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
                       .pp = std::max(1, inf->pipeline_parallel_size()),
                       .input_len = wl->prompt_length().value(),
                       .output_len = wl->output_length().value(),
-                      .weight_bytes = inf->weight_dtype() == "fp8" ? 1.0 : 2.0,
+                      .weight_bytes = inf->weight_dtype() == "fp8"     ? 1.0
+                                      : inf->weight_dtype() == "nvfp4" ? 0.5
+                                                                       : 2.0,
                       .kv_bytes = kv_dtype == "fp8" ? 1.0 : 2.0,
                       .device_memory_gib = (*gpu)->memory.ToGiB()};
   absl::StatusOr<TrtllmBenchLimits> limits = TrtllmBenchSettings(tm);

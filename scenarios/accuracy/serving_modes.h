@@ -5,8 +5,8 @@
 // measured in and the simulator `feature`s it needs, plus the setting columns
 // (concurrency, request_rate, ttft_limit_ms, tpot_limit_ms, spec_method,
 // spec_tokens, acceptance_len, disagg_prefill, disagg_decode, ep, pp,
-// attention_dp, num_nodes, dataset). Their meanings are in that table's
-// README.md.
+// attention_dp, num_nodes, dataset, and the optional max_batch_size,
+// max_num_tokens). Their meanings are in that table's README.md.
 //
 // Modes: "fixed-batch" (a static batch, all requests start together),
 // "offline" (all requests queued at once, maximum throughput: trtllm-bench
@@ -34,9 +34,13 @@
 //   bisection step (kServerRequests), so that the table validates quickly.
 // Speculative rows map through serving_row_features.h (refused without a
 // stated acceptance length), disaggregated rows to inference.disaggregated
-// when both pools' GPU counts and the tp are stated. Every other row gets
+// when both pools' GPU counts and the tp are stated; rows with expert
+// parallelism to inference.expert_parallel_size when ep equals the tp and
+// attention is data-parallel (the simulator's EP; other splits are refused).
+// FP4 rows run through their weight dtype (nvfp4) and MLA rows through their
+// model's catalog preset (inference_runs.cc). Every other row gets
 // "needs <feature>; <feature>" naming what it waits for (trace replay,
-// dataset-driven lengths, expert parallelism, FP4, MLA, ...).
+// dataset-driven lengths, ...).
 //
 // ApplyServingMode writes a mapping into a row's scenario (model, device,
 // tp and formats already set) and adds the settings it takes on faith to
@@ -85,6 +89,12 @@ struct ServingModeMapping {
   std::string spec_method;
   int spec_tokens = 0;
   double spec_acceptance_rate = 0;
+  // Expert parallelism with data-parallel attention (0: none); equals the tp.
+  int expert_parallel = 0;
+  // Scheduler limits the row states (max_batch_size, max_num_tokens columns),
+  // for the whole replica: the stated per-rank values times the attention
+  // ranks (0: not stated; the simulator's defaults or trtllm-bench's).
+  int max_batch_size = 0, max_tokens_per_step = 0;
   // Disaggregated pools (0: colocated).
   int prefill_gpus = 0, decode_gpus = 0, disagg_tp = 0;
   // Settings taken on faith, printed under the row.

@@ -39,7 +39,8 @@ constexpr char kHeader[] =
     "id,source,model,params_b,layers,hidden,heads,kv_heads,ffn,vocab,device,num_devices,tp,"
     "weight_dtype,kv_dtype,framework,input_len,output_len,batch_or_concurrency,metric,value,unit,"
     "notes,mode,feature,concurrency,request_rate,ttft_limit_ms,tpot_limit_ms,spec_method,"
-    "spec_tokens,acceptance_len,disagg_prefill,disagg_decode,ep,pp,attention_dp,num_nodes,dataset";
+    "spec_tokens,acceptance_len,disagg_prefill,disagg_decode,ep,pp,attention_dp,num_nodes,dataset,"
+    "max_batch_size,max_num_tokens";
 
 // A Llama 3.1 8B row on one H100 (dense, catalog device, bf16), 128 in / 64 out.
 std::string Row(const std::string& id, const std::string& metric, const std::string& mode,
@@ -48,7 +49,7 @@ std::string Row(const std::string& id, const std::string& metric, const std::str
                 const std::string& ep = "") {
   return id + ",src,Llama-3.1-8B,8.03,32,4096,32,8,14336,128256,H100 SXM 80GB,1,1,bf16,bf16,vLLM," +
          "128,64," + batch + "," + metric + ",10,ms,n," + mode + "," + feature + "," + concurrency +
-         "," + rate + ",,,,,,,," + ep + ",,,,\n";
+         "," + rate + ",,,,,,,," + ep + ",,,,,,\n";
 }
 
 // `row` (one line of Row) with `column` set to `value` (quoted by the caller
@@ -98,11 +99,19 @@ TEST(ServingModesTest, EveryShippedRowRunsOrNamesWhatItNeeds) {
           HasSubstr(absl::StrCat(r.scenario->inference().workload().num_requests(), " requests")))
           << r.id;
     }
-    if (feature.find("fp4") != std::string::npos) {
-      EXPECT_THAT(r.not_supported, HasSubstr("FP4 weights")) << r.id;
+    // FP4 rows run in NVFP4, MLA rows with DeepSeek-V3's latent attention.
+    if (feature.find("fp4") != std::string::npos && r.scenario) {
+      EXPECT_EQ(r.scenario->inference().weight_dtype(), "nvfp4") << r.id;
     }
-    if (feature.find("mla") != std::string::npos) {
-      EXPECT_THAT(r.not_supported, HasSubstr("MLA")) << r.id;
+    if (feature.find("mla") != std::string::npos && r.scenario) {
+      EXPECT_EQ(r.scenario->model().preset(), "deepseek-v3-671b") << r.id;
+    }
+    // Expert parallelism runs only as ep = tp with data-parallel attention.
+    if (r.scenario && r.scenario->inference().expert_parallel_size() > 1) {
+      EXPECT_EQ(r.scenario->inference().expert_parallel_size(),
+                r.scenario->inference().tensor_parallel_size())
+          << r.id;
+      EXPECT_EQ(t.Get(t.rows[i], "attention_dp"), "true") << r.id;
     }
     // No source states an acceptance length: every speculative row says so.
     if (feature.find("spec") != std::string::npos &&
@@ -177,9 +186,9 @@ TEST(ServingModesTest, RowsNameTheFeatureTheyWaitFor) {
   EXPECT_THAT(reason(0), HasSubstr("needs the server run's p99 TTFT/TPOT limits (not stated)"));
   EXPECT_THAT(reason(1), HasSubstr("closed-loop clients at a stated concurrency (not stated)"));
   EXPECT_THAT(reason(2), HasSubstr("the acceptance length the source does not state"));
-  EXPECT_THAT(reason(3), HasSubstr("expert parallelism (ep 8)"));
+  EXPECT_THAT(reason(3), HasSubstr("expert parallelism (ep 8, tp '1'"));
   EXPECT_THAT(reason(4), HasSubstr("both pools' GPU counts"));
-  EXPECT_THAT(reason(4), HasSubstr("FP4 weights"));
+  EXPECT_THAT(reason(4), testing::Not(HasSubstr("FP4")));
   EXPECT_THAT(reason(5), HasSubstr("the tensor-parallel size the source does not state"));
   EXPECT_THAT(reason(6), HasSubstr("the request lengths of"));
 }
@@ -219,6 +228,90 @@ TEST(ServingModesTest, TrtllmBenchRowsRunUnderTheToolsOwnLimits) {
   EXPECT_EQ(inf.max_tokens_per_step(), 8192);
   EXPECT_TRUE(inf.chunked_prefill());
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-bench's own limits")));
+}
+
+TEST(ServingModesTest, TrtllmBenchCountsNvfp4WeightsAtHalfAByte) {
+  // Llama 3.1 70B on one 180 GiB B200, 1000 in / 1000 out, BF16 KV. By hand
+  // (tuning.py, BYTES_PER_ELEM[NVFP4] = 0.5): weights 70.6e9 x 0.5 B =
+  // 32.875 GiB; KV (180 - 32.875) x 0.95 = 139.77 GiB; 2000 tokens x 2 x 80 x
+  // 8 x 128 x 2 B = 0.61035 GiB a request: 229.0 requests -> batch
+  // 32 x ceil(7.16) = 256 (FP8 weights would give 177.8 -> 192).
+  std::string row = Row("fp4", "output_tokens_per_s_total", "offline", "offline;fp4", "");
+  const std::vector<std::pair<std::string, std::string>> cells = {
+      {"params_b", "70.6"},        {"layers", "80"},
+      {"hidden", "8192"},          {"heads", "64"},
+      {"ffn", "28672"},            {"device", "B200 180GB (DGX B200)"},
+      {"weight_dtype", "nvfp4"},   {"input_len", "1000"},
+      {"output_len", "1000"},      {"framework", "TensorRT-LLM trtllm-bench"}};
+  for (const auto& [column, value] : cells) row = Set(row, column, value);
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(row));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  const config::InferenceConfig& inf = (*runs)[0].scenario->inference();
+  EXPECT_EQ(inf.weight_dtype(), "nvfp4");
+  EXPECT_EQ(inf.max_batch_size(), 256);
+  EXPECT_EQ(inf.max_tokens_per_step(), 2048);
+}
+
+TEST(ServingModesTest, ExpertParallelRowsNeedEpEqualTpWithDataParallelAttention) {
+  // DeepSeek-R1 (DeepSeek-V3's architecture) on 8 B200s, NVFP4, ep 8.
+  auto deepseek = [](const std::string& id, const std::string& ep, const std::string& dp) {
+    std::string row = Row(id, "output_tokens_per_s_total", "concurrency",
+                          "concurrency;moe;mla;fp4", "64", "64", "", ep);
+    for (const auto& [column, value] : std::vector<std::pair<std::string, std::string>>{
+             {"model", "DeepSeek-R1 (MoE MLA)"},
+             {"device", "B200 180GB (DGX B200)"},
+             {"num_devices", "8"},
+             {"tp", "8"},
+             {"weight_dtype", "nvfp4 (nvidia/DeepSeek-R1-FP4)"},
+             {"attention_dp", dp}}) {
+      row = Set(row, column, value);
+    }
+    return row;
+  };
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(
+      Parse(deepseek("ep8", "8", "true") + deepseek("ep2", "2", "") + deepseek("dp", "", "true")));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  const config::Scenario& s = *(*runs)[0].scenario;
+  EXPECT_EQ(s.model().preset(), "deepseek-v3-671b");
+  EXPECT_EQ(s.inference().expert_parallel_size(), 8);
+  EXPECT_EQ(s.inference().weight_dtype(), "nvfp4");
+  EXPECT_FALSE(s.inference().has_max_batch_size());  // the simulator's default
+  EXPECT_THAT((*runs)[1].not_supported, HasSubstr("only ep = tp with data-parallel attention"));
+  EXPECT_THAT((*runs)[2].not_supported,
+              HasSubstr("data-parallel attention without expert parallelism"));
+}
+
+TEST(ServingModesTest, StatedLimitsArePerAttentionRank) {
+  // ep 8 with data-parallel attention: 384 sequences and 1536 tokens per rank
+  // are 3072 and 12288 for the replica; without EP the limits stand as stated.
+  std::string ep = Row("ep", "output_tokens_per_s_total", "concurrency", "concurrency;moe", "64",
+                       "64", "", "8");
+  for (const auto& [column, value] : std::vector<std::pair<std::string, std::string>>{
+           {"model", "DeepSeek-R1 (MoE MLA)"}, {"device", "B200 180GB (DGX B200)"},
+           {"num_devices", "8"}, {"tp", "8"}, {"weight_dtype", "nvfp4"},
+           {"attention_dp", "true"}, {"max_batch_size", "384"}, {"max_num_tokens", "1536"}}) {
+    ep = Set(ep, column, value);
+  }
+  std::string dense = Row("dense", "ttft_ms", "concurrency", "concurrency", "64", "64");
+  dense = Set(Set(dense, "max_batch_size", "96"), "framework", "TensorRT-LLM trtllm-bench");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(ep + dense));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  for (const InferenceRun& r : *runs) ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+  EXPECT_EQ((*runs)[0].scenario->inference().max_batch_size(), 3072);
+  EXPECT_EQ((*runs)[0].scenario->inference().max_tokens_per_step(), 12288);
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("per attention rank (x8)")));
+  EXPECT_EQ((*runs)[1].scenario->inference().max_batch_size(), 96);
+  EXPECT_FALSE((*runs)[1].scenario->inference().has_max_tokens_per_step());
+}
+
+TEST(ServingModesTest, MlaRowsNeedALatentAttentionPreset) {
+  std::string mixtral = Row("mx", "ttft_ms", "fixed-batch", "fixed-batch;moe;mla", "1");
+  mixtral = Set(Set(mixtral, "model", "Mixtral-8x7B (MoE)"), "num_devices", "2");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(Set(mixtral, "tp", "2")));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_THAT((*runs)[0].not_supported, HasSubstr("mixtral-8x7b has no kv_lora_rank"));
 }
 
 TEST(ServingModesTest, ClosedLoopsOfManyClientsAndServerRuns) {

@@ -22,7 +22,7 @@
 // Memory is in GiB (1024^3 bytes) as in tuning.py; the device memory is the
 // GPU's total (the catalog's), kv_fraction defaults to the tool's 0.95
 // (kv_cache_free_gpu_mem_fraction). weight_bytes and kv_bytes are 1 for FP8,
-// 2 otherwise (the tool's BYTES_PER_ELEM).
+// 0.5 for NVFP4 weights, 2 otherwise (the tool's BYTES_PER_ELEM).
 //
 // Example:
 //   absl::StatusOr<TrtllmBenchLimits> l = TrtllmBenchSettings(
