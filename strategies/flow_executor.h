@@ -6,6 +6,12 @@
 // flight (TP, PP, DP traffic on the same NVLink, NICs and spines); the task
 // ends when its last flow does.
 //
+// Folded plans: a request with copies (StepPlan::fold_copies, the same
+// collective on tensor-parallel ranks the fold left out, whose routes can
+// cross the same NICs and fabric links) starts them beside it, at the same
+// time, and its task ends when the last of them does: those ranks run in
+// step with the representative and meet it at their next collective.
+//
 // Example:
 //   topology::FlowNetwork flow(cluster, simulator);
 //   FlowCollectiveExecutor exec(plan, flow);
@@ -14,6 +20,8 @@
 // Lifetime: `plan` and `network` must outlive the executor.
 #ifndef CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
 #define CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
+
+#include <vector>
 
 #include "absl/status/status.h"
 #include "sim/engine.h"
@@ -35,6 +43,7 @@ class FlowCollectiveExecutor : public sim::TaskExecutor {
  private:
   const StepPlan& plan_;
   topology::FlowNetwork& network_;
+  std::vector<int> running_;  // per request: its collective and copies not yet ended
   absl::Status status_;
 };
 

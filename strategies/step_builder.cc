@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -81,6 +82,12 @@ void Builder::AddGpus() {
     }
   }
   const int n = static_cast<int>(plan_.simulated_gpus.size());
+  if (in_.cluster != nullptr) {
+    simulated_node_.assign(in_.cluster->num_nodes(), false);
+    for (int g : plan_.simulated_gpus) {
+      if (g < in_.cluster->num_gpus()) simulated_node_[in_.cluster->NodeOf(g)] = true;
+    }
+  }
   local_of_.assign(plan_.world_size, -1);
   stage_gpus_.assign(pp, {});
   gpu_.assign(n, {});
@@ -253,7 +260,65 @@ sim::TaskId Builder::AddCollectiveTask(const std::vector<sim::ResourceId>& lanes
   }
   info.request = static_cast<int32_t>(plan_.requests.size());
   plan_.requests.push_back({kind, gpus, bytes, est.algorithm, est.protocol});
+  plan_.request_copies.push_back(FoldCopiesOf(gpus));
   return plan_.graph.AddExternalTask(lanes, NewInfo(info));
+}
+
+// The copies of a collective over `gpus` on the data-parallel replicas and
+// tensor-parallel ranks the folds left out that can share a link with the
+// simulated traffic (StepPlan::fold_copies), built once per group: every shift
+// of the folded coordinates, less those that map the group onto itself or
+// onto a copy already listed, and those confined to one server that holds no
+// simulated GPU (such a copy shares no link with anything simulated, and that
+// server's own traffic is the simulated servers' over again). A kept copy on
+// another data-parallel replica makes the data-parallel fold inexact
+// (data_fold_exact). -1 when no copy is kept.
+int32_t Builder::FoldCopiesOf(const std::vector<int>& gpus) {
+  if (!plan_.folded_data_parallel && !plan_.folded_tensor_parallel) return -1;
+  if (!data_fold_exact_) return -1;  // BuildStep builds the graph again without it
+  auto [it, added] = fold_copy_index_.try_emplace(gpus, -1);
+  if (!added) return it->second;
+  std::vector<int> sorted = gpus;
+  std::sort(sorted.begin(), sorted.end());
+  std::set<std::vector<int>> seen = {sorted};
+  std::vector<std::vector<int>> copies;
+  const int dp_shifts = plan_.folded_data_parallel ? p_.data_parallel : 1;
+  const int tp_shifts = plan_.folded_tensor_parallel ? p_.tensor_parallel : 1;
+  std::vector<int> copy(gpus.size());
+  for (int d = 0; d < dp_shifts; ++d) {
+    for (int t = 0; t < tp_shifts; ++t) {
+      if (d == 0 && t == 0) continue;
+      for (size_t j = 0; j < gpus.size(); ++j) {
+        RankCoords c = placement_.CoordsOf(gpus[j]);
+        c.dp = (c.dp + d) % p_.data_parallel;
+        c.tp = (c.tp + t) % p_.tensor_parallel;
+        copy[j] = placement_.GpuOf(c);
+      }
+      sorted = copy;
+      std::sort(sorted.begin(), sorted.end());
+      if (!seen.insert(sorted).second || !MayShareLinks(copy)) continue;
+      if (d != 0) data_fold_exact_ = false;
+      copies.push_back(copy);
+    }
+  }
+  if (copies.empty()) return -1;
+  it->second = static_cast<int32_t>(plan_.fold_copies.size());
+  plan_.fold_copies.push_back(std::move(copies));
+  return it->second;
+}
+
+// Whether a folded-away copy of a collective over `gpus` can share a link with
+// simulated traffic: it spans servers (and so the fabric), or one of its
+// servers holds a simulated GPU. Without a cluster, every copy can.
+bool Builder::MayShareLinks(const std::vector<int>& gpus) const {
+  const topology::Cluster* cluster = in_.cluster;
+  if (cluster == nullptr) return true;
+  for (int g : gpus) {
+    if (g >= cluster->num_gpus()) return true;  // the network reports it
+    const int node = cluster->NodeOf(g);
+    if (simulated_node_[node] || node != cluster->NodeOf(gpus.front())) return true;
+  }
+  return false;
 }
 
 // Local indices of the simulated GPUs of `group`, in group order.
@@ -325,6 +390,11 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   if (plan.folded_context_parallel && !b.context_fold_exact()) {
     StepInputs unfolded = in;
     unfolded.mode.fold.context_parallel = false;
+    return BuildStep(unfolded);
+  }
+  if (plan.folded_data_parallel && !b.data_fold_exact()) {
+    StepInputs unfolded = in;
+    unfolded.mode.fold.data_parallel = false;
     return BuildStep(unfolded);
   }
   return plan;

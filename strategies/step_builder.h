@@ -38,7 +38,8 @@
 // gradient collectives are still costed over the full data-parallel group.
 // Tensor-parallel folding does the same for the ranks of a TP group, and
 // context-parallel folding for the ranks of a CP ring (when their collectives
-// cost the same; see BuildMode). The tests check folded against unfolded
+// cost the same; see BuildMode, also for the flow tier, where the folded
+// ranks' traffic shares links). The tests check folded against unfolded
 // runs (strategies/step_builder_test.cc, strategies/context_parallel_test.cc,
 // tests/end_to_end_test.cc).
 //
@@ -59,6 +60,7 @@
 #include "models/transformer_config.h"
 #include "strategies/parallel_config.h"
 #include "strategies/step_plan.h"
+#include "topology/cluster.h"
 #include "topology/network_model.h"
 
 namespace clustersim::strategies {
@@ -93,6 +95,19 @@ enum class CollectiveTiming {
 //    crossing a node boundary between some neighbours only). Ignored with
 //    expert parallelism and with kExternal collectives (the flow tier's
 //    contention needs every rank's flows).
+// With kExternal collectives the folded-away ranks' traffic still loads the
+// links it would cross. Each collective lists its copies on those ranks that
+// can share a link with simulated traffic (StepPlan::fold_copies: copies that
+// span servers or touch a simulated server), and the flow tier runs them
+// beside it. Tensor-parallel ranks meet at every layer's collectives, so the
+// copies run in step with the representative and it waits for the slowest.
+// Data-parallel replicas meet only at the gradient reduction and drift apart
+// between, so copies in step with the representative would overstate their
+// contention (+8% at 4,096 GPUs with pipeline sends across leaves): when
+// another replica's copy can share a link (pipeline sends between servers,
+// groups spanning servers), BuildStep builds the graph without the
+// data-parallel fold. Replicas whose traffic, besides the gradient reduction
+// over the whole group, stays inside their own servers keep it.
 //
 // record_task_infos: record what each task means (StepPlan::infos, one
 // TaskInfo per tag), as traces, reports, the memory timeline and the flow
@@ -134,6 +149,10 @@ struct StepInputs {
   const ParallelConfig* parallel = nullptr;  // validated
   const models::KernelModel* kernels = nullptr;
   const topology::NetworkModel* network = nullptr;
+  // The cluster the flow tier runs on (kExternal collectives with folding):
+  // which copies of a folded collective can share a link with simulated
+  // traffic (BuildMode::fold). Null: every copy is taken to.
+  const topology::Cluster* cluster = nullptr;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   topology::Protocol protocol = topology::Protocol::kAuto;
   BuildMode mode;

@@ -143,6 +143,10 @@ class Builder {
   // With context-parallel folding: false once a collective of the simulated
   // cp rank costs differently on another cp rank (the fold would not be exact).
   bool context_fold_exact() const { return context_fold_exact_; }
+  // With kExternal collectives and data-parallel folding: false once a
+  // collective of another replica can share a link with simulated traffic
+  // (FoldCopiesOf), so that the flow tier needs every replica's flows.
+  bool data_fold_exact() const { return data_fold_exact_; }
 
  private:
   // How a tensor-parallel collective sits on a GPU's chain (TensorOverlap).
@@ -207,6 +211,8 @@ class Builder {
                                 const topology::CollectiveEstimate& est, TaskInfo info,
                                 topology::Collective kind, const std::vector<int>& gpus,
                                 sim::Bytes bytes);
+  int32_t FoldCopiesOf(const std::vector<int>& gpus);
+  bool MayShareLinks(const std::vector<int>& gpus) const;
   std::vector<int> SimulatedMembers(const std::vector<int>& group) const;
   const std::vector<int>& DataContextGroupOf(int i);
   const std::vector<int>& ExpertDataGroupOf(int i);
@@ -284,6 +290,8 @@ class Builder {
                                      (p_.distributed_optimizer || p_.zero_stage >= 1) &&
                                      p_.data_parallel * p_.context_parallel > 1;
   bool context_fold_exact_ = true;
+  bool data_fold_exact_ = true;
+  std::vector<bool> simulated_node_;  // per server of StepInputs::cluster
   const bool merge_chains_ = in_.mode.merge_compute_chains && !p_.tp_comm_overlap;
   // Tensor-parallel collectives join runs too when their other members are
   // folded away; the merged task's tag then names its pieces, so only
@@ -314,6 +322,7 @@ class Builder {
   std::vector<PendingInput> pending_inputs_;
   std::map<std::pair<const models::Op*, int>, models::OpCost> op_costs_;
   std::map<std::tuple<const models::Op*, int, int>, topology::CollectiveEstimate> comm_costs_;
+  std::map<std::vector<int>, int32_t> fold_copy_index_;  // group -> StepPlan::fold_copies
 };
 
 }  // namespace clustersim::strategies::step_builder_internal

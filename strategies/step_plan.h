@@ -97,6 +97,16 @@ struct StepPlan {
   // With CollectiveTiming::kExternal, each collective task is external
   // (a network model decides when it ends) and its request is kept here.
   std::vector<topology::CollectiveRequest> requests;
+  // With kExternal collectives and folding: per request, an index into
+  // `fold_copies`, or -1. A fold's copies of a request are the same
+  // collective on the ranks the fold left out (the request's GPUs with their
+  // folded coordinates shifted), which an unfolded run would issue at the
+  // same time over their own routes. The flow tier runs them beside the
+  // request so that the links they share carry the unfolded load
+  // (strategies/flow_executor.h). A group the shift maps onto itself (a
+  // collective over the folded dimension) has no copies.
+  std::vector<int32_t> request_copies;
+  std::vector<std::vector<std::vector<int>>> fold_copies;  // GPU groups, per distinct group
   // Merged runs with collectives inside (search runs, which keep no
   // TaskInfo): such a task's tag is 1 + its index here; every other tag is 0.
   // Tasks with the same pieces share an entry. Empty when

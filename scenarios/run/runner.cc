@@ -121,6 +121,7 @@ absl::Status ScenarioRun::Build() {
   in.parallel = &s_.parallel;
   in.kernels = &*kernels_;
   in.network = network_;
+  in.cluster = cluster_;
   in.algorithm = s_.algorithm;
   in.protocol = s_.protocol;
   in.mode.fold.data_parallel = options_.fold_data_parallel;
