@@ -9,7 +9,7 @@
 #   CLUSTERSIM_MPIEXEC; the source dir defaults to this script's repository,
 #   the binary to SOURCE_DIR/build/cli/clustersim, mpirun to the one on PATH;
 #   --no-mpi, for a binary built without MPI, reports mpirun lines as SKIP).
-#   CLUSTERSIM_DOCS_TIMEOUT: seconds per command (default 120).
+#   CLUSTERSIM_DOCS_TIMEOUT: seconds per command (default 300).
 #   CLUSTERSIM_DOCS_KEEP=1: keep the scratch folder and print its path.
 #
 # What counts as a command, inside ``` or ~~~ fences (lines ending in `\` are
@@ -59,7 +59,7 @@ fi
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 [ -n "$mpiexec" ] || mpiexec=$(command -v mpirun || true)
 [ "$mpiexec" != none ] || mpiexec=""
-timeout_s=${CLUSTERSIM_DOCS_TIMEOUT:-120}
+timeout_s=${CLUSTERSIM_DOCS_TIMEOUT:-300}
 
 docs=("$src/README.md")
 for f in "$src"/docs/*.md; do [ -f "$f" ] && docs+=("$f"); done
