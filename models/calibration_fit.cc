@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
 
@@ -255,10 +256,27 @@ config::CalibrationFile ToCalibrationFile(const config::MeasurementFile& source,
   out.set_split(absl::StrCat("one point per distinct shape (cold L2 preferred), file order; every ",
                              kHoldoutEvery, "th held out (index % ", kHoldoutEvery,
                              " == ", kHoldoutEvery - 1, ")"));
+  // Parameters of the timing method were fitted so as not to bias the others;
+  // the calibration leaves them to the kernel model's fallback.
+  const auto& method = source.method_parameters();
+  const auto is_method = [&](std::string_view name) {
+    return std::find(method.begin(), method.end(), name) != method.end();
+  };
+  if (!method.empty()) {
+    out.set_fit_method(
+        absl::StrCat(out.fit_method(), "; fitted but left out as properties of the ",
+                     "timing method (spec fallback kept): ", absl::StrJoin(method, ", ")));
+  }
   const CalibrationParams& p = fit.params;
-  if (p.gemm_bandwidth_fraction) out.set_gemm_bandwidth_fraction(*p.gemm_bandwidth_fraction);
-  if (p.memory_bandwidth_fraction) out.set_memory_bandwidth_fraction(*p.memory_bandwidth_fraction);
-  if (p.kernel_overhead) out.set_kernel_overhead_us(Round6(p.kernel_overhead->ToMicroseconds()));
+  if (p.gemm_bandwidth_fraction && !is_method("gemm_bandwidth_fraction")) {
+    out.set_gemm_bandwidth_fraction(*p.gemm_bandwidth_fraction);
+  }
+  if (p.memory_bandwidth_fraction && !is_method("memory_bandwidth_fraction")) {
+    out.set_memory_bandwidth_fraction(*p.memory_bandwidth_fraction);
+  }
+  if (p.kernel_overhead && !is_method("kernel_overhead_us")) {
+    out.set_kernel_overhead_us(Round6(p.kernel_overhead->ToMicroseconds()));
+  }
   for (Dtype d : kAllDtypes) {
     const DtypeFit& f = p.For(d);
     const ErrorStats& train = fit.train_by_dtype[DtypeIndex(d)];

@@ -172,5 +172,41 @@ TEST(CalibrationFitTest, ShippedCalibrationsAreTheFitOfThePublishedPoints) {
   }
 }
 
+// The B200 file lists kernel_overhead_us as a property of its timing method
+// (models/data/calibration/xla/SOURCE.md): the fit estimates it, the shipped
+// calibration leaves it out, and everything else is the fit's.
+TEST(CalibrationFitTest, B200CalibrationIsTheFitLessTheTimingMethod) {
+  const std::string path = "models/data/calibration/b200-sxm-180gb.measurements.textproto";
+  absl::StatusOr<config::MeasurementFile> file = ParseMeasurementFile(SourceFile(path), path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->method_parameters_size(), 1);
+  EXPECT_EQ(file->method_parameters(0), "kernel_overhead_us");
+  absl::StatusOr<std::vector<Measurement>> points = SelectMeasurements(*file);
+  ASSERT_TRUE(points.ok()) << points.status();
+  absl::StatusOr<FitResult> fit = FitCalibration(Gpu("b200-sxm-180gb"), *points);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_TRUE(fit->heldout.MeetsTarget())
+      << FormatValidation("b200-sxm-180gb", file->provenance(), *fit);
+  EXPECT_GE(fit->heldout.points, 10);
+  const Calibration* shipped = Calibration::Shipped("b200-sxm-180gb");
+  ASSERT_NE(shipped, nullptr);
+  const CalibrationParams& want = fit->params;
+  const CalibrationParams& have = shipped->params();
+  EXPECT_TRUE(want.kernel_overhead.has_value());
+  EXPECT_FALSE(have.kernel_overhead.has_value());
+  EXPECT_EQ(have.gemm_bandwidth_fraction, want.gemm_bandwidth_fraction);
+  EXPECT_EQ(have.memory_bandwidth_fraction, want.memory_bandwidth_fraction);
+  for (Dtype d : {Dtype::kBf16, Dtype::kFp8}) {
+    ASSERT_TRUE(have.For(d).gemm_ceiling.has_value()) << DtypeName(d);
+    EXPECT_EQ(have.For(d).gemm_ceiling, want.For(d).gemm_ceiling) << DtypeName(d);
+    EXPECT_EQ(have.For(d).small_tile_efficiency, want.For(d).small_tile_efficiency);
+  }
+  // The written calibration says which parameter it left out.
+  const config::CalibrationFile written = ToCalibrationFile(*file, *fit);
+  EXPECT_FALSE(written.has_kernel_overhead_us());
+  EXPECT_NE(written.fit_method().find("timing method (spec fallback kept): kernel_overhead_us"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -73,6 +73,8 @@ TEST(CalibrationTest, BadMeasurementsNameTheEntryAndField) {
        "provenance must say"},
       {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" measurement { median_us: 2 })pb",
        "kind must be"},
+      {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" method_parameters: "kernel_overhead")pb",
+       "x.textproto: method_parameters[0] is \"kernel_overhead\"; it must name"},
       {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" measurement { kind: 7 median_us: 1 })pb",
        "kind must be"},
       {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" measurement { m: "x" })pb",
@@ -98,7 +100,8 @@ TEST(CalibrationTest, BadMeasurementsNameTheEntryAndField) {
 
 TEST(CalibrationTest, ShippedCalibrationsCoverThePublishedGpus) {
   EXPECT_EQ(Calibration::ShippedGpus(),
-            (std::vector<std::string>{"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"}));
+            (std::vector<std::string>{"a100-sxm4-80gb", "b200-sxm-180gb", "h100-sxm5-80gb",
+                                      "h200-sxm-141gb"}));
   EXPECT_EQ(Calibration::Shipped("a100-sxm4-40gb"), nullptr);
   for (const std::string& name : Calibration::ShippedGpus()) {
     const Calibration* c = Calibration::Shipped(name);
@@ -150,13 +153,64 @@ TEST(CalibrationTest, KernelModelUsesMeasuredThenFittedThenFallback) {
   EXPECT_EQ(plain.Cost(gemm).time, KernelModel(h100).Cost(gemm).time);
 }
 
+Op Gemm(Dtype d, int64_t m, int64_t n, int64_t k) {
+  Op op;
+  op.name = "fc1_gemm";
+  op.kind = OpKind::kGemm;
+  op.dtype = d;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.flops = sim::Flops(2.0 * m * n * k);
+  op.bytes = sim::Bytes((m * k + k * n) * BytesPerElement(d) + m * n * 2);
+  return op;
+}
+
+// The B200 calibration against OpenXLA's measured table (key sm_100, b = 1),
+// values copied from models/data/calibration/xla/matmul_interpolator_b1.csv:
+// an exact table shape is costed as the table says, and the fitted model (the
+// measured table bypassed) lands within 10% of the table at its largest shapes.
+TEST(CalibrationTest, B200GemmsAgreeWithTheXlaTable) {
+  const GpuSpec& b200 = Gpu("b200-sxm-180gb");
+  const Calibration* cal = Calibration::Shipped("b200-sxm-180gb");
+  ASSERT_NE(cal, nullptr);
+  const Calibration fitted_only(cal->gpu(), cal->params(), {}, cal->provenance());
+  const KernelModel measured(b200, {}, cal);
+  const KernelModel fitted(b200, {}, &fitted_only);
+  const KernelModel spec(b200);
+  struct Case {
+    Dtype dtype;
+    int64_t m, n, k;
+    double table_flops;  // FLOP/s in the XLA table
+  };
+  for (const Case& c : {Case{Dtype::kBf16, 4096, 4096, 4096, 1416867213789406.0},
+                        Case{Dtype::kBf16, 2048, 4096, 4096, 1342544381979447.0},
+                        Case{Dtype::kFp8, 4096, 4096, 4096, 2764981863158106.0}}) {
+    const Op op = Gemm(c.dtype, c.m, c.n, c.k);
+    const double table_us = op.flops.count() / c.table_flops * 1e6;
+    const OpCost exact = measured.Cost(op);
+    EXPECT_EQ(exact.source, CostSource::kMeasured);
+    EXPECT_NEAR(exact.time.ToMicroseconds(), table_us, 1e-3);
+    const OpCost fit = fitted.Cost(op);
+    EXPECT_EQ(fit.source, CostSource::kFitted);
+    EXPECT_NEAR(fit.time.ToMicroseconds() / table_us, 1.0, 0.10)
+        << DtypeName(c.dtype) << " " << c.m << "x" << c.n << "x" << c.k << ": fitted "
+        << fit.time.ToMicroseconds() << " us, table " << table_us << " us, spec fallback "
+        << spec.Cost(op).time.ToMicroseconds() << " us";
+  }
+  // The table's fixed time per kernel belongs to its timing method: not shipped.
+  EXPECT_FALSE(cal->params().kernel_overhead.has_value());
+  // GB200 has no calibration of its own and does not borrow this one.
+  EXPECT_EQ(Calibration::Shipped("gb200-186gb"), nullptr);
+}
+
 TEST(CalibrationDeathTest, CalibrationMustMatchTheGpu) {
   EXPECT_DEATH(KernelModel(Gpu("a100-sxm4-80gb"), {}, Calibration::Shipped("h100-sxm5-80gb")),
                "calibration for h100-sxm5-80gb");
 }
 
 TEST(CalibrationTest, ShippedMeasurementFilesParse) {
-  for (const char* gpu : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
+  for (const char* gpu : {"a100-sxm4-80gb", "b200-sxm-180gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
     const std::string path = std::string("models/data/calibration/") + gpu + ".measurements.textproto";
     absl::StatusOr<config::MeasurementFile> f = ParseMeasurementFile(SourceFile(path), path);
     ASSERT_TRUE(f.ok()) << f.status();

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""OpenXLA's measured GPU matmul table -> clustersim measurement files.
+
+OpenXLA's GPU cost model ships a table of measured matmul throughput per GPU
+architecture (xla/backends/gpu/cost_model/matmul_interpolator_data.h,
+Apache-2.0; see xla/SOURCE.md). Its entries give, per compute capability key
+("sm_90", "sm_100"), batch b and shape m, n, k, the FLOP/s of one dot per
+dtype combination. This script has two steps:
+
+  extract HEADER -o CSV
+      Reads the upstream header and writes the rows this project uses:
+      b = 1, dtypes bf16 x bf16 -> bf16 and f8e4m3fn x f8e4m3fn -> bf16, keys
+      sm_90 and sm_100, in the table's order. The shipped
+      xla/matmul_interpolator_b1.csv was transcribed from the header by hand;
+      running this on the upstream file and diffing the output checks it.
+
+  measurements CSV --key KEY --gpu NAME --device-name TEXT --sm-count N -o OUT
+      Writes a MeasurementFile (models/proto/calibration.proto) with one GEMM
+      per row and dtype: median_us = 2*b*m*n*k / FLOPs * 1e6. All bf16 points
+      come first, then all fp8 points, each in the table's order, so that the
+      calibrate tool's every-4th-point held-out split takes shapes of both
+      dtypes.
+
+  check CSV
+      Checks every value of the CSV: the table's FLOP/s are 2*b*m*n*k divided
+      by a whole number of nanoseconds (to within 1 FLOP/s of rounding), so a
+      mistyped digit or a wrong shape shows as a time that is not whole
+      nanoseconds.
+
+Standard library only.
+
+Example (from the repository root):
+  python3 models/data/calibration/extract_xla_matmul.py measurements \\
+      models/data/calibration/xla/matmul_interpolator_b1.csv --key sm_100 \\
+      --gpu b200-sxm-180gb --device-name "NVIDIA B200" --sm-count 148 \\
+      -o models/data/calibration/b200-sxm-180gb.measurements.textproto
+"""
+
+import argparse
+import csv
+import re
+import sys
+
+DTYPES = (
+    ("bf16", "bf16xbf16->bf16"),
+    ("fp8", "f8e4m3fnxf8e4m3fn->bf16"),
+)
+KEYS = ("sm_100", "sm_90")
+CSV_FIELDS = ["key", "b", "m", "n", "k"] + [column for _, column in DTYPES]
+
+UPSTREAM = ("OpenXLA GPU cost model matmul table "
+            "xla/backends/gpu/cost_model/matmul_interpolator_data.h "
+            "(Apache-2.0), as vendored in github.com/tensorflow/tensorflow "
+            "third_party/xla at commit a305421c45a1ea5117c170b8d8a00a51f9dcee8f")
+
+
+def parse_header(text):
+    """Yields (key, b, m, n, k, {dtype column: flops string}) for every entry."""
+    key = None
+    entry = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.fullmatch(r'key: "(sm_\d+)"', line)
+        if m:
+            key = m.group(1)
+            continue
+        if line == "entries {" and key is not None:
+            entry = {"flops": {}}
+            continue
+        if entry is None:
+            continue
+        m = re.fullmatch(r"([bmnk]): (\d+)", line)
+        if m:
+            entry[m.group(1)] = int(m.group(2))
+            continue
+        m = re.fullmatch(r'flops \{ key: "([^"]+)" value: (\d+) \}', line)
+        if m:
+            entry["flops"][m.group(1)] = m.group(2)
+            continue
+        if line == "}" and "k" in entry:
+            yield key, entry["b"], entry["m"], entry["n"], entry["k"], entry["flops"]
+            entry = None
+
+
+def extract(args):
+    with open(args.header, encoding="utf-8") as f:
+        text = f.read()
+    rows = []
+    for key, b, m, n, k, flops in parse_header(text):
+        if key not in KEYS or b != 1:
+            continue
+        missing = [column for _, column in DTYPES if column not in flops]
+        if missing:
+            sys.exit(f"{args.header}: {key} {m}x{n}x{k} has no {missing[0]} entry")
+        rows.append([key, b, m, n, k] + [flops[column] for _, column in DTYPES])
+    if not rows:
+        sys.exit(f"{args.header}: no b=1 entries for {', '.join(KEYS)}; is this "
+                 "matmul_interpolator_data.h?")
+    rows.sort(key=lambda r: KEYS.index(r[0]))  # stable: keeps the table order per key
+    with open(args.output, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(CSV_FIELDS)
+        w.writerows(rows)
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames != CSV_FIELDS:
+            sys.exit(f"{path}: header must be {','.join(CSV_FIELDS)}")
+        return list(reader)
+
+
+def whole_ns(work, flops):
+    """True when flops is work / t for a whole number t of nanoseconds, to 1 FLOP/s.
+
+    The table's values are work/t truncated after a floating-point division, which
+    can land one below or above the exact quotient; a mistyped digit moves the
+    value by far more.
+    """
+    top = work * 10**9
+    t = round(top / flops)
+    return t > 0 and abs(top // t - flops) <= 1
+
+
+def check(args):
+    bad = 0
+    rows = read_csv(args.csv)
+    for row in rows:
+        work = 2 * int(row["b"]) * int(row["m"]) * int(row["n"]) * int(row["k"])
+        for _, column in DTYPES:
+            if not whole_ns(work, int(row[column])):
+                bad += 1
+                print(f"{args.csv}: {row['key']} {row['m']}x{row['n']}x{row['k']} "
+                      f"{column} {row[column]} is not 2*b*m*n*k over whole nanoseconds")
+    print(f"{len(rows) * len(DTYPES) - bad} of {len(rows) * len(DTYPES)} values consistent")
+    return 1 if bad else 0
+
+
+def measurements(args):
+    rows = [r for r in read_csv(args.csv) if r["key"] == args.key and
+            min(int(r["m"]), int(r["n"])) >= args.min_mn]
+    if not rows:
+        sys.exit(f"{args.csv}: no rows with key {args.key} and m, n >= {args.min_mn}")
+    dims = sorted({int(r["k"]) for r in rows})
+    mn = sorted({int(r["m"]) for r in rows} | {int(r["n"]) for r in rows})
+    out = [
+        f"# Measured matmul throughput from OpenXLA's GPU cost-model table, key {args.key!r}",
+        "# (compute capability only: the table does not name the board it ran on).",
+        "# Generated by models/data/calibration/extract_xla_matmul.py from",
+        f"# models/data/calibration/xla/matmul_interpolator_b1.csv; do not edit by hand.",
+    ] + [f"# {line}" for line in args.comment] + [
+        "# Fitted by",
+        f"#   clustersim calibrate {args.output_name or args.output} \\",
+        f"#       --output {(args.output_name or args.output).replace('measurements', 'calibration')}",
+        "# Schema: models/proto/calibration.proto (MeasurementFile). p10/p90 are not published (0).",
+        "gpu {",
+        f'  name: "{args.gpu}"',
+        f'  device_name: "{args.device_name}"',
+        f"  sm_count: {args.sm_count}",
+        "}",
+        'provenance: "published points, not measured by models/validator"',
+        f'sources: "[XLA-MM] {UPSTREAM}: measured FLOP/s per (b, m, n, k) and dtype, key {args.key}"',
+        'method: "published throughput; median_us = 2*b*m*n*k / FLOPs; b = 1, '
+        f'm, n in {{{", ".join(map(str, mn))}}}, k in {{{", ".join(map(str, dims))}}}"',
+    ]
+    out += [f'method_parameters: "{name}"' for name in args.method_parameter or []]
+    for dtype, column in DTYPES:
+        if dtype not in args.dtype:
+            continue
+        for r in rows:
+            b, m, n, k = (int(r[c]) for c in ("b", "m", "n", "k"))
+            flops = int(r[column])
+            median_us = 2 * b * m * n * k / flops * 1e6
+            out += [
+                "measurement {",
+                f'  kind: KERNEL_GEMM op: "xla matmul" dtype: "{dtype}" m: {m} n: {n} k: {k} '
+                f"batch: {b}",
+                f'  median_us: {median_us:.4f} implementation: "XLA GPU dot ({column})"',
+                f'  source: "[XLA-MM] {args.key} b={b} {m}x{n}x{k} {column}: {flops} FLOP/s"',
+                "}",
+            ]
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("extract", help="upstream header -> CSV of the rows used")
+    e.add_argument("header")
+    e.add_argument("-o", "--output", required=True)
+    c = sub.add_parser("check", help="check every CSV value against whole-ns timing")
+    c.add_argument("csv")
+    m = sub.add_parser("measurements", help="CSV -> MeasurementFile textproto")
+    m.add_argument("csv")
+    m.add_argument("--key", required=True, choices=KEYS)
+    m.add_argument("--gpu", required=True, help="GPU catalog name, e.g. b200-sxm-180gb")
+    m.add_argument("--device-name", required=True)
+    m.add_argument("--sm-count", type=int, required=True)
+    m.add_argument("--dtype", action="append", choices=[d for d, _ in DTYPES],
+                   help="dtypes to write (repeatable; default: all)")
+    m.add_argument("--min-mn", type=int, default=0,
+                   help="keep the shapes whose m and n are both at least this")
+    m.add_argument("--method-parameter", action="append",
+                   help="a per-GPU parameter that describes the timing method (repeatable); "
+                        "written as method_parameters")
+    m.add_argument("--comment", action="append", default=[],
+                   help="a line for the file's header comment (repeatable)")
+    m.add_argument("-o", "--output", required=True)
+    m.add_argument("--output-name", help="path to print in the file's comment (default: -o)")
+    args = p.parse_args()
+    if args.command == "measurements" and not args.dtype:
+        args.dtype = [d for d, _ in DTYPES]
+    if args.command == "extract":
+        extract(args)
+    elif args.command == "check":
+        return check(args)
+    else:
+        measurements(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
