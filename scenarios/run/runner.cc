@@ -244,7 +244,11 @@ config::Result ScenarioRun::Measure() const {
   const double tokens =
       static_cast<double>(s_.parallel.global_batch_size) * static_cast<double>(s_.model.seq_length);
   FillCost(s_.pricing, {sum.step_time.ToSeconds(), tokens, s_.num_gpus, s_.gpu->tdp_w}, &r);
-  FillEnergy(s_, stats_->PerGpu(), *kinds_, sum.step_time.ToSeconds(), &r);
+  // Merged compute chains hide which kernels were compute- or memory-bound, so
+  // those runs (search candidates) carry no energy section.
+  if (!(options_.merge_compute_chains && options_.trace_path.empty() && !options_.report)) {
+    FillEnergy(s_, stats_->PerGpu(), *kinds_, sum.step_time.ToSeconds(), &r);
+  }
   r.set_num_microbatches(s_.parallel.num_microbatches());
   r.set_data_parallel_size(s_.parallel.data_parallel);
   r.set_simulated_events(static_cast<double>(simulator_.ExecutedEvents()));

@@ -51,8 +51,9 @@ struct RunOptions {
   // empty: every GPU typical. RunScenario fills it from reliability.stragglers.
   std::vector<double> gpu_time_scale;
   // Merge runs of compute ops into one task each when no trace or report is
-  // made (BuildMode::merge_compute_chains: the Result is unchanged but
-  // simulated_tasks and simulated_events, which count the merged tasks).
+  // made (BuildMode::merge_compute_chains: the Result is unchanged but for
+  // simulated_tasks and simulated_events, which count the merged tasks, and
+  // the energy section, which needs each kernel's kind and is left out).
   bool merge_compute_chains = false;
   // Follow memory in use over the simulated step (strategies/memory_timeline.h:
   // the Result's simulated_peak_gib per stage, the trace's memory counter, the

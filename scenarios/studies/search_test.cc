@@ -103,6 +103,7 @@ size_t ExpectEqualToStandaloneRuns(const SearchReport& r) {
       x->clear_train();
       x->clear_simulated_tasks();
       x->clear_simulated_events();
+      x->clear_energy();  // search's merged runs carry none
       for (config::StageMemoryGib& st : *x->mutable_memory_per_stage_gib()) {
         st.clear_simulated_peak_gib();
         st.clear_simulated_peak_activations_gib();
@@ -112,6 +113,7 @@ size_t ExpectEqualToStandaloneRuns(const SearchReport& r) {
     if (b.memory_per_stage_gib_size() > 0) {
       EXPECT_EQ(row.result.memory_per_stage_gib(0).simulated_peak_gib(), 0) << row.label;
     }
+    EXPECT_FALSE(row.result.has_energy()) << row.label;
     EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString()) << row.label;
   }
   return halved;

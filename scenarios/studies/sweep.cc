@@ -152,14 +152,10 @@ std::string JsonEscape(std::string_view s) {
 // and total (failures, checkpoints and restarts included) where the point ran
 // it, else the failure-free estimate.
 std::pair<std::optional<double>, std::optional<double>> TrainAxes(const std::string& line) {
-  const size_t goodput = line.find("\"goodput\": {");
-  if (goodput == std::string::npos) {
-    return {StudyJsonNumber(line, "time_to_train_days"), StudyJsonNumber(line, "total_usd")};
+  if (std::optional<double> days = StudyJsonNumber(line, "goodput_p50_days")) {
+    return {days, StudyJsonNumber(line, "goodput_total_usd")};
   }
-  const std::string rest = line.substr(goodput);
-  const size_t days = rest.find("\"time_to_train_days\": {");
-  if (days == std::string::npos) return {std::nullopt, std::nullopt};
-  return {StudyJsonNumber(rest.substr(days), "p50"), StudyJsonNumber(rest, "total_usd")};
+  return {StudyJsonNumber(line, "time_to_train_days"), StudyJsonNumber(line, "total_usd")};
 }
 
 std::vector<ParetoPoint> ParetoFront(const std::vector<std::string>& lines, bool* train_axes,
@@ -168,7 +164,7 @@ std::vector<ParetoPoint> ParetoFront(const std::vector<std::string>& lines, bool
     return StudyJsonNumber(l, "total_usd").has_value();
   });
   *goodput_axes = std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return l.find("\"goodput\": {") != std::string::npos;
+    return StudyJsonNumber(l, "goodput_p50_days").has_value();
   });
   std::vector<ParetoPoint> all;
   for (const std::string& l : lines) {
