@@ -132,6 +132,11 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   }
   absl::StatusOr<ResolvedCluster> c = ResolveCluster(cluster);
   if (!c.ok()) return c.status();
+  if (c->power_cap_w > 0) {
+    // Refused rather than ignored: the serving cost model runs at the board limit.
+    return absl::InvalidArgumentError(
+        "cluster.power_cap_w: serve does not model a power cap (run does); remove it");
+  }
   r.gpu = c->gpu;
   r.cluster = c->spec;
   r.num_gpus = c->num_gpus;

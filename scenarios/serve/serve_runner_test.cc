@@ -194,6 +194,10 @@ TEST(ServeRunnerTest, BadInputNamesTheField) {
   EXPECT_THAT(Serve(s).status().message(), HasSubstr("inference.workload.request_rate_per_s=0"));
 
   s = Example();
+  s.mutable_cluster()->set_power_cap_w(500);
+  EXPECT_THAT(Serve(s).status().message(), HasSubstr("cluster.power_cap_w"));
+
+  s = Example();
   s.mutable_inference()->set_tensor_parallel_size(3);
   s.mutable_cluster()->set_num_gpus(3);
   EXPECT_THAT(Serve(s).status().message(), HasSubstr("inference.tensor_parallel_size=3"));
