@@ -24,14 +24,6 @@ namespace {
 
 using config::DeploymentCandidate;
 
-// The largest p99 / target over the set targets (<= 1: meets).
-double Excess(const SearchSpace& space, double ttft_p99, double tpot_p99) {
-  double e = 0;
-  if (space.target_ttft_ms > 0) e = std::max(e, ttft_p99 / space.target_ttft_ms);
-  if (space.target_tpot_ms > 0) e = std::max(e, tpot_p99 / space.target_tpot_ms);
-  return e;
-}
-
 std::string MissReason(const SearchSpace& space, double ttft_p99, double tpot_p99) {
   std::vector<std::string> parts;
   if (space.target_ttft_ms > 0 && ttft_p99 > space.target_ttft_ms) {
