@@ -80,7 +80,10 @@ class ScenarioRun {
   std::unique_ptr<topology::FlowNetwork> flow_;
   std::unique_ptr<strategies::FlowCollectiveExecutor> executor_;
   std::optional<strategies::StepStats> stats_;
+  // Time in compute-bound kernels per GPU, for the energy section; absent when
+  // compute chains are merged (a merged task hides its kernels' kinds).
   std::optional<KernelKindTime> kinds_;
+  bool merged_chains_ = false;  // BuildMode::merge_compute_chains of this run
   std::optional<strategies::StepDescriber> describer_;
   std::unique_ptr<traces::TraceSink> trace_;
   std::unique_ptr<traces::LinkCounters> links_;
@@ -132,8 +135,9 @@ absl::Status ScenarioRun::Build() {
   in.mode.fold.tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
   in.mode.fold.context_parallel = in.mode.fold.tensor_parallel && options_.fold_context_parallel;
   in.gpu_time_scale = options_.gpu_time_scale;
-  in.mode.merge_compute_chains =
+  merged_chains_ =
       options_.merge_compute_chains && options_.trace_path.empty() && !options_.report;
+  in.mode.merge_compute_chains = merged_chains_;
   in.finetune = s_.finetune;
   if (options_.control != nullptr) in.cancel = &options_.control->cancel;
   // What each task means is read by the memory timeline, traces, reports and
@@ -207,8 +211,10 @@ absl::Status ScenarioRun::Simulate() {
   engine_->SetControl(options_.control);
   stats_.emplace(*plan_);
   engine_->AddObserver(&*stats_);
-  kinds_.emplace(*plan_, *kernels_);
-  engine_->AddObserver(&*kinds_);
+  if (!merged_chains_) {
+    kinds_.emplace(*plan_, *kernels_);
+    engine_->AddObserver(&*kinds_);
+  }
   describer_.emplace(*plan_, placement_, cluster_->gpus_per_node());
   if (!options_.trace_path.empty()) {
     CLUSTERSIM_RETURN_IF_ERROR(AttachTrace());
@@ -244,11 +250,7 @@ config::Result ScenarioRun::Measure() const {
   const double tokens =
       static_cast<double>(s_.parallel.global_batch_size) * static_cast<double>(s_.model.seq_length);
   FillCost(s_.pricing, {sum.step_time.ToSeconds(), tokens, s_.num_gpus, s_.gpu->tdp_w}, &r);
-  // Merged compute chains hide which kernels were compute- or memory-bound, so
-  // those runs (search candidates) carry no energy section.
-  if (!(options_.merge_compute_chains && options_.trace_path.empty() && !options_.report)) {
-    FillEnergy(s_, stats_->PerGpu(), *kinds_, sum.step_time.ToSeconds(), &r);
-  }
+  if (kinds_) FillEnergy(s_, stats_->PerGpu(), *kinds_, sum.step_time.ToSeconds(), &r);
   r.set_num_microbatches(s_.parallel.num_microbatches());
   r.set_data_parallel_size(s_.parallel.data_parallel);
   r.set_simulated_events(static_cast<double>(simulator_.ExecutedEvents()));
