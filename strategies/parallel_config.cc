@@ -1,5 +1,6 @@
 #include "strategies/parallel_config.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -96,16 +97,28 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
   }
   const bool uneven = p->first_stage_layers > 0 || p->last_stage_layers > 0;
   if (uneven) {
-    const int pp = p->pipeline_parallel;
+    const int pp = p->pipeline_parallel, vp = p->virtual_pipeline;
     const int first = p->first_stage_layers, last = p->last_stage_layers;
     const int middle_stages = pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
     const int rest = model.num_layers - first - last;
-    if (pp < 2 || p->virtual_pipeline > 1 || first < 0 || last < 0 || rest < 0 ||
-        (middle_stages == 0 ? rest != 0 : rest % middle_stages != 0 || rest == 0)) {
+    const bool split = pp >= 2 && first >= 0 && last >= 0 && rest >= 0 &&
+                       (middle_stages == 0 ? rest == 0 : rest % middle_stages == 0 && rest > 0);
+    // With interleaving, every model chunk holds middle / vp layers except
+    // the first stage's first chunk and the last stage's last chunk, which
+    // take up the difference (Llama 3: 0 layers, only the embedding or loss).
+    const int middle = middle_stages > 0 ? rest / middle_stages : 0;
+    const bool chunks = vp == 1 || (middle_stages > 0 && middle % vp == 0 &&
+                                    middle / vp + (first > 0 ? first : middle) - middle >= 0 &&
+                                    middle / vp + (last > 0 ? last : middle) - middle >= 0);
+    if (!split || !chunks) {
       return absl::InvalidArgumentError(absl::StrCat(
           "parallelism.first_pipeline_num_layers=", first, " and last_pipeline_num_layers=", last,
           " cannot split model.num_layers=", model.num_layers, " over ", pp,
-          " stages: the other stages must share the rest evenly (and no interleaving)"));
+          " stages: the other stages must share the rest evenly",
+          vp > 1 ? absl::StrCat(", in whole layers per each of the ", vp,
+                                " model chunks, and the first and last stages may differ from "
+                                "them by at most one chunk's layers")
+                 : ""));
     }
   } else if (auto s = MustDivide(p->pipeline_parallel, kPp, model.num_layers,
                                  "model.num_layers");
@@ -170,8 +183,9 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
       return absl::InvalidArgumentError(
           absl::StrCat(kVp, "=", p->virtual_pipeline, " needs ", kPp, " > 1"));
     }
-    if (auto s = MustDivide(p->pipeline_parallel * p->virtual_pipeline, "pp x vp",
-                            model.num_layers, "model.num_layers");
+    if (auto s = uneven ? absl::OkStatus()  // the chunk split is checked above
+                        : MustDivide(p->pipeline_parallel * p->virtual_pipeline, "pp x vp",
+                                     model.num_layers, "model.num_layers");
         !s.ok()) {
       return s;
     }
@@ -195,19 +209,23 @@ std::pair<int, int> ParallelConfig::LayersOf(int position, int num_layers) const
     const int per = num_layers / positions;
     return {position * per, (position + 1) * per};
   }
+  // Uneven stages: the first and last stages hold first/last_stage_layers
+  // (when set), the others share the rest. With interleaving each chunk holds
+  // middle / vp layers, and the first stage's first chunk and the last stage's
+  // last chunk absorb the difference (Validate checks they stay >= 0).
   const int middle_stages = pipeline_parallel - (first_stage_layers > 0 ? 1 : 0) -
                             (last_stage_layers > 0 ? 1 : 0);
-  const int first = first_stage_layers > 0 ? first_stage_layers
-                                           : (num_layers - last_stage_layers) / (middle_stages);
-  const int middle = middle_stages > 0
-                         ? (num_layers - first_stage_layers - last_stage_layers) / middle_stages
-                         : 0;
-  if (position == 0) return {0, first};
-  if (position == positions - 1 && last_stage_layers > 0) {
-    return {num_layers - last_stage_layers, num_layers};
-  }
-  const int begin = first + (position - 1) * middle;
-  return {begin, begin + middle};
+  const int middle =
+      (num_layers - first_stage_layers - last_stage_layers) / std::max(middle_stages, 1);
+  const int first = first_stage_layers > 0 ? first_stage_layers : middle;
+  const int last = last_stage_layers > 0 ? last_stage_layers : middle;
+  const int per_chunk = middle / virtual_pipeline;
+  const int first_chunk = per_chunk + first - middle;
+  const int last_chunk = per_chunk + last - middle;
+  if (position == positions - 1) return {num_layers - last_chunk, num_layers};
+  if (position == 0) return {0, first_chunk};
+  const int begin = first_chunk + (position - 1) * per_chunk;
+  return {begin, begin + per_chunk};
 }
 
 }  // namespace clustersim::strategies

@@ -167,6 +167,43 @@ TEST(ParallelConfigTest, UnevenFirstAndLastStages) {
   EXPECT_FALSE(ValidateParallelConfig(m, 16, &p).ok());
 }
 
+// Llama 3 405B as trained (Dubey et al. 2024, section 3.3.2): interleaved
+// with one layer per model chunk, so the first stage's first chunk holds only
+// the embedding and the last stage's last chunk only the output and loss.
+TEST(ParallelConfigTest, UnevenStagesWithInterleaving) {
+  models::TransformerConfig m = Model();
+  m.num_layers = 126;
+  ParallelConfig p;
+  p.pipeline_parallel = 16;
+  p.virtual_pipeline = 8;
+  p.first_stage_layers = 7;
+  p.last_stage_layers = 7;
+  p.global_batch_size = 32;
+  ASSERT_TRUE(ValidateParallelConfig(m, 16, &p).ok()) << ValidateParallelConfig(m, 16, &p);
+  EXPECT_EQ(p.LayersOf(0, 126), (std::pair<int, int>{0, 0}));      // stage 0, chunk 0
+  EXPECT_EQ(p.LayersOf(1, 126), (std::pair<int, int>{0, 1}));      // stage 1, chunk 0
+  EXPECT_EQ(p.LayersOf(16, 126), (std::pair<int, int>{15, 16}));   // stage 0, chunk 1
+  EXPECT_EQ(p.LayersOf(126, 126), (std::pair<int, int>{125, 126}));
+  EXPECT_EQ(p.LayersOf(127, 126), (std::pair<int, int>{126, 126}));  // stage 15, last chunk
+  int total = 0;
+  for (int pos = 0; pos < 128; ++pos) {
+    const auto [b, e] = p.LayersOf(pos, 126);
+    total += e - b;
+  }
+  EXPECT_EQ(total, 126);
+  // Two chunks of 4: the end stages may hold 6 (4 + 2) but not 3 (a chunk of -1).
+  p.virtual_pipeline = 2;
+  m.num_layers = 8 * 14 + 6 + 6;
+  p.first_stage_layers = p.last_stage_layers = 6;
+  ASSERT_TRUE(ValidateParallelConfig(m, 16, &p).ok());
+  EXPECT_EQ(p.LayersOf(0, m.num_layers), (std::pair<int, int>{0, 2}));
+  m.num_layers = 8 * 14 + 3 + 3;
+  p.first_stage_layers = p.last_stage_layers = 3;
+  const absl::Status bad = ValidateParallelConfig(m, 16, &p);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("model chunks"), std::string::npos) << bad;
+}
+
 TEST(ParallelConfigTest, EvenSplitWithChunks) {
   ParallelConfig p;
   p.pipeline_parallel = 4;

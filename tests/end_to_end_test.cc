@@ -158,6 +158,37 @@ TEST(EndToEndTest, PipelineTraceHasFlowArrowsForEverySend) {
   std::filesystem::remove(path);
 }
 
+// Llama 3's interleaved layout: one layer per model chunk, the first stage's
+// first chunk holding only the embedding and the last stage's last chunk only
+// the loss. It runs, and interleaving shortens the bubble of the same
+// 1-2-2-1 layout without it.
+TEST(EndToEndTest, InterleavedPipelineWithEmptyEndChunksRuns) {
+  absl::StatusOr<config::Scenario> s =
+      scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/gpt-22b-a100.textproto");
+  ASSERT_TRUE(s.ok()) << s.status();
+  config::ParallelismConfig* p = s->mutable_parallelism();
+  p->set_tensor_model_parallel_size(2);
+  p->set_pipeline_model_parallel_size(4);
+  p->set_first_pipeline_num_layers(1);
+  p->set_last_pipeline_num_layers(1);
+  s->mutable_model()->set_num_layers(6);
+  s->mutable_training()->set_micro_batch_size(1);
+  s->mutable_training()->set_global_batch_size(8);
+  absl::StatusOr<scenarios::ResolvedScenario> plain = scenarios::Resolve(*s);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  p->set_virtual_pipeline_model_parallel_size(2);
+  absl::StatusOr<scenarios::ResolvedScenario> interleaved = scenarios::Resolve(*s);
+  ASSERT_TRUE(interleaved.ok()) << interleaved.status();
+  EXPECT_EQ(interleaved->parallel.LayersOf(0, 6), (std::pair<int, int>{0, 0}));
+  EXPECT_EQ(interleaved->parallel.LayersOf(7, 6), (std::pair<int, int>{6, 6}));
+  absl::StatusOr<config::Result> a = scenarios::RunScenario(*plain, {});
+  absl::StatusOr<config::Result> b = scenarios::RunScenario(*interleaved, {});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_LT(b->bubble_ratio(), a->bubble_ratio());
+  EXPECT_LT(b->step_time_s(), a->step_time_s());
+}
+
 }  // namespace
 }  // namespace clustersim
 

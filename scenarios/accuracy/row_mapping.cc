@@ -118,6 +118,14 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
        "over every data-parallel rank (ZeRO-3), sequence parallel with tp > 1, micro-batch = "
        "global batch / dp where unstated, full recompute where unstated; no rows of this stack are "
        "fitted"},
+      // Meta's Llama 3 stack (Dubey et al. 2024, section 3.3.2): PyTorch FSDP
+      // composed with tensor, context and pipeline parallelism; FSDP does not
+      // reshard parameters after the forward pass, so parameters stay whole
+      // through the step while gradients and optimizer states are sharded.
+      {absl::StartsWith(s, "meta-llama3"), "pytorch-fsdp2", 2, 0, "full", true,
+       "Meta's Llama 3 4D parallelism (pytorch-fsdp2 profile): FSDP without resharding after the "
+       "forward pass (ZeRO-2), sequence parallel with tp > 1, micro-batch 1 with a pipeline, full "
+       "recompute where unstated; no rows of this stack are fitted"},
       // NeMo / Megatron-Bridge performance recipes (scripts/performance):
       // distributed optimizer with overlapped grad reduce and param gather, TP
       // communication overlap, sequence parallel with tp > 1.

@@ -64,10 +64,11 @@ TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
       "torchtitan 9dec370 (2024-12-26)",
       "nemo-automodel (PyTorch-native FSDP2 backend)",
       "jax-maxtext (ghcr.io/nvidia/jax:maxtext-2024-12-09)",
+      "meta-llama3 (Meta's PyTorch 4D parallelism)",
   };
   const char* stacks[] = {"megatron-core", "megatron-core", "megatron-deepspeed",
                           "pytorch-fsdp",  "pytorch-fsdp2", "pytorch-fsdp2",
-                          "jax-xla"};
+                          "jax-xla",       "pytorch-fsdp2"};
   for (size_t i = 0; i < std::size(cells); ++i) {
     absl::StatusOr<RowAssumptions> a = AssumptionsForStack(cells[i]);
     ASSERT_TRUE(a.ok()) << cells[i];
@@ -75,6 +76,8 @@ TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
     EXPECT_TRUE(models::FrameworkCatalog::Default().Find(a->framework).ok());
     EXPECT_FALSE(a->text.empty());
   }
+  // Llama 3's FSDP keeps parameters whole after the forward pass.
+  EXPECT_EQ(AssumptionsForStack("meta-llama3 (x)")->zero_stage, 2);
   EXPECT_EQ(AssumptionsForStack("mxnet 1.2").status().code(), absl::StatusCode::kNotFound);
   // The published sources run Megatron-Core, each with its own recipe.
   EXPECT_EQ(AssumptionsForSource("MCORE24").framework, "megatron-core");

@@ -199,7 +199,15 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (vp == 1 && !layers_stated && !preset.empty()) {
     layers = models::ModelCatalog::Default().Find(preset)->num_layers;
   }
-  if (vp == 1 && UnevenStages(layers, pp, p)) {
+  // A source that states its stage layout (Llama 3: one layer fewer on the
+  // first and last stages) gives it in the optional stage-layer columns.
+  int first_layers = 0, last_layers = 0;
+  const bool layout_stated = Int(t.Get(row, "first_stage_layers"), &first_layers) &&
+                             Int(t.Get(row, "last_stage_layers"), &last_layers);
+  if (layout_stated) {
+    p->set_first_pipeline_num_layers(first_layers);
+    p->set_last_pipeline_num_layers(last_layers);
+  } else if (vp == 1 && UnevenStages(layers, pp, p)) {
     absl::StrAppend(&assumptions, "uneven stages (first ", p->first_pipeline_num_layers(),
                     ", last ", p->last_pipeline_num_layers(), " layers); ");
   }

@@ -145,6 +145,36 @@ TEST(ValidationTest, RowsNamingTheirStackRunUnderItsProfile) {
 }
 
 // A set stop flag ends the table between rows with CANCELLED.
+// A stated stage layout replaces the even split of the remainder; a layout
+// that does not fit the model is refused naming the scenario field.
+TEST(ValidationTest, StatedStageLayoutIsUsed) {
+  const std::string header =
+      "id,source,model,layers,hidden,heads,seq_len,vocab,gpu,num_gpus,tp,pp,cp,vp,micro_batch,"
+      "global_batch,recompute,metric,value,notes,framework,precision,ep,first_stage_layers,"
+      "last_stage_layers\n";
+  const std::string row =
+      ",x,GPT,10,1024,16,2048,51200,H100-SXM-80GB (DGX-H100),4,1,4,1,,1,8,,"
+      "iteration_time_s,1,,nemo-25.09 (Megatron-Bridge),bf16,,";
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      header + "S-01" + row + ",\n" + "S-02" + row + "2,2\n" + "S-03" + row + "9,9\n",
+      "layout.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "layout.csv", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 3u);
+  ASSERT_TRUE(r->rows[0].supported) << r->rows[0].reason;
+  EXPECT_NE(r->rows[0].assumptions.find("uneven stages (first 3, last 3"), std::string::npos)
+      << r->rows[0].assumptions;
+  ASSERT_TRUE(r->rows[1].supported) << r->rows[1].reason;
+  EXPECT_EQ(r->rows[1].assumptions.find("uneven stages"), std::string::npos);
+  // 2-3-3-2 keeps the embedding and the loss off the stages with 3 layers,
+  // where 3-2-2-3 puts them on: the slowest stage, and so the step, is shorter.
+  EXPECT_LT(r->rows[1].predicted, r->rows[0].predicted);
+  EXPECT_FALSE(r->rows[2].supported);
+  EXPECT_NE(r->rows[2].reason.find("first_pipeline_num_layers"), std::string::npos)
+      << r->rows[2].reason;
+}
+
 TEST(ValidationTest, StopFlagCancelsBetweenRows) {
   absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
       std::string(kStackHeader) +
