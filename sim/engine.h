@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "sim/run_control.h"
 #include "sim/simulator.h"
@@ -84,8 +85,9 @@ class Engine : private EventHandler {
 
   Simulator& simulator() { return sim_; }
   const TaskGraph& graph() const { return graph_; }
-  Time StartOf(TaskId t) const { return start_[t]; }
-  Time EndOf(TaskId t) const { return end_[t]; }
+  // REQUIRES for both: task t has finished.
+  Time StartOf(TaskId t) const { return tasks_[t].start; }
+  Time EndOf(TaskId t) const;
   // The end of the last task (zero for an empty graph).
   Time Makespan() const { return makespan_; }
   size_t FinishedTasks() const { return finished_; }
@@ -103,14 +105,19 @@ class Engine : private EventHandler {
   RunControl* control_ = nullptr;
   uint32_t handler_;  // this engine's id for Simulator::ScheduleEvent
 
-  // Successors in CSR form.
-  std::vector<uint32_t> succ_begin_;
+  // Per task, with a sentinel at the end: the engine reads one 16-byte record
+  // per task event. A finished fixed-duration task ended at start + duration;
+  // external tasks' ends are kept in external_end_.
+  struct TaskState {
+    Time start;
+    uint32_t succ_begin;    // successors are succ_[succ_begin, next task's succ_begin)
+    uint32_t pending : 30;  // unfinished predecessors
+    uint32_t state : 2;     // waiting, running, done, past the clock
+  };
+  std::vector<TaskState> tasks_;
   std::vector<TaskId> succ_;
-  std::vector<uint32_t> pending_deps_;
   std::vector<uint32_t> head_;  // per resource: index of its next task in QueueOf(r)
-  std::vector<uint8_t> state_;  // 0 waiting, 1 running, 2 done
-  std::vector<Time> start_;
-  std::vector<Time> end_;
+  absl::flat_hash_map<TaskId, Time> external_end_;
   Time makespan_;
   size_t finished_ = 0;
 };

@@ -6,6 +6,8 @@
 
 namespace clustersim::sim {
 
+static_assert(sizeof(TaskGraph::Task) == 16, "huge graphs rely on 16-byte tasks");
+
 ResourceId TaskGraph::AddResource(std::string name, uint32_t group, uint32_t lane) {
   resources_.push_back(Resource{std::move(name), group, lane});
   queues_.emplace_back();
@@ -16,8 +18,9 @@ TaskId TaskGraph::AddTask(std::span<const ResourceId> resources, Duration durati
                           uint32_t tag) {
   SIM_CHECK(duration >= Duration::Zero()) << "negative task duration " << duration.picoseconds();
   const TaskId id = static_cast<TaskId>(tasks_.size());
-  tasks_.push_back(Task{duration, tag, static_cast<uint32_t>(resource_refs_.size()),
-                        static_cast<uint32_t>(resources.size()), false});
+  SIM_CHECK(resource_refs_.size() + resources.size() < (size_t{1} << 31))
+      << "more than 2^31 resource uses in one task graph";
+  tasks_.push_back(Task{duration, tag, static_cast<uint32_t>(resource_refs_.size()), 0});
   for (size_t i = 0; i < resources.size(); ++i) {
     const ResourceId r = resources[i];
     SIM_CHECK(r < resources_.size()) << "unknown resource " << r;
@@ -32,7 +35,7 @@ TaskId TaskGraph::AddTask(std::span<const ResourceId> resources, Duration durati
 
 TaskId TaskGraph::AddExternalTask(std::span<const ResourceId> resources, uint32_t tag) {
   const TaskId id = AddTask(resources, Duration::Zero(), tag);
-  tasks_[id].external = true;
+  tasks_[id].external = 1;
   return id;
 }
 
@@ -59,5 +62,7 @@ void TaskGraph::AddDependency(TaskId before, TaskId after) {
   SIM_CHECK(before != after) << "task " << before << " cannot depend on itself";
   edges_.emplace_back(before, after);
 }
+
+void TaskGraph::ReleaseDependencies() { std::vector<std::pair<TaskId, TaskId>>().swap(edges_); }
 
 }  // namespace clustersim::sim

@@ -48,12 +48,13 @@ class TaskGraph {
     uint32_t group;     // the owner (a GPU index), for observers
     uint32_t lane;      // the stream within the owner (0 = compute, ...)
   };
+  // 16 bytes: huge unfolded steps hold tens of millions. A task's resources
+  // run from its first_resource to the next task's (ResourcesOf).
   struct Task {
-    Duration duration;        // ignored for external tasks
-    uint32_t tag;             // the builder's meaning of this task
-    uint32_t first_resource;  // into resource_refs()
-    uint32_t num_resources;
-    bool external;
+    Duration duration;             // ignored for external tasks
+    uint32_t tag;                  // the builder's meaning of this task
+    uint32_t first_resource : 31;  // into resource_refs_
+    uint32_t external : 1;
   };
 
   TaskGraph() = default;
@@ -92,14 +93,21 @@ class TaskGraph {
   // REQUIRES: both exist and differ.
   void AddDependency(TaskId before, TaskId after);
 
+  // Frees the dependency list once an Engine has been built on the graph (it
+  // keeps its own successor lists): 8 bytes per dependency on huge graphs.
+  // Afterwards edges() is empty and no new Engine may be built on the graph.
+  void ReleaseDependencies();
+
   size_t NumTasks() const { return tasks_.size(); }
   size_t NumResources() const { return resources_.size(); }
   size_t NumDependencies() const { return edges_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }
   const Resource& resource(ResourceId id) const { return resources_[id]; }
   std::span<const ResourceId> ResourcesOf(TaskId id) const {
-    const Task& t = tasks_[id];
-    return {resource_refs_.data() + t.first_resource, t.num_resources};
+    const uint32_t first = tasks_[id].first_resource;
+    const uint32_t end = id + 1 < tasks_.size() ? tasks_[id + 1].first_resource
+                                                : static_cast<uint32_t>(resource_refs_.size());
+    return {resource_refs_.data() + first, end - first};
   }
   // Dependency edges (before, after) in insertion order.
   const std::vector<std::pair<TaskId, TaskId>>& edges() const { return edges_; }

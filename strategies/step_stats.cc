@@ -1,6 +1,7 @@
 #include "strategies/step_stats.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "sim/check.h"
 
@@ -8,6 +9,28 @@ namespace clustersim::strategies {
 namespace {
 
 using Interval = std::pair<int64_t, int64_t>;
+
+// Marks a lane slot with no span yet (no real span starts at the largest time).
+constexpr Interval kNoSpan{INT64_MAX, INT64_MIN};
+
+void PutVarint(int64_t v, std::vector<uint8_t>& out) {
+  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);  // zigzag
+  while (z >= 0x80) {
+    out.push_back(static_cast<uint8_t>(z | 0x80));
+    z >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(z));
+}
+
+int64_t GetVarint(const std::vector<uint8_t>& in, size_t& pos) {
+  uint64_t z = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint8_t b = in[pos++];
+    z |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) break;
+  }
+  return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+}
 
 // Sorts and merges overlapping intervals. One lane's spans arrive sorted (a
 // lane is a serial queue, reported as its tasks end): only merges need sorting.
@@ -63,59 +86,82 @@ StepStats::StepStats(const StepPlan& plan) : plan_(plan) {
   for (size_t i = 0; i < plan.simulated_gpus.size(); ++i) {
     local_of_[plan.simulated_gpus[i]] = static_cast<int>(i);
   }
-  intervals_.assign(plan.simulated_gpus.size(), std::vector<std::vector<Interval>>(kNumLanes));
+  closed_.resize(plan.simulated_gpus.size() * kNumLanes);
+  closed_end_.assign(closed_.size(), 0);
+  open_.assign(closed_.size(), kNoSpan);
   // Host launches are neither compute nor communication: no lane.
-  lane_of_.assign(plan.graph.NumResources(), nullptr);
+  slot_of_.assign(plan.graph.NumResources(), -1);
   for (sim::ResourceId id = 0; id < plan.graph.NumResources(); ++id) {
     const sim::TaskGraph::Resource& r = plan.graph.resource(id);
-    if (r.lane != kHostLane) lane_of_[id] = &intervals_[local_of_[r.group]][r.lane];
+    if (r.lane != kHostLane) slot_of_[id] = local_of_[r.group] * kNumLanes + r.lane;
   }
 }
 
 void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   SIM_CHECK(&g == &plan_.graph) << "StepStats observes its own plan's graph only";
-  if (lane_of_[s.resource] == nullptr) return;
+  const int32_t slot = slot_of_[s.resource];
+  if (slot < 0) return;
   if (s.tag != 0 && !plan_.merged_runs.empty()) {
     // A merged run with collectives inside: each piece on its own lane.
     const MergedRun& run = plan_.merged_runs[s.tag - 1];
-    std::vector<std::vector<Interval>>& lanes = intervals_[local_of_[g.resource(s.resource).group]];
+    const int32_t first_slot = local_of_[g.resource(s.resource).group] * kNumLanes;
     const int64_t t = s.start.picoseconds();
     for (uint32_t k = 0; k < run.num_pieces; ++k) {
       const RunPiece& piece = plan_.run_pieces[run.first_piece + k];
       const int64_t start = t + piece.start.picoseconds();
       SIM_CHECK(start + piece.length.picoseconds() <= s.end.picoseconds())
           << "merged run " << s.task << " has a piece past its end";
-      Join(lanes[piece.lane], start, start + piece.length.picoseconds());
+      Join(first_slot + piece.lane, start, start + piece.length.picoseconds());
     }
     return;
   }
-  Join(*lane_of_[s.resource], s.start.picoseconds(), s.end.picoseconds());
+  Join(slot, s.start.picoseconds(), s.end.picoseconds());
 }
 
-void StepStats::Join(std::vector<Interval>& lane, int64_t start, int64_t end) {
-  // A span that starts inside or at the end of the last one (a serial lane's
+void StepStats::Join(int32_t slot, int64_t start, int64_t end) {
+  // A span that starts inside or at the end of the open one (a serial lane's
   // next task) joins it: the union, all that Summarize reads, is the same.
-  if (!lane.empty() && lane.back().first <= start && start <= lane.back().second) {
-    lane.back().second = std::max(lane.back().second, end);
+  Interval& open = open_[slot];
+  if (open.first <= start && start <= open.second) {
+    open.second = std::max(open.second, end);
     return;
   }
-  lane.emplace_back(start, end);
+  if (open != kNoSpan) {
+    PutVarint(open.first - closed_end_[slot], closed_[slot]);
+    PutVarint(open.second - open.first, closed_[slot]);
+    closed_end_[slot] = open.second;
+  }
+  open = {start, end};
+}
+
+std::vector<StepStats::Interval> StepStats::LaneSpans(size_t i, int lane) const {
+  const size_t slot = i * kNumLanes + lane;
+  std::vector<Interval> spans;
+  const std::vector<uint8_t>& packed = closed_[slot];
+  int64_t end = 0;
+  for (size_t pos = 0; pos < packed.size();) {
+    const int64_t start = end + GetVarint(packed, pos);
+    end = start + GetVarint(packed, pos);
+    spans.emplace_back(start, end);
+  }
+  if (open_[slot] != kNoSpan) spans.push_back(open_[slot]);
+  return spans;
 }
 
 StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
   Summary best;
   best.step_time = makespan - sim::Time::Zero();
   int64_t best_compute = -1;
-  for (size_t i = 0; i < intervals_.size(); ++i) {
-    const std::vector<Interval> compute = Union(intervals_[i][kComputeLane]);
+  for (size_t i = 0; i < plan_.simulated_gpus.size(); ++i) {
+    const std::vector<Interval> compute = Union(LaneSpans(i, kComputeLane));
     const int64_t busy = Length(compute);
     if (busy <= best_compute) continue;
     best_compute = busy;
-    const std::vector<Interval> tp = Union(intervals_[i][kTensorCommLane]);
-    const std::vector<Interval> dp = Union(intervals_[i][kDataCommLane]);
-    const std::vector<Interval> pp = Union(intervals_[i][kPipelineCommLane]);
-    const std::vector<Interval> ep = Union(intervals_[i][kExpertCommLane]);
-    const std::vector<Interval> cp = Union(intervals_[i][kContextCommLane]);
+    const std::vector<Interval> tp = Union(LaneSpans(i, kTensorCommLane));
+    const std::vector<Interval> dp = Union(LaneSpans(i, kDataCommLane));
+    const std::vector<Interval> pp = Union(LaneSpans(i, kPipelineCommLane));
+    const std::vector<Interval> ep = Union(LaneSpans(i, kExpertCommLane));
+    const std::vector<Interval> cp = Union(LaneSpans(i, kContextCommLane));
     const std::vector<Interval> comm = CommUnion(i);
     best.critical_gpu = plan_.simulated_gpus[i];
     best.compute = sim::Picoseconds(busy);
@@ -135,15 +181,15 @@ std::vector<StepStats::Interval> StepStats::CommUnion(size_t i) const {
   std::vector<Interval> comm;
   for (Lane lane : {kTensorCommLane, kDataCommLane, kPipelineCommLane, kExpertCommLane,
                     kContextCommLane}) {
-    comm = Merge(comm, Union(intervals_[i][lane]));
+    comm = Merge(comm, Union(LaneSpans(i, lane)));
   }
   return comm;
 }
 
 std::vector<StepStats::GpuBusy> StepStats::PerGpu() const {
   std::vector<GpuBusy> out;
-  for (size_t i = 0; i < intervals_.size(); ++i) {
-    const std::vector<Interval> compute = Union(intervals_[i][kComputeLane]);
+  for (size_t i = 0; i < plan_.simulated_gpus.size(); ++i) {
+    const std::vector<Interval> compute = Union(LaneSpans(i, kComputeLane));
     out.push_back({plan_.simulated_gpus[i], sim::Picoseconds(Length(compute)),
                    sim::Picoseconds(Minus(CommUnion(i), compute))});
   }

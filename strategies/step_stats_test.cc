@@ -68,5 +68,34 @@ TEST(StepStatsTest, OverlappingCommLanesCountOnce) {
   EXPECT_EQ(s.exposed_tp + s.exposed_dp, sim::Nanoseconds(17));
 }
 
+TEST(StepStatsTest, ManySeparateSpansOfEveryMagnitudeAreKeptExactly) {
+  // Spans with gaps from 1 ns to a second and lengths from 0 to a second, each its
+  // own interval: the totals are the plain sums.
+  Fixture f;
+  StepStats stats(f.plan);
+  int64_t t = 0, compute = 0, exposed = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t gap = int64_t{1} << (i % 31);
+    const int64_t len = i % 7 == 0 ? 0 : (int64_t{1} << (i % 30)) + i;
+    t += gap;
+    if (i % 3 == 0) {
+      f.Span(stats, f.tp, t, t + len);
+      exposed += len;
+    } else {
+      f.Span(stats, f.compute, t, t + len);
+      compute += len;
+    }
+    t += len;
+  }
+  const StepStats::Summary s = stats.Summarize(sim::Time::Zero() + sim::Nanoseconds(t));
+  EXPECT_EQ(s.compute, sim::Nanoseconds(compute));
+  EXPECT_EQ(s.exposed_tp, sim::Nanoseconds(exposed));
+  EXPECT_EQ(s.bubble, sim::Nanoseconds(t - compute - exposed));
+  const std::vector<StepStats::GpuBusy> busy = stats.PerGpu();
+  ASSERT_EQ(busy.size(), 1u);
+  EXPECT_EQ(busy[0].compute, sim::Nanoseconds(compute));
+  EXPECT_EQ(busy[0].exposed_comm, sim::Nanoseconds(exposed));
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

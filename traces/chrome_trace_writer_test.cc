@@ -34,7 +34,7 @@ class TestDescriber : public sim::SpanDescriber {
   void Describe(const sim::TaskGraph& g, const sim::Span& s, sim::SpanDescription* out) const override {
     EXPECT_TRUE(out->name.empty() && out->category.empty() && out->args.empty());
     out->name = absl::StrCat("task", s.task, " tag", s.tag);
-    out->category = g.task(s.task).num_resources > 1 ? "comm,tp" : "compute";
+    out->category = g.ResourcesOf(s.task).size() > 1 ? "comm,tp" : "compute";
     out->args.emplace_back("task", int64_t{s.task});
     out->args.emplace_back("flops", 1.5e12 * (s.tag + 1));
     out->args.emplace_back("label", std::string("say \"hi\"\\\n\t\x01"));

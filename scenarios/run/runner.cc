@@ -203,6 +203,8 @@ void ScenarioRun::AttachMemory() {
 // Runs the task graph on the event engine with every observer subscribed.
 absl::Status ScenarioRun::Simulate() {
   engine_.emplace(plan_->graph, simulator_);
+  // The engine keeps its own successor lists; the graph's copy is not read again.
+  plan_->graph.ReleaseDependencies();
   if (s_.flow_network) {
     flow_ = std::make_unique<topology::FlowNetwork>(*cluster_, simulator_);
     executor_ = std::make_unique<strategies::FlowCollectiveExecutor>(*plan_, *flow_);

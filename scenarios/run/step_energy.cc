@@ -8,7 +8,10 @@
 namespace clustersim::scenarios {
 
 KernelKindTime::KernelKindTime(const strategies::StepPlan& plan, const models::KernelModel& kernels)
-    : plan_(plan), kernels_(kernels) {}
+    : plan_(plan),
+      kernels_(kernels),
+      bound_by_tag_(plan.infos.size(), -1),
+      compute_bound_ps_(plan.world_size, 0) {}
 
 bool KernelKindTime::ComputeBound(const models::Op* op) {
   if (op == nullptr) return false;
@@ -21,14 +24,17 @@ void KernelKindTime::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   if (!has_details() || s.tag >= plan_.infos.size()) return;
   const sim::TaskGraph::Resource& r = g.resource(s.resource);
   if (r.lane != strategies::kComputeLane) return;
-  const strategies::TaskInfo& info = plan_.infos[s.tag];
-  if (info.is_collective || !ComputeBound(info.op)) return;
-  compute_bound_ps_[static_cast<int>(r.group)] += (s.end - s.start).picoseconds();
+  int8_t& bound = bound_by_tag_[s.tag];
+  if (bound < 0) {
+    const strategies::TaskInfo& info = plan_.infos[s.tag];
+    bound = !info.is_collective && ComputeBound(info.op) ? 1 : 0;
+  }
+  if (bound == 0) return;
+  compute_bound_ps_[r.group] += (s.end - s.start).picoseconds();
 }
 
 int64_t KernelKindTime::ComputeBoundPs(int gpu) const {
-  auto it = compute_bound_ps_.find(gpu);
-  return it == compute_bound_ps_.end() ? 0 : it->second;
+  return gpu >= 0 && gpu < static_cast<int>(compute_bound_ps_.size()) ? compute_bound_ps_[gpu] : 0;
 }
 
 void FillEnergy(const ResolvedScenario& s, const std::vector<strategies::StepStats::GpuBusy>& busy,

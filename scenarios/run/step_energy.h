@@ -18,6 +18,7 @@
 #ifndef CLUSTERSIM_SCENARIOS_RUN_STEP_ENERGY_H_
 #define CLUSTERSIM_SCENARIOS_RUN_STEP_ENERGY_H_
 
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,7 +51,10 @@ class KernelKindTime : public sim::SpanObserver {
   const strategies::StepPlan& plan_;
   const models::KernelModel& kernels_;
   std::unordered_map<const models::Op*, bool> verdict_;  // the kernel model's, per op
-  std::unordered_map<int, int64_t> compute_bound_ps_;    // global GPU -> ps
+  // Per task tag: 1 when its task is a compute-bound kernel, 0 when not, -1
+  // not yet asked (every compute span reads it: no hashing per span).
+  std::vector<int8_t> bound_by_tag_;
+  std::vector<int64_t> compute_bound_ps_;  // per global GPU, ps
 };
 
 // Sets result->energy from the simulated GPUs' busy times and the step time,
