@@ -164,7 +164,7 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
       "override every training row's in-framework fraction of the calibrated attention rate, "
       "in (0, 1]")(
       "framework-gemm-factor", po::value(&gemm_factor),
-      "override every training row's sustained fraction of the GEMM ceiling, in (0, 1]")(
+      "override every training row's fraction of the sustained GEMM rate, in (0, 1]")(
       "leave-one-source-out", po::bool_switch(&loso),
       "training tables: refit each stack's GEMM factor without each source, predict it, and "
       "print out-of-source MAPE (--target is then the overall target, default 8)")(

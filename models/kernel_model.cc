@@ -54,6 +54,8 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
       << " is outside (0, 1]";
   SIM_CHECK(params.framework_gemm_factor > 0 && params.framework_gemm_factor <= 1)
       << "framework_gemm_factor " << params.framework_gemm_factor << " is outside (0, 1]";
+  SIM_CHECK(params.sustained_gemm_ratio > 0 && params.sustained_gemm_ratio <= 1)
+      << "sustained_gemm_ratio " << params.sustained_gemm_ratio << " is outside (0, 1]";
   const CalibrationParams fit = calibration ? calibration->params() : CalibrationParams{};
   gemm_bandwidth_fraction_ =
       fit.gemm_bandwidth_fraction.value_or(params_.memory_bandwidth_fraction);
@@ -64,7 +66,8 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
   for (Dtype d : kAllDtypes) {
     const DtypeFit& f = fit.For(d);
     Resolved& r = resolved_[DtypeIndex(d)];
-    r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d)) * params_.framework_gemm_factor;
+    r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d)) *
+                     params_.framework_gemm_factor * params_.sustained_gemm_ratio;
     r.gemm_fitted = f.gemm_ceiling.has_value();
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
@@ -87,10 +90,11 @@ OpCost KernelModel::Cost(const Op& op) const {
       if (op.kind == OpKind::kAttention) {
         *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.framework_attention_factor);
       } else if (op.kind == OpKind::kGemm) {
-        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.framework_gemm_factor);
+        *t = sim::Duration::FromSecondsDouble(
+            t->ToSeconds() / (params_.framework_gemm_factor * params_.sustained_gemm_ratio));
       }
-      // Measured at the default power limit: under a cap, a shape the formula
-      // finds compute-bound runs at the capped clock.
+      // Under a cap, a shape the formula finds compute-bound runs at the
+      // capped clock.
       if (params_.compute_clock_ratio != 1.0 && IsComputeBound(op)) {
         *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.compute_clock_ratio);
       }

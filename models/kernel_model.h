@@ -6,9 +6,11 @@
 // `clustersim calibrate`, see calibration.h) or "spec_fallback" (the formulas
 // with the spec-sheet / literature parameters of KernelModelParams).
 //
-//  GEMM       time = max(flops / (peak(dtype) · ceiling · gemm_factor · wave_util),
+//  GEMM       time = max(flops / (peak(dtype) · ceiling · gemm_factor · sustained · wave_util),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
 //             ceiling: the GPU's measured max-achievable-matmul fraction (MAMF);
+//             sustained: the GPU's sustained / burst GEMM rate at its power limit
+//             (models/power_model.h; training only); gemm_factor: the stack's;
 //             wave_util: tiles over SMs, best of a few cuBLAS-like tile shapes;
 //             the memory roofline is the small-dimension penalty: a GEMM with a
 //             small M, N or K cannot reuse its operands and streams them from HBM
@@ -92,15 +94,19 @@ struct KernelModelParams {
   // training framework relative to its microbenchmark. 1 costs the standalone
   // kernel; training runs pass their stack profile's (models/framework_profile.h).
   double framework_attention_factor = 1.0;
-  // Multiplies every GEMM ceiling (fitted, measured or catalog): the rate
-  // GEMMs reach in a sustained training step relative to the short best-shape
-  // benchmarks the ceilings come from. 1 costs the benchmark's rate; training
-  // runs pass their stack profile's (models/framework_profile.h).
+  // Multiplies every GEMM ceiling (fitted, measured or catalog): the stack's
+  // software efficiency, the fraction of the GPU's sustained rate its GEMMs
+  // reach. 1: no loss; training runs pass their stack profile's
+  // (models/framework_profile.h).
   double framework_gemm_factor = 1.0;
+  // Multiplies every GEMM ceiling too: the GPU's sustained rate under minutes
+  // of back-to-back GEMMs at its default power limit over the short burst the
+  // ceilings measured (PowerModel::Sustained). 1 costs the burst; training
+  // runs pass their GPU's.
+  double sustained_gemm_ratio = 1.0;
   // Multiplies the tensor-core rate of GEMM and attention kernels (not their
-  // HBM roofline): the SM clock under a board power cap over the clock at the
-  // default limit, which the ceilings and calibrations were measured at
-  // (models/power_model.h). 1: no cap.
+  // HBM roofline): the SM clock under a board power cap over the clock held
+  // at the default limit (models/power_model.h). 1: no cap.
   double compute_clock_ratio = 1.0;
 };
 

@@ -204,6 +204,26 @@ TEST(KernelModelTest, FrameworkGemmFactorScalesOnlyTheGemmComputeRoofline) {
   EXPECT_EQ(measured_slow.Cost(gemm).time, sim::Microseconds(600));
 }
 
+// The sustained ratio multiplies the GEMM ceilings with the stack's factor:
+// their product is what the compute roofline sees, fitted and measured alike.
+TEST(KernelModelTest, SustainedGemmRatioMultipliesTheStackFactor) {
+  KernelModelParams both, product;
+  both.framework_gemm_factor = 0.9;
+  both.sustained_gemm_ratio = 0.8;
+  product.framework_gemm_factor = 0.72;
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  const Calibration* cal = Calibration::Shipped(h100.name);
+  const KernelModel a(h100, both, cal), b(h100, product, cal), base(h100, {}, cal);
+  const Op big = BfGemm(8192, 8192, 8192);
+  EXPECT_NEAR(a.Cost(big).time.ToSeconds(), b.Cost(big).time.ToSeconds(), 1e-9);
+  EXPECT_NEAR(a.Cost(big).efficiency / base.Cost(big).efficiency, 0.72, 0.01);
+  const Op attn = Attention("attention_fwd", 16, 8192);
+  EXPECT_EQ(a.Cost(attn).time, base.Cost(attn).time);
+  const Op gemm = BfGemm(4096, 4096, 4096);
+  const Calibration measured(h100.name, {}, {Measurement{gemm, sim::Microseconds(360)}}, "test");
+  EXPECT_EQ(KernelModel(h100, both, &measured).Cost(gemm).time, sim::Microseconds(500));
+}
+
 // Memory-bound: 1 GB at 85% of 2039 GB/s plus the kernel overhead.
 TEST(KernelModelTest, MemoryBoundOpsRunAtAchievedBandwidth) {
   KernelModel model(Gpu("a100-sxm4-80gb"));

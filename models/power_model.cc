@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
 #include "models/proto/power.pb.h"
 #include "sim/check.h"
@@ -42,6 +44,77 @@ absl::StatusOr<CapPoint> ReadPoint(const config::PowerCapPoint& in, const std::s
                   in.throughput_ratio(),
                   in.throughput_ratio_max(),
                   in.source()};
+}
+
+// The sustained-rate entries: measured ones first, then the borrowed ones,
+// which take the numbers of the measured entry they name.
+absl::Status ReadSustained(const config::GpuPowerFile& file, const std::string& origin,
+                           std::vector<std::pair<std::string, SustainedGemm>>* out,
+                           double* fallback_ratio, std::string* fallback_source) {
+  auto find = [out](const std::string& gpu) -> const SustainedGemm* {
+    for (const auto& [name, s] : *out) {
+      if (name == gpu) return &s;
+    }
+    return nullptr;
+  };
+  double sum = 0;
+  std::vector<std::string> measured;
+  for (bool borrowed : {false, true}) {
+    for (int i = 0; i < file.sustained_size(); ++i) {
+      const config::SustainedRate& in = file.sustained(i);
+      if (in.borrowed_from().empty() == borrowed) continue;
+      const std::string where = absl::StrCat(origin, " sustained[", i, "] '", in.gpu(), "'");
+      if (in.gpu().empty() || in.source().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": gpu and source are required"));
+      }
+      if (find(in.gpu()) != nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": a second entry for the same GPU; keep one"));
+      }
+      SustainedGemm s;
+      if (borrowed) {
+        const SustainedGemm* from = find(in.borrowed_from());
+        if (from == nullptr || !from->borrowed_from.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              where, ": borrowed_from '", in.borrowed_from(),
+              "' must name an entry measured on its own GPU (one without borrowed_from)"));
+        }
+        if (in.sustained() != 0 || in.burst() != 0 || !in.quantity().empty()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": a borrowed entry takes sustained, burst and quantity from '",
+                           in.borrowed_from(), "'; remove them"));
+        }
+        s = *from;
+        s.borrowed_from = in.borrowed_from();
+      } else {
+        if (!Positive(in.sustained()) || !Positive(in.burst()) || in.sustained() > in.burst() ||
+            in.quantity().empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              where, ": needs 0 < sustained <= burst and a quantity, got sustained=",
+              in.sustained(), " burst=", in.burst(), " quantity='", in.quantity(), "'"));
+        }
+        s.sustained = in.sustained();
+        s.burst = in.burst();
+        s.quantity = in.quantity();
+        s.ratio = in.sustained() / in.burst();
+        sum += s.ratio;
+        measured.push_back(absl::StrFormat("%s %.3f", in.gpu(), s.ratio));
+      }
+      s.sourced = true;
+      s.source = in.source();
+      out->emplace_back(in.gpu(), std::move(s));
+    }
+  }
+  if (measured.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin,
+                     ": needs at least one sustained entry measured on its own GPU (the fallback "
+                     "of the GPUs without one is their mean)"));
+  }
+  *fallback_ratio = sum / static_cast<double>(measured.size());
+  *fallback_source = absl::StrCat("inferred: the mean of the measured sustained / burst ratios (",
+                                  absl::StrJoin(measured, ", "), ")");
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -111,6 +184,11 @@ absl::StatusOr<PowerModel> PowerModel::Parse(std::string_view textproto,
     b.source = absl::StrCat(g.source(), "; memory-bound draw: ", m.memory_bound_source_);
     m.entries_.push_back({g.gpu(), std::move(b)});
   }
+  if (absl::Status s = ReadSustained(file, origin, &m.sustained_, &m.sustained_fallback_ratio_,
+                                     &m.sustained_fallback_source_);
+      !s.ok()) {
+    return s;
+  }
   return m;
 }
 
@@ -157,6 +235,16 @@ absl::Status PowerModel::CheckCap(const GpuSpec& gpu, double cap_w,
 
 double PowerModel::ClockRatio(const BoardPower& b, double cap_w) const {
   return ClockRatio(cap_w, b.max_limit_w, b.idle_w, exponent_);
+}
+
+SustainedGemm PowerModel::Sustained(const GpuSpec& gpu) const {
+  for (const auto& [name, s] : sustained_) {
+    if (name == gpu.name) return s;
+  }
+  SustainedGemm s;
+  s.ratio = sustained_fallback_ratio_;
+  s.source = sustained_fallback_source_;
+  return s;
 }
 
 KernelDraw PowerModel::Draw(const BoardPower& b, double cap_w) const {

@@ -5,10 +5,10 @@
 // models/data/gpu_power.textproto (schema models/proto/power.proto), where
 // every number states its source.
 //
-// Model. A compute-bound GEMM at the board's default limit P runs at P: the
-// clock it sustains there is the one the kernel calibrations and MAMF
-// ceilings measured. Its draw above idle grows as clock^a (dynamic power
-// f·V(f)²), so under a cap C < P its clock, and its rate, fall to
+// Model. A compute-bound GEMM held at the board's default limit P runs at P,
+// at its sustained clock (see Sustained below). Its draw above idle grows as
+// clock^a (dynamic power f·V(f)²), so under a cap C < P its clock, and its
+// rate, fall to
 //     r = ((C - idle) / (P - idle))^(1/a).
 // The exponent a is fitted on load to the data file's one published cap
 // point (a = ln(load ratio) / ln(throughput ratio)); its held-out points are
@@ -17,17 +17,26 @@
 // settable cap on the sourced boards, and HBM clocks are not lowered by a
 // power limit, so they are not slowed.
 //
+// Sustained rate. The GEMM ceilings are short bursts at (or near) the boost
+// clock; minutes of back-to-back GEMMs hold the board at its default limit,
+// where the clock settles lower. Sustained(gpu).ratio is the published
+// sustained / burst rate of a large GEMM on that GPU (or on one of the same die
+// and limit, borrowed_from); training multiplies its GEMM ceilings by it. A GPU
+// without an entry takes the mean ratio of the measured entries.
+//
 // Example:
 //   const models::PowerModel& pm = models::PowerModel::Default();
 //   models::BoardPower b = pm.For(*gpu);                    // idle, limits, draws
 //   if (absl::Status s = pm.CheckCap(*gpu, 500, "cluster.power_cap_w"); !s.ok()) return s;
 //   double r = pm.ClockRatio(b, 500);                        // 0.717 on an H100 SXM
 //   models::KernelDraw d = pm.Draw(b, 500);                  // compute 500 W, memory 301 W
+//   double s = pm.Sustained(*gpu).ratio;                     // 0.887 on an H100 SXM
 #ifndef CLUSTERSIM_MODELS_POWER_MODEL_H_
 #define CLUSTERSIM_MODELS_POWER_MODEL_H_
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -62,6 +71,16 @@ struct CapPoint {
   std::string source;
 };
 
+// A large GEMM's sustained rate at the default limit over its burst rate.
+struct SustainedGemm {
+  double ratio = 1;                 // sustained / burst
+  double sustained = 0, burst = 0;  // the published pair, in `quantity`
+  std::string quantity;
+  std::string borrowed_from;  // the GPU measured, when not this one
+  bool sourced = false;       // false: the mean ratio of the measured entries
+  std::string source;
+};
+
 class PowerModel {
  public:
   // The shipped model, parsed once from the embedded data file. Aborts if the
@@ -90,6 +109,12 @@ class PowerModel {
   // What the GPU draws under `cap_w` (0: no cap).
   KernelDraw Draw(const BoardPower& b, double cap_w) const;
 
+  // The GPU's sustained GEMM rate at its default limit over the burst rate
+  // of its ceilings; a GPU without an entry gets the fallback (sourced = false).
+  SustainedGemm Sustained(const GpuSpec& gpu) const;
+  // Mean ratio of the entries measured on their own GPU.
+  double sustained_fallback_ratio() const { return sustained_fallback_ratio_; }
+
   // r = ((cap - idle) / (default - idle))^(1/exponent), 1 at or above default.
   static double ClockRatio(double cap_w, double default_w, double idle_w, double exponent);
 
@@ -106,6 +131,9 @@ class PowerModel {
     BoardPower power;
   };
   std::vector<Entry> entries_;
+  std::vector<std::pair<std::string, SustainedGemm>> sustained_;
+  double sustained_fallback_ratio_ = 1;
+  std::string sustained_fallback_source_;
 };
 
 }  // namespace clustersim::models

@@ -130,5 +130,102 @@ TEST(PowerModelTest, KernelModelAppliesTheRatioToComputeOnly) {
   EXPECT_EQ(stock_model.Cost(copy).time, capped_model.Cost(copy).time);
 }
 
+// The sustained / burst ratios are the published pairs of the data file:
+// expected values are computed here from the source numbers.
+TEST(PowerModelTest, SustainedRatiosArePublishedPairs) {
+  const PowerModel& pm = PowerModel::Default();
+  const SustainedGemm h200 = pm.Sustained(Gpu("h200-sxm-141gb"));
+  EXPECT_TRUE(h200.sourced);
+  EXPECT_TRUE(h200.borrowed_from.empty());
+  EXPECT_NEAR(h200.ratio, 755.5 / 852.1, 1e-12);  // MSMF / MAMF, 8x H200 [MLE-MSMF]
+  const SustainedGemm b200 = pm.Sustained(Gpu("b200-sxm-180gb"));
+  EXPECT_NEAR(b200.ratio, 1437.5 / 1746.7, 1e-12);  // MSMF / MAMF, 8x B200 [MLE-MSMF]
+  const SustainedGemm a100 = pm.Sustained(Gpu("a100-sxm4-80gb"));
+  EXPECT_NEAR(a100.ratio, 1305.0 / 1410.0, 1e-12);  // HPL clock / boost [GLK-PEAK]
+  EXPECT_EQ(a100.quantity, "SM clock MHz");
+  // Borrowed entries take the numbers of the GPU they name.
+  const SustainedGemm h100 = pm.Sustained(Gpu("h100-sxm5-80gb"));
+  EXPECT_EQ(h100.borrowed_from, "h200-sxm-141gb");
+  EXPECT_EQ(h100.ratio, h200.ratio);
+  EXPECT_EQ(h100.sustained, 755.5);
+  EXPECT_EQ(pm.Sustained(Gpu("gb200-186gb")).ratio, b200.ratio);
+  EXPECT_EQ(pm.Sustained(Gpu("a100-sxm4-40gb")).ratio, a100.ratio);
+  // Newer parts hold less of their burst rate at the limit.
+  EXPECT_GT(a100.ratio, h200.ratio);
+  EXPECT_GT(h200.ratio, b200.ratio);
+}
+
+TEST(PowerModelTest, SustainedFallbackIsTheMeanOfTheMeasuredEntries) {
+  const PowerModel& pm = PowerModel::Default();
+  const double mean = (1305.0 / 1410.0 + 755.5 / 852.1 + 1437.5 / 1746.7) / 3;
+  EXPECT_NEAR(pm.sustained_fallback_ratio(), mean, 1e-12);
+  const SustainedGemm l40s = pm.Sustained(Gpu("l40s"));
+  EXPECT_FALSE(l40s.sourced);
+  EXPECT_NEAR(l40s.ratio, mean, 1e-12);
+  EXPECT_NE(l40s.source.find("mean"), std::string::npos) << l40s.source;
+}
+
+// A valid file with the given sustained entries appended.
+std::string PowerFile(const std::string& sustained) {
+  return R"pb(
+           fit { gpu: "x" cap_w: 500 default_w: 1000 idle_w: 100 throughput_ratio: 0.5 source: "s" }
+           memory_bound_fraction: 0.4
+           fallback_idle_fraction: 0.1
+           fallback_min_limit_fraction: 0.25
+         )pb" +
+         sustained;
+}
+
+TEST(PowerModelTest, SustainedEntriesParse) {
+  absl::StatusOr<PowerModel> pm = PowerModel::Parse(
+      PowerFile(R"pb(
+        sustained { gpu: "h100-sxm5-80gb" borrowed_from: "b200-sxm-180gb" source: "same die" }
+        sustained {
+          gpu: "b200-sxm-180gb"
+          sustained: 800
+          burst: 1000
+          quantity: "TFLOPS"
+          source: "s"
+        }
+      )pb"),
+      "test");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  EXPECT_NEAR(pm->Sustained(Gpu("h100-sxm5-80gb")).ratio, 0.8, 1e-12);
+  EXPECT_NEAR(pm->sustained_fallback_ratio(), 0.8, 1e-12);
+}
+
+TEST(PowerModelTest, BadSustainedEntriesNameTheEntryAndField) {
+  const struct {
+    std::string entries, expect;
+  } cases[] = {
+      {R"pb(sustained { gpu: "a" sustained: 900 burst: 800 quantity: "TFLOPS" source: "s" })pb",
+       "sustained[0] 'a': needs 0 < sustained <= burst"},
+      {R"pb(sustained { gpu: "a" sustained: 0 burst: 800 quantity: "TFLOPS" source: "s" })pb",
+       "sustained <= burst"},
+      {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 source: "s" })pb", "a quantity"},
+      {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 quantity: "TFLOPS" })pb",
+       "gpu and source are required"},
+      {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 quantity: "q" source: "s" }
+            sustained { gpu: "a" sustained: 600 burst: 800 quantity: "q" source: "s" })pb",
+       "a second entry for the same GPU"},
+      {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 quantity: "q" source: "s" }
+            sustained { gpu: "b" borrowed_from: "c" source: "s" })pb",
+       "borrowed_from 'c' must name an entry measured on its own GPU"},
+      {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 quantity: "q" source: "s" }
+            sustained { gpu: "b" borrowed_from: "a" burst: 5 source: "s" })pb",
+       "takes sustained, burst and quantity from 'a'; remove them"},
+      {R"pb(sustained { gpu: "b" borrowed_from: "a" source: "s" })pb",
+       "borrowed_from 'a' must name an entry measured"},
+      {"", "needs at least one sustained entry measured on its own GPU"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<PowerModel> pm = PowerModel::Parse(PowerFile(c.entries), "gpu_power.textproto");
+    ASSERT_FALSE(pm.ok()) << c.entries;
+    EXPECT_EQ(pm.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(pm.status().message().find(c.expect), std::string::npos)
+        << pm.status().message() << "\nexpected: " << c.expect;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -1,10 +1,13 @@
 #include "scenarios/accuracy/cross_validation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "models/framework_profile.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -54,7 +57,15 @@ TEST(CrossValidationTest, EachSourceIsPredictedWithTheOthersFit) {
   absl::StatusOr<CrossValidation> cv =
       LeaveOneSourceOut({Table(csv)}, {.gemm_grid = {0.79, 0.85, 1.0}, .threads = 2});
   ASSERT_TRUE(cv.ok()) << cv.status();
-  EXPECT_EQ(cv->grid, (std::vector<double>{0.79, 0.85, 0.91, 1.0}));  // + the shipped 0.91
+  // The grid given plus every profile's shipped value.
+  const models::FrameworkCatalog& catalog = models::FrameworkCatalog::Default();
+  std::vector<double> grid = {0.79, 0.85, 1.0};
+  for (const models::FrameworkProfile& p : catalog.profiles()) grid.push_back(p.gemm_factor.value);
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  EXPECT_EQ(cv->grid, grid);
+  const double core = (*catalog.Find("megatron-core"))->gemm_factor.value;
+  const double fsdp = (*catalog.Find("pytorch-fsdp"))->gemm_factor.value;
   EXPECT_EQ(cv->rows, 3);
   ASSERT_EQ(cv->sources.size(), 3u);
   const SourceFold& fa = cv->sources[0];
@@ -63,10 +74,11 @@ TEST(CrossValidationTest, EachSourceIsPredictedWithTheOthersFit) {
   EXPECT_NEAR(fa.out_of_source_mape, 100 * std::abs(StepAt(Row("A-01", 4, 1, kCore), 1.0) - a) / a,
               1e-9);
   EXPECT_EQ(cv->sources[1].fitted_without, "megatron-core 0.79");
-  EXPECT_EQ(cv->sources[2].fitted_without, "pytorch-fsdp 0.91 (shipped: no other source)");
-  // In sample, every row runs at its profile's shipped 0.91.
+  EXPECT_EQ(cv->sources[2].fitted_without,
+            absl::StrFormat("pytorch-fsdp %.2f (shipped: no other source)", fsdp));
+  // In sample, every row runs at its profile's shipped value.
   EXPECT_NEAR(fa.in_sample_mape,
-              100 * std::abs(StepAt(Row("A-01", 4, 1, kCore), 0.91) - a) / a, 1e-9);
+              100 * std::abs(StepAt(Row("A-01", 4, 1, kCore), core) - a) / a, 1e-9);
   ASSERT_EQ(cv->fits.size(), 2u);
   EXPECT_EQ(cv->fits[0].stack, "megatron-core");
   EXPECT_EQ(cv->fits[0].sources, 2);

@@ -196,7 +196,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   absl::StatusOr<double> gemm_rate = InFrameworkFactor(
       "training.framework_gemm_factor",
       t.has_framework_gemm_factor() ? t.framework_gemm_factor() : r.framework->gemm_factor.value,
-      "the fraction of the GEMM ceiling reached in training (1 = the benchmark's rate");
+      "the fraction of the GPU's sustained GEMM rate reached in training (1 = that rate");
   if (!gemm_rate.ok()) return gemm_rate.status();
   r.framework_gemm_factor = *gemm_rate;
   r.pipeline_p2p_host_us = t.has_pipeline_p2p_host_us() ? t.pipeline_p2p_host_us()

@@ -117,6 +117,7 @@ absl::Status ScenarioRun::Build() {
   kernel_params.framework_attention_factor = s_.framework_attention_factor;
   kernel_params.framework_gemm_factor = s_.framework_gemm_factor;
   const models::PowerModel& power = models::PowerModel::Default();
+  kernel_params.sustained_gemm_ratio = power.Sustained(*s_.gpu).ratio;
   kernel_params.compute_clock_ratio = power.ClockRatio(power.For(*s_.gpu), s_.power_cap_w);
   kernels_.emplace(*s_.gpu, kernel_params, models::Calibration::Shipped(s_.gpu->name));
   strategies::StepInputs in;
