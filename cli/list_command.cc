@@ -48,7 +48,8 @@ void PrintFrameworks(std::ostream& out) {
         {"gemm_factor", &p.gemm_factor},
         {"attention_factor", &p.attention_factor},
         {"host_us_per_op", &p.host_us_per_op},
-        {"pipeline_p2p_host_us", &p.pipeline_p2p_host_us}};
+        {"pipeline_p2p_host_us", &p.pipeline_p2p_host_us},
+        {"grad_reduce_bytes", &p.grad_reduce_bytes}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,
                              v->kind == "prior" ? "(not fitted)" : v->training_split);

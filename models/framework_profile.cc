@@ -67,6 +67,13 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
       ReadValue(in.host_us_per_op(), where + ".host_us_per_op", 0, 1e6, false, &p.host_us_per_op));
   CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.pipeline_p2p_host_us(), where + ".pipeline_p2p_host_us",
                                        0, 1e6, false, &p.pipeline_p2p_host_us));
+  CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.grad_reduce_bytes(), where + ".grad_reduce_bytes", 2, 4,
+                                       false, &p.grad_reduce_bytes));
+  if (p.grad_reduce_bytes.value != 2 && p.grad_reduce_bytes.value != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".grad_reduce_bytes.value=",
+                                                   p.grad_reduce_bytes.value,
+                                                   " must be 2 (16-bit) or 4 (fp32)"));
+  }
   for (const std::string& f : in.supports()) {
     if (std::find(std::begin(kFrameworkFeatures), std::end(kFrameworkFeatures), f) ==
         std::end(kFrameworkFeatures)) {

@@ -40,6 +40,7 @@ struct FrameworkProfile {
   std::string name, display_name, description, source;
   AttentionBackend attention = AttentionBackend::kFlash;
   ProfileValue gemm_factor, attention_factor, host_us_per_op, pipeline_p2p_host_us;
+  ProfileValue grad_reduce_bytes;  // ZeRO-3 gradient reduce-scatter: 2 (16-bit) or 4 (fp32)
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures
 
   bool Supports(std::string_view feature) const;
@@ -65,10 +66,10 @@ class FrameworkCatalog {
   // The shipped catalog. A malformed embedded file is a programming error.
   static const FrameworkCatalog& Default();
   // Parses and checks a FrameworkFile: unique names, the default present,
-  // factors in (0, 1], host times in [0, 1e6) us, a known kind, attention and
-  // features, and provenance (training split and fit script for fitted and
-  // borrowed values, a source for every value). Errors name the origin, the
-  // profile and the field.
+  // factors in (0, 1], host times in [0, 1e6) us, gradient reduction bytes 2
+  // or 4, a known kind, attention and features, and provenance (training split
+  // and fit script for fitted and borrowed values, a source for every value).
+  // Errors name the origin, the profile and the field.
   static absl::StatusOr<FrameworkCatalog> Parse(std::string_view textproto,
                                                 std::string_view origin);
 

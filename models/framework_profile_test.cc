@@ -30,6 +30,7 @@ std::string Profile(const std::string& name, const std::string& extra = "") {
               }
               host_us_per_op { value: 50 kind: "prior" source: "s" }
               pipeline_p2p_host_us { value: 0 kind: "prior" source: "s" }
+              grad_reduce_bytes { value: 2 kind: "prior" source: "s" }
               supports: "tensor_parallel")pb" +
          extra + "}\n";
 }

@@ -166,6 +166,9 @@ struct StepInputs {
   // (training.pipeline_p2p_host_us; DeepSpeed's PipelineEngine): a task on the
   // sender's host lane that the send waits for. Zero: none.
   sim::Duration pipeline_p2p_host;
+  // Bytes per gradient element in the ZeRO-3 reduce-scatters: 2 (16-bit) or 4
+  // (fp32). Default and source: the stack profile's grad_reduce_bytes.
+  int zero3_grad_reduce_bytes = 2;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
   // LoRA / QLoRA (models/finetune_ops.h): the frozen base runs no weight

@@ -47,9 +47,10 @@ const models::Op& Builder::ZeroOp(bool gather, int layer, bool experts) {
     op.kind = models::OpKind::kCollective;
     op.group = models::CommGroup::kData;
     op.comm = gather ? models::CommKind::kAllGather : models::CommKind::kReduceScatter;
-    // 16-bit parameters gathered; gradients reduced in the parameter dtype
-    // (FSDP MixedPrecision / DeepSpeed ZeRO-3 defaults).
-    op.comm_bytes = sim::Bytes(static_cast<int64_t>(LayerParams(layer, experts)) * 2);
+    // 16-bit parameters gathered; gradients reduced in the 16-bit parameter
+    // dtype or in fp32 (the stack's FSDP MixedPrecision reduce_dtype).
+    const int64_t bytes = gather ? 2 : in_.zero3_grad_reduce_bytes;
+    op.comm_bytes = sim::Bytes(static_cast<int64_t>(LayerParams(layer, experts)) * bytes);
     *slot = &AddStepOp(std::move(op));
   }
   return **slot;

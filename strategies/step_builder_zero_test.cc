@@ -31,6 +31,41 @@ TEST(StepBuilderTest, ZeroThreeGathersEveryLayerAndReducesPerMicrobatch) {
   EXPECT_GT(zero3.summary.step_time, zero1.summary.step_time);
 }
 
+// FSDP MixedPrecision with reduce_dtype float32 (torchtitan, Composer's
+// DEFAULT) reduce-scatters 4-byte gradients: twice the 16-bit bytes, while
+// the parameter all-gathers stay 16-bit.
+TEST(StepBuilderTest, ZeroThreeReducesGradientsInTheStacksDtype) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 4;
+  p.zero_stage = 3;
+  const models::TransformerConfig model = SmallGpt();
+  ASSERT_TRUE(ValidateParallelConfig(model, 4, &p).ok());
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
+  auto bytes_of = [&](int reduce_bytes, const char* name) {
+    StepInputs in;
+    in.model = &model;
+    in.parallel = &p;
+    in.kernels = &kernels;
+    in.network = &net;
+    in.zero3_grad_reduce_bytes = reduce_bytes;
+    absl::StatusOr<StepPlan> plan = BuildStep(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    for (const TaskInfo& info : plan->infos) {
+      if (info.is_collective && info.op->name == name && info.layer == 0) {
+        return info.op->comm_bytes.count();
+      }
+    }
+    return int64_t{0};
+  };
+  const int64_t reduce16 = bytes_of(2, "zero3_grad_reduce_scatter");
+  ASSERT_GT(reduce16, 0);
+  EXPECT_EQ(bytes_of(4, "zero3_grad_reduce_scatter"), 2 * reduce16);
+  EXPECT_EQ(bytes_of(4, "zero3_param_allgather"), bytes_of(2, "zero3_param_allgather"));
+  EXPECT_EQ(bytes_of(2, "zero3_param_allgather"), reduce16);
+}
+
 // ZeRO-3 / FSDP on a pipeline: every stage gathers its own layers before each
 // micro-batch's forward and backward and reduce-scatters their gradients after
 // each micro-batch's backward (DeepSpeed's default; strategies/step_builder.h).

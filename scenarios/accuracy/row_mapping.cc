@@ -165,6 +165,13 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
     }
     a.zero_stage = k.zero_stage;
     a.micro_batch = k.micro_batch;
+    // NeMo AutoModel's FSDP2Config reduces gradients in bf16 by default
+    // (nemo_automodel/components/distributed/config.py at e458120124), where
+    // torchtitan, the profile's other stack, reduces in fp32.
+    if (absl::StartsWith(s, "nemo-automodel")) {
+      a.grad_reduce_bytes = 2;
+      a.text += "; gradients reduce-scattered in bf16 (AutoModel's FSDP2Config default)";
+    }
     return a;
   }
   return absl::NotFoundError(
@@ -183,8 +190,8 @@ std::string CatalogGpu(const std::string& cell, std::string* note) {
   }
   if (absl::StartsWith(g, "h100-sxm 96gb") || absl::StartsWith(g, "h100-sxm hbm2e")) {
     *note =
-        "H100 SXM5 80GB stands in for this H100 HBM2e board (96 GB, capped at 500 W); no power-cap "
-        "model yet";
+        "H100 SXM5 80GB stands in for this H100 HBM2e board (96 GB, 2.4 TB/s); a power limit the "
+        "cell states is the run's cluster.power_cap_w";
     return "h100-sxm5-80gb";
   }
   if (absl::StartsWith(g, "h100-sxm") || absl::StartsWith(g, "h100-80gb")) {
@@ -193,6 +200,13 @@ std::string CatalogGpu(const std::string& cell, std::string* note) {
   if (absl::StartsWith(g, "h200")) return "h200-sxm-141gb";
   if (absl::StartsWith(g, "b200")) return "b200-sxm-180gb";
   return "";
+}
+
+double StatedPowerLimitW(const std::string& cell) {
+  static const std::regex kLimit("([0-9]+) ?W power limit", std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(cell, m, kLimit)) return 0;
+  return std::stod(m[1].str());
 }
 
 std::string PresetFor(const std::string& model) {

@@ -35,6 +35,7 @@ struct RowAssumptions {
   bool tp_comm_overlap = false;  // only with sequence parallelism
   bool overlap_param_gather = false;
   int zero_stage = 0;
+  int grad_reduce_bytes = 0;  // training.grad_reduce_bytes; 0: the profile's
   std::string precision;  // when the row states none
   std::string attention;  // training.attention; "" = the stack's default
   std::string text;       // the whole assumption, for the report
@@ -53,6 +54,10 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& framework_
 // The catalog GPU a row's `gpu` cell denotes, or "" when the catalog has none
 // (MI300X). Boards the catalog stands in for (H100 96GB at 500 W) set `*note`.
 std::string CatalogGpu(const std::string& cell, std::string* note);
+
+// The board power limit a row's `gpu` cell states ("... at 500 W power
+// limit ..."), in watts, or 0 when it states none.
+double StatedPowerLimitW(const std::string& cell);
 
 // The model preset a row's model name denotes ("Llama 3.1 405B" ->
 // llama3.1-405b, "GPT-3 175B (Paxml ...)" -> gpt3-175b), or "" when the

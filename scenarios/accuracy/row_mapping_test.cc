@@ -25,6 +25,12 @@ TEST(RowMappingTest, GpuCellsMapOntoTheCatalogOrNowhere) {
   EXPECT_NE(note.find("stands in"), std::string::npos);
 }
 
+TEST(RowMappingTest, StatedPowerLimitsAreRead) {
+  EXPECT_EQ(StatedPowerLimitW("H100-SXM 96GB HBM2e at 500 W power limit (Meta Grand Teton)"), 500);
+  EXPECT_EQ(StatedPowerLimitW("H100-SXM-80GB (700 W; 8 per server)"), 0);
+  EXPECT_EQ(StatedPowerLimitW("A100-80GB"), 0);
+}
+
 TEST(RowMappingTest, ModelNamesFindTheirPresets) {
   EXPECT_EQ(PresetFor("Llama 3.1 405B"), "llama3.1-405b");
   EXPECT_EQ(PresetFor("Llama 3 8B"), "llama3-8b");

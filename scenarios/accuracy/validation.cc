@@ -186,6 +186,11 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   p->set_pipeline_model_parallel_size(pp);
   int mb = 0, gb = 0;
   std::string assumptions;
+  // A stated board power limit (torchtitan's Grand Teton H100s at 500 W).
+  if (const double cap_w = StatedPowerLimitW(t.Get(row, "gpu")); cap_w > 0) {
+    s.mutable_cluster()->set_power_cap_w(cap_w);
+    absl::StrAppend(&assumptions, "power limit ", cap_w, " W (stated); ");
+  }
   const sim::CsvTable::Row* batch_row = &row;
   if (v.metric == "memory_gb" && t.Get(row, "micro_batch").empty()) {
     if (const sim::CsvTable::Row* c = Companion(t, row)) {
@@ -273,6 +278,13 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   }
   config::TrainingConfig* tr = s.mutable_training();
   tr->set_framework(a.framework);
+  // Composer's FSDP mixed precision PURE reduces in bf16 (DEFAULT: fp32, the
+  // pytorch-fsdp profile's value).
+  if (absl::StrContains(notes, "FSDP MP mode PURE")) {
+    tr->set_grad_reduce_bytes(2);
+  } else if (a.grad_reduce_bytes > 0) {
+    tr->set_grad_reduce_bytes(a.grad_reduce_bytes);
+  }
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);
   tr->set_recompute_granularity(recompute);

@@ -207,6 +207,16 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
         " must be between 0 and 1e6 microseconds (0: Megatron's p2p, no engine cost)"));
   }
 
+  r.grad_reduce_bytes = t.has_grad_reduce_bytes()
+                            ? t.grad_reduce_bytes()
+                            : static_cast<int>(r.framework->grad_reduce_bytes.value);
+  if (r.grad_reduce_bytes != 2 && r.grad_reduce_bytes != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.grad_reduce_bytes=", r.grad_reduce_bytes,
+        " must be 2 (gradients reduced in 16 bits) or 4 (fp32); omit it for the framework "
+        "profile's value"));
+  }
+
   CLUSTERSIM_RETURN_IF_ERROR(CheckStepFitsClock(r));
   CLUSTERSIM_RETURN_IF_ERROR(CheckTaskGraphFits(r));
 
@@ -266,6 +276,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
   et->set_framework_attention_factor(r.framework_attention_factor);
   et->set_framework_gemm_factor(r.framework_gemm_factor);
+  if (pc.zero_stage == 3) et->set_grad_reduce_bytes(r.grad_reduce_bytes);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");

@@ -52,6 +52,7 @@ struct ResolvedScenario {
   double pipeline_p2p_host_us = 0;  // training.pipeline_p2p_host_us
   double framework_attention_factor = 1;  // training.framework_attention_factor
   double framework_gemm_factor = 1;       // training.framework_gemm_factor
+  int grad_reduce_bytes = 2;              // training.grad_reduce_bytes (ZeRO-3)
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };

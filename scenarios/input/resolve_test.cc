@@ -121,6 +121,16 @@ TEST(ResolveTest, FrameworkProfileSuppliesDefaultsAndRefusesMissingFeatures) {
   s.mutable_parallelism()->set_zero_stage(3);
   s.mutable_training()->set_precision("bf16");
   EXPECT_TRUE(Resolve(s).ok()) << Resolve(s).status();
+  // FSDP reduces gradients in fp32 (the profile's value, echoed under ZeRO-3);
+  // a scenario may set 2 or 4 bytes, anything else names the field.
+  EXPECT_EQ(Resolve(s)->grad_reduce_bytes, 4);
+  EXPECT_EQ(Resolve(s)->echo.training().grad_reduce_bytes(), 4);
+  s.mutable_training()->set_grad_reduce_bytes(2);
+  EXPECT_EQ(Resolve(s)->grad_reduce_bytes, 2);
+  s.mutable_training()->set_grad_reduce_bytes(3);
+  EXPECT_NE(std::string(Resolve(s).status().message()).find("training.grad_reduce_bytes=3"),
+            std::string::npos);
+  s.mutable_training()->clear_grad_reduce_bytes();
   s.mutable_parallelism()->set_tp_comm_overlap(true);
   message = std::string(Resolve(s).status().message());
   EXPECT_NE(message.find("sequence_parallel"), std::string::npos) << message;
