@@ -25,7 +25,7 @@ struct Values {
   std::optional<int> trials, spare_nodes;
   std::optional<uint64_t> seed;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
-  std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, vp, mbs, gbs, first_layers,
+  std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, etp, vp, mbs, gbs, first_layers,
       last_layers;
   std::optional<double> price, purchase, amortisation, utilisation, pue, kwh, hosting, tokens;
   std::optional<int64_t> steps;
@@ -94,6 +94,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "pipeline-model-parallel-size", &v.pp, "pipeline-parallel size");
   Opt(strategy, "context-parallel-size", &v.cp, "context-parallel size");
   Opt(strategy, "expert-model-parallel-size", &v.ep, "expert-parallel size");
+  Opt(strategy, "expert-tensor-parallel-size", &v.etp,
+      "ranks one expert is split over: tp (default) or 1 (MoE parallel folding)");
   Opt(strategy, "virtual-pipeline-model-parallel-size", &v.vp, "virtual pipeline stages");
   Opt(strategy, "pipeline-schedule", &v.schedule, "1f1b|gpipe|interleaved-1f1b|zb-h1");
   Opt(strategy, "decoder-first-pipeline-num-layers", &v.first_layers, "layers on the first stage");
@@ -192,6 +194,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.pp) p->set_pipeline_model_parallel_size(*v.pp);
   if (v.cp) p->set_context_parallel_size(*v.cp);
   if (v.ep) p->set_expert_model_parallel_size(*v.ep);
+  if (v.etp) p->set_expert_tensor_parallel_size(*v.etp);
   if (v.vp) p->set_virtual_pipeline_model_parallel_size(*v.vp);
   if (v.schedule) p->set_pipeline_schedule(*v.schedule);
   if (v.first_layers) p->set_first_pipeline_num_layers(*v.first_layers);

@@ -57,8 +57,10 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
   if (moe) {
     const double routed = c.moe_top_k * c.moe_capacity_factor;
     mlp *= routed;
-    // fp32 router probabilities of the rank's own (sequence-parallel) tokens.
-    moe_full = 2.0 * routed + 4.0 * c.num_experts / h / replicated_div;
+    // fp32 router probabilities of the rank's own (sequence-parallel) tokens;
+    // with expert TP 1 the expert inputs are not gathered over tp either.
+    const double expert_input_div = s.ExpertTp() > 1 ? 1.0 : replicated_div;
+    moe_full = 2.0 * routed / expert_input_div + 4.0 * c.num_experts / h / replicated_div;
     if (const double fs = c.moe_shared_expert_ffn_size; fs > 0) {
       mlp += (2.0 * (gated ? 2.0 * fs : fs) + 2.0 * fs) / h;
     }
@@ -85,20 +87,29 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   return ((c.num_layers - dense) * moe + dense * LayerActivationBytes(c, s, false)) / c.num_layers;
 }
 
+// Ranks holding the same experts: tp·dp·cp / (expert TP·ep).
+int ExpertDataGroup(const MemoryInputs& in) {
+  const ShardSpec& s = in.shard;
+  return s.tensor_parallel * in.data_parallel * s.context_parallel /
+         (s.ExpertTp() * s.expert_parallel);
+}
+
 // ZeRO-3 / FSDP working set (strategies/step_builder.h): the layer being
 // computed and the prefetched next one, gathered in 16 bits, plus one layer's
 // unsharded gradient (main-grad dtype) before its reduce-scatter. A
 // mixture-of-experts layer gathers its dense part over dp x cp and the rank's
-// experts (1/(tp x ep) of them) over the expert-data-parallel group (dp x
-// cp / ep ranks); when that group is one rank the experts are never sharded,
+// experts (1/(expert TP x ep) of them) over the expert-data-parallel group
+// (tp x dp x cp / (expert TP x ep) ranks); when that group is one rank the
+// experts are never sharded,
 // so the model states already hold them whole.
 double ZeroThreeGatherBytes(const MemoryInputs& in, const ParameterCounts& counts) {
   const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
   const int dp_group = in.data_parallel * in.shard.context_parallel;
   if (zero_stage < 3 || dp_group == 1) return 0;
   const double t = in.shard.tensor_parallel, ep = in.shard.expert_parallel;
-  const double experts = dp_group / in.shard.expert_parallel > 1 ? counts.expert_per_layer : 0.0;
-  const double layer = (counts.per_layer - counts.expert_per_layer) / t + experts / (t * ep);
+  const double et = in.shard.ExpertTp();
+  const double experts = ExpertDataGroup(in) > 1 ? counts.expert_per_layer : 0.0;
+  const double layer = (counts.per_layer - counts.expert_per_layer) / t + experts / (et * ep);
   const double grad = in.finetune.method == FinetuneMethod::kFull
                           ? BytesPerElement(in.main_grad_dtype)
                           : 0.0;
@@ -125,7 +136,7 @@ double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int la
   const double dense = counts.linear_per_layer - counts.expert_per_layer;
   return 2.0 * layers *
          (dense / s.tensor_parallel +
-          counts.expert_per_layer / (static_cast<double>(s.tensor_parallel) * s.expert_parallel));
+          counts.expert_per_layer / (static_cast<double>(s.ExpertTp()) * s.expert_parallel));
 }
 
 }  // namespace
@@ -158,11 +169,18 @@ absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
                                                    in.pipeline_parallel, ")"));
   }
   const int dp_cp = in.data_parallel * in.shard.context_parallel;
-  if (dp_cp % in.shard.expert_parallel != 0) {
+  const bool folded = in.shard.ExpertTp() == 1 && in.shard.tensor_parallel > 1;
+  if (!folded && dp_cp % in.shard.expert_parallel != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expert_model_parallel_size=", in.shard.expert_parallel,
         " must divide data_parallel_size x context_parallel_size=", dp_cp,
         " (experts are split across data-parallel replicas)"));
+  }
+  if (folded && in.shard.tensor_parallel * dp_cp % in.shard.expert_parallel != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expert_model_parallel_size=", in.shard.expert_parallel,
+        " must divide tensor x data x context parallel size=", in.shard.tensor_parallel * dp_cp,
+        " (expert_tensor_parallel_size=1 spreads experts over a stage's ranks)"));
   }
   CLUSTERSIM_RETURN_IF_ERROR(ValidateFinetune(in.model, in.finetune));
   if (in.main_grad_dtype != Dtype::kFp32 && in.main_grad_dtype != Dtype::kBf16 &&
@@ -208,10 +226,10 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
   }
   const double ep = s.expert_parallel;
   const double dense_on_rank = params / t;
-  const double experts_on_rank = layers * counts.expert_per_layer / (t * ep);
+  const double experts_on_rank = layers * counts.expert_per_layer / (s.ExpertTp() * ep);
   const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
   const int dp_group = in.data_parallel * s.context_parallel;
-  const int expert_dp_group = dp_group / s.expert_parallel;
+  const int expert_dp_group = ExpertDataGroup(in);
   MemoryBreakdown m;
   if (in.finetune.method == FinetuneMethod::kFull) {
     const MemoryBreakdown dense =

@@ -104,6 +104,60 @@ TEST(MoeWorkloadTest, MixtralLayerFollowsTheAllToAllDispatcher) {
 // it routes, h bf16 values each. tp 1: 2·4096·4096·2 = 64 MiB; tp 2 (each
 // rank routes its half of the sequence): 32 MiB, as in Megatron-core
 // (input_splits sum to k·S·B/TP rows).
+// Expert TP 1 (parallel folding): whole experts on each rank, no tp
+// all-gather or reduce-scatter around them; each rank's all-to-all carries its
+// own sequence-parallel shard, and the expert GEMMs see only the ep ranks' rows.
+TEST(MoeWorkloadTest, FoldedExpertsSkipTheTensorCollectives) {
+  const ShardSpec folded{.tensor_parallel = 2, .sequence_parallel = true, .expert_parallel = 8,
+                         .expert_tensor_parallel = 1};
+  Workload w = Build(Mixtral(), folded);
+  EXPECT_THAT(Names(w.layer_forward),
+              ElementsAre("layernorm1", "tp_allgather_attn", "qkv_gemm", "attention_fwd",
+                          "out_proj_gemm", "tp_reducescatter_attn", "dropout_residual1",
+                          "layernorm2", "router_gemm", "router_softmax_topk", "moe_permute",
+                          "ep_alltoall_dispatch", "expert_fc1_gemm", "swiglu", "expert_fc2_gemm",
+                          "ep_alltoall_combine", "moe_unpermute", "dropout_residual2"));
+  // One local expert (8 / 8) of the full width: 2 x 2048 / 8 = 512 rows from
+  // each of the 8 ep ranks.
+  const Op& fc1 = Get(w.layer_forward, "expert_fc1_gemm");
+  EXPECT_EQ(fc1.batch, 1);
+  EXPECT_EQ(fc1.m, 4096);
+  EXPECT_EQ(fc1.n, 2 * 14336);
+  // The same expert FLOPs per rank as expert TP 2 with ep 4: the work is
+  // split over the same 8 ranks either way.
+  Workload tp_split =
+      Build(Mixtral(), {.tensor_parallel = 2, .sequence_parallel = true, .expert_parallel = 4});
+  EXPECT_DOUBLE_EQ(fc1.flops.count(), Get(tp_split.layer_forward, "expert_fc1_gemm").flops.count());
+  EXPECT_EQ(Get(w.layer_forward, "ep_alltoall_dispatch").comm_bytes,
+            Get(tp_split.layer_forward, "ep_alltoall_dispatch").comm_bytes);
+  for (const Op& op : w.layer_backward) {
+    const bool tp_moe_collective =
+        op.name.rfind("tp_", 0) == 0 && op.name.find("_moe_") != std::string::npos;
+    EXPECT_FALSE(tp_moe_collective) << op.name;
+  }
+}
+
+// DeepSeek-V3's multi-token prediction: one more MoE layer, its 2h -> h input
+// projection and the output layer again, after the head; none by default.
+TEST(MoeWorkloadTest, MultiTokenPredictionAddsALayerAndAHeadPass) {
+  absl::StatusOr<TransformerConfig> ds = ModelCatalog::Default().Find("deepseek-v3-671b");
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  const ShardSpec shard{.expert_parallel = 8};
+  EXPECT_TRUE(Build(*ds, shard).mtp_forward.empty());
+  TransformerConfig c = *ds;
+  c.mtp_num_layers = 1;
+  Workload w = Build(c, shard);
+  const double layer = GemmFlops(w.layer_forward, false);
+  const double head = GemmFlops(w.head_forward, false);
+  const double proj = 2.0 * 4096 * 2 * 7168 * 7168;
+  EXPECT_DOUBLE_EQ(GemmFlops(w.mtp_forward, false), layer + head + proj);
+  EXPECT_DOUBLE_EQ(GemmFlops(w.mtp_backward, false), 2 * (layer + head + proj));
+  EXPECT_EQ(w.mtp_forward.front().name, "mtp_norms");
+  EXPECT_EQ(Get(w.mtp_forward, "mtp_eh_proj_gemm").k, 2 * 7168);
+  c.mtp_num_layers = -1;
+  EXPECT_FALSE(BuildWorkload(c, shard).ok());
+}
+
 TEST(MoeWorkloadTest, AllToAllBytesPerRankShrinkWithTensorParallel) {
   const Workload tp1 = Build(Mixtral(), {.expert_parallel = 8});
   const Workload tp2 = Build(

@@ -93,8 +93,14 @@ absl::Status ValidateArchitectureExtensions(const TransformerConfig& c) {
                               {"kv_lora_rank", c.kv_lora_rank},
                               {"qk_nope_head_dim", c.qk_nope_head_dim},
                               {"qk_rope_head_dim", c.qk_rope_head_dim},
-                              {"v_head_dim", c.v_head_dim}}) {
+                              {"v_head_dim", c.v_head_dim},
+                              {"mtp_num_layers", c.mtp_num_layers}}) {
     CLUSTERSIM_RETURN_IF_ERROR(NonNegative(field, value));
+  }
+  if (c.mtp_num_layers > c.num_layers) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.mtp_num_layers=", c.mtp_num_layers, " exceeds model.num_layers=", c.num_layers,
+        "; DeepSeek-V3 trains 1"));
   }
   if (c.num_experts == 0) {
     for (auto [field, value] :

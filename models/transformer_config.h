@@ -85,6 +85,12 @@ struct TransformerConfig {
   // dimension v_head_dim. num_query_groups must equal num_attention_heads.
   int q_lora_rank = 0, kv_lora_rank = 0;
   int qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  // Multi-token prediction modules trained with the model (DeepSeek-V3 §2.2,
+  // Megatron-Core --mtp-num-layers; HF num_nextn_predict_layers): each is one
+  // more transformer layer plus its input projection and a pass through the
+  // shared output layer, on the last pipeline stage. A training choice, like
+  // attention_backend; 0 = none.
+  int mtp_num_layers = 0;
 
   bool mla() const { return kv_lora_rank > 0; }
   // Query/key head dimension: nope + rope under MLA, else kv_channels or h/a.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -142,7 +143,9 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
 // all-gathers them over the tensor group so each TP shard of an expert sees
 // the tokens of all tp x ep ranks, sorts them by local expert, runs the
 // grouped expert GEMMs; the combine mirrors it (unsort, reduce-scatter over
-// tp, all-to-all over ep, unpermute). The all-to-all of the fp32 routing
+// tp, all-to-all over ep, unpermute). With expert TP 1 (parallel folding) the
+// experts are whole on each rank and the tp all-gather / reduce-scatter drop
+// out: the all-to-all alone carries each rank's shard. The all-to-all of the fp32 routing
 // probabilities (4 bytes per row against h·2) and the token-count all-gather
 // are left out.
 void MoeForward(const Dims& d, std::vector<Op>* ops) {
@@ -157,18 +160,18 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
     ops->push_back(Collective(d, "ep_alltoall_dispatch", CommKind::kAllToAll,
                               d.moe_sent * d.h * d.act, CommGroup::kExpert));
   }
-  if (d.sp) {
+  if (d.expert_sp) {
     ops->push_back(Collective(d, "tp_allgather_moe_dispatch", CommKind::kAllGather,
                               routed * d.h * d.act));
   }
   // Chunks arrive grouped by source rank; regroup them by local expert.
-  const bool sort = d.experts_local > 1 && (d.ep > 1 || d.sp);
+  const bool sort = d.experts_local > 1 && (d.ep > 1 || d.expert_sp);
   if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
   ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
   ops->push_back(MemoryBound(d, d.act_name, routed * d.fe_local * d.act * (d.swiglu ? 3 : 2)));
   ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.fe_local, d.experts_local));
   if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
-  if (d.sp) {
+  if (d.expert_sp) {
     ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,
                               routed * d.h * d.act));
   }
@@ -461,6 +464,11 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expert_model_parallel_size must be >= 1 (got ", s.expert_parallel, ")"));
   }
+  if (s.expert_tensor_parallel < 0 || s.tensor_parallel % s.ExpertTp() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expert_tensor_parallel_size=", s.expert_tensor_parallel,
+        " must divide tensor_model_parallel_size=", s.tensor_parallel, " (0: the same)"));
+  }
   if (s.expert_parallel > 1 && c.num_experts == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expert_model_parallel_size=", s.expert_parallel, " needs a mixture-of-experts model; "
@@ -478,13 +486,16 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
         c.num_experts, "; try one of ", Divisors(c.num_experts)));
   }
   const int t = s.tensor_parallel;
-  for (auto [field, value] :
-       {std::pair<absl::string_view, int>{"moe_ffn_hidden_size", c.moe_ffn_hidden_size},
-        {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size}}) {
-    if (value % s.tensor_parallel != 0) {
+  // Routed experts are split over the expert TP ranks, shared experts over tp.
+  for (auto [field, value, split] :
+       {std::tuple<absl::string_view, int, int>{"moe_ffn_hidden_size", c.moe_ffn_hidden_size,
+                                                s.ExpertTp()},
+        {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size, t}}) {
+    if (value % split != 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("tensor_model_parallel_size=", s.tensor_parallel, " does not divide model.",
-                       field, "=", value, "; try one of ", Divisors(value)));
+          absl::StrCat(split == t ? "tensor_model_parallel_size=" : "expert_tensor_parallel_size=",
+                       split, " does not divide model.", field, "=", value, "; try one of ",
+                       Divisors(value)));
     }
   }
   const int64_t common = std::gcd(std::gcd(c.num_attention_heads, c.num_query_groups),
@@ -523,6 +534,29 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
   return absl::OkStatus();
 }
 
+// One multi-token-prediction module (Megatron-Core MultiTokenPredictionLayer):
+// RMSNorms of the hidden state and of the shifted token embedding, their
+// concatenation projected 2h -> h (eh_proj, column-parallel), one transformer
+// layer of the model's kind, then the shared output layer and loss again.
+// Backward mirrors it. Appends to w->mtp_forward / mtp_backward; REQUIRES the
+// layer and head lists built.
+void MultiTokenPrediction(const Dims& d, Workload* w) {
+  const Op norms = MemoryBound(d, "mtp_norms", 2 * 2 * d.ln_tokens * d.h * d.act);
+  w->mtp_forward.push_back(norms);
+  if (d.sp) w->mtp_forward.push_back(InputGather(d, "tp_allgather_mtp"));
+  const Op proj = Gemm(d, "mtp_eh_proj_gemm", d.tokens, d.h / d.t, 2 * d.h);
+  w->mtp_forward.push_back(proj);
+  if (d.sp) w->mtp_forward.push_back(InputGather(d, "tp_allgather_mtp_proj"));
+  for (const std::vector<Op>* part : {&w->layer_forward, &w->head_forward}) {
+    w->mtp_forward.insert(w->mtp_forward.end(), part->begin(), part->end());
+  }
+  for (const std::vector<Op>* part : {&w->head_backward, &w->layer_backward}) {
+    w->mtp_backward.insert(w->mtp_backward.end(), part->begin(), part->end());
+  }
+  ColumnParallelBackward(d, proj, "mtp", &w->mtp_backward);
+  w->mtp_backward.push_back(MemoryBoundBackward(d, norms));
+}
+
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s) {
   CLUSTERSIM_RETURN_IF_ERROR(ValidateTransformer(c));
   CLUSTERSIM_RETURN_IF_ERROR(ValidateShard(c, s));
@@ -546,6 +580,7 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
     w.dense_layer_backward = LayerBackward(dd, w.dense_layer_forward, s.recompute);
   }
   Head(d, &w);
+  for (int i = 0; i < c.mtp_num_layers; ++i) MultiTokenPrediction(d, &w);
   if (s.context_parallel > 1) w.context_ring = MakeContextRing(d, s.context_parallel);
   return w;
 }

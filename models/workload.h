@@ -137,6 +137,12 @@ struct ShardSpec {
   Dtype dtype = Dtype::kBf16;  // GEMM inputs; activations are 16-bit for fp8/int8
   Recompute recompute = Recompute::kNone;
   int expert_parallel = 1;  // MoE: experts split over this many ranks (must divide num_experts)
+  // MoE: ranks one routed expert is tensor-split over; 0 = tensor_parallel,
+  // 1 = not split (parallel folding: strategies/expert_parallel.h).
+  int expert_tensor_parallel = 0;
+  int ExpertTp() const {
+    return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
+  }
 };
 
 // Ring attention of one layer and micro-batch under context parallelism.
@@ -157,6 +163,10 @@ struct Workload {
                                    // kSelective recomputes the attention core's forward
                                    // ops just before their backward
   std::vector<Op> head_forward, head_backward;  // final norm, LM head GEMM, vocab-parallel CE
+  // Multi-token prediction (TransformerConfig.mtp_num_layers), after the head
+  // on the last pipeline stage: per module its norms and input projection,
+  // one transformer layer and the shared head again. Empty without MTP.
+  std::vector<Op> mtp_forward, mtp_backward;
   // context_parallel > 1: how attention_fwd / attention_bwd run as a ring.
   std::optional<ContextRing> context_ring;
   // MoE models with dense-first layers (TransformerConfig.moe_first_dense_layers):

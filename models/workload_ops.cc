@@ -21,7 +21,9 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.swiglu = c.activation == Activation::kSwiglu;
   d.fc1_n = d.f_local * (d.swiglu ? 2 : 1);
   d.dv = c.value_head_dim();
-  d.fe_local = c.expert_ffn_size() / d.t;
+  d.et = s.ExpertTp();
+  d.expert_sp = d.sp && d.et > 1;
+  d.fe_local = c.expert_ffn_size() / d.et;
   d.fe1_n = d.fe_local * (d.swiglu ? 2 : 1);
   d.fs_local = c.num_experts > 0 ? c.moe_shared_expert_ffn_size / d.t : 0;
   d.fs1_n = d.fs_local * (d.swiglu ? 2 : 1);
@@ -51,13 +53,13 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   // factor every rank sends each expert ceil(k·ln_tokens/E · cf) rows
   // (moe_utils.get_capacity; cf 1 = balanced routing). An expert receives
   // that from every rank of the tp x ep group (all-to-all over ep, then
-  // all-gather over tp).
+  // all-gather over tp); with expert TP 1 from the ep ranks alone.
   d.capacity = d.moe ? static_cast<int64_t>(std::ceil(static_cast<double>(d.top_k) *
                                                       d.ln_tokens / d.experts *
                                                       c.moe_capacity_factor))
                      : 0;
   d.moe_sent = d.capacity * d.experts;
-  d.expert_tokens = d.capacity * (d.sp ? d.t : 1) * d.ep;
+  d.expert_tokens = d.capacity * (d.expert_sp ? d.et : 1) * d.ep;
   return d;
 }
 

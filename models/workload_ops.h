@@ -20,7 +20,9 @@ namespace clustersim::models::workload_internal {
 struct Dims {
   int64_t b, s, s_local, h, a_local, g_local, d, f_local, fc1_n, v_local, t;
   int64_t dv;                     // value head dimension (d except under MLA)
-  int64_t fe_local, fe1_n;        // routed expert FFN / tp, its FC1 width
+  int64_t fe_local, fe1_n;        // routed expert FFN / expert TP, its FC1 width
+  int64_t et;                     // expert TP: tp, or 1 under parallel folding
+  bool expert_sp;                 // routed tokens gathered over the expert TP group
   int64_t fs_local, fs1_n;        // shared experts' FFN / tp (0: none), its FC1 width
   bool mla;                       // multi-head latent attention
   int64_t q_lora, kv_lora, rope;  // MLA latent ranks, decoupled RoPE key width
@@ -31,7 +33,7 @@ struct Dims {
   int64_t ep, experts, experts_local, top_k;
   int64_t capacity;       // rows one rank sends each expert: ceil(k·ln_tokens/E · cf)
   int64_t moe_sent;       // rows one rank sends in the dispatch all-to-all: capacity·E
-  int64_t expert_tokens;  // rows of each local expert's GEMMs: capacity·tp·ep
+  int64_t expert_tokens;  // rows of each local expert's GEMMs: capacity·(expert TP)·ep
   bool learned_positions;
   bool unfused_attention;  // AttentionBackend::kUnfused
   int64_t tokens;     // b·s/cp: rows of every GEMM

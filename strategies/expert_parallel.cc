@@ -40,8 +40,27 @@ absl::Status ValidateExpertParallel(const models::TransformerConfig& model,
     return absl::InvalidArgumentError(absl::StrCat(kEp, "=", ep, " does not divide model.num_experts=",
                                                    experts, "; try ", DivisorsOf(experts)));
   }
+  const int etp = p.expert_tp();
+  if (etp != p.tensor_parallel && etp != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallelism.expert_tensor_parallel_size=", etp, " must be 1 or ",
+        "tensor_model_parallel_size=", p.tensor_parallel,
+        " (other expert tensor-parallel sizes are not modelled)"));
+  }
+  const bool folded = etp == 1 && p.tensor_parallel > 1;
+  if (folded) {
+    // MoE parallel folding: expert parallelism spans the stage's tp x dp x cp ranks.
+    const int ranks = p.tensor_parallel * p.data_parallel * p.context_parallel;
+    if (ranks % ep != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kEp, "=", ep, " does not divide tensor x data x context parallel = ", p.tensor_parallel,
+          " x ", p.data_parallel, " x ", p.context_parallel, " = ", ranks,
+          " (with expert_tensor_parallel_size=1 experts spread over a stage's ranks); try ",
+          DivisorsOf(ranks)));
+    }
+  }
   const int replicas = p.data_parallel * p.context_parallel;
-  if (replicas % ep != 0) {
+  if (!folded && replicas % ep != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         kEp, "=", ep, " does not divide data_parallel x context_parallel = ", p.data_parallel,
         " x ", p.context_parallel, " = ", replicas,

@@ -10,6 +10,13 @@
 // MoE and tensor parallelism are enabled without also enabling sequence
 // parallelism" is raised as an error), whatever ep.
 //
+// MoE parallel folding (Megatron-Core --expert-tensor-parallel-size 1, the
+// Megatron-Bridge MoE recipes' setting): the experts are not tensor-split;
+// every rank routes its own sequence-parallel shard, and the expert-parallel
+// group is ep consecutive ranks of the stage's tp x dp x cp (placement.h), so
+// ep must divide tp·dp·cp instead of dp·cp. Expert TP other than 1 or tp is
+// refused.
+//
 // Example:
 //   if (absl::Status s = ValidateExpertParallel(model, config); !s.ok()) return s;
 #ifndef CLUSTERSIM_STRATEGIES_EXPERT_PARALLEL_H_

@@ -74,6 +74,7 @@ struct RunOptions {
   bool distributed_optimizer = false;
   bool overlap = false;
   int zero_stage = 0;
+  sim::Duration host_per_op = sim::Duration::Zero();
 };
 
 StepRun Step(ParallelConfig p, int world, const topology::NetworkModel& net, RunOptions o = {}) {
@@ -87,6 +88,7 @@ StepRun Step(ParallelConfig p, int world, const topology::NetworkModel& net, Run
   StepInputs in{.model = &model, .parallel = &p, .kernels = &kernels, .network = &net};
   in.mode.fold.data_parallel = o.fold_dp;
   in.mode.fold.tensor_parallel = o.fold_tp;
+  in.host_overhead_per_op = o.host_per_op;
   absl::StatusOr<StepPlan> plan = BuildStep(in);
   SIM_CHECK(plan.ok()) << plan.status();
   StepRun r{*std::move(plan), {}};
@@ -183,6 +185,67 @@ TEST(ExpertParallelStepTest, ExpertGradientsReduceOverExpertDataParallelGroup) {
   // ep 4 leaves expert-data-parallel groups of one: no expert reduction.
   StepRun ep4 = Step(Sixteen(4), 16, net, {.distributed_optimizer = true});
   EXPECT_TRUE(Named(ep4.plan, "expert_dp_").empty());
+}
+
+// MoE parallel folding (expert TP 1): the all-to-all spans tensor ranks (ep 8
+// on tp 2 x dp 4), no tp collectives wrap the experts, the expert gradients
+// reduce over tp·dp/ep ranks, and folding stays exact.
+TEST(ExpertParallelStepTest, ParallelFoldingSpansTensorRanks) {
+  const FlatNetwork net;
+  ParallelConfig p = Sixteen(8);
+  p.expert_tensor_parallel = 1;
+  StepRun r = Step(p, 16, net, {.distributed_optimizer = true});
+  const std::vector<const TaskInfo*> a2a = Named(r.plan, "ep_alltoall");
+  ASSERT_FALSE(a2a.empty());
+  for (const TaskInfo* info : a2a) EXPECT_EQ(info->group_size, 8);
+  EXPECT_TRUE(Named(r.plan, "tp_allgather_moe").empty());
+  EXPECT_TRUE(Named(r.plan, "expert_dp_").empty());  // tp·dp/ep = 1
+  for (bool fold_tp : {false, true}) {
+    StepRun full = Step(p, 16, net, {.fold_dp = false, .distributed_optimizer = true});
+    StepRun folded = Step(p, 16, net, {.fold_tp = fold_tp, .distributed_optimizer = true});
+    EXPECT_EQ(folded.summary.step_time, full.summary.step_time) << fold_tp;
+    EXPECT_EQ(folded.summary.exposed_ep, full.summary.exposed_ep) << fold_tp;
+  }
+  // ep 2: expert-data-parallel groups of tp·dp/ep = 4 ranks, each reducing
+  // whole experts (not split over tp).
+  p = Sixteen(2);
+  p.expert_tensor_parallel = 1;
+  StepRun ep2 = Step(p, 16, net, {.distributed_optimizer = true});
+  const models::ParameterCounts pc = models::CountParameters(SmallMoe());
+  double expert_bytes = 0;
+  for (const TaskInfo& info : ep2.plan.infos) {
+    if (info.stage != 0 || info.op->name != "expert_dp_grad_reduce_scatter") continue;
+    EXPECT_EQ(info.group_size, 4);
+    expert_bytes += info.op->comm_bytes.count();
+  }
+  // Stage 0's two simulated GPUs (tp 0 and 1, dp 0) each reduce 2 layers of
+  // whole experts / ep 2, in fp32.
+  EXPECT_NEAR(expert_bytes, 2 * 2 * pc.expert_per_layer / 2 * 4, 2 * 4 * 8);
+}
+
+// The dropless dispatcher's host sync: after moe_permute the host launches
+// the rest of the pass op by op, the first launch only once the GPU has
+// reached the sync. That is the one place a launch waits for the GPU.
+TEST(ExpertParallelStepTest, DispatcherSyncHoldsTheHostUntilTheGpuReachesIt) {
+  const FlatNetwork net;
+  StepRun r = Step(Sixteen(4), 16, net, {.host_per_op = sim::Microseconds(20)});
+  const sim::TaskGraph& g = r.plan.graph;
+  auto name = [&](sim::TaskId t) -> const std::string& {
+    return r.plan.infos[g.task(t).tag].op->name;
+  };
+  int synced = 0;
+  for (const auto& [before, after] : g.edges()) {
+    if (name(after) == "host_launch" && name(before) != "host_launch") ++synced;
+  }
+  // Simulated: 2 tp ranks x 2 stages; each stage runs 2 MoE layers x 2
+  // micro-batches forward (no recompute).
+  EXPECT_EQ(synced, 2 * 2 * 2 * 2);
+  // Without launches modelled nothing waits.
+  StepRun free = Step(Sixteen(4), 16, net);
+  for (const auto& [before, after] : free.plan.graph.edges()) {
+    EXPECT_NE(free.plan.infos[free.plan.graph.task(after).tag].op->name, "host_launch");
+  }
+  EXPECT_LT(free.summary.step_time, r.summary.step_time);
 }
 
 // ZeRO-3 / FSDP on an MoE model: each layer's dense shard is gathered and

@@ -77,6 +77,24 @@ TEST(ExpertParallelTest, TensorParallelMoeNeedsSequenceParallel) {
   }
 }
 
+TEST(ExpertParallelTest, FoldingLetsEpSpanTensorRanks) {
+  ParallelConfig p;
+  p.tensor_parallel = 2;
+  p.sequence_parallel = true;
+  p.expert_parallel = 8;  // dp = 4 on 8 GPUs
+  EXPECT_THAT(Check(Moe(), p, 8).message(),
+              HasSubstr("does not divide data_parallel x context_parallel = 4 x 1 = 4"));
+  p.expert_tensor_parallel = 1;
+  EXPECT_TRUE(Check(Moe(), p, 8).ok()) << Check(Moe(), p, 8);
+  EXPECT_THAT(Check(Moe(), p, 4).message(),
+              HasSubstr("does not divide tensor x data x context parallel = 2 x 2 x 1 = 4"));
+  p.tensor_parallel = 4;
+  p.expert_tensor_parallel = 2;  // neither 1 nor tp
+  p.expert_parallel = 2;
+  EXPECT_THAT(Check(Moe(), p, 8).message(),
+              HasSubstr("expert_tensor_parallel_size=2 must be 1 or tensor_model_parallel_size=4"));
+}
+
 TEST(ExpertParallelTest, ZeroThreeWorksOnMoeAndWithPipelines) {
   ParallelConfig p;
   p.zero_stage = 3;

@@ -14,6 +14,7 @@ models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
   in.shard.dtype = p.precision;
   in.shard.recompute = p.recompute;
   in.shard.expert_parallel = p.expert_parallel;
+  in.shard.expert_tensor_parallel = p.expert_tp();
   in.pipeline_parallel = p.pipeline_parallel;
   in.data_parallel = p.data_parallel;
   in.virtual_pipeline = p.virtual_pipeline;

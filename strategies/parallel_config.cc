@@ -60,6 +60,36 @@ absl::Status ValidateContextParallel(const models::TransformerConfig& model,
   return absl::OkStatus();
 }
 
+// An explicit pipeline layout: pp x vp chunks, none negative, summing to the
+// model's layers, and not combined with first/last_pipeline_num_layers.
+absl::Status ValidateLayout(const models::TransformerConfig& model, const ParallelConfig& p) {
+  constexpr const char* kLayout = "parallelism.pipeline_layout";
+  const int positions = p.pipeline_parallel * p.virtual_pipeline;
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kLayout, " and first/last_pipeline_num_layers both set the stage split; keep one"));
+  }
+  if (static_cast<int>(p.layout.size()) != positions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kLayout, " has ", p.layout.size(), " entries; it needs one per model chunk: pp x vp = ",
+        p.pipeline_parallel, " x ", p.virtual_pipeline, " = ", positions));
+  }
+  int64_t sum = 0;
+  for (size_t i = 0; i < p.layout.size(); ++i) {
+    if (p.layout[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(kLayout, "[", i, "]=", p.layout[i],
+                                                     " is negative; give a layer count >= 0"));
+    }
+    sum += p.layout[i];
+  }
+  if (sum != model.num_layers) {
+    return absl::InvalidArgumentError(absl::StrCat(kLayout, " places ", sum,
+                                                   " layers; model.num_layers is ",
+                                                   model.num_layers, "; make them add up"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int world_size,
@@ -96,7 +126,9 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return s;
   }
   const bool uneven = p->first_stage_layers > 0 || p->last_stage_layers > 0;
-  if (uneven) {
+  if (!p->layout.empty()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ValidateLayout(model, *p));
+  } else if (uneven) {
     const int pp = p->pipeline_parallel, vp = p->virtual_pipeline;
     const int first = p->first_stage_layers, last = p->last_stage_layers;
     const int middle_stages = pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
@@ -124,7 +156,7 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
                                  "model.num_layers");
              !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        s.message(), ", or set parallelism.first_pipeline_num_layers / last_pipeline_num_layers"));
+        s.message(), ", or set parallelism.pipeline_layout (or first/last_pipeline_num_layers)"));
   }
   if (p->sequence_parallel && p->tensor_parallel == 1) {
     return absl::InvalidArgumentError(
@@ -183,11 +215,13 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
       return absl::InvalidArgumentError(
           absl::StrCat(kVp, "=", p->virtual_pipeline, " needs ", kPp, " > 1"));
     }
-    if (auto s = uneven ? absl::OkStatus()  // the chunk split is checked above
-                        : MustDivide(p->pipeline_parallel * p->virtual_pipeline, "pp x vp",
-                                     model.num_layers, "model.num_layers");
-        !s.ok()) {
-      return s;
+    if (p->layout.empty() && !uneven) {  // a layout or uneven split is checked above
+      if (auto s = MustDivide(p->pipeline_parallel * p->virtual_pipeline, "pp x vp",
+                              model.num_layers, "model.num_layers");
+          !s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(s.message(), ", or set parallelism.pipeline_layout"));
+      }
     }
     if (p->num_microbatches() % p->pipeline_parallel != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -205,6 +239,11 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
 
 std::pair<int, int> ParallelConfig::LayersOf(int position, int num_layers) const {
   const int positions = pipeline_parallel * virtual_pipeline;
+  if (!layout.empty()) {
+    int begin = 0;
+    for (int i = 0; i < position; ++i) begin += layout[i];
+    return {begin, begin + layout[position]};
+  }
   if (first_stage_layers == 0 && last_stage_layers == 0) {
     const int per = num_layers / positions;
     return {position * per, (position + 1) * per};

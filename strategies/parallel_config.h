@@ -14,6 +14,7 @@
 #define CLUSTERSIM_STRATEGIES_PARALLEL_CONFIG_H_
 
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "models/dtype.h"
@@ -62,10 +63,26 @@ struct ParallelConfig {
   // split the rest evenly. Only without interleaving.
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Layers of every model chunk in position order (pp x vp entries; chunk c
+  // of stage s at c * pp + s), as Megatron-Core's pipeline layout states them;
+  // empty = an even split (or first/last_stage_layers). Works with
+  // interleaving.
+  std::vector<int> layout;
+  // Ranks one routed expert is tensor-split over (expert TP): 0 = tp (the
+  // experts sharded like the dense MLP), or 1 (MoE parallel folding: expert
+  // parallelism spans tp x dp x cp; strategies/expert_parallel.h).
+  int expert_tensor_parallel = 0;
   // Pipeline schedule; interleaved when virtual_pipeline > 1.
   Schedule schedule = Schedule::k1F1B;
 
   int model_parallel_size() const { return tensor_parallel * pipeline_parallel * context_parallel; }
+  int expert_tp() const {
+    return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
+  }
+  // Ranks of a stage holding the same experts: tp·dp·cp / (expert TP · ep).
+  int expert_data_parallel() const {
+    return tensor_parallel * data_parallel * context_parallel / (expert_tp() * expert_parallel);
+  }
   // [first, end) layers of model chunk `position` (chunk c of stage s is
   // position c * pp + s). REQUIRES: validated.
   std::pair<int, int> LayersOf(int position, int num_layers) const;

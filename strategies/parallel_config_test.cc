@@ -204,6 +204,42 @@ TEST(ParallelConfigTest, UnevenStagesWithInterleaving) {
   EXPECT_NE(bad.message().find("model chunks"), std::string::npos) << bad;
 }
 
+// Megatron-Core's --pipeline-model-parallel-layout: any layers per chunk,
+// with interleaving, empty chunks allowed (DeepSeek-V3 on 61 layers).
+TEST(ParallelConfigTest, ExplicitLayoutWithInterleaving) {
+  models::TransformerConfig m = Model();
+  m.num_layers = 61;
+  ParallelConfig p;
+  p.pipeline_parallel = 4;
+  p.virtual_pipeline = 2;
+  p.global_batch_size = 8;
+  p.layout = {1, 9, 9, 9, 9, 9, 9, 6};
+  ASSERT_TRUE(ValidateParallelConfig(m, 4, &p).ok()) << ValidateParallelConfig(m, 4, &p);
+  EXPECT_EQ(p.LayersOf(0, 61), (std::pair<int, int>{0, 1}));
+  EXPECT_EQ(p.LayersOf(1, 61), (std::pair<int, int>{1, 10}));
+  EXPECT_EQ(p.LayersOf(7, 61), (std::pair<int, int>{55, 61}));
+  p.layout = {0, 10, 9, 9, 9, 9, 9, 6};  // an empty first chunk
+  EXPECT_TRUE(ValidateParallelConfig(m, 4, &p).ok());
+  EXPECT_EQ(p.LayersOf(0, 61), (std::pair<int, int>{0, 0}));
+  // Errors name the field and say what is wrong.
+  p.layout = {1, 9, 9, 9};
+  EXPECT_NE(ValidateParallelConfig(m, 4, &p).message().find(
+                "parallelism.pipeline_layout has 4 entries; it needs one per model chunk: "
+                "pp x vp = 4 x 2 = 8"),
+            std::string::npos);
+  p.layout = {1, 9, 9, 9, 9, 9, 9, 9};
+  EXPECT_NE(ValidateParallelConfig(m, 4, &p).message().find("places 64 layers"),
+            std::string::npos);
+  p.layout = {-1, 11, 9, 9, 9, 9, 9, 6};
+  EXPECT_NE(ValidateParallelConfig(m, 4, &p).message().find("[0]=-1 is negative"),
+            std::string::npos);
+  // Without a layout 61 layers do not split over 8 chunks, and the error says
+  // how to set one.
+  p.layout.clear();
+  EXPECT_NE(ValidateParallelConfig(m, 4, &p).message().find("or set parallelism.pipeline_layout"),
+            std::string::npos);
+}
+
 TEST(ParallelConfigTest, EvenSplitWithChunks) {
   ParallelConfig p;
   p.pipeline_parallel = 4;

@@ -4,7 +4,7 @@ namespace clustersim::strategies {
 
 Placement::Placement(const ParallelConfig& c)
     : tp_(c.tensor_parallel), cp_(c.context_parallel), dp_(c.data_parallel),
-      pp_(c.pipeline_parallel), ep_(c.expert_parallel) {}
+      pp_(c.pipeline_parallel), ep_(c.expert_parallel), etp_(c.expert_tp()) {}
 
 RankCoords Placement::CoordsOf(int gpu) const {
   RankCoords c;
@@ -38,22 +38,19 @@ std::vector<int> Placement::PipelineGroup(int gpu) const {
   return g;
 }
 
-int Placement::WithReplica(int gpu, int replica) const {
-  const RankCoords c = CoordsOf(gpu);
-  return GpuOf({.tp = c.tp, .cp = replica % cp_, .dp = replica / cp_, .pp = c.pp});
-}
-
 std::vector<int> Placement::ExpertGroup(int gpu) const {
+  const int base = StageBase(gpu) + ExpertTensorRankOf(gpu);
   const int first = ExpertDataRankOf(gpu) * ep_;
   std::vector<int> g;
-  for (int e = 0; e < ep_; ++e) g.push_back(WithReplica(gpu, first + e));
+  for (int e = 0; e < ep_; ++e) g.push_back(base + etp_ * (first + e));
   return g;
 }
 
 std::vector<int> Placement::ExpertDataGroup(int gpu) const {
+  const int base = StageBase(gpu) + ExpertTensorRankOf(gpu);
   const int e = ExpertRankOf(gpu);
   std::vector<int> g;
-  for (int d = 0; d < cp_ * dp_ / ep_; ++d) g.push_back(WithReplica(gpu, e + ep_ * d));
+  for (int d = 0; d < tp_ * cp_ * dp_ / (etp_ * ep_); ++d) g.push_back(base + etp_ * (e + ep_ * d));
   return g;
 }
 

@@ -18,6 +18,15 @@
 // (same tp and pp) and the expert-data-parallel group (dp·cp/ep ranks) holds
 // the replicas with the same expert rank:
 //   tp=2, dp=8, ep=4:  ExpertGroup(0) = {0, 2, 4, 6}, ExpertDataGroup(0) = {0, 8}
+// MoE parallel folding (expert TP 1, ParallelConfig::expert_tensor_parallel):
+// the expert ranks number the tp x cp x dp GPUs of a stage with tp innermost
+// (Megatron-Core's expert RankGenerator, order tp-ep-dp-pp with expert TP 1),
+// so with q = gpu's index inside its stage an expert group is ep consecutive
+// GPUs (q / ep the same) and the expert-data-parallel group the tp·cp·dp/ep
+// GPUs with the same q % ep:
+//   tp=2, dp=4, ep=8, expert TP 1:  ExpertGroup(0) = {0, ..., 7}, ExpertDataGroup(0) = {0}
+// Both orders are the one formula with e = expert TP (tp or 1): expert tensor
+// rank q % e, expert rank (q / e) % ep, expert-data rank q / (e·ep).
 // Context parallelism (Megatron-Core parallel_state, order "tp-cp-ep-dp-pp"):
 // the cp ranks of a ring share tp, dp and pp and sit TP apart, so with
 // tp x cp <= 8 a ring stays inside one node. Gradients are reduced over the
@@ -51,11 +60,12 @@ class Placement {
   std::vector<int> TensorGroup(int gpu) const;
   std::vector<int> DataGroup(int gpu) const;
   std::vector<int> PipelineGroup(int gpu) const;
-  // REQUIRES: expert_parallel divides cp·dp (ValidateParallelConfig checks it).
+  // REQUIRES: expert TP x expert_parallel divides tp·cp·dp
+  // (ValidateParallelConfig checks it).
   std::vector<int> ExpertGroup(int gpu) const;
   std::vector<int> ExpertDataGroup(int gpu) const;
-  int ExpertRankOf(int gpu) const { return ReplicaOf(gpu) % ep_; }
-  int ExpertDataRankOf(int gpu) const { return ReplicaOf(gpu) / ep_; }
+  int ExpertRankOf(int gpu) const { return (StageIndexOf(gpu) / etp_) % ep_; }
+  int ExpertDataRankOf(int gpu) const { return StageIndexOf(gpu) / (etp_ * ep_); }
   // The ring of context-parallel ranks, in ring order (cp = 0, 1, ...).
   std::vector<int> ContextGroup(int gpu) const;
   // Data x context ranks with the same tp and pp: where gradients are reduced
@@ -63,14 +73,15 @@ class Placement {
   std::vector<int> DataContextGroup(int gpu) const;
 
  private:
-  // The combined context/data-parallel index cp + CP·dp of `gpu`.
-  int ReplicaOf(int gpu) const { return (gpu / tp_) % (cp_ * dp_); }
-  // The GPU with `gpu`'s tp and pp coordinates at combined index `replica`.
-  int WithReplica(int gpu, int replica) const;
+  // `gpu`'s index tp + TP·(cp + CP·dp) inside its pipeline stage, and the
+  // first GPU of that stage.
+  int StageIndexOf(int gpu) const { return gpu % (tp_ * cp_ * dp_); }
+  int StageBase(int gpu) const { return gpu - StageIndexOf(gpu); }
+  int ExpertTensorRankOf(int gpu) const { return StageIndexOf(gpu) % etp_; }
   // The ranks that differ from `gpu` only in `axis` (of extent `size`).
   std::vector<int> Along(int gpu, int RankCoords::*axis, int size) const;
 
-  int tp_, cp_, dp_, pp_, ep_;
+  int tp_, cp_, dp_, pp_, ep_, etp_;
 };
 
 }  // namespace clustersim::strategies

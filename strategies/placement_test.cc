@@ -67,6 +67,34 @@ TEST(PlacementTest, ExpertGroupsSpanContextRanksFirst) {
   EXPECT_EQ(p.ExpertDataGroup(1), (std::vector<int>{1}));
 }
 
+// MoE parallel folding (expert TP 1): expert groups are ep consecutive GPUs of
+// a stage, taking tensor ranks too, so ep may exceed dp.
+TEST(PlacementTest, FoldedExpertGroupsSpanTensorRanks) {
+  ParallelConfig c;
+  c.tensor_parallel = 2;
+  c.data_parallel = 4;
+  c.pipeline_parallel = 2;
+  c.expert_parallel = 8;  // > dp = 4
+  c.expert_tensor_parallel = 1;
+  Placement p(c);
+  EXPECT_EQ(p.ExpertGroup(3), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(p.ExpertDataGroup(3), (std::vector<int>{3}));
+  EXPECT_EQ(p.ExpertGroup(9), (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));  // stage 1
+  EXPECT_EQ(p.ExpertRankOf(9), 1);
+  c.expert_parallel = 2;  // 4 expert-data ranks of the same expert rank
+  Placement q(c);
+  EXPECT_EQ(q.ExpertGroup(5), (std::vector<int>{4, 5}));
+  EXPECT_EQ(q.ExpertDataGroup(5), (std::vector<int>{1, 3, 5, 7}));
+  EXPECT_EQ(q.ExpertDataRankOf(5), 2);
+  for (int g = 0; g < q.world_size(); ++g) {
+    int both = 0;
+    for (int x : q.ExpertGroup(g)) {
+      for (int y : q.ExpertDataGroup(g)) both += x == y ? 1 : 0;
+    }
+    EXPECT_EQ(both, 1) << g;
+  }
+}
+
 // Megatron-Core's order tp-cp-dp-pp: tp=2, cp=2, dp=2, pp=2 on 16 GPUs puts
 // GPU 5 at tp 1, cp 0, dp 1, pp 0; its ring partner is 2 GPUs away.
 TEST(PlacementTest, ContextRanksFollowTensorRanks) {

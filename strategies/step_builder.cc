@@ -362,6 +362,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.dtype = in.parallel->precision;
   shard.recompute = in.parallel->recompute;
   shard.expert_parallel = in.parallel->expert_parallel;
+  shard.expert_tensor_parallel = in.parallel->expert_tp();
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);
   if (!w.ok()) return w.status();
   if (auto st = models::ApplyFinetune(*in.model, in.finetune, shard, &*w); !st.ok()) return st;

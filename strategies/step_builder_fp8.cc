@@ -37,7 +37,7 @@ void Builder::AddFp8WeightCast(int gpu, sim::TaskId gathered) {
   if (slot == nullptr) {  // one op per layer count, its parameters counted once
     const models::ParameterCounts pc = models::CountParameters(*in_.model);
     const double per_layer = (pc.per_layer - pc.expert_per_layer) / p_.tensor_parallel +
-                             pc.expert_per_layer / (p_.tensor_parallel * p_.expert_parallel);
+                             pc.expert_per_layer / (p_.expert_tp() * p_.expert_parallel);
     models::Op cast;
     cast.name = "fp8_weight_cast";
     cast.kind = models::OpKind::kMemoryBound;

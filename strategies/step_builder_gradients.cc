@@ -59,7 +59,7 @@ absl::Status Builder::AddEmbeddingTie() {
 
 // Gradient buckets of GPU i in backward order, each closed once it holds
 // `bucket_params` parameters (Megatron: max(40M, 1M x dp)). MoE: the routed
-// experts' parameters (÷ tp·ep) go to separate buckets (`experts`), reduced
+// experts' parameters (÷ expert TP·ep) go to separate buckets (`experts`), reduced
 // over the expert-data-parallel group, as Megatron-core's expert buffers.
 std::vector<Bucket> Builder::MakeBuckets(int i, bool experts) const {
   const models::ParameterCounts pc = models::CountParameters(*in_.model);
@@ -83,7 +83,7 @@ std::vector<Bucket> Builder::MakeBuckets(int i, bool experts) const {
     }
   }
   std::sort(layers.rbegin(), layers.rend());
-  double per_layer = experts ? pc.expert_per_layer / (tp * p_.expert_parallel)
+  double per_layer = experts ? pc.expert_per_layer / (p_.expert_tp() * p_.expert_parallel)
                              : (pc.per_layer - pc.expert_per_layer) / tp;
   // LoRA: only the adapters train (all in the dense buckets).
   if (Adapters()) {
@@ -181,7 +181,7 @@ absl::Status Builder::AddGradientSyncAndOptimizer() {
   const bool dist_opt = p_.distributed_optimizer || p_.zero_stage >= 1;
   CLUSTERSIM_RETURN_IF_ERROR(AddExpertGradientSync(dist_opt));
   const double expert_shards =
-      dist_opt ? p_.data_parallel * p_.context_parallel / p_.expert_parallel : 1;
+      dist_opt ? p_.expert_data_parallel() : 1;
   for (int i = 0; i < n; ++i) {
     // Gradients are reduced over data x context ranks (Megatron's DP-CP
     // group). One collective serves the group's simulated ranks: its first

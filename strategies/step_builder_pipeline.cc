@@ -46,6 +46,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       if (last_pos) {
         if (gathers) WaitForParameters(gpus, L + 1);
         CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.head_forward, ctx, L));
+        if (!w.mtp_forward.empty()) CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.mtp_forward, ctx, L));
       }
       break;
     }
@@ -57,6 +58,8 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       if (last_pos) {
         CLUSTERSIM_RETURN_IF_ERROR(whole ? AddOps(w.head_backward, ctx, L)
                                            : AddOps(head_input_grad_, ctx, L));
+        // Multi-token prediction: its whole backward, weight gradients too.
+        if (!w.mtp_backward.empty()) CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.mtp_backward, ctx, L));
         if (whole && final_mb) MarkGradDone(gpus, L + 1);
         if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, L));
       }
@@ -122,7 +125,14 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
 template <typename OpList>
 absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   for (int i : *ctx.gpus) gpu_[i].mergeable = kNone;  // runs stay inside one op list
-  Launch(ops.size(), ctx, layer);
+  // A mixture-of-experts forward (or its recompute) stops the host at the
+  // dispatcher's device-to-host sync: the ops before it launch as one batch,
+  // the ones after it one by one once the GPU has reached it.
+  size_t sync = ops.size();
+  for (size_t k = 0; k + 1 < ops.size(); ++k) {
+    if (Deref(ops[k]).name == "moe_permute") sync = k + 1;
+  }
+  Launch(sync, ctx, layer);
   // A deferred weight gradient (zero-bubble W pass) needs activations and
   // output gradients, not the weights: no gather.
   if (zero3_ && ctx.phase != Phase::kBackwardWeight) {
@@ -130,6 +140,7 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   }
   for (size_t k = 0; k < ops.size(); ++k) {
     const models::Op& op = Deref(ops[k]);
+    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/k == sync);
     if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
       CLUSTERSIM_RETURN_IF_ERROR(AddExpertCollective(op, ctx, layer));
     } else if (op.kind == models::OpKind::kCollective) {
@@ -157,19 +168,40 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
 // The host launches a layer's ops (one pass, one micro-batch) as one task;
 // the first of those ops on the GPU waits for it.
 void Builder::Launch(size_t num_ops, const Ctx& ctx, int layer) {
-  if (in_.host_overhead_per_op <= sim::Duration::Zero() || num_ops == 0) return;
+  if (in_.host_overhead_per_op <= sim::Duration::Zero()) return;
   if (launch_op_ == nullptr) {
     models::Op op;
     op.name = "host_launch";
     op.kind = models::OpKind::kMemoryBound;
     launch_op_ = &AddStepOp(std::move(op));
   }
+  if (num_ops == 0) return;
   TaskInfo info{.op = launch_op_, .phase = ctx.phase, .microbatch = ctx.microbatch,
                 .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk};
   const uint32_t tag = NewInfo(info);
   const sim::Duration d = in_.host_overhead_per_op * static_cast<int64_t>(num_ops);
   for (int i : *ctx.gpus) {
     gpu_[i].waits.push_back(plan_.graph.AddTask(gpu_[i].lane.host, d, tag));
+  }
+}
+
+// Megatron-Core's MoEAlltoAllTokenDispatcher, dropless, copies the token
+// counts per expert to the host and synchronises before the expert-parallel
+// all-to-all ("before_ep_alltoall"; "before_finish" without ep), since the
+// all-to-all splits and the grouped GEMM's group sizes are host arguments.
+// The host cannot run ahead past that point: it launches the next op only once
+// the GPU has reached it (`at_sync`), and each later op of the pass waits for
+// its own launch, so the GPU idles where its kernels are shorter than a launch.
+void Builder::LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync) {
+  if (in_.host_overhead_per_op <= sim::Duration::Zero()) return;
+  Launch(0, ctx, layer);  // creates launch_op_
+  TaskInfo info{.op = launch_op_, .phase = ctx.phase, .microbatch = ctx.microbatch,
+                .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk};
+  const uint32_t tag = NewInfo(info);
+  for (int i : *ctx.gpus) {
+    const sim::TaskId t = plan_.graph.AddTask(gpu_[i].lane.host, in_.host_overhead_per_op, tag);
+    if (at_sync) After(gpu_[i].last, t);
+    gpu_[i].waits.push_back(t);
   }
 }
 

@@ -19,13 +19,13 @@ constexpr int64_t kParamGatherBytes = 2;
 
 // ZeRO-3 shards of `layer` (-1 embedding, L head) on one GPU, in
 // parameters: dense (divided by tp) or, for a mixture-of-experts layer, its
-// routed experts (divided by tp x ep). The head and embedding have no experts.
+// routed experts (divided by expert TP x ep). The head and embedding have no experts.
 double Builder::LayerParams(int layer, bool experts) const {
   const models::ParameterCounts pc = models::CountParameters(*in_.model);
   const double tp = p_.tensor_parallel;
   if (layer < 0) return experts ? 0 : pc.embedding / tp;
   if (layer >= in_.model->num_layers) return experts ? 0 : (pc.final_norm + pc.lm_head) / tp;
-  return experts ? pc.expert_per_layer / (tp * p_.expert_parallel)
+  return experts ? pc.expert_per_layer / (p_.expert_tp() * p_.expert_parallel)
                  : (pc.per_layer - pc.expert_per_layer) / tp;
 }
 
@@ -200,7 +200,7 @@ void Builder::WaitForParameters(const std::vector<int>& gpus, int index) {
 // gathers its updated expert parameters after its members' optimizer steps.
 absl::Status Builder::AddExpertParamGather(bool dist_opt) {
   const int n = static_cast<int>(gpu_.size());
-  const int group_size = p_.data_parallel * p_.context_parallel / p_.expert_parallel;
+  const int group_size = p_.expert_data_parallel();
   // (ZeRO-3 gathers them layer by layer, --overlap-param-gather at the start.)
   if (in_.model->num_experts == 0 || !dist_opt || group_size == 1 || zero3_ ||
       overlap_param_gather_) {

@@ -38,10 +38,13 @@ std::string FormatSummary(const config::Result& r) {
                        s.training().recompute_granularity(),
                        s.training().precision()));
   if (p.expert_model_parallel_size() > 1) {
+    // Parallel folding (expert TP 1) spreads the experts over tp x dp x cp.
+    const bool folded = p.expert_tensor_parallel_size() == 1 && p.tensor_model_parallel_size() > 1;
+    const int ranks = p.data_parallel_size() * std::max(1, p.context_parallel_size()) *
+                      (folded ? p.tensor_model_parallel_size() : 1);
     Line(&out, "expert parallel",
-         absl::StrFormat("ep %d (expert-data-parallel %d)", p.expert_model_parallel_size(),
-                         p.data_parallel_size() * std::max(1, p.context_parallel_size()) /
-                             p.expert_model_parallel_size()));
+         absl::StrFormat("ep %d%s (expert-data-parallel %d)", p.expert_model_parallel_size(),
+                         folded ? ", expert tp 1" : "", ranks / p.expert_model_parallel_size()));
   }
   out += "\n";
   Line(&out, "step time", absl::StrFormat("%.4f s", r.step_time_s()));

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "models/transformer_config.h"
+#include "scenarios/accuracy/recipe_parallelism.h"
 #include "scenarios/accuracy/row_mapping.h"
 #include "scenarios/input/resolve.h"
 #include "scenarios/run/runner.h"
@@ -61,6 +62,18 @@ void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Sce
   // ffn_hidden_size is left unset: Resolve defaults it to 4 x hidden and
   // refuses a hidden size whose 4x overflows (4 * hidden here was signed
   // overflow for hidden sizes over 2^29, found by fuzzing).
+}
+
+// GB200 compute trays in an NVLink domain of `gpus` GPUs: the gb200-nvl72
+// node (topology/data/nodes.textproto) cut to the job's segment.
+void GraceBlackwellDomain(int gpus, config::CustomNodeConfig* n) {
+  n->set_gpus_per_node(gpus);
+  n->set_gpu_link("nvlink5");
+  n->set_nvls(true);
+  n->set_pcie("pcie5-x16");
+  n->set_pcie_switches(gpus);
+  n->set_nics(gpus);
+  n->set_nic_link("ib-ndr");
 }
 
 // Runs `s` and returns the result, or the reason it cannot run.
@@ -191,6 +204,11 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     s.mutable_cluster()->set_power_cap_w(cap_w);
     absl::StrAppend(&assumptions, "power limit ", cap_w, " W (stated); ");
   }
+  if (const int domain = NvlinkDomainGpus(t.Get(row, "framework"), gpu, num_gpus); domain > 0) {
+    GraceBlackwellDomain(domain, s.mutable_cluster()->mutable_custom_node());
+    absl::StrAppend(&assumptions, "NVLink domains of ", domain,
+                    " GPUs (the launcher's Slurm segment); ");
+  }
   const sim::CsvTable::Row* batch_row = &row;
   if (v.metric == "memory_gb" && t.Get(row, "micro_batch").empty()) {
     if (const sim::CsvTable::Row* c = Companion(t, row)) {
@@ -201,34 +219,50 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (!t.Get(row, "cp").empty()) p->set_context_parallel_size(cp);
   if (!ParallelSize(t, *batch_row, "vp", &vp, &v.reason)) return v;
   if (vp > 1) p->set_virtual_pipeline_model_parallel_size(vp);
-  if (vp == 1 && !layers_stated && !preset.empty()) {
+  if (!layers_stated && !preset.empty()) {
     layers = models::ModelCatalog::Default().Find(preset)->num_layers;
   }
+  // The recipe's pipeline layout and expert tensor parallelism, where the
+  // table leaves them out (scenarios/accuracy/recipe_parallelism.h).
+  const RecipeParallelism recipe =
+      ForRecipe(t.Get(row, "framework"), notes, preset, gpu, layers, pp, vp);
+  if (!recipe.missing.empty()) {
+    v.reason = recipe.missing;
+    return v;
+  }
+  for (const int chunk_layers : recipe.layout) p->add_pipeline_layout(chunk_layers);
+  if (recipe.mtp_num_layers > 0) s.mutable_model()->set_mtp_num_layers(recipe.mtp_num_layers);
+  if (!recipe.text.empty()) absl::StrAppend(&assumptions, recipe.text, "; ");
   // A source that states its stage layout (Llama 3: one layer fewer on the
   // first and last stages) gives it in the optional stage-layer columns.
   int first_layers = 0, last_layers = 0;
   const bool layout_stated = Int(t.Get(row, "first_stage_layers"), &first_layers) &&
                              Int(t.Get(row, "last_stage_layers"), &last_layers);
-  if (layout_stated) {
+  if (layout_stated && recipe.layout.empty()) {
     p->set_first_pipeline_num_layers(first_layers);
     p->set_last_pipeline_num_layers(last_layers);
-  } else if (vp == 1 && UnevenStages(layers, pp, p)) {
+  } else if (recipe.layout.empty() && vp == 1 && UnevenStages(layers, pp, p)) {
     absl::StrAppend(&assumptions, "uneven stages (first ", p->first_pipeline_num_layers(),
                     ", last ", p->last_pipeline_num_layers(), " layers); ");
   }
   const int dp = num_gpus / (tp * pp * cp);
-  // Expert parallelism, carved out of dp x cp. Megatron-Core's MoE parallel
-  // folding (expert tensor parallel 1, experts over tp x dp) is not modelled.
+  // Expert parallelism: carved out of dp x cp, or with expert tensor
+  // parallel 1 (MoE parallel folding) out of a stage's tp x dp x cp ranks.
   int ep = 1;
   if (Int(t.Get(row, "ep"), &ep) && ep > 1) {
-    if (ep > dp * cp || (dp * cp) % ep != 0) {
-      v.reason = absl::StrCat("expert parallel ", ep, " does not divide dp x cp = ", dp * cp,
-                              ": the run folds experts over tensor-parallel ranks (MoE parallel "
-                              "folding, expert tensor parallel 1), which is not modelled");
+    const bool folded = recipe.expert_tensor_parallel == 1;
+    const int ranks = folded ? tp * dp * cp : dp * cp;
+    if (ep > ranks || ranks % ep != 0) {
+      v.reason = absl::StrCat("expert parallel ", ep, " does not divide ",
+                              folded ? "tp x dp x cp = " : "dp x cp = ", ranks,
+                              folded ? "" : " and the source states no expert tensor parallelism");
       return v;
     }
     p->set_expert_model_parallel_size(ep);
     absl::StrAppend(&assumptions, "expert parallel ", ep, " (balanced routing); ");
+  }
+  if (recipe.expert_tensor_parallel > 0 && tp > 1) {
+    p->set_expert_tensor_parallel_size(recipe.expert_tensor_parallel);
   }
   if (!Int(t.Get(*batch_row, "micro_batch"), &mb)) {
     if (a.micro_batch > 0) {

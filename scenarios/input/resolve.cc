@@ -136,6 +136,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.zero_stage = p.zero_stage();
   pc.first_stage_layers = p.first_pipeline_num_layers();
   pc.last_stage_layers = p.last_pipeline_num_layers();
+  pc.layout.assign(p.pipeline_layout().begin(), p.pipeline_layout().end());
+  pc.expert_tensor_parallel =
+      p.has_expert_tensor_parallel_size() ? p.expert_tensor_parallel_size() : 0;
   if (p.has_pipeline_schedule()) {
     absl::StatusOr<strategies::Schedule> sched = strategies::ParseSchedule(p.pipeline_schedule());
     if (!sched.ok()) return WithField(sched.status(), "parallelism.pipeline_schedule");
@@ -265,6 +268,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ep->set_zero_stage(pc.zero_stage);
   ep->set_first_pipeline_num_layers(pc.first_stage_layers);
   ep->set_last_pipeline_num_layers(pc.last_stage_layers);
+  for (const int layers : pc.layout) ep->add_pipeline_layout(layers);
+  if (pc.expert_tensor_parallel > 0) {
+    ep->set_expert_tensor_parallel_size(pc.expert_tensor_parallel);
+  }
   ep->set_pipeline_schedule(std::string(strategies::ScheduleName(pc.schedule)));
   ep->set_data_parallel_size(pc.data_parallel);
   config::TrainingConfig* et = e.mutable_training();

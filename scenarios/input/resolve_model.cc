@@ -106,6 +106,7 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_qk_nope_head_dim()) out->qk_nope_head_dim = in.qk_nope_head_dim();
   if (in.has_qk_rope_head_dim()) out->qk_rope_head_dim = in.qk_rope_head_dim();
   if (in.has_v_head_dim()) out->v_head_dim = in.v_head_dim();
+  if (in.has_mtp_num_layers()) out->mtp_num_layers = in.mtp_num_layers();
   return models::ValidateTransformer(*out);
 }
 
@@ -130,6 +131,7 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
     out->set_moe_shared_expert_ffn_size(m.moe_shared_expert_ffn_size);
   }
   if (m.moe_first_dense_layers > 0) out->set_moe_first_dense_layers(m.moe_first_dense_layers);
+  if (m.mtp_num_layers > 0) out->set_mtp_num_layers(m.mtp_num_layers);
   if (m.mla()) {
     out->set_q_lora_rank(m.q_lora_rank);
     out->set_kv_lora_rank(m.kv_lora_rank);

@@ -1,0 +1,102 @@
+#include "scenarios/accuracy/recipe_parallelism.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "models/transformer_config.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+// `n` chunks: `first`, then `middle` layers in each of n - 2, then `last`.
+std::vector<int> Chunks(int n, int first, int middle, int last) {
+  std::vector<int> v(n, middle);
+  v.front() = first;
+  v.back() = last;
+  return v;
+}
+
+// DeepSeek-V3's layout table (recipes/deepseek/deepseek_v3.py, the same at
+// v0.1.0rc4, v0.2.0 and v0.4.0), keyed by (pp, vp); H100 pp 8 x vp 4 from the
+// performance script's "Et|(tt|)*30mL" (scripts/performance, v0.1.0rc4
+// run_script.py, v0.2.0 deepseek_llm_pretrain.py, v0.4.0
+// deepseek_workload_base_configs.py).
+std::vector<int> DeepSeekLayout(const std::string& gpu, int pp, int vp) {
+  const std::pair<int, int> key{pp, vp};
+  if (key == std::pair{4, 1}) return {16, 16, 16, 13};
+  if (key == std::pair{8, 1} || key == std::pair{4, 2}) return Chunks(8, 8, 8, 5);
+  if (key == std::pair{16, 1} || key == std::pair{8, 2} || key == std::pair{4, 4}) {
+    return Chunks(16, 4, 4, 1);
+  }
+  if (key == std::pair{8, 4} && absl::StartsWith(gpu, "h100")) return Chunks(32, 1, 2, 0);
+  return {};
+}
+
+}  // namespace
+
+int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
+  if (!absl::StrContains(absl::AsciiStrToLower(stack), "megatron-bridge") ||
+      !absl::StartsWith(gpu, "gb200") || num_gpus % 4 != 0) {
+    return 0;
+  }
+  const int trays = num_gpus / 4;
+  if (trays <= 18) return num_gpus;
+  for (int segment = 18; segment > 0; --segment) {
+    if (trays % segment == 0) return 4 * segment;
+  }
+  return 0;
+}
+
+RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
+                            const std::string& preset, const std::string& gpu, int layers, int pp,
+                            int vp) {
+  RecipeParallelism r;
+  const bool bridge = absl::StrContains(absl::AsciiStrToLower(stack), "megatron-bridge");
+  int experts = 0;
+  if (!preset.empty()) {
+    if (auto m = models::ModelCatalog::Default().Find(preset); m.ok()) experts = m->num_experts;
+  }
+  const int chunks = pp * vp;
+  if (bridge && experts > 0) {
+    r.expert_tensor_parallel = 1;
+    r.text = "expert tensor parallel 1 (Megatron-Bridge MoE recipes: parallel folding)";
+  } else if (experts > 0 && absl::StrContains(notes, "ETP1")) {
+    r.expert_tensor_parallel = 1;
+    r.text = "expert tensor parallel 1 (stated: ETP1)";
+  }
+  if (!bridge || chunks < 2) return r;
+  auto append = [&r](const std::string& text) {
+    absl::StrAppend(&r.text, r.text.empty() ? "" : "; ", text);
+  };
+  if (preset == "deepseek-v3-671b") {
+    r.layout = DeepSeekLayout(gpu, pp, vp);
+    if (r.layout.empty()) {
+      if (layers % chunks != 0) {
+        r.missing = absl::StrCat(
+            "the Megatron-Bridge DeepSeek-V3 recipe states no pipeline layout "
+            "for pp ",
+            pp, " x vp ", vp, ", and ", layers, " layers do not split evenly over ", chunks,
+            " chunks");
+      }
+      return r;
+    }
+    r.mtp_num_layers = absl::StrContains(notes, "without multi-token prediction") ? 0 : 1;
+    append(absl::StrCat("pipeline layout of the DeepSeek-V3 recipe (", r.layout.front(),
+                        " layers on the first chunk, ", r.layout.back(), " on the last)"));
+    append(r.mtp_num_layers > 0 ? "one multi-token-prediction module (the recipe's default)"
+                                : "no multi-token prediction (stated)");
+    return r;
+  }
+  if ((preset == "llama3.1-405b" || preset == "qwen3-235b-a22b") && (layers + 2) % chunks == 0) {
+    const int per = (layers + 2) / chunks;
+    r.layout = Chunks(chunks, per - 1, per, per - 1);
+    append(absl::StrCat("embedding and loss each counted as a layer in the pipeline split (",
+                        per - 1, " layers on the first and last chunk, ", per, " on the others)"));
+  }
+  return r;
+}
+
+}  // namespace clustersim::scenarios

@@ -1,0 +1,63 @@
+// File: scenarios/accuracy/recipe_parallelism.h
+//
+// What a validation row's training recipe states about how it splits the
+// model, where the row's table does not: the pipeline layout (layers per
+// model chunk) and the experts' tensor parallelism. Decided per stack and
+// model (never per row), each from the recipe source named in the text.
+//
+// Megatron-Bridge performance recipes (NVIDIA-NeMo/Megatron-Bridge,
+// scripts/performance and src/megatron/bridge/recipes, tags v0.1.0rc4
+// 6725f704, v0.2.0 717c62de, v0.4.0 0fbfe7d3; NeMo containers 25.09, 25.11,
+// 26.04):
+// - every MoE recipe sets expert_tensor_parallel_size=1 (parallel folding);
+// - DeepSeek-V3 (61 layers) takes its pipeline layout from a (pp, vp) table
+//   in recipes/deepseek/deepseek_v3.py: 16 chunks are [4, 4 x 14, 1], 8 are
+//   [8, 8 x 6, 5], 4 are [16, 16, 16, 13]; on H100 pp 8 x vp 4 the
+//   performance script passes "Et|(tt|)*30mL": [1, 2 x 30, 0]. The recipe
+//   trains one multi-token-prediction module (mtp_num_layers=1), on the last
+//   chunk, except where the row says it ran without one;
+// - Llama 3.1 405B and Qwen3-235B-A22B set account_for_embedding_ and
+//   account_for_loss_in_pipeline_split: the embedding and the loss count as
+//   one layer each, so with n = pp x vp chunks every chunk holds (L + 2) / n
+//   layers and the first and last one fewer.
+// - on GB200 (4 GPUs per compute tray) the performance launcher
+//   (scripts/performance/utils/executors.py, v0.2.0 and v0.4.0) asks Slurm
+//   for --segment = the largest divisor of the tray count up to 18 (one
+//   NVL72 rack), so each NVLink domain holds 4 x segment consecutive ranks
+//   (64 GPUs at 128 and 256 GPUs), aligned with the rank order.
+// Other stacks: expert TP 1 where the row's notes say "ETP1".
+//
+// Example:
+//   RecipeParallelism r = ForRecipe("nemo-25.11 (Megatron-Bridge + ...)", "",
+//                                   "deepseek-v3-671b", "gb200-186gb", 61, 4, 4);
+//   // r.layout = {4, 4, ..., 4, 1} (16 chunks), r.expert_tensor_parallel = 1
+#ifndef CLUSTERSIM_SCENARIOS_ACCURACY_RECIPE_PARALLELISM_H_
+#define CLUSTERSIM_SCENARIOS_ACCURACY_RECIPE_PARALLELISM_H_
+
+#include <string>
+#include <vector>
+
+namespace clustersim::scenarios {
+
+struct RecipeParallelism {
+  std::vector<int> layout;         // layers per model chunk; empty: none stated
+  int expert_tensor_parallel = 0;  // 0: unstated (the experts follow tp)
+  int mtp_num_layers = 0;          // multi-token-prediction modules trained
+  std::string text;                // the assumption, for the row's report
+  std::string missing;             // why the row's split cannot be pinned down, or ""
+};
+
+// `stack` is the row's framework cell, `notes` its notes, `preset` the model
+// preset the row names ("" when none), `gpu` the catalog GPU, `layers` the
+// model's layers and pp, vp the row's pipeline sizes.
+// GPUs per NVLink domain the stack's launcher gives a GB200 job of
+// `num_gpus` (Megatron-Bridge's --segment), or 0 when it states none.
+int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus);
+
+RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
+                            const std::string& preset, const std::string& gpu, int layers, int pp,
+                            int vp);
+
+}  // namespace clustersim::scenarios
+
+#endif  // CLUSTERSIM_SCENARIOS_ACCURACY_RECIPE_PARALLELISM_H_

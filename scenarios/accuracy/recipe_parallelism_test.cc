@@ -1,0 +1,102 @@
+#include "scenarios/accuracy/recipe_parallelism.h"
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr const char* kBridge = "nemo-25.11 (Megatron-Bridge + Megatron-Core)";
+
+int Sum(const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 0); }
+
+TEST(RecipeParallelismTest, DeepSeekTakesTheRecipesLayoutTable) {
+  // 16 chunks: the first holds 4 layers (with the embedding), the last 1.
+  RecipeParallelism r = ForRecipe(kBridge, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 4);
+  ASSERT_EQ(r.layout.size(), 16u);
+  EXPECT_EQ(r.layout.front(), 4);
+  EXPECT_EQ(r.layout.back(), 1);
+  EXPECT_EQ(Sum(r.layout), 61);
+  EXPECT_EQ(r.expert_tensor_parallel, 1);
+  EXPECT_EQ(r.mtp_num_layers, 1);
+  EXPECT_EQ(ForRecipe(kBridge, "archive footnote: without multi-token prediction layer",
+                      "deepseek-v3-671b", "gb200-186gb", 61, 4, 4)
+                .mtp_num_layers,
+            0);
+  // The same table for pp 16 (vp 1) and pp 8 x vp 2; 4 stages without interleaving.
+  EXPECT_EQ(ForRecipe(kBridge, "", "deepseek-v3-671b", "b200-sxm-180gb", 61, 16, 1).layout,
+            r.layout);
+  EXPECT_EQ(ForRecipe(kBridge, "", "deepseek-v3-671b", "b200-sxm-180gb", 61, 8, 2).layout,
+            r.layout);
+  EXPECT_THAT(ForRecipe(kBridge, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1).layout,
+              ElementsAre(16, 16, 16, 13));
+}
+
+TEST(RecipeParallelismTest, DeepSeekOnH100UsesTheScriptsLayoutAndOtherwiseSaysWhy) {
+  const std::vector<int> h100 =
+      ForRecipe(kBridge, "", "deepseek-v3-671b", "h100-sxm5-80gb", 61, 8, 4).layout;
+  ASSERT_EQ(h100.size(), 32u);
+  EXPECT_EQ(h100.front(), 1);
+  EXPECT_EQ(h100[1], 2);
+  EXPECT_EQ(h100.back(), 0);  // the output layer and MTP only
+  EXPECT_EQ(Sum(h100), 61);
+  // GB200 at pp 8 x vp 4: the recipe has no layout, 61 layers do not split.
+  const RecipeParallelism gb = ForRecipe(kBridge, "", "deepseek-v3-671b", "gb200-186gb", 61, 8, 4);
+  EXPECT_TRUE(gb.layout.empty());
+  EXPECT_THAT(gb.missing, HasSubstr("states no pipeline layout for pp 8 x vp 4"));
+}
+
+TEST(RecipeParallelismTest, EmbeddingAndLossCountAsLayersFor405BAndQwen235B) {
+  // (126 + 2) / 64 = 2 per chunk; the first and last hold 1.
+  const std::vector<int> llama =
+      ForRecipe(kBridge, "", "llama3.1-405b", "gb200-186gb", 126, 8, 8).layout;
+  ASSERT_EQ(llama.size(), 64u);
+  EXPECT_EQ(llama.front(), 1);
+  EXPECT_EQ(llama[1], 2);
+  EXPECT_EQ(llama.back(), 1);
+  EXPECT_EQ(Sum(llama), 126);
+  // (94 + 2) / 16 = 6: [5, 6 x 14, 5], as Megatron-Bridge's own pipeline test has it.
+  const std::vector<int> qwen =
+      ForRecipe(kBridge, "", "qwen3-235b-a22b", "b200-sxm-180gb", 94, 8, 2).layout;
+  ASSERT_EQ(qwen.size(), 16u);
+  EXPECT_EQ(qwen.front(), 5);
+  EXPECT_EQ(qwen[7], 6);
+  EXPECT_EQ(qwen.back(), 5);
+  // A dense Llama is not folded and keeps its split.
+  const RecipeParallelism dense = ForRecipe(kBridge, "", "llama3-70b", "gb200-186gb", 80, 4, 5);
+  EXPECT_TRUE(dense.layout.empty());
+  EXPECT_EQ(dense.expert_tensor_parallel, 0);
+}
+
+TEST(RecipeParallelismTest, GB200JobsGetTheLaunchersSegments) {
+  EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 256), 64);  // 64 trays: segment 16
+  EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 128), 64);
+  EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 64), 64);  // one rack
+  EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 8), 8);
+  EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 288), 72);  // 72 trays: segment 18
+  EXPECT_EQ(NvlinkDomainGpus(kBridge, "b200-sxm-180gb", 256), 0);
+  EXPECT_EQ(NvlinkDomainGpus("nemo-25.04 (dgxc)", "gb200-186gb", 256), 0);
+}
+
+TEST(RecipeParallelismTest, OtherStacksFoldOnlyWhereTheNotesSayETP1) {
+  const std::string nemo = "nemo-25.04 (dgxc-benchmarking 25.05 release)";
+  EXPECT_EQ(ForRecipe(nemo, "TP2 PP4 CP1 ETP1 MBS1", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1)
+                .expert_tensor_parallel,
+            1);
+  const RecipeParallelism silent =
+      ForRecipe(nemo, "TP4 PP1", "grok-1-314b", "gb200-186gb", 64, 1, 1);
+  EXPECT_EQ(silent.expert_tensor_parallel, 0);
+  EXPECT_TRUE(silent.layout.empty());
+  // Not a Megatron-Bridge recipe: no layout is assumed.
+  EXPECT_TRUE(ForRecipe(nemo, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1).layout.empty());
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios
