@@ -227,6 +227,20 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
                                   : std::string(),
         ranks > 1 ? absl::StrCat(" per attention rank (x", ranks, ")") : std::string()));
   }
+  // A TensorRT-LLM engine served through Triton, or behind an NVIDIA NIM
+  // (whose optimized profiles for a stated GPU, precision and tp are
+  // TensorRT-LLM engines, preferred over vLLM), runs under its build limits;
+  // the sources state none, so trtllm-build's defaults.
+  const std::string& framework = t.Get(row, "framework");
+  const bool nim = absl::StrContains(framework, "NVIDIA NIM");
+  if ((absl::StrContains(framework, "tensorrtllm_backend") || nim) && m.max_batch_size == 0) {
+    m.trtllm_engine_defaults = true;
+    m.assumptions.push_back(
+        absl::StrCat(nim ? "NIM's optimized profile taken as a TensorRT-LLM engine; " : "",
+                     "TensorRT-LLM engine limits not stated: trtllm-build's defaults, max batch ",
+                     kTrtllmEngineMaxBatch, ", max tokens ", kTrtllmEngineMaxTokens,
+                     "; in-flight batching (generation first, context within the token budget)"));
+  }
   const int stated_requests = StatedRequests(t.Get(row, "dataset"));
   if (mode == "poisson") {
     double rate = 0;
@@ -315,6 +329,11 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     // Each pool carries its own parallelism; the colocated fields stay unset.
     inf->clear_tensor_parallel_size();
     inf->clear_pipeline_parallel_size();
+  }
+  if (m.trtllm_engine_defaults) {
+    inf->set_max_batch_size(kTrtllmEngineMaxBatch);
+    inf->set_max_tokens_per_step(kTrtllmEngineMaxTokens);
+    inf->set_chunked_prefill(true);
   }
   // Limits the row states replace the ones trtllm-bench would pick.
   if (!m.trtllm_bench || m.max_batch_size > 0) return absl::OkStatus();

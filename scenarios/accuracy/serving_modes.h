@@ -24,6 +24,12 @@
 //   picks (trtllm_bench_settings.h) with context chunked into the token
 //   budget (TensorRT-LLM's in-flight batching schedules generation first,
 //   then context within max_num_tokens);
+// - rows served by a TensorRT-LLM engine through Triton's tensorrtllm_backend
+//   (framework "... tensorrtllm_backend") or an NVIDIA NIM (framework
+//   "NVIDIA NIM ..."; NIM's optimized profiles are TensorRT-LLM engines),
+//   whose source states no build limits, run under trtllm-build's defaults
+//   (kTrtllmEngineMaxBatch, kTrtllmEngineMaxTokens) with the same in-flight
+//   batching;
 // - concurrency: one client is a batch of 1 run to the end, repeated; N > 1
 //   clients are kind "concurrency" with the stated request count, else
 //   AIPerf's default for synthetic data, max(10, 2N) (ai-dynamo/aiperf
@@ -85,6 +91,9 @@ struct ServingModeMapping {
   int concurrency = 0;                          // "concurrency" rows
   double ttft_limit_ms = 0, tpot_limit_ms = 0;  // "server" rows (0: none)
   bool trtllm_bench = false;                    // scheduler limits of trtllm-bench (offline rows)
+  // A TensorRT-LLM engine served through Triton's tensorrtllm_backend or a
+  // NIM: the engine's default build limits and in-flight batching (see above).
+  bool trtllm_engine_defaults = false;
   // Speculative decoding (empty method: off).
   std::string spec_method;
   int spec_tokens = 0;
@@ -100,6 +109,11 @@ struct ServingModeMapping {
   // Settings taken on faith, printed under the row.
   std::vector<std::string> assumptions;
 };
+
+// trtllm-build's default limits (tensorrt_llm/builder.py, BuildConfig, from
+// v0.11 on; read at NVIDIA/TensorRT-LLM commit 008b2b8d).
+inline constexpr int kTrtllmEngineMaxBatch = 2048;
+inline constexpr int kTrtllmEngineMaxTokens = 8192;
 
 // Requests per server-mode bisection step (see above).
 inline constexpr int kServerRequests = 1000;
