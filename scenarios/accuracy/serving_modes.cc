@@ -279,7 +279,14 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.workload_kind = "concurrency";
     m.concurrency = concurrency;
     m.num_requests = stated_requests;
-    if (m.num_requests == 0) {
+    if (m.num_requests == 0 && nim) {
+      m.num_requests = kNimSweepRequestsPerClient * concurrency;
+      m.warmup_requests = kNimSweepWarmupPerClient * concurrency;
+      m.assumptions.push_back(absl::StrCat(
+          "concurrency ", concurrency, ": ", m.num_requests, " requests after ", m.warmup_requests,
+          " warm-up requests (not stated on the page; NVIDIA's genai-perf sweep counts, 10 and 2 "
+          "per client)"));
+    } else if (m.num_requests == 0) {
       m.num_requests = std::max(10, 2 * concurrency);
       m.assumptions.push_back(absl::StrCat(
           "concurrency ", concurrency, ": ", m.num_requests,
@@ -308,6 +315,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     wl->set_num_requests(m.num_requests);
   }
   if (m.workload_kind == "concurrency") wl->set_concurrency(m.concurrency);
+  if (m.warmup_requests > 0) wl->set_warmup_requests(m.warmup_requests);
   if (m.ttft_limit_ms > 0) inf->set_target_time_to_first_token_ms(m.ttft_limit_ms);
   if (m.tpot_limit_ms > 0) inf->set_target_time_per_output_token_ms(m.tpot_limit_ms);
   if (!m.spec_method.empty()) {

@@ -275,6 +275,17 @@ TEST(ServingModesTest, NimRowsRunAsTensorrtLlmEngines) {
   EXPECT_TRUE(inf.chunked_prefill());
   EXPECT_THAT((*runs)[0].assumptions,
               testing::Contains(HasSubstr("NIM's optimized profile taken as a TensorRT-LLM")));
+  // The NIM benchmarking guide's sweep: 10 measured and 2 warm-up requests
+  // per client; other closed loops keep AIPerf's default and no warm-up.
+  EXPECT_EQ(inf.workload().num_requests(), 250);
+  EXPECT_EQ(inf.workload().warmup_requests(), 50);
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("after 50 warm-up requests")));
+  absl::StatusOr<std::vector<InferenceRun>> plain =
+      MapInferenceRuns(Parse(Row("c25", "ttft_ms", "concurrency", "concurrency", "25", "25")));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE((*plain)[0].scenario) << (*plain)[0].not_supported;
+  EXPECT_EQ((*plain)[0].scenario->inference().workload().num_requests(), 50);
+  EXPECT_FALSE((*plain)[0].scenario->inference().workload().has_warmup_requests());
 }
 
 TEST(ServingModesTest, TrtllmBenchCountsNvfp4WeightsAtHalfAByte) {
