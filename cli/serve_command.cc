@@ -35,7 +35,7 @@ struct ServeValues {
   std::optional<std::string> model, model_config, gpu, node, weight_dtype, kv_dtype, price_source,
       trace_file, trace_format, mlperf;
   std::optional<int> num_gpus, tp, pp, ep, batch, num_requests, prompt, output, max_batch,
-      max_tokens, group_size, block_size, concurrency;
+      max_tokens, group_size, block_size, concurrency, warmup_requests;
   std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price, think_time,
       trace_time_scale, prefix_hit_rate;
   std::optional<uint64_t> seed;
@@ -109,6 +109,7 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
     w->set_concurrency(*v.concurrency);
   }
   if (v.think_time) w->set_think_time_ms(*v.think_time);
+  if (v.warmup_requests) w->set_warmup_requests(*v.warmup_requests);
   if (v.trace_file) {
     w->set_kind("trace");
     w->set_trace_file(*v.trace_file);
@@ -277,6 +278,8 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(work, "mlperf-benchmark", &v.mlperf, "targets from MLPerf's limits, e.g. llama2-70b");
   Opt(work, "concurrency", &v.concurrency, "clients in a closed loop (--max-concurrency)");
   Opt(work, "think-time-ms", &v.think_time, "a client's pause between requests (default 0)");
+  Opt(work, "warmup-requests", &v.warmup_requests,
+      "closed loop: measure after this many warm-up requests, with the clients kept busy");
   Opt(work, "trace-file", &v.trace_file, "replay an Azure CSV or Mooncake JSONL trace");
   Opt(work, "trace-format", &v.trace_format, "azure|mooncake (default: from the extension)");
   Opt(work, "trace-time-scale", &v.trace_time_scale, "multiply the trace's arrival times");
@@ -344,6 +347,7 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
     w->clear_request_rate_per_s();
     w->clear_concurrency();
     w->clear_think_time_ms();
+    w->clear_warmup_requests();
     w->clear_trace_file();
     w->clear_trace_format();
     w->clear_trace_time_scale();

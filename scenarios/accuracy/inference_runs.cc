@@ -415,7 +415,10 @@ std::string WorkloadText(const config::InferenceConfig& inf) {
   } else if (wl.kind() == "offline") {
     out = absl::StrCat(", offline x ", wl.num_requests());
   } else if (wl.kind() == "concurrency") {
-    out = absl::StrCat(", ", wl.concurrency(), " clients x ", wl.num_requests());
+    out = absl::StrCat(", ", wl.concurrency(), " clients x ", wl.num_requests(),
+                       wl.warmup_requests() > 0
+                           ? absl::StrCat(" after ", wl.warmup_requests(), " warm-up")
+                           : std::string());
   } else if (wl.kind() == "server") {
     out = absl::StrCat(", server at p99 TTFT <= ", inf.target_time_to_first_token_ms(),
                        " ms, TPOT <= ", inf.target_time_per_output_token_ms(), " ms x ",

@@ -227,6 +227,20 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
                                   : std::string(),
         ranks > 1 ? absl::StrCat(" per attention rank (x", ranks, ")") : std::string()));
   }
+  // A TensorRT-LLM engine served through Triton, or behind an NVIDIA NIM
+  // (whose optimized profiles for a stated GPU, precision and tp are
+  // TensorRT-LLM engines, preferred over vLLM), runs under its build limits;
+  // the sources state none, so trtllm-build's defaults.
+  const std::string& framework = t.Get(row, "framework");
+  const bool nim = absl::StrContains(framework, "NVIDIA NIM");
+  if ((absl::StrContains(framework, "tensorrtllm_backend") || nim) && m.max_batch_size == 0) {
+    m.trtllm_engine_defaults = true;
+    m.assumptions.push_back(
+        absl::StrCat(nim ? "NIM's optimized profile taken as a TensorRT-LLM engine; " : "",
+                     "TensorRT-LLM engine limits not stated: trtllm-build's defaults, max batch ",
+                     kTrtllmEngineMaxBatch, ", max tokens ", kTrtllmEngineMaxTokens,
+                     "; in-flight batching (generation first, context within the token budget)"));
+  }
   const int stated_requests = StatedRequests(t.Get(row, "dataset"));
   if (mode == "poisson") {
     double rate = 0;
@@ -265,7 +279,14 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.workload_kind = "concurrency";
     m.concurrency = concurrency;
     m.num_requests = stated_requests;
-    if (m.num_requests == 0) {
+    if (m.num_requests == 0 && nim) {
+      m.num_requests = kNimSweepRequestsPerClient * concurrency;
+      m.warmup_requests = kNimSweepWarmupPerClient * concurrency;
+      m.assumptions.push_back(absl::StrCat(
+          "concurrency ", concurrency, ": ", m.num_requests, " requests after ", m.warmup_requests,
+          " warm-up requests (not stated on the page; NVIDIA's genai-perf sweep counts, 10 and 2 "
+          "per client)"));
+    } else if (m.num_requests == 0) {
       m.num_requests = std::max(10, 2 * concurrency);
       m.assumptions.push_back(absl::StrCat(
           "concurrency ", concurrency, ": ", m.num_requests,
@@ -294,6 +315,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     wl->set_num_requests(m.num_requests);
   }
   if (m.workload_kind == "concurrency") wl->set_concurrency(m.concurrency);
+  if (m.warmup_requests > 0) wl->set_warmup_requests(m.warmup_requests);
   if (m.ttft_limit_ms > 0) inf->set_target_time_to_first_token_ms(m.ttft_limit_ms);
   if (m.tpot_limit_ms > 0) inf->set_target_time_per_output_token_ms(m.tpot_limit_ms);
   if (!m.spec_method.empty()) {
@@ -315,6 +337,11 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     // Each pool carries its own parallelism; the colocated fields stay unset.
     inf->clear_tensor_parallel_size();
     inf->clear_pipeline_parallel_size();
+  }
+  if (m.trtllm_engine_defaults) {
+    inf->set_max_batch_size(kTrtllmEngineMaxBatch);
+    inf->set_max_tokens_per_step(kTrtllmEngineMaxTokens);
+    inf->set_chunked_prefill(true);
   }
   // Limits the row states replace the ones trtllm-bench would pick.
   if (!m.trtllm_bench || m.max_batch_size > 0) return absl::OkStatus();

@@ -24,10 +24,19 @@
 //   picks (trtllm_bench_settings.h) with context chunked into the token
 //   budget (TensorRT-LLM's in-flight batching schedules generation first,
 //   then context within max_num_tokens);
+// - rows served by a TensorRT-LLM engine through Triton's tensorrtllm_backend
+//   (framework "... tensorrtllm_backend") or an NVIDIA NIM (framework
+//   "NVIDIA NIM ..."; NIM's optimized profiles are TensorRT-LLM engines),
+//   whose source states no build limits, run under trtllm-build's defaults
+//   (kTrtllmEngineMaxBatch, kTrtllmEngineMaxTokens) with the same in-flight
+//   batching;
 // - concurrency: one client is a batch of 1 run to the end, repeated; N > 1
 //   clients are kind "concurrency" with the stated request count, else
 //   AIPerf's default for synthetic data, max(10, 2N) (ai-dynamo/aiperf
-//   docs/cli_options.md, --request-count);
+//   docs/cli_options.md, --request-count); NIM rows, whose page defers to
+//   the NIM benchmarking guide's AIPerf procedure without restating its
+//   counts, run 10N measured requests after 2N warm-up requests, the counts
+//   of NVIDIA's published genai-perf concurrency sweeps (kNimSweep*);
 // - server: kind "server" with the row's p99 TTFT/TPOT limits; the metric
 //   is read at the highest rate meeting them. MLPerf's query counts (at
 //   least 24,576 samples over 600 s) are not reproduced: 1,000 requests per
@@ -83,8 +92,12 @@ struct ServingModeMapping {
   double request_rate = 0;
   int num_requests = 0;
   int concurrency = 0;                          // "concurrency" rows
+  int warmup_requests = 0;                      // "concurrency" rows: unmeasured, sent first
   double ttft_limit_ms = 0, tpot_limit_ms = 0;  // "server" rows (0: none)
   bool trtllm_bench = false;                    // scheduler limits of trtllm-bench (offline rows)
+  // A TensorRT-LLM engine served through Triton's tensorrtllm_backend or a
+  // NIM: the engine's default build limits and in-flight batching (see above).
+  bool trtllm_engine_defaults = false;
   // Speculative decoding (empty method: off).
   std::string spec_method;
   int spec_tokens = 0;
@@ -100,6 +113,19 @@ struct ServingModeMapping {
   // Settings taken on faith, printed under the row.
   std::vector<std::string> assumptions;
 };
+
+// trtllm-build's default limits (tensorrt_llm/builder.py, BuildConfig, from
+// v0.11 on; read at NVIDIA/TensorRT-LLM commit 008b2b8d).
+inline constexpr int kTrtllmEngineMaxBatch = 2048;
+inline constexpr int kTrtllmEngineMaxTokens = 8192;
+
+// NVIDIA's published genai-perf concurrency sweeps (e.g. the Dynamo +
+// TensorRT-LLM DeepSeek-R1-FP4 benchmark script), taken for the NIM
+// benchmarking guide's: per client, measured requests
+// (--request-count $(($concurrency*10))) and warm-up requests
+// (--warmup-request-count $(($concurrency*2))).
+inline constexpr int kNimSweepRequestsPerClient = 10;
+inline constexpr int kNimSweepWarmupPerClient = 2;
 
 // Requests per server-mode bisection step (see above).
 inline constexpr int kServerRequests = 1000;

@@ -230,6 +230,64 @@ TEST(ServingModesTest, TrtllmBenchRowsRunUnderTheToolsOwnLimits) {
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-bench's own limits")));
 }
 
+TEST(ServingModesTest, TritonServedTensorrtLlmEnginesRunUnderTheBuildDefaults) {
+  // A Poisson row served through Triton's tensorrtllm_backend states no build
+  // limits: trtllm-build's BuildConfig defaults (max batch 2048, max tokens
+  // 8192) with in-flight batching of generation and context.
+  std::string row = Row("trt", "ttft_ms", "poisson", "poisson", "500", "", "16");
+  row = Set(row, "framework", "TensorRT-LLM 0.14.0 (Triton tensorrtllm_backend)");
+  // The same row on vLLM keeps the simulator's defaults; a row that states
+  // its own limits keeps them.
+  const std::string vllm = Row("vllm", "ttft_ms", "poisson", "poisson", "500", "", "16");
+  std::string stated = Set(row, "max_batch_size", "64");
+  stated = Set(stated, "id", "stated");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(row + vllm + stated));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  for (const InferenceRun& r : *runs) ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+  const config::InferenceConfig& trt = (*runs)[0].scenario->inference();
+  EXPECT_EQ(trt.max_batch_size(), 2048);
+  EXPECT_EQ(trt.max_tokens_per_step(), 8192);
+  EXPECT_TRUE(trt.chunked_prefill());
+  EXPECT_EQ(trt.workload().kind(), "poisson");
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-build's defaults")));
+  const config::InferenceConfig& v = (*runs)[1].scenario->inference();
+  EXPECT_FALSE(v.has_max_batch_size());
+  EXPECT_FALSE(v.has_max_tokens_per_step());
+  EXPECT_FALSE(v.chunked_prefill());
+  EXPECT_EQ((*runs)[2].scenario->inference().max_batch_size(), 64);
+  EXPECT_THAT((*runs)[2].assumptions,
+              testing::Not(testing::Contains(HasSubstr("trtllm-build's defaults"))));
+}
+
+TEST(ServingModesTest, NimRowsRunAsTensorrtLlmEngines) {
+  // NIM's optimized profiles are TensorRT-LLM engines: a closed loop of 25
+  // clients runs with in-flight batching under the build defaults.
+  std::string row = Row("nim", "ttft_ms", "concurrency", "concurrency", "25", "25");
+  row = Set(row, "framework", "NVIDIA NIM 1.8.0 (llama-3.3-70b-instruct container)");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(row));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  const config::InferenceConfig& inf = (*runs)[0].scenario->inference();
+  EXPECT_EQ(inf.workload().kind(), "concurrency");
+  EXPECT_EQ(inf.workload().concurrency(), 25);
+  EXPECT_EQ(inf.max_batch_size(), 2048);
+  EXPECT_EQ(inf.max_tokens_per_step(), 8192);
+  EXPECT_TRUE(inf.chunked_prefill());
+  EXPECT_THAT((*runs)[0].assumptions,
+              testing::Contains(HasSubstr("NIM's optimized profile taken as a TensorRT-LLM")));
+  // The NIM benchmarking guide's sweep: 10 measured and 2 warm-up requests
+  // per client; other closed loops keep AIPerf's default and no warm-up.
+  EXPECT_EQ(inf.workload().num_requests(), 250);
+  EXPECT_EQ(inf.workload().warmup_requests(), 50);
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("after 50 warm-up requests")));
+  absl::StatusOr<std::vector<InferenceRun>> plain =
+      MapInferenceRuns(Parse(Row("c25", "ttft_ms", "concurrency", "concurrency", "25", "25")));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE((*plain)[0].scenario) << (*plain)[0].not_supported;
+  EXPECT_EQ((*plain)[0].scenario->inference().workload().num_requests(), 50);
+  EXPECT_FALSE((*plain)[0].scenario->inference().workload().has_warmup_requests());
+}
+
 TEST(ServingModesTest, TrtllmBenchCountsNvfp4WeightsAtHalfAByte) {
   // Llama 3.1 70B on one 180 GiB B200, 1000 in / 1000 out, BF16 KV. By hand
   // (tuning.py, BYTES_PER_ELEM[NVFP4] = 0.5): weights 70.6e9 x 0.5 B =

@@ -134,9 +134,12 @@ absl::Status ResolveBenchmarkWorkload(const config::InferenceWorkload& w, std::s
                                           "trace_time_scale"
                                         : "use kind \"poisson\" for a given rate");
   }
-  if (kind != "concurrency" && (w.has_concurrency() || w.has_think_time_ms())) {
-    return NotForKind(w.has_concurrency() ? "concurrency" : "think_time_ms", kind,
-                      "set kind \"concurrency\" or remove it");
+  if (kind != "concurrency" &&
+      (w.has_concurrency() || w.has_think_time_ms() || w.has_warmup_requests())) {
+    return NotForKind(w.has_concurrency()     ? "concurrency"
+                      : w.has_think_time_ms() ? "think_time_ms"
+                                              : "warmup_requests",
+                      kind, "set kind \"concurrency\" or remove it");
   }
   if (kind != "trace" && (w.has_trace_file() || w.has_trace_format() || w.has_trace_time_scale())) {
     return NotForKind("trace_file", kind, "set kind \"trace\" or remove the trace fields");
@@ -167,6 +170,14 @@ absl::Status ResolveBenchmarkWorkload(const config::InferenceWorkload& w, std::s
     mode->think_time = sim::Duration::FromSecondsDouble(think_ms * 1e-3);
     echo->set_concurrency(mode->concurrency);
     echo->set_think_time_ms(think_ms);
+    if (w.has_warmup_requests()) {
+      if (w.warmup_requests() < 0 || w.warmup_requests() > 1'000'000) {
+        return Bad("inference.workload.warmup_requests", w.warmup_requests(),
+                   "must be between 0 and 1000000 (0: measure every request)");
+      }
+      mode->warmup_requests = w.warmup_requests();
+      echo->set_warmup_requests(mode->warmup_requests);
+    }
   }
   return absl::OkStatus();
 }

@@ -24,7 +24,10 @@
 //     deepseek-r1-interactive    1500 ms     15 ms
 // - "concurrency" (benchmark_serving.py --max-concurrency, genai-perf and
 //   trtllm-bench --concurrency): N clients in a closed loop
-//   (strategies/serving_closed_loop.h), optional think time.
+//   (strategies/serving_closed_loop.h), optional think time. With
+//   warmup_requests W > 0 (AIPerf / genai-perf --warmup-request-count) the
+//   clients send W warm-up requests straight before the num_requests measured
+//   ones; only the measured requests are reported.
 // - "trace": arrival times and lengths replayed from an Azure LLM inference
 //   CSV or a Mooncake JSONL file (strategies/serving_trace_reader.h),
 //   optionally time-scaled and cut to its first num_requests records.
@@ -61,8 +64,10 @@ namespace clustersim::scenarios {
 struct ServeMode {
   // "fixed-batch" | "poisson" | "offline" | "server" | "concurrency" | "trace"
   std::string kind;
-  int concurrency = 0;             // "concurrency"
-  sim::Duration think_time;        // "concurrency"
+  int concurrency = 0;       // "concurrency"
+  sim::Duration think_time;  // "concurrency"
+  // "concurrency": requests sent before the measured ones (0: none).
+  int warmup_requests = 0;
   strategies::RequestTrace trace;  // "trace": the deployment's requests
   std::optional<double> prefix_hit_rate;
   bool prefix_lru = false;            // LRU over trace.hash_ids

@@ -84,6 +84,43 @@ TEST(ServeModeTest, ConcurrencyOneIsSequential) {
   EXPECT_THAT(eight->headline(), HasSubstr("at 8 clients"));
 }
 
+// Warm-up requests load the server but are not measured. One client runs
+// identical requests back to back, so the measured time is that of the 10
+// measured requests alone (not 15), each with the cold run's latencies; with
+// 8 clients the measured count and tokens are the asked ones.
+TEST(ServeModeTest, WarmupRequestsAreSentFirstAndNotMeasured) {
+  config::Scenario s = Base("concurrency");
+  config::InferenceWorkload* w = s.mutable_inference()->mutable_workload();
+  w->set_concurrency(1);
+  w->set_num_requests(10);
+  absl::StatusOr<config::ServeResult> cold = Serve(s);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  w->set_warmup_requests(5);
+  absl::StatusOr<config::ServeResult> warm = Serve(s);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(warm->num_requests(), 10);
+  EXPECT_EQ(warm->scenario().inference().workload().warmup_requests(), 5);
+  EXPECT_NEAR(warm->simulated_time_s(), cold->simulated_time_s(), 1e-9);
+  EXPECT_NEAR(warm->e2e_ms().mean() * 10, warm->simulated_time_s() * 1e3, 1e-6);
+  EXPECT_NEAR(warm->ttft_ms().mean(), cold->ttft_ms().mean(), 1e-9);
+  w->set_concurrency(8);
+  w->set_num_requests(16);
+  w->set_warmup_requests(16);
+  absl::StatusOr<config::ServeResult> eight = Serve(s);
+  ASSERT_TRUE(eight.ok()) << eight.status();
+  EXPECT_EQ(eight->num_requests(), 16);
+  EXPECT_NEAR(eight->output_tokens_per_s() * eight->simulated_time_s(), 16 * 32, 1e-6);
+  // 0 warm-up requests is the default run.
+  w->set_warmup_requests(0);
+  absl::StatusOr<config::ServeResult> zero = Serve(s);
+  w->clear_warmup_requests();
+  absl::StatusOr<config::ServeResult> unset = Serve(s);
+  ASSERT_TRUE(zero.ok() && unset.ok());
+  EXPECT_EQ(zero->num_requests(), 16);
+  EXPECT_DOUBLE_EQ(zero->ttft_ms().mean(), unset->ttft_ms().mean());
+  EXPECT_DOUBLE_EQ(zero->output_tokens_per_s(), unset->output_tokens_per_s());
+}
+
 // Server: the headline rate is the sustainable rate, the run happens at it,
 // and MLPerf's llama3_1-8b limits (2000 ms TTFT, 100 ms TPOT, loadgen
 // mlperf.conf) are the targets; an explicit target overrides its half.
@@ -241,6 +278,18 @@ INSTANTIATE_TEST_SUITE_P(
                   i->mutable_workload()->set_think_time_ms(-1);
                 },
                 "inference.workload.think_time_ms=-1"},
+        BadCase{"NegativeWarmup", "concurrency",
+                [](config::InferenceConfig* i) {
+                  i->mutable_workload()->set_concurrency(2);
+                  i->mutable_workload()->set_warmup_requests(-1);
+                },
+                "inference.workload.warmup_requests=-1"},
+        BadCase{"WarmupOnOffline", "offline",
+                [](config::InferenceConfig* i) { i->mutable_workload()->set_warmup_requests(4); },
+                "inference.workload.warmup_requests does not apply to kind \"offline\""},
+        BadCase{"WarmupOnPoisson", "poisson",
+                [](config::InferenceConfig* i) { i->mutable_workload()->set_warmup_requests(4); },
+                "inference.workload.warmup_requests does not apply to kind \"poisson\""},
         BadCase{"ConcurrencyOnPoisson", "offline",
                 [](config::InferenceConfig* i) { i->mutable_workload()->set_concurrency(2); },
                 "inference.workload.concurrency does not apply to kind \"offline\""},

@@ -20,6 +20,12 @@ ReplicaRequests::ReplicaRequests(const ResolvedServe& s, int64_t kv_pool_tokens)
     curve_workload_.poisson = true;
     curve_workload_.num_requests = std::max(200, workload_.batch_size);
   }
+  // A concurrency run's warm-up requests go first (the curve keeps the
+  // measured count).
+  if (s.mode.kind == "concurrency" && s.mode.warmup_requests > 0) {
+    warmup_ = (s.mode.warmup_requests + s.replicas - 1) / s.replicas;
+    workload_.num_requests += static_cast<int>(warmup_);
+  }
   if (s.mode.kind != "trace") return;
   const strategies::RequestTrace& t = s.mode.trace;
   std::vector<std::vector<int64_t>> hash_ids;

@@ -11,6 +11,7 @@
 //   offline       every request at time zero            ceil(num_requests / replicas)
 //   server        Poisson at the rate the search found  ceil(num_requests / replicas)
 //   concurrency   closed loop, ceil(N / replicas) clients ceil(num_requests / replicas)
+//                 (plus ceil(W / replicas) warm-up requests sent before them)
 //   trace         the file's arrivals                   records r, r + replicas, ... of r = 0
 //
 // The capacity, the sustainable-rate search and the curve re-simulate the
@@ -57,6 +58,9 @@ class ReplicaRequests {
   double OfferedRate() const;
   // Closed-loop clients of one replica (0: open loop).
   int Clients() const;
+  // The asked run's first measured request in index (= send) order: 0, or
+  // a concurrency run's first request after its warm-up.
+  int64_t MeasuredFirst() const { return warmup_; }
 
  private:
   void ApplyHitRate(std::vector<strategies::ServingRequest>* r) const;
@@ -64,6 +68,7 @@ class ReplicaRequests {
   const ResolvedServe& s_;
   strategies::ServingWorkload workload_, curve_workload_;
   std::vector<strategies::ServingRequest> trace_;  // the replica's share, cached tokens set
+  int64_t warmup_ = 0;                             // unmeasured requests sent first
 };
 
 }  // namespace clustersim::scenarios

@@ -224,10 +224,14 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   ew->set_seed(sw.seed);
   if (IsBenchmarkMode(kind)) {
     CLUSTERSIM_RETURN_IF_ERROR(ResolveBenchmarkWorkload(w, kind, ew, &r.mode, &sw));
-  } else if (w.has_concurrency() || w.has_think_time_ms() || w.has_trace_file()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "inference.workload.", w.has_trace_file() ? "trace_file" : "concurrency",
-        " does not apply to kind \"", kind, "\"; set kind \"trace\" or \"concurrency\""));
+  } else if (w.has_concurrency() || w.has_think_time_ms() || w.has_trace_file() ||
+             w.has_warmup_requests()) {
+    return absl::InvalidArgumentError(absl::StrCat("inference.workload.",
+                                                   w.has_trace_file()        ? "trace_file"
+                                                   : w.has_warmup_requests() ? "warmup_requests"
+                                                                             : "concurrency",
+                                                   " does not apply to kind \"", kind,
+                                                   "\"; set kind \"trace\" or \"concurrency\""));
   } else if (sw.poisson) {
     if (!w.has_request_rate_per_s()) {
       return absl::InvalidArgumentError(

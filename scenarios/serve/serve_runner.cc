@@ -36,10 +36,16 @@ struct Measured {
   double OutputPerS() const { return duration_s > 0 ? output_tokens / duration_s : 0; }
 };
 
-Measured Measure(const ServingRun& run) {
+// The requests of `run` from index `first` on (index = send order; the
+// earlier ones are warm-up); the duration runs from the first measured
+// request's arrival to the run's end.
+Measured Measure(const ServingRun& run, int64_t first = 0) {
   Measured m;
   std::vector<double> ttft, tpot, e2e;
-  for (const strategies::RequestRecord& r : run.requests) {
+  const int64_t end = static_cast<int64_t>(run.requests.size());
+  first = std::min(first, end);
+  for (int64_t i = first; i < end; ++i) {
+    const strategies::RequestRecord& r = run.requests[i];
     ttft.push_back((r.first_token - r.arrival).ToMilliseconds());
     e2e.push_back((r.finish - r.arrival).ToMilliseconds());
     if (r.output_tokens > 1) {
@@ -49,11 +55,11 @@ Measured Measure(const ServingRun& run) {
     m.output_tokens += static_cast<double>(r.output_tokens);
     m.prompt_tokens += static_cast<double>(r.prompt_tokens);
   }
-  m.requests = static_cast<double>(run.requests.size());
+  m.requests = static_cast<double>(end - first);
   m.ttft = LatencyOf(std::move(ttft));
   m.tpot = LatencyOf(std::move(tpot));
   m.e2e = LatencyOf(std::move(e2e));
-  if (!run.requests.empty()) m.duration_s = (run.end - run.requests.front().arrival).ToSeconds();
+  if (end > first) m.duration_s = (run.end - run.requests[first].arrival).ToSeconds();
   return m;
 }
 
@@ -69,6 +75,8 @@ class Replica {
 
   // Offered rate of one replica (0 for a fixed batch).
   double OfferedRate() const { return requests_.OfferedRate(); }
+  // The asked run's first measured request (serve_requests.h).
+  int64_t MeasuredFirst() const { return requests_.MeasuredFirst(); }
 
   // The asked workload; `server_rate_per_s` is a "server" run's arrival rate.
   absl::StatusOr<ServingRun> Run(bool keep, double server_rate_per_s = 0) {
@@ -254,7 +262,7 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   absl::StatusOr<ServingRun> run = server.Run(!options.trace_path.empty(), *sustainable);
   if (!run.ok()) return run.status();
   if (control != nullptr) control->Report(1, simulations);
-  const Measured m = Measure(*run);
+  const Measured m = Measure(*run, server.MeasuredFirst());
   const std::string& kind = s.mode.kind;
   const double offered = kind == "poisson"  ? s.workload.rate_per_s
                          : kind == "server" ? *sustainable * s.replicas
@@ -271,11 +279,13 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
       m.duration_s > 0 ? (m.output_tokens + m.prompt_tokens) / m.duration_s * s.replicas : 0);
   result.set_requests_per_s(m.duration_s > 0 ? m.requests / m.duration_s * s.replicas : 0);
   result.set_output_tokens_per_s_per_gpu(output_per_s / s.num_gpus);
-  const double busy = m.duration_s > 0 ? run->busy.ToSeconds() / m.duration_s : 0;
+  // Busy time and FLOPs cover the whole run, warm-up included.
+  const double whole_s = Measure(*run).duration_s;
+  const double busy = whole_s > 0 ? run->busy.ToSeconds() / whole_s : 0;
   result.set_gpu_busy_fraction(busy / replica.pipeline_parallel);
   const double peak = s.gpu->PeakFlops(models::ComputeDtype(replica.weight_format));
-  result.set_model_flops_utilisation(
-      m.duration_s > 0 ? run->flops / (m.duration_s * gpus_per_replica * peak) : 0);
+  result.set_model_flops_utilisation(whole_s > 0 ? run->flops / (whole_s * gpus_per_replica * peak)
+                                                 : 0);
   if (run->busy > sim::Duration::Zero()) {
     result.set_communication_fraction(run->communication.ToSeconds() / run->busy.ToSeconds());
     result.set_host_fraction(run->host.ToSeconds() / run->busy.ToSeconds());
