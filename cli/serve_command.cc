@@ -33,7 +33,7 @@ namespace {
 
 struct ServeValues {
   std::optional<std::string> model, model_config, gpu, node, weight_dtype, kv_dtype, price_source,
-      trace_file, trace_format, mlperf;
+      trace_file, trace_format, mlperf, lengths_file;
   std::optional<int> num_gpus, tp, pp, ep, batch, num_requests, prompt, output, max_batch,
       max_tokens, group_size, block_size, concurrency, warmup_requests;
   std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price, think_time,
@@ -115,6 +115,7 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
     w->set_trace_file(*v.trace_file);
   }
   if (v.trace_format) w->set_trace_format(*v.trace_format);
+  if (v.lengths_file) w->set_lengths_file(*v.lengths_file);
   if (v.trace_time_scale) w->set_trace_time_scale(*v.trace_time_scale);
   if (v.prefix_hit_rate) i->set_prefix_cache_hit_rate(*v.prefix_hit_rate);
   if (v.prefix_caching) i->set_enable_prefix_caching(true);
@@ -283,6 +284,8 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(work, "trace-file", &v.trace_file, "replay an Azure CSV or Mooncake JSONL trace");
   Opt(work, "trace-format", &v.trace_format, "azure|mooncake (default: from the extension)");
   Opt(work, "trace-time-scale", &v.trace_time_scale, "multiply the trace's arrival times");
+  Opt(work, "lengths-file", &v.lengths_file,
+      "take request lengths from a CSV of input_length,output_length samples");
   Opt(work, "target-tpot-ms", &v.target_tpot, "p99 time-per-output-token target");
   Opt(work, "target-ttft-ms", &v.target_ttft, "p99 time-to-first-token target");
   po::options_description disagg("Disaggregated prefill/decode (inference.disaggregated)");
@@ -356,6 +359,11 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
       w->clear_prompt_length();
       w->clear_output_length();
     }
+  }
+  // A lengths file gives every request's lengths.
+  if (v.lengths_file) {
+    scenario.mutable_inference()->mutable_workload()->clear_prompt_length();
+    scenario.mutable_inference()->mutable_workload()->clear_output_length();
   }
   if (v.prompt) scenario.mutable_inference()->mutable_workload()->clear_prompt_length();
   if (v.output) scenario.mutable_inference()->mutable_workload()->clear_output_length();

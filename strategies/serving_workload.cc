@@ -34,6 +34,13 @@ std::vector<ServingRequest> GenerateRequests(const ServingWorkload& w, double ra
   SplitMix64 prompts(w.seed ^ 0x70726F6D707473ULL);   // "prompts"
   SplitMix64 outputs(w.seed ^ 0x6F757470757473ULL);   // "outputs"
   const int n = w.poisson ? w.num_requests : w.batch_size;
+  std::vector<size_t> order(w.samples.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (size_t i = order.size(); i > 1; --i) {
+    const size_t j =
+        std::min(i - 1, static_cast<size_t>(prompts.Uniform() * static_cast<double>(i)));
+    std::swap(order[i - 1], order[j]);
+  }
   std::vector<ServingRequest> r;
   r.reserve(n);
   double t = 0;
@@ -41,8 +48,14 @@ std::vector<ServingRequest> GenerateRequests(const ServingWorkload& w, double ra
     if (w.poisson && rate_per_s > 0) t += -std::log(1.0 - arrivals.Uniform()) / rate_per_s;
     ServingRequest q;
     q.arrival = sim::Time::Zero() + sim::Duration::FromSecondsDouble(t);
-    q.prompt_tokens = Draw(w.prompt, prompts);
-    q.output_tokens = Draw(w.output, outputs);
+    if (!order.empty()) {
+      const LengthSample& sample = w.samples[order[static_cast<size_t>(i) % order.size()]];
+      q.prompt_tokens = sample.prompt_tokens;
+      q.output_tokens = sample.output_tokens;
+    } else {
+      q.prompt_tokens = Draw(w.prompt, prompts);
+      q.output_tokens = Draw(w.output, outputs);
+    }
     r.push_back(q);
   }
   return r;

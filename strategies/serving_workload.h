@@ -9,6 +9,11 @@
 // results differ between standard libraries: the same seed gives the same
 // requests everywhere.
 //
+// With `samples` (a data set's paired lengths, serving_length_samples.h) the
+// lengths come from them instead: request i takes sample order[i mod n] of a
+// seeded shuffle of the n samples (Fisher-Yates over the prompt stream), so a
+// run of n requests takes every sample once and a shorter run a random subset.
+//
 // Arrival gaps are unit exponentials divided by the rate, so re-simulating at
 // another rate (the sustainable-rate search, the latency curve) keeps the
 // same requests and the same order of gaps, only scaled (common random
@@ -23,6 +28,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "strategies/serving_length_samples.h"
 #include "strategies/serving_scheduler.h"
 
 namespace clustersim::strategies {
@@ -43,6 +49,8 @@ struct ServingWorkload {
   int num_requests = 1;   // Poisson
   uint64_t seed = 0;
   LengthSpec prompt, output;
+  // Non-empty: each request's lengths come from these samples (see above).
+  std::vector<LengthSample> samples;
 };
 
 // The requests, sorted by arrival. A fixed batch has batch_size requests at

@@ -344,12 +344,16 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
     inf->set_kv_cache_dtype(kv.name);
   }
 
+  // Rows with a data set's lengths file take every request's lengths from it.
   std::string reason;
-  const int prompt =
-      MatchLength(t.Get(row, "input_len"), "prompt", run->metric, 1, &run->assumptions, &reason);
+  const bool sampled = !mode.lengths_file.empty();
+  const int prompt = sampled ? 0
+                             : MatchLength(t.Get(row, "input_len"), "prompt", run->metric, 1,
+                                           &run->assumptions, &reason);
   if (!reason.empty()) return fail(reason);
-  const int output =
-      MatchLength(t.Get(row, "output_len"), "output", run->metric, 128, &run->assumptions, &reason);
+  const int output = sampled ? 0
+                             : MatchLength(t.Get(row, "output_len"), "output", run->metric, 128,
+                                           &run->assumptions, &reason);
   if (!reason.empty()) return fail(reason);
   int batch = 1;
   const std::string batch_text = t.Get(row, "batch_or_concurrency");
@@ -383,7 +387,7 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
           "GQA decode by the per-query-head masked MHA kernel (TensorRT-LLM <= 0.8 without XQA)");
     }
   }
-  m->set_seq_length(prompt + output);
+  if (!sampled) m->set_seq_length(prompt + output);
   config::InferenceWorkload* wl = inf->mutable_workload();
   if (mode.workload_kind == "poisson") {
     wl->set_kind("poisson");
@@ -456,8 +460,11 @@ std::string InferenceRun::Setup() const {
       s.description().substr(0, s.description().find(" / ")), " on ", s.cluster().num_gpus(), "x ",
       s.cluster().gpu(), " (tp ", inf.tensor_parallel_size(), "), weights ", inf.weight_dtype(),
       inf.has_quant_group_size() ? absl::StrCat(" g", inf.quant_group_size()) : "", ", kv ",
-      inf.has_kv_cache_dtype() ? inf.kv_cache_dtype() : "default", ", prompt ",
-      wl.prompt_length().value(), ", output ", wl.output_length().value(), WorkloadText(inf));
+      inf.has_kv_cache_dtype() ? inf.kv_cache_dtype() : "default",
+      wl.has_lengths_file() ? absl::StrCat(", lengths ", wl.lengths_file())
+                            : absl::StrCat(", prompt ", wl.prompt_length().value(), ", output ",
+                                           wl.output_length().value()),
+      WorkloadText(inf));
 }
 
 bool IsInferenceRunsTable(const sim::CsvTable& table) {

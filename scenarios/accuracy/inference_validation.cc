@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -12,6 +13,7 @@
 #include "scenarios/serve/serve_disagg_runner.h"
 #include "scenarios/serve/serve_resolve.h"
 #include "scenarios/serve/serve_runner.h"
+#include "strategies/serving_length_samples.h"
 
 namespace clustersim::scenarios {
 
@@ -76,6 +78,27 @@ absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
       continue;
     }
     InferenceRun& run = (*runs)[i];
+    // A data set's lengths file is named relative to the table; a model given
+    // by its dimensions takes the longest prompt plus the longest output as its
+    // sequence length, as a row of fixed lengths takes prompt plus output.
+    if (run.scenario && run.scenario->inference().workload().has_lengths_file()) {
+      config::InferenceWorkload* wl = run.scenario->mutable_inference()->mutable_workload();
+      const size_t slash = origin.rfind('/');
+      if (slash != std::string_view::npos && !absl::StartsWith(wl->lengths_file(), "/")) {
+        wl->set_lengths_file(
+            absl::StrCat(std::string(origin.substr(0, slash + 1)), wl->lengths_file()));
+      }
+      absl::StatusOr<std::vector<strategies::LengthSample>> samples =
+          strategies::ReadLengthSamples(wl->lengths_file(), "inference.workload.lengths_file");
+      if (samples.ok() && !run.scenario->model().has_preset()) {
+        int64_t prompt = 0, output = 0;
+        for (const strategies::LengthSample& x : *samples) {
+          prompt = std::max(prompt, x.prompt_tokens);
+          output = std::max(output, x.output_tokens);
+        }
+        run.scenario->mutable_model()->set_seq_length(static_cast<int32_t>(prompt + output));
+      }
+    }
     if (run.scenario && options.host_us >= 0) {
       run.scenario->mutable_inference()->set_host_overhead_us_per_iteration(options.host_us);
     }

@@ -116,11 +116,35 @@ int StatedRequests(const std::string& dataset) {
   return n;
 }
 
+// The MLPerf Inference data sets whose per-sample token lengths are in
+// tests/validation/serving-deployed/datasets/ (SOURCES.md): benchmark name as
+// the dataset cell writes it, file, samples.
+struct MlperfLengths {
+  std::string_view benchmark, file;
+  int samples;
+};
+constexpr MlperfLengths kMlperfLengths[] = {
+    {"llama2-70b", "datasets/mlperf-llama2-70b.csv", 24576},
+    {"mixtral-8x7b", "datasets/mlperf-mixtral-8x7b.csv", 15000},
+    {"llama3.1-405b", "datasets/mlperf-llama3.1-405b.csv", 8313},
+    {"deepseek-r1", "datasets/mlperf-deepseek-r1.csv", 4388},
+};
+
 // Requests of an offline row whose source states none: serve's default
 // (scenarios/serve/serve_mode.h).
 constexpr int kDefaultOfflineRequests = 200;
 
 }  // namespace
+
+MlperfDataset MlperfLengthsFile(std::string_view dataset) {
+  const std::vector<std::string> words =
+      absl::StrSplit(std::string(dataset), ' ', absl::SkipEmpty());
+  if (words.size() < 2 || words[0] != "mlperf") return {};
+  for (const MlperfLengths& l : kMlperfLengths) {
+    if (words[1] == l.benchmark) return {std::string(l.file), l.samples};
+  }
+  return {};
+}
 
 bool IsKnownServingMode(std::string_view mode) { return Contains(kModes, mode); }
 bool IsKnownServingFeature(std::string_view feature) { return Contains(kFeatures, feature); }
@@ -150,7 +174,13 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     }
   }
   // Then what the row leaves unstated that the run depends on.
-  if (features.count("trace")) {
+  const MlperfDataset mlperf = MlperfLengthsFile(t.Get(row, "dataset"));
+  if (!mlperf.lengths_file.empty()) {
+    m.lengths_file = mlperf.lengths_file;
+    m.assumptions.push_back(absl::StrCat(
+        "request lengths: the ", mlperf.samples, " samples of ", mlperf.lengths_file,
+        " (input tokens and the data set's reference output tokens)"));
+  } else if (features.count("trace")) {
     needs.push_back(absl::StrCat("dataset-driven request lengths (", t.Get(row, "dataset"), ")"));
   } else if (t.Get(row, "input_len").empty() || t.Get(row, "output_len").empty()) {
     needs.push_back(
@@ -258,7 +288,7 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   }
   if (mode == "offline") {
     m.workload_kind = "offline";
-    m.num_requests = stated_requests;
+    m.num_requests = mlperf.samples > 0 ? mlperf.samples : stated_requests;
     if (m.num_requests == 0) {
       m.num_requests = kDefaultOfflineRequests;
       m.assumptions.push_back(absl::StrCat("offline: the number of requests is not stated: ",
@@ -315,6 +345,11 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     wl->set_num_requests(m.num_requests);
   }
   if (m.workload_kind == "concurrency") wl->set_concurrency(m.concurrency);
+  if (!m.lengths_file.empty()) {
+    wl->clear_prompt_length();
+    wl->clear_output_length();
+    wl->set_lengths_file(m.lengths_file);
+  }
   if (m.warmup_requests > 0) wl->set_warmup_requests(m.warmup_requests);
   if (m.ttft_limit_ms > 0) inf->set_target_time_to_first_token_ms(m.ttft_limit_ms);
   if (m.tpot_limit_ms > 0) inf->set_target_time_per_output_token_ms(m.tpot_limit_ms);

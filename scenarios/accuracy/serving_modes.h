@@ -41,6 +41,10 @@
 //   is read at the highest rate meeting them. MLPerf's query counts (at
 //   least 24,576 samples over 600 s) are not reproduced: 1,000 requests per
 //   bisection step (kServerRequests), so that the table validates quickly.
+// MLPerf rows (dataset "mlperf <benchmark> ...") take the per-sample token
+// lengths of the benchmark's data set (MlperfLengthsFile): every sample once
+// in an offline run, a seeded random subset of kServerRequests in a server
+// run.
 // Speculative rows map through serving_row_features.h (refused without a
 // stated acceptance length), disaggregated rows to inference.disaggregated
 // when both pools' GPU counts and the tp are stated; rows with expert
@@ -110,6 +114,9 @@ struct ServingModeMapping {
   int max_batch_size = 0, max_tokens_per_step = 0;
   // Disaggregated pools (0: colocated).
   int prefill_gpus = 0, decode_gpus = 0, disagg_tp = 0;
+  // The data set's per-sample lengths (MLPerf rows), relative to the table's
+  // directory; empty: the row's input_len/output_len.
+  std::string lengths_file;
   // Settings taken on faith, printed under the row.
   std::vector<std::string> assumptions;
 };
@@ -129,6 +136,15 @@ inline constexpr int kNimSweepWarmupPerClient = 2;
 
 // Requests per server-mode bisection step (see above).
 inline constexpr int kServerRequests = 1000;
+
+// The lengths file of an MLPerf data set cell ("mlperf llama2-70b OpenOrca
+// 24576" -> "datasets/mlperf-llama2-70b.csv", relative to the table) and its
+// sample count, or an empty name when the benchmark has none.
+struct MlperfDataset {
+  std::string lengths_file;
+  int samples = 0;
+};
+MlperfDataset MlperfLengthsFile(std::string_view dataset);
 
 ServingModeMapping MapServingMode(const sim::CsvTable& table, const sim::CsvTable::Row& row);
 

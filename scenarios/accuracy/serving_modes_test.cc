@@ -137,6 +137,41 @@ TEST(ServingModesTest, EveryShippedRowRunsOrNamesWhatItNeeds) {
   }
 }
 
+TEST(ServingModesTest, MlperfRowsTakeTheirDataSetsLengths) {
+  // An MLPerf offline row without lengths: every sample of its data set once.
+  std::string row = Set(Row("M1", "output_tokens_per_s_total", "offline", "offline", ""),
+                        "dataset", "mlperf llama2-70b OpenOrca 24576");
+  row = Set(Set(row, "input_len", ""), "output_len", "");
+  const sim::CsvTable t = Parse(row);
+  const ServingModeMapping m = MapServingMode(t, t.rows[0]);
+  ASSERT_EQ(m.not_supported, "");
+  EXPECT_EQ(m.lengths_file, "datasets/mlperf-llama2-70b.csv");
+  EXPECT_EQ(m.num_requests, 24576);
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(t);
+  ASSERT_TRUE(runs.ok() && (*runs)[0].scenario) << (*runs)[0].not_supported;
+  const config::InferenceWorkload& w = (*runs)[0].scenario->inference().workload();
+  EXPECT_EQ(w.lengths_file(), "datasets/mlperf-llama2-70b.csv");
+  EXPECT_FALSE(w.has_prompt_length());
+  // A benchmark without a lengths file still says what it needs.
+  const sim::CsvTable u = Parse(Set(row, "dataset", "mlperf gptj cnn"));
+  EXPECT_THAT(MapServingMode(u, u.rows[0]).not_supported, HasSubstr("the request lengths of"));
+}
+
+TEST(ServingModesTest, ShippedMlperfLengthFilesHoldEverySample) {
+  const char* src = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  for (const auto& [bench, samples] : std::vector<std::pair<std::string, int>>{
+           {"llama2-70b", 24576}, {"mixtral-8x7b", 15000}, {"llama3.1-405b", 8313},
+           {"deepseek-r1", 4388}}) {
+    const MlperfDataset d = MlperfLengthsFile("mlperf " + bench);
+    EXPECT_EQ(d.samples, samples) << bench;
+    std::ifstream in(std::string(src) + "/tests/validation/serving-deployed/" + d.lengths_file);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    EXPECT_EQ(lines, samples + 1) << d.lengths_file;  // the header and one line per sample
+  }
+}
+
 TEST(ServingModesTest, CheckNamesTheBadRowAndColumn) {
   EXPECT_TRUE(CheckServingDeployedTable(
                   Parse(Row("A", "ttft_ms", "fixed-batch", "fixed-batch", "8")), "t.csv")

@@ -14,14 +14,21 @@
 //   [C] LLMServe/DistServe simdistserve/README.md: OPT-13B, ShareGPT, one
 //       node of 4 A100 80GB, TTFT 200 ms and TPOT 100 ms at 90%: "Best per
 //       GPU rate: 1.56" with tp_prefill 2, tp_decode 1 (3 GPUs).
-// Not found in the stored material: ShareGPT's length distribution after
-// DistServe's preprocessing (0-prepare-dataset.py: multi-turn prompts, OPT
-// tokenizer, prompt + output < 2048). Assumed here, fixed before any run and
-// not tuned: prompt ~ normal(755, 500) clipped to [4, 1536], output ~
-// normal(200, 150) clipped to [4, 511] (means as recalled from the paper's
-// Figure 7; unverified).
+//   [D] LLMServe/DistServe at commit 20a1633ed6f2be5f456d84d1c283865c3e5112d5,
+//       simdistserve/benchmarks/alignment/data-ground-truth/opt-13b-sharegpt/:
+//       the per-request records of DistServe's own measured runs (prompt_len,
+//       output_len, ttft_ms, tpot_ms), OPT-13B on A100 80GB, ShareGPT after
+//       DistServe's preprocessing. testdata/distserve-opt13b-sharegpt-300.csv
+//       holds the prompt and output lengths of the 300 requests of vllm-300-3
+//       (the same 300 as distserve-c21d11-300-3), nothing else.
+//       Attainment of TTFT <= 250 ms and TPOT <= 100 ms in those records:
+//       vLLM on 1 GPU 0.86 at 1 req/s, 0.85 at 1.5, 0.67 at 2; DistServe
+//       (context tp 2, decoding tp 1: 3 GPUs) 0.98 at 3 req/s, 0.96 at 4.5,
+//       0.65 at 6. So measured goodput per GPU at 90%: vLLM below 1.0,
+//       DistServe between 1.5 and 2.0.
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "scenarios/serve/serve_disagg_resolve.h"
@@ -48,18 +55,8 @@ config::Scenario Chatbot(double ttft_ms) {
   w->set_request_rate_per_s(1);
   w->set_num_requests(300);
   w->set_seed(0);
-  config::LengthDistribution* p = w->mutable_prompt_length();
-  p->set_kind("normal");
-  p->set_mean(755);
-  p->set_stddev(500);
-  p->set_min(4);
-  p->set_max(1536);
-  config::LengthDistribution* o = w->mutable_output_length();
-  o->set_kind("normal");
-  o->set_mean(200);
-  o->set_stddev(150);
-  o->set_min(4);
-  o->set_max(511);
+  w->set_lengths_file(std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) +
+                      "/scenarios/serve/testdata/distserve-opt13b-sharegpt-300.csv");
   return s;
 }
 
@@ -95,12 +92,17 @@ double VllmGoodputPerGpu(const config::Scenario& s) {
   return g->rate_per_s / r->num_gpus;
 }
 
-// [A], [B]: DistServe measured its 3-GPU deployment serving more requests per
-// GPU within both SLOs than vLLM on 1 GPU. MISSES: this model gives DistServe
-// 1.81 req/s/GPU but the colocated vLLM-style replica 3.23 (ratio 0.56): the
-// colocated scheduler meets the loose 100 ms TPOT target with prefill stalls
-// included and keeps 90% of TTFTs under 250 ms up to ~3.2 req/s, more than
-// the vLLM that DistServe measured. Disabled rather than tuned; run it with
+// [A], [B], [D]: DistServe measured its 3-GPU deployment serving more requests
+// per GPU within both SLOs than vLLM on 1 GPU (at 90%: 1.5-2.0 against below
+// 1.0). MISSES: with the measured runs' own request lengths this model gives
+// DistServe 1.85 req/s/GPU but the colocated vLLM-style replica 2.71 (ratio
+// 0.68). The records of [D] show why: vLLM's prefill alone (the TTFT of
+// requests that found the server idle) took about 140 ms for 800-token
+// prompts, 215 ms for 1,400 and 270 ms for 1,950, where this model's
+// OPT-13B prefill on A100 takes 91, 163 and 202 ms; prompts above about
+// 1,750 tokens (8% of the requests) never met the 250 ms TTFT on one GPU,
+// capping the measured attainment at 0.86 even at 1 req/s, while here every
+// prompt fits. Disabled rather than tuned; run it with
 // --gtest_also_run_disabled_tests (docs/serving.md says so too).
 TEST(DistServeReproductionTest, DISABLED_MissesDisaggregationBeatsColocationPerGpuOnOpt13bChatbot) {
   const double distserve = DisaggGoodputPerGpu(DistServe(250));
@@ -111,7 +113,7 @@ TEST(DistServeReproductionTest, DISABLED_MissesDisaggregationBeatsColocationPerG
 }
 
 // [C]: DistServe's own simulator puts the same deployment at 1.56 req/s per
-// GPU under a 200 ms TTFT; within 25%.
+// GPU under a 200 ms TTFT; within 25% (here 1.85, +18%).
 TEST(DistServeReproductionTest, DistServeGoodputPerGpuWithin25PercentOfItsSimulator) {
   const double distserve = DisaggGoodputPerGpu(DistServe(200));
   std::cout << "OPT-13B chatbot, TTFT 200 ms / TPOT 100 ms at 90%: DistServe " << distserve

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -139,6 +140,49 @@ TEST(ServeModeTest, ServerRunsAtTheHighestRateMeetingMlperfLimits) {
   EXPECT_LE(r->ttft_ms().p99(), 2000);
   EXPECT_DOUBLE_EQ(r->output_tokens_per_s(), r->sustainable().output_tokens_per_s());
   EXPECT_THAT(r->headline(), HasSubstr("MLPerf llama3_1-8b"));
+}
+
+// A lengths file: an offline run of as many requests as samples serves each
+// sample once with its own pair of lengths.
+TEST(ServeModeTest, LengthsFileGivesEveryRequestASamplesLengths) {
+  const std::string path =
+      WriteTemp("lengths.csv", "input_length,output_length\n100,10\n200,20\n300,30\n700,5\n");
+  config::Scenario s = Base("offline");
+  config::InferenceWorkload* w = s.mutable_inference()->mutable_workload();
+  w->clear_prompt_length();
+  w->clear_output_length();
+  w->set_lengths_file(path);
+  w->set_num_requests(4);
+  absl::StatusOr<ResolvedServe> resolved = ResolveServe(s);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  // Memory is sized for the longest prompt plus the longest output (700 + 30).
+  EXPECT_EQ(resolved->memory.sequence_length, 730);
+  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, 1 << 20).Asked(0);
+  ASSERT_EQ(asked.size(), 4u);
+  std::sort(asked.begin(), asked.end(),
+            [](const auto& a, const auto& b) { return a.prompt_tokens < b.prompt_tokens; });
+  const int64_t prompt[] = {100, 200, 300, 700}, output[] = {10, 20, 30, 5};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(asked[i].prompt_tokens, prompt[i]);
+    EXPECT_EQ(asked[i].output_tokens, output[i]);
+  }
+  absl::StatusOr<config::ServeResult> r = RunServe(*resolved, {.curve = false});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->output_tokens_per_s() * r->simulated_time_s(), 10 + 20 + 30 + 5, 1e-6);
+  // With prompt_length, or for a trace, the file is refused naming the field.
+  config::Scenario both = s;
+  both.mutable_inference()->mutable_workload()->mutable_prompt_length()->set_value(8);
+  EXPECT_THAT(ResolveServe(both).status().message(), HasSubstr("do not apply with lengths_file"));
+  config::Scenario trace = Base("trace");
+  trace.mutable_inference()->mutable_workload()->set_trace_file(
+      WriteTemp("lengths-trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0,300,20\n"));
+  trace.mutable_inference()->mutable_workload()->set_lengths_file(path);
+  EXPECT_THAT(std::string(ResolveServe(trace).status().message()),
+              HasSubstr("lengths_file does not apply to kind \"trace\""));
+  config::Scenario missing = s;
+  missing.mutable_inference()->mutable_workload()->set_lengths_file("/nonexistent/l.csv");
+  EXPECT_THAT(ResolveServe(missing).status().message(),
+              HasSubstr("inference.workload.lengths_file=/nonexistent/l.csv"));
 }
 
 // A trace's arrivals are the file's times since its first record, scaled by

@@ -9,6 +9,7 @@
 #include "scenarios/input/resolve_model.h"
 #include "scenarios/serve/serve_speculative.h"
 #include "sim/status_macros.h"
+#include "strategies/serving_length_samples.h"
 #include "strategies/serving_moe.h"
 
 namespace clustersim::scenarios {
@@ -262,6 +263,30 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
           "inference.workload.prompt_length and output_length do not apply to kind \"trace\" "
           "(the trace gives every request's lengths); remove them");
     }
+    if (w.has_lengths_file()) {
+      return absl::InvalidArgumentError(
+          "inference.workload.lengths_file does not apply to kind \"trace\" (the trace gives "
+          "every request's lengths); remove it");
+    }
+  } else if (w.has_lengths_file()) {
+    if (w.has_prompt_length() || w.has_output_length()) {
+      return absl::InvalidArgumentError(
+          "inference.workload.prompt_length and output_length do not apply with lengths_file "
+          "(its samples give every request's lengths); remove them");
+    }
+    absl::StatusOr<std::vector<strategies::LengthSample>> samples =
+        strategies::ReadLengthSamples(w.lengths_file(), "inference.workload.lengths_file");
+    if (!samples.ok()) return samples.status();
+    int64_t prompt = 0, output = 0;
+    for (const strategies::LengthSample& x : *samples) {
+      prompt = std::max(prompt, x.prompt_tokens);
+      output = std::max(output, x.output_tokens);
+    }
+    // The longest sample sizes memory and the default token budget.
+    sw.prompt = {.kind = strategies::LengthSpec::Kind::kFixed, .value = prompt};
+    sw.output = {.kind = strategies::LengthSpec::Kind::kFixed, .value = output};
+    sw.samples = *std::move(samples);
+    ew->set_lengths_file(w.lengths_file());
   } else {
     absl::StatusOr<LengthSpec> prompt = ResolveLength(
         w.prompt_length(), 1024, "inference.workload.prompt_length", ew->mutable_prompt_length());
