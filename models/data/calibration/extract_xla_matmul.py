@@ -19,7 +19,8 @@ dtype combination. This script has two steps:
       per row and dtype: median_us = 2*b*m*n*k / FLOPs * 1e6. All bf16 points
       come first, then all fp8 points, each in the table's order, so that the
       calibrate tool's every-4th-point held-out split takes shapes of both
-      dtypes.
+      dtypes. --attention-csv appends the cuDNN rows of cudnn-frontend's SDPA
+      training benchmark as attention measurements (forward, then backward).
 
   check CSV
       Checks every value of the CSV: the table's FLOP/s are 2*b*m*n*k divided
@@ -47,6 +48,10 @@ DTYPES = (
 )
 KEYS = ("sm_100", "sm_90")
 CSV_FIELDS = ["key", "b", "m", "n", "k"] + [column for _, column in DTYPES]
+# cudnn-frontend's benchmark/sdpa_benchmark_training CSV (times in ms).
+SDPA_FIELDS = ["batch_size", "q_seqlen", "kv_seqlen", "num_q_heads", "num_kv_heads", "head_dim",
+               "is_causal", "backend", "forward_time", "backward_time", "fwd_tflops_per_sec",
+               "bwd_tflops_per_sec"]
 
 UPSTREAM = ("OpenXLA GPU cost model matmul table "
             "xla/backends/gpu/cost_model/matmul_interpolator_data.h "
@@ -103,11 +108,11 @@ def extract(args):
         w.writerows(rows)
 
 
-def read_csv(path):
+def read_csv(path, fields=CSV_FIELDS):
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        if reader.fieldnames != CSV_FIELDS:
-            sys.exit(f"{path}: header must be {','.join(CSV_FIELDS)}")
+        if reader.fieldnames != fields:
+            sys.exit(f"{path}: header must be {','.join(fields)}")
         return list(reader)
 
 
@@ -164,6 +169,7 @@ def measurements(args):
         'method: "published throughput; median_us = 2*b*m*n*k / FLOPs; b = 1, '
         f'm, n in {{{", ".join(map(str, mn))}}}, k in {{{", ".join(map(str, dims))}}}"',
     ]
+    out += [f'sources: "{line}"' for line in args.source]
     out += [f'method_parameters: "{name}"' for name in args.method_parameter or []]
     for dtype, column in DTYPES:
         if dtype not in args.dtype:
@@ -180,8 +186,38 @@ def measurements(args):
                 f'  source: "[XLA-MM] {args.key} b={b} {m}x{n}x{k} {column}: {flops} FLOP/s"',
                 "}",
             ]
+    out += attention_measurements(args)
     with open(args.output, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
+
+
+def attention_measurements(args):
+    """Attention points from cudnn-frontend's SDPA training benchmark CSV
+    (--attention-csv): one forward and one backward measurement per row of the
+    cuDNN backend, after the GEMM points so that the GEMMs keep their split."""
+    if not args.attention_csv:
+        return []
+    out = []
+    rows = [r for r in read_csv(args.attention_csv, SDPA_FIELDS) if r["backend"] == "pyt_cudnn"]
+    for kind, column, name in (("KERNEL_ATTENTION_FWD", "forward_time", "fwd"),
+                               ("KERNEL_ATTENTION_BWD", "backward_time", "bwd")):
+        for r in rows:
+            causal = r["is_causal"] == "True"
+            rate = r[f"{name}_tflops_per_sec"]
+            out += [
+                "measurement {",
+                f'  kind: {kind} op: "cudnn sdpa {name}{" causal" if causal else ""}" '
+                'dtype: "bf16"',
+                f'  batch: {r["batch_size"]} seq_q: {r["q_seqlen"]} seq_kv: {r["kv_seqlen"]} '
+                f'heads: {r["num_q_heads"]} head_dim: {r["head_dim"]} '
+                f'causal: {"true" if causal else "false"}',
+                f'  median_us: {float(r[column]) * 1000:.1f} '
+                'implementation: "cuDNN SDPA via torch (SDPBackend.CUDNN_ATTENTION)"',
+                f'  source: "[CUDNN-SDPA] {r["num_q_heads"]} q / {r["num_kv_heads"]} kv heads, '
+                f'seq {r["q_seqlen"]}: {name} {rate} TFLOPS"',
+                "}",
+            ]
+    return out
 
 
 def main():
@@ -207,6 +243,11 @@ def main():
                         "written as method_parameters")
     m.add_argument("--comment", action="append", default=[],
                    help="a line for the file's header comment (repeatable)")
+    m.add_argument("--attention-csv",
+                   help="cudnn-frontend SDPA benchmark CSV whose cuDNN rows become attention "
+                        "measurements (bf16)")
+    m.add_argument("--source", action="append", default=[],
+                   help="a further sources line (repeatable)")
     m.add_argument("-o", "--output", required=True)
     m.add_argument("--output-name", help="path to print in the file's comment (default: -o)")
     args = p.parse_args()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Remakes the B200 measurement and calibration files, and the H100 cross-check
+# Remakes the B200 measurement and calibration files (GEMMs from OpenXLA's table,
+# attention from cudnn/sdpa_bf16_b200.csv), and the H100 cross-check
 # measurement file, from matmul_interpolator_b1.csv (OpenXLA's measured matmul
 # table, see SOURCE.md), then prints the H100 cross-check against the shipped
 # H100 calibration. Rebuild afterwards: calibrations are embedded in the binary.
@@ -14,6 +15,8 @@ $py check "$csv"
 $py measurements "$csv" --key sm_100 --min-mn 2048 --method-parameter kernel_overhead_us \
   --gpu b200-sxm-180gb --device-name "sm_100 (the source does not name the board: B200 or GB200)" \
   --sm-count 148 -o $d/b200-sxm-180gb.measurements.textproto \
+  --attention-csv $d/cudnn/sdpa_bf16_b200.csv \
+  --source "[CUDNN-SDPA] NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/artifacts/sdpa_bf16_benchmark_results_NVIDIA_B200.csv at commit bb37575d103b9974bc619a193dc1a96d835dc117 (MIT): cuDNN 9.13.0 SDPA on a B200, torch 2.9.0a0 nv25.09 (sample_b200_bf16_run.txt), causal, 128 query and 8 key/value heads of dim 128, batch 1, bf16; cuDNN's forward and backward time per call" \
   --comment "Points: b = 1 and m, n >= 2048, the training-sized end of the table (128 to 512 output" \
   --comment "tiles of 128x256, about one to four waves on 148 SMs). Smaller outputs leave SMs idle;" \
   --comment "there cuBLAS runs kernels the wave model does not describe, and a fit to all 125" \
@@ -22,7 +25,9 @@ $py measurements "$csv" --key sm_100 --min-mn 2048 --method-parameter kernel_ove
   --comment "(key sm_90, same shapes) fits 7.1 us per kernel where the shipped H100 calibration" \
   --comment "has 2.65 us, while its GEMM ceiling agrees (0.848 vs 0.844); see docs/calibration.md." \
   --comment "FP8: the table's sm_90 FP8 points exceed H100's dense FP8 peak (up to 2424 vs 1979" \
-  --comment "TFLOP/s), so its FP8 timing is unverified; the sm_100 FP8 points stay below B200's peak."
+  --comment "TFLOP/s), so its FP8 timing is unverified; the sm_100 FP8 points stay below B200's peak." \
+  --comment "Attention: cuDNN's fused attention (Transformer Engine's backend on Blackwell) from" \
+  --comment "cudnn-frontend's SDPA benchmark (cudnn/SOURCE.md), seq 4K-16K, after the GEMM points."
 $py measurements "$csv" --key sm_90 --min-mn 2048 --dtype bf16 \
   --gpu h100-sxm5-80gb --device-name "sm_90 (the source does not name the board)" \
   --sm-count 132 -o $d/xla/h100-sxm5-80gb.xla-sm90.measurements.textproto \
