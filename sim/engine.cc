@@ -15,35 +15,50 @@ constexpr uint8_t kPastClock = 3;
 }  // namespace
 
 Engine::Engine(const TaskGraph& graph, Simulator& sim)
-    : graph_(graph), sim_(sim), tasks_(graph.NumTasks() + 1), head_(graph.NumResources(), 0) {
+    : graph_(graph), sim_(sim), tasks_(graph.NumTasks() + 1) {
   handler_ = sim_.AddHandler(this);
-  // Count successors into the next task's succ_begin and predecessors into
-  // `pending` (checked against the bit field's range), then prefix-sum.
-  std::vector<uint32_t> preds(graph.NumTasks(), 0);
-  for (const auto& [before, after] : graph.edges()) {
-    ++tasks_[before + 1].succ_begin;
-    ++preds[after];
-  }
-  constexpr uint32_t kMaxPending = (1u << 30) - 1;
+  // Queues: count each resource's tasks, prefix-sum into cursors, then fill in
+  // task order (program order).
+  cursor_.assign(graph.NumResources(), QueueCursor{0, 0});
   for (TaskId t = 0; t < graph.NumTasks(); ++t) {
-    SIM_CHECK(preds[t] <= kMaxPending)
-        << "task " << t << " has " << preds[t] << " predecessors; at most " << kMaxPending;
-    tasks_[t].pending = preds[t];
-    tasks_[t].state = kWaiting;
+    for (ResourceId r : graph.ResourcesOf(t)) ++cursor_[r].end;
+  }
+  uint32_t total = 0;
+  for (QueueCursor& c : cursor_) {
+    c.next = total;
+    total += c.end;
+    c.end = c.next;  // the fill cursor; ends where the next queue begins
+  }
+  queue_.resize(total);
+  for (TaskId t = 0; t < graph.NumTasks(); ++t) {
+    for (ResourceId r : graph.ResourcesOf(t)) queue_[cursor_[r].end++] = t;
+  }
+  // Count each task's successors into its own succ_begin and its
+  // predecessors into `pending` (checked against the bit field's range), then
+  // prefix-sum the counts into range ends and fill every range backwards
+  // (edges in reverse): each task's successors keep the edges' order and its
+  // succ_begin ends at its first. No scratch array: this runs while the graph
+  // still holds its dependency list, at the step's peak memory.
+  constexpr uint32_t kMaxPending = (1u << 30) - 1;
+  for (const auto& [before, after] : graph.edges()) {
+    ++tasks_[before].succ_begin;
+    SIM_CHECK(tasks_[after].pending < kMaxPending)
+        << "task " << after << " has more than " << kMaxPending << " predecessors";
+    ++tasks_[after].pending;
   }
   for (size_t i = 1; i < tasks_.size(); ++i) tasks_[i].succ_begin += tasks_[i - 1].succ_begin;
   succ_.resize(graph.edges().size());
-  // `preds` is done with: reuse it as the fill cursor of each task's successors.
-  for (TaskId t = 0; t < graph.NumTasks(); ++t) preds[t] = tasks_[t].succ_begin;
-  for (const auto& [before, after] : graph.edges()) succ_[preds[before]++] = after;
+  const auto& edges = graph.edges();
+  for (auto e = edges.rbegin(); e != edges.rend(); ++e) {
+    succ_[--tasks_[e->first].succ_begin] = e->second;
+  }
 }
 
 void Engine::TryStart(TaskId t) {
   TaskState& ts = tasks_[t];
   if (ts.state != kWaiting || ts.pending != 0) return;
   for (ResourceId r : graph_.ResourcesOf(t)) {
-    const auto& q = graph_.QueueOf(r);
-    if (head_[r] >= q.size() || q[head_[r]] != t) return;
+    if (HeadOf(r) != t) return;
   }
   ts.state = kRunning;
   ts.start = sim_.Now();
@@ -91,10 +106,10 @@ void Engine::Complete(TaskId t) {
   }
   // Advance the queues first, then offer the new heads and the successors a
   // start, in a fixed order (resources, then successors) for determinism.
-  for (ResourceId r : graph_.ResourcesOf(t)) ++head_[r];
+  for (ResourceId r : graph_.ResourcesOf(t)) ++cursor_[r].next;
   for (ResourceId r : graph_.ResourcesOf(t)) {
-    const auto& q = graph_.QueueOf(r);
-    if (head_[r] < q.size()) TryStart(q[head_[r]]);
+    const TaskId next = HeadOf(r);
+    if (next != kNoTask) TryStart(next);
   }
   for (uint32_t i = ts.succ_begin; i < tasks_[t + 1].succ_begin; ++i) {
     const TaskId s = succ_[i];
@@ -138,9 +153,8 @@ absl::Status Engine::Run() {
       msg << " waits for " << tasks_[t].pending << " unfinished predecessor(s)";
     } else {
       for (ResourceId r : graph_.ResourcesOf(t)) {
-        const auto& q = graph_.QueueOf(r);
-        if (q[head_[r]] != t) {
-          msg << " is queued on " << graph_.resource(r).name << " behind task " << q[head_[r]];
+        if (HeadOf(r) != t) {
+          msg << " is queued on " << graph_.resource(r).name << " behind task " << HeadOf(r);
           break;
         }
       }

@@ -116,7 +116,21 @@ class Engine : private EventHandler {
   };
   std::vector<TaskState> tasks_;
   std::vector<TaskId> succ_;
-  std::vector<uint32_t> head_;  // per resource: index of its next task in QueueOf(r)
+  // Every resource's queue (its tasks in program order) in one flat array, and
+  // per resource the position of its next task there and the queue's end: a
+  // task event reads one 8-byte cursor per resource rather than a vector.
+  struct QueueCursor {
+    uint32_t next;
+    uint32_t end;
+  };
+  std::vector<TaskId> queue_;
+  std::vector<QueueCursor> cursor_;
+  // The task at the head of `r`'s queue, or kNoTask when it is empty.
+  static constexpr TaskId kNoTask = ~TaskId{0};
+  TaskId HeadOf(ResourceId r) const {
+    const QueueCursor& c = cursor_[r];
+    return c.next < c.end ? queue_[c.next] : kNoTask;
+  }
   absl::flat_hash_map<TaskId, Time> external_end_;
   Time makespan_;
   size_t finished_ = 0;

@@ -1,6 +1,6 @@
 // File: sim/event_queue.h
 //
-// A binary min-heap of small POD entries ordered by (time, seq). `seq` is a
+// A 4-ary min-heap of small POD entries ordered by (time, seq). `seq` is a
 // per-simulator counter stamped at insertion, so events at equal times pop in
 // insertion order and every run pops the same sequence: the order is total.
 //

@@ -10,7 +10,7 @@ static_assert(sizeof(TaskGraph::Task) == 16, "huge graphs rely on 16-byte tasks"
 
 ResourceId TaskGraph::AddResource(std::string name, uint32_t group, uint32_t lane) {
   resources_.push_back(Resource{std::move(name), group, lane});
-  queues_.emplace_back();
+  owners_.push_back(Owner{group, lane});
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
@@ -28,7 +28,6 @@ TaskId TaskGraph::AddTask(std::span<const ResourceId> resources, Duration durati
       SIM_CHECK(resources[j] != r) << "resource " << resources_[r].name << " named twice";
     }
     resource_refs_.push_back(r);
-    queues_[r].push_back(id);
   }
   return id;
 }

@@ -7,7 +7,9 @@
 //
 // Semantics, as a CUDA stream behaves:
 //   - Each resource is an in-order queue. Tasks are appended to every resource
-//     they name in the order AddTask is called ("program order").
+//     they name in the order AddTask is called ("program order"): a resource's
+//     queue is the tasks naming it, in id order (the graph keeps no separate
+//     queue; the engine derives its own from ResourcesOf).
 //   - A task starts when every predecessor has finished AND it is at the head
 //     of the queue of every resource it occupies. A task on several resources
 //     (a collective over eight GPUs' communication streams) starts on all of
@@ -103,6 +105,10 @@ class TaskGraph {
   size_t NumDependencies() const { return edges_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }
   const Resource& resource(ResourceId id) const { return resources_[id]; }
+  // A resource's group and lane from an 8-byte record: observers read these
+  // for every span of a huge step.
+  uint32_t GroupOf(ResourceId id) const { return owners_[id].group; }
+  uint32_t LaneOf(ResourceId id) const { return owners_[id].lane; }
   std::span<const ResourceId> ResourcesOf(TaskId id) const {
     const uint32_t first = tasks_[id].first_resource;
     const uint32_t end = id + 1 < tasks_.size() ? tasks_[id + 1].first_resource
@@ -111,12 +117,14 @@ class TaskGraph {
   }
   // Dependency edges (before, after) in insertion order.
   const std::vector<std::pair<TaskId, TaskId>>& edges() const { return edges_; }
-  // The tasks of `r` in program order.
-  const std::vector<TaskId>& QueueOf(ResourceId r) const { return queues_[r]; }
 
  private:
   std::vector<Resource> resources_;
-  std::vector<std::vector<TaskId>> queues_;
+  struct Owner {
+    uint32_t group;
+    uint32_t lane;
+  };
+  std::vector<Owner> owners_;  // per resource, as in resources_
   std::vector<Task> tasks_;
   std::vector<ResourceId> resource_refs_;
   std::vector<std::pair<TaskId, TaskId>> edges_;

@@ -4,31 +4,45 @@
 
 namespace clustersim::strategies {
 
+absl::StatusOr<int> FlowCollectiveExecutor::PreparedOf(const CollectiveCall& call) {
+  const PreparedKey key{call.group, call.op, call.algorithm};
+  auto it = prepared_.find(key);
+  if (it == prepared_.end()) {
+    it = prepared_
+             .emplace(key, network_.Prepare(call.op, call.algorithm,
+                                            plan_.request_groups[call.group]))
+             .first;
+  }
+  return it->second;
+}
+
 void FlowCollectiveExecutor::Start(sim::TaskId task, sim::Engine& engine) {
   const TaskInfo& info = plan_.infos[engine.graph().task(task).tag];
   SIM_CHECK(info.request >= 0) << "external task " << task << " has no collective request";
   const int32_t request = info.request;
-  const topology::CollectiveRequest& r = plan_.requests[request];
+  const CollectiveCall& call = plan_.requests[request];
   const int32_t copies = plan_.request_copies.empty() ? -1 : plan_.request_copies[request];
   if (running_.empty()) running_.assign(plan_.requests.size(), 0);
   running_[request] = 1 + (copies < 0 ? 0 : static_cast<int>(plan_.fold_copies[copies].size()));
   sim::Engine* e = &engine;
-  const auto start = [&](const topology::CollectiveRequest& c) {
-    auto done = [this, e, task, request] {
+  const auto started = [&](const absl::Status& s) {
+    if (s.ok()) return;
+    if (status_.ok()) status_ = s;
+    engine.simulator().ScheduleAfter(sim::Duration::Zero(), [this, e, task, request] {
       if (--running_[request] == 0) e->Finish(task);
-    };
-    const absl::Status s = network_.StartCollective(c, done);
-    if (!s.ok()) {
-      if (status_.ok()) status_ = s;
-      engine.simulator().ScheduleAfter(sim::Duration::Zero(), std::move(done));
-    }
+    });
   };
-  start(r);
+  const auto done = [this, e, task, request] {
+    if (--running_[request] == 0) e->Finish(task);
+  };
+  absl::StatusOr<int> prepared = PreparedOf(call);
+  started(prepared.ok() ? network_.StartPrepared(*prepared, call.protocol, call.bytes, done)
+                        : prepared.status());
   if (copies < 0) return;
-  topology::CollectiveRequest copy = r;
+  topology::CollectiveRequest copy{call.op, {}, call.bytes, call.algorithm, call.protocol};
   for (const std::vector<int>& gpus : plan_.fold_copies[copies]) {
     copy.gpus = gpus;
-    start(copy);
+    started(network_.StartCollective(copy, done));
   }
 }
 

@@ -21,9 +21,12 @@
 #ifndef CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
 #define CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
 
+#include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sim/engine.h"
 #include "strategies/step_plan.h"
 #include "topology/flow_network.h"
@@ -41,8 +44,14 @@ class FlowCollectiveExecutor : public sim::TaskExecutor {
   const absl::Status& status() const { return status_; }
 
  private:
+  // The network's handle for `call`'s collective on its group, prepared once
+  // per (group, op, algorithm); an error when the group cannot run it.
+  absl::StatusOr<int> PreparedOf(const CollectiveCall& call);
+
   const StepPlan& plan_;
   topology::FlowNetwork& network_;
+  using PreparedKey = std::tuple<int32_t, topology::Collective, topology::Algorithm>;
+  absl::flat_hash_map<PreparedKey, absl::StatusOr<int>> prepared_;
   std::vector<int> running_;  // per request: its collective and copies not yet ended
   absl::Status status_;
 };

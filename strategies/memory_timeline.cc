@@ -115,17 +115,17 @@ void MemoryTimeline::CloseRun(uint32_t group, GroupState& st) {
 }
 
 void MemoryTimeline::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
-  const sim::TaskGraph::Resource& res = g.resource(s.resource);
-  if (res.lane != strategies::kComputeLane) return;
+  if (g.LaneOf(s.resource) != strategies::kComputeLane) return;
+  const uint32_t group = g.GroupOf(s.resource);
   const strategies::TaskInfo& info = plan_.infos[s.tag];
-  GroupState& st = StateOf(res.group);
+  GroupState& st = StateOf(group);
   const bool pass = info.microbatch >= 0 && info.phase != strategies::Phase::kOptimizer;
   if (pass && st.run_open && st.run_phase == info.phase &&
       st.run_microbatch == info.microbatch && st.run_layer == info.layer) {
     st.run_end_ps = s.end.picoseconds();
     return;
   }
-  CloseRun(res.group, st);
+  CloseRun(group, st);
   if (!pass) return;
   st.run_open = true;
   st.run_phase = info.phase;
@@ -135,7 +135,7 @@ void MemoryTimeline::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   if (info.phase == strategies::Phase::kForward &&
       st.live.insert(Key(info.microbatch, info.layer)).second) {
     st.activations += SizeOf(info.layer);
-    Sample(res.group, st, s.start.picoseconds());
+    Sample(group, st, s.start.picoseconds());
   }
 }
 

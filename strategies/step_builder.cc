@@ -259,7 +259,10 @@ sim::TaskId Builder::AddCollectiveTask(const std::vector<sim::ResourceId>& lanes
     return plan_.graph.AddTask(lanes, est.time, NewInfo(info));
   }
   info.request = static_cast<int32_t>(plan_.requests.size());
-  plan_.requests.push_back({kind, gpus, bytes, est.algorithm, est.protocol});
+  auto [group, added] = request_group_index_.try_emplace(
+      gpus, static_cast<int32_t>(plan_.request_groups.size()));
+  if (added) plan_.request_groups.push_back(gpus);
+  plan_.requests.push_back({kind, est.algorithm, est.protocol, group->second, bytes});
   plan_.request_copies.push_back(FoldCopiesOf(gpus));
   return plan_.graph.AddExternalTask(lanes, NewInfo(info));
 }

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "models/workload.h"
@@ -324,6 +325,8 @@ class Builder {
   std::map<std::pair<const models::Op*, int>, models::OpCost> op_costs_;
   std::map<std::tuple<const models::Op*, int, int>, topology::CollectiveEstimate> comm_costs_;
   std::map<std::vector<int>, int32_t> fold_copy_index_;  // group -> StepPlan::fold_copies
+  // group -> StepPlan::request_groups
+  absl::flat_hash_map<std::vector<int>, int32_t> request_group_index_;
 };
 
 }  // namespace clustersim::strategies::step_builder_internal

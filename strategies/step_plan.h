@@ -56,6 +56,16 @@ struct TaskInfo {
   int32_t request = -1;  // external collectives: index into StepPlan::requests
 };
 
+// An external collective task's request (topology::CollectiveRequest), with
+// its GPU list shared: an unfolded step holds millions of these.
+struct CollectiveCall {
+  topology::Collective op;
+  topology::Algorithm algorithm;
+  topology::Protocol protocol;
+  int32_t group;  // into StepPlan::request_groups
+  sim::Bytes bytes;
+};
+
 // An activation (forward) or gradient (backward) crossing a stage boundary:
 // the send task and the first task of the receiving action, for flow arrows.
 struct PipelineTransfer {
@@ -95,8 +105,10 @@ struct StepPlan {
   bool folded_tensor_parallel = false;
   bool folded_context_parallel = false;
   // With CollectiveTiming::kExternal, each collective task is external
-  // (a network model decides when it ends) and its request is kept here.
-  std::vector<topology::CollectiveRequest> requests;
+  // (a network model decides when it ends) and its request is kept here,
+  // its GPUs as an index into `request_groups` (each distinct group once).
+  std::vector<CollectiveCall> requests;
+  std::vector<std::vector<int>> request_groups;
   // With kExternal collectives and folding: per request, an index into
   // `fold_copies`, or -1. A fold's copies of a request are the same
   // collective on the ranks the fold left out (the request's GPUs with their

@@ -13,25 +13,6 @@ using Interval = std::pair<int64_t, int64_t>;
 // Marks a lane slot with no span yet (no real span starts at the largest time).
 constexpr Interval kNoSpan{INT64_MAX, INT64_MIN};
 
-void PutVarint(int64_t v, std::vector<uint8_t>& out) {
-  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);  // zigzag
-  while (z >= 0x80) {
-    out.push_back(static_cast<uint8_t>(z | 0x80));
-    z >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(z));
-}
-
-int64_t GetVarint(const std::vector<uint8_t>& in, size_t& pos) {
-  uint64_t z = 0;
-  for (int shift = 0;; shift += 7) {
-    const uint8_t b = in[pos++];
-    z |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (b < 0x80) break;
-  }
-  return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
-}
-
 // Sorts and merges overlapping intervals. One lane's spans arrive sorted (a
 // lane is a serial queue, reported as its tasks end): only merges need sorting.
 std::vector<Interval> Union(std::vector<Interval> v) {
@@ -81,14 +62,14 @@ int64_t Minus(const std::vector<Interval>& a, const std::vector<Interval>& b) {
 
 }  // namespace
 
-StepStats::StepStats(const StepPlan& plan) : plan_(plan) {
+StepStats::StepStats(const StepPlan& plan)
+    : plan_(plan),
+      slots_(plan.simulated_gpus.size() * kNumLanes, SlotState{kNoSpan, 0}),
+      closed_(slots_.size()) {
   local_of_.assign(plan.world_size, -1);
   for (size_t i = 0; i < plan.simulated_gpus.size(); ++i) {
     local_of_[plan.simulated_gpus[i]] = static_cast<int>(i);
   }
-  closed_.resize(plan.simulated_gpus.size() * kNumLanes);
-  closed_end_.assign(closed_.size(), 0);
-  open_.assign(closed_.size(), kNoSpan);
   // Host launches are neither compute nor communication: no lane.
   slot_of_.assign(plan.graph.NumResources(), -1);
   for (sim::ResourceId id = 0; id < plan.graph.NumResources(); ++id) {
@@ -104,7 +85,7 @@ void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   if (s.tag != 0 && !plan_.merged_runs.empty()) {
     // A merged run with collectives inside: each piece on its own lane.
     const MergedRun& run = plan_.merged_runs[s.tag - 1];
-    const int32_t first_slot = local_of_[g.resource(s.resource).group] * kNumLanes;
+    const int32_t first_slot = local_of_[g.GroupOf(s.resource)] * kNumLanes;
     const int64_t t = s.start.picoseconds();
     for (uint32_t k = 0; k < run.num_pieces; ++k) {
       const RunPiece& piece = plan_.run_pieces[run.first_piece + k];
@@ -121,15 +102,16 @@ void StepStats::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
 void StepStats::Join(int32_t slot, int64_t start, int64_t end) {
   // A span that starts inside or at the end of the open one (a serial lane's
   // next task) joins it: the union, all that Summarize reads, is the same.
-  Interval& open = open_[slot];
+  SlotState& state = slots_[slot];
+  Interval& open = state.open;
   if (open.first <= start && start <= open.second) {
     open.second = std::max(open.second, end);
     return;
   }
   if (open != kNoSpan) {
-    PutVarint(open.first - closed_end_[slot], closed_[slot]);
-    PutVarint(open.second - open.first, closed_[slot]);
-    closed_end_[slot] = open.second;
+    closed_.Append(slot, open.first - state.closed_end);
+    closed_.Append(slot, open.second - open.first);
+    state.closed_end = open.second;
   }
   open = {start, end};
 }
@@ -137,14 +119,14 @@ void StepStats::Join(int32_t slot, int64_t start, int64_t end) {
 std::vector<StepStats::Interval> StepStats::LaneSpans(size_t i, int lane) const {
   const size_t slot = i * kNumLanes + lane;
   std::vector<Interval> spans;
-  const std::vector<uint8_t>& packed = closed_[slot];
+  VarintChains::Reader packed = closed_.Read(slot);
   int64_t end = 0;
-  for (size_t pos = 0; pos < packed.size();) {
-    const int64_t start = end + GetVarint(packed, pos);
-    end = start + GetVarint(packed, pos);
+  for (int64_t gap, length; packed.Next(gap) && packed.Next(length);) {
+    const int64_t start = end + gap;
+    end = start + length;
     spans.emplace_back(start, end);
   }
-  if (open_[slot] != kNoSpan) spans.push_back(open_[slot]);
+  if (slots_[slot].open != kNoSpan) spans.push_back(slots_[slot].open);
   return spans;
 }
 

@@ -30,6 +30,7 @@
 
 #include "sim/engine.h"
 #include "strategies/step_plan.h"
+#include "strategies/varint_chains.h"
 
 namespace clustersim::strategies {
 
@@ -72,15 +73,19 @@ class StepStats : public sim::SpanObserver {
   void Join(int32_t slot, int64_t start, int64_t end);
   const StepPlan& plan_;
   std::vector<int> local_of_;  // global GPU -> local index
-  // Per lane slot: its spans but the last, and the last one ("open": later
-  // spans that start inside it join it). The open spans sit in one flat array
-  // because every span the engine reports reads one: a span costs one cache
-  // line rather than a chain of vectors. Closed spans are packed as varints
-  // (zigzag start minus the previous closed end, then zigzag length): about
-  // half the 16 bytes of a pair, on steps of tens of millions of spans.
-  std::vector<std::vector<uint8_t>> closed_;
-  std::vector<int64_t> closed_end_;  // per slot: the end of its last closed span
-  std::vector<Interval> open_;
+  // Per lane slot: its spans but the last ("closed"), and the last one
+  // ("open": later spans that start inside it join it). Every span the engine
+  // reports reads its slot's open span and, when it starts past it, closes it:
+  // the open span and the end of the last closed one sit together so that a
+  // span costs one slot record and the tail of one chain. Closed spans are
+  // packed as varints (zigzag start minus the previous closed end, then
+  // length), about half the 16 bytes of a pair on steps of tens of millions.
+  struct SlotState {
+    Interval open;
+    int64_t closed_end = 0;  // the end of its last closed span
+  };
+  std::vector<SlotState> slots_;
+  VarintChains closed_;
   // Per resource of the plan's graph: its lane slot (-1: host lane).
   std::vector<int32_t> slot_of_;
 };

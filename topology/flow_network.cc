@@ -23,19 +23,48 @@ absl::Status FlowNetwork::StartCollective(const CollectiveRequest& r,
                                           absl::AnyInvocable<void()> on_done) {
   absl::StatusOr<std::vector<int>> gpus = ValidateCollectiveRequest(cluster_, r);
   if (!gpus.ok()) return gpus.status();
-  if (gpus->size() < 2) {
+  absl::StatusOr<int> prepared = PlansOf(r.op, r.algorithm, *std::move(gpus));
+  if (!prepared.ok()) return prepared.status();
+  return StartPrepared(*prepared, r.protocol, r.bytes, std::move(on_done));
+}
+
+absl::StatusOr<int> FlowNetwork::Prepare(Collective op, Algorithm algorithm,
+                                         const std::vector<int>& gpus) {
+  absl::StatusOr<std::vector<int>> valid =
+      ValidateCollectiveRequest(cluster_, CollectiveRequest{op, gpus, sim::Bytes(0), algorithm});
+  if (!valid.ok()) return valid.status();
+  return PlansOf(op, algorithm, *std::move(valid));
+}
+
+absl::StatusOr<int> FlowNetwork::PlansOf(Collective op, Algorithm algorithm,
+                                         std::vector<int> gpus) {
+  PlanKey key{op, algorithm, std::move(gpus)};
+  auto it = plan_index_.find(key);
+  if (it != plan_index_.end()) return it->second;
+  std::vector<CollectivePlan> candidates;
+  if (std::get<2>(key).size() >= 2) {
+    absl::StatusOr<std::vector<CollectivePlan>> c =
+        planner_.Candidates(op, algorithm, std::get<2>(key));
+    if (!c.ok()) return c.status();
+    candidates = *std::move(c);
+  }
+  const int id = static_cast<int>(prepared_.size());
+  prepared_.push_back(std::move(candidates));
+  plan_index_.emplace(std::move(key), id);
+  return id;
+}
+
+absl::Status FlowNetwork::StartPrepared(int prepared, Protocol protocol, sim::Bytes bytes,
+                                        absl::AnyInvocable<void()> on_done) {
+  if (bytes.count() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("bytes=", bytes.count(), " must be >= 0"));
+  }
+  const std::vector<CollectivePlan>& plans = prepared_[prepared];
+  if (plans.empty()) {  // fewer than 2 GPUs
     sim_.ScheduleAfter(sim::Duration::Zero(), std::move(on_done));
     return absl::OkStatus();
   }
-  PlanKey key{r.op, r.algorithm, *std::move(gpus)};
-  auto it = plans_.find(key);
-  if (it == plans_.end()) {
-    absl::StatusOr<std::vector<CollectivePlan>> candidates =
-        planner_.Candidates(r.op, r.algorithm, std::get<2>(key));
-    if (!candidates.ok()) return candidates.status();
-    it = plans_.emplace(std::move(key), *std::move(candidates)).first;
-  }
-  absl::StatusOr<PlanChoice> choice = ChoosePlan(it->second, r.protocol, r.bytes);
+  absl::StatusOr<PlanChoice> choice = ChoosePlan(plans, protocol, bytes);
   if (!choice.ok()) return choice.status();
   int id;
   if (free_collectives_.empty()) {
@@ -48,7 +77,7 @@ absl::Status FlowNetwork::StartCollective(const CollectiveRequest& r,
   CollectiveState& c = collectives_[id];
   c.plan = choice->plan;
   c.protocol = choice->protocol;
-  c.bytes = static_cast<double>(r.bytes.count()) * c.plan->ByteScale(c.protocol);
+  c.bytes = static_cast<double>(bytes.count()) * c.plan->ByteScale(c.protocol);
   c.phase = 0;
   c.flows_left = 0;
   c.on_done = std::move(on_done);

@@ -52,6 +52,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sim/simulator.h"
 #include "sim/units.h"
 #include "topology/cluster.h"
@@ -100,6 +101,15 @@ class FlowNetwork {
   // GPUs end at Now(). Errors are those of AnalyticNetwork::Estimate (bad GPU
   // index, negative bytes, an algorithm the group cannot use); nothing starts.
   absl::Status StartCollective(const CollectiveRequest& r, absl::AnyInvocable<void()> on_done);
+
+  // The same in two halves, for callers that start many collectives over one
+  // group: Prepare validates `op` and `algorithm` on `gpus` (bytes aside) and
+  // returns a handle to its plans; StartPrepared starts one with `protocol`
+  // and `bytes` (errors: negative bytes, a protocol no plan can use). Handles
+  // stay valid for the network's lifetime.
+  absl::StatusOr<int> Prepare(Collective op, Algorithm algorithm, const std::vector<int>& gpus);
+  absl::Status StartPrepared(int prepared, Protocol protocol, sim::Bytes bytes,
+                             absl::AnyInvocable<void()> on_done);
 
   // Bytes carried and busy time of directed link `link` up to Now().
   // REQUIRES: 0 <= link < cluster.num_links().
@@ -185,7 +195,12 @@ class FlowNetwork {
   sim::Simulator& sim_;
   CollectivePlanner planner_;
   FlowNetworkOptions options_;
-  std::map<PlanKey, std::vector<CollectivePlan>> plans_;
+  // Finds or builds the plans of a validated group; its handle.
+  absl::StatusOr<int> PlansOf(Collective op, Algorithm algorithm, std::vector<int> gpus);
+
+  std::map<PlanKey, int> plan_index_;  // -> prepared_
+  // Per handle: the group's candidate plans (empty: fewer than 2 GPUs, nothing to run).
+  std::vector<std::vector<CollectivePlan>> prepared_;
   std::vector<LinkState> links_;
   std::vector<FlowState> flows_;
   std::vector<int> free_flows_;

@@ -327,5 +327,34 @@ TEST(FlowNetworkClockTest, AFlowEndingPastTheClockIsAnErrorNotAWrapAround) {
   EXPECT_GE(sim.Now(), sim::Time::Zero());
 }
 
+TEST(FlowNetworkTest, PreparedCollectivesRunAsTheirRequestsDo) {
+  const Cluster c = Build(Spec("dgx-h100", 4));
+  const CollectiveRequest r{Collective::kAllReduce, Range(0, 32), sim::MiB(64)};
+  const sim::Time want = RunTogether(c, {r}, {sim::Duration::Zero()})[0];
+  sim::Simulator sim;
+  FlowNetwork net(c, sim);
+  absl::StatusOr<int> prepared = net.Prepare(r.op, r.algorithm, r.gpus);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  // The same group again (in another order) shares the handle.
+  std::vector<int> reversed(r.gpus.rbegin(), r.gpus.rend());
+  EXPECT_EQ(net.Prepare(r.op, r.algorithm, reversed).value(), *prepared);
+  sim::Time done = sim::Time::Infinite();
+  ASSERT_TRUE(net.StartPrepared(*prepared, r.protocol, r.bytes, [&] { done = sim.Now(); }).ok());
+  sim.Run();
+  EXPECT_EQ(done, want);
+  // One GPU: nothing to move, it ends at once.
+  absl::StatusOr<int> alone = net.Prepare(r.op, r.algorithm, {5});
+  ASSERT_TRUE(alone.ok());
+  bool ended = false;
+  ASSERT_TRUE(net.StartPrepared(*alone, r.protocol, r.bytes, [&] { ended = true; }).ok());
+  sim.Run();
+  EXPECT_TRUE(ended);
+  // Errors: a GPU outside the cluster, negative bytes.
+  EXPECT_THAT(net.Prepare(r.op, r.algorithm, {0, 99}).status().message(),
+              HasSubstr("outside"));
+  EXPECT_THAT(net.StartPrepared(*prepared, r.protocol, sim::Bytes(-1), [] {}).message(),
+              HasSubstr("bytes=-1"));
+}
+
 }  // namespace
 }  // namespace clustersim::topology

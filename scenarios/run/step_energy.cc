@@ -22,15 +22,14 @@ bool KernelKindTime::ComputeBound(const models::Op* op) {
 
 void KernelKindTime::OnSpan(const sim::TaskGraph& g, const sim::Span& s) {
   if (!has_details() || s.tag >= plan_.infos.size()) return;
-  const sim::TaskGraph::Resource& r = g.resource(s.resource);
-  if (r.lane != strategies::kComputeLane) return;
+  if (g.LaneOf(s.resource) != strategies::kComputeLane) return;
   int8_t& bound = bound_by_tag_[s.tag];
   if (bound < 0) {
     const strategies::TaskInfo& info = plan_.infos[s.tag];
     bound = !info.is_collective && ComputeBound(info.op) ? 1 : 0;
   }
   if (bound == 0) return;
-  compute_bound_ps_[r.group] += (s.end - s.start).picoseconds();
+  compute_bound_ps_[g.GroupOf(s.resource)] += (s.end - s.start).picoseconds();
 }
 
 int64_t KernelKindTime::ComputeBoundPs(int gpu) const {
