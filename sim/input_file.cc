@@ -69,4 +69,14 @@ absl::StatusOr<std::string> ReadInputFile(const std::string& path) {
   return text;
 }
 
+absl::StatusOr<std::string> ReadInputFileFor(const std::string& path, std::string_view field) {
+  absl::StatusOr<std::string> text = ReadInputFile(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        absl::StrCat(std::string(field), "=", path, ": ", text.status().message(),
+                                     " (relative paths resolve against the current directory)"));
+  }
+  return text;
+}
+
 }  // namespace clustersim::sim

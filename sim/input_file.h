@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -27,6 +28,11 @@ inline constexpr int64_t kMaxInputFileBytes = int64_t{64} << 20;
 // INVALID_ARGUMENT when it is not a regular file or exceeds the limit,
 // DATA_LOSS on a read error.
 absl::StatusOr<std::string> ReadInputFile(const std::string& path);
+
+// ReadInputFile for a file named by a scenario field or flag: an error starts
+// with "FIELD=PATH: " and says that relative paths resolve against the
+// current directory; the code is ReadInputFile's.
+absl::StatusOr<std::string> ReadInputFileFor(const std::string& path, std::string_view field);
 
 }  // namespace clustersim::sim
 

@@ -41,6 +41,15 @@ TEST_F(InputFileTest, MissingFileIsNotFoundNamingThePath) {
   EXPECT_NE(text.status().message().find("check the path"), std::string::npos);
 }
 
+TEST_F(InputFileTest, ForAFieldTheErrorNamesTheFieldAndKeepsTheCode) {
+  const std::string path = (dir_ / "nope.csv").string();
+  absl::StatusOr<std::string> text = ReadInputFileFor(path, "inference.workload.lengths_file");
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(text.status().message().rfind("inference.workload.lengths_file=" + path + ": ", 0), 0u)
+      << text.status();
+  EXPECT_NE(text.status().message().find("relative paths resolve"), std::string::npos);
+}
+
 // Fuzzing found `clustersim run /dev/zero` reading until memory ran out.
 TEST_F(InputFileTest, RefusesDevZeroInsteadOfReadingForever) {
   absl::StatusOr<std::string> text = ReadInputFile("/dev/zero");

@@ -49,12 +49,8 @@ absl::StatusOr<std::vector<LengthSample>> ParseLengthSamples(std::string_view te
 absl::StatusOr<std::vector<LengthSample>> ReadLengthSamples(const std::string& path,
                                                             std::string_view field) {
   const std::string origin = absl::StrCat(std::string(field), "=", path);
-  absl::StatusOr<std::string> text = sim::ReadInputFile(path);
-  if (!text.ok()) {
-    return absl::Status(text.status().code(),
-                        absl::StrCat(origin, ": ", text.status().message(),
-                                     " (relative paths resolve against the current directory)"));
-  }
+  absl::StatusOr<std::string> text = sim::ReadInputFileFor(path, field);
+  if (!text.ok()) return text.status();
   return ParseLengthSamples(*text, origin);
 }
 

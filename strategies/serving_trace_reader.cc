@@ -265,12 +265,8 @@ absl::StatusOr<RequestTrace> ParseMooncakeTrace(std::string_view text, std::stri
 absl::StatusOr<RequestTrace> ReadRequestTrace(const std::string& path, RequestTraceFormat format,
                                               std::string_view field) {
   const std::string origin = absl::StrCat(std::string(field), "=", path);
-  absl::StatusOr<std::string> text = sim::ReadInputFile(path);
-  if (!text.ok()) {
-    return absl::Status(text.status().code(),
-                        absl::StrCat(origin, ": ", text.status().message(),
-                                     " (relative paths resolve against the current directory)"));
-  }
+  absl::StatusOr<std::string> text = sim::ReadInputFileFor(path, field);
+  if (!text.ok()) return text.status();
   return format == RequestTraceFormat::kAzure ? ParseAzureTrace(*text, origin)
                                               : ParseMooncakeTrace(*text, origin);
 }
