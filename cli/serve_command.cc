@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -167,9 +168,31 @@ absl::Status ServeDisaggregated(const config::Scenario& scenario, const std::str
 struct SearchValues {
   bool search = false, aggregated_only = false;
   std::optional<std::string> gpus;
+  std::optional<std::string> gpu_prices;
   std::optional<int> max_gpus, top, requests;
-  bool Any() const { return search || aggregated_only || gpus || max_gpus || top || requests; }
+  bool Any() const {
+    return search || aggregated_only || gpus || gpu_prices || max_gpus || top || requests;
+  }
 };
+
+// Reads --search-gpu-prices NAME=USD,NAME=USD into `prices`; the values are
+// checked with the rest of the search space.
+absl::Status ParseGpuPrices(const std::string& flag,
+                            google::protobuf::Map<std::string, double>* prices) {
+  for (absl::string_view item : absl::StrSplit(flag, ',')) {
+    const std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    double usd = 0;
+    if (kv.size() != 2 || absl::StripAsciiWhitespace(kv[0]).empty() ||
+        !absl::SimpleAtod(kv[1], &usd)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--search-gpu-prices=\"", flag, "\": \"", item,
+          "\" is not NAME=USD; give comma-separated GPU prices, e.g. "
+          "h100-sxm5-80gb=2.49,b200-sxm-180gb=5.5"));
+    }
+    (*prices)[std::string(absl::StripAsciiWhitespace(kv[0]))] = usd;
+  }
+  return absl::OkStatus();
+}
 
 // Writes the flags into `scenario`; the flags that set a dimension the search
 // chooses are refused.
@@ -206,6 +229,10 @@ absl::Status ApplySearchFlags(const SearchValues& sv, const ServeValues& v,
       }
       ds->add_gpus(std::string(g));
     }
+  }
+  if (sv.gpu_prices) {
+    absl::Status s = ParseGpuPrices(*sv.gpu_prices, ds->mutable_gpu_prices());
+    if (!s.ok()) return s;
   }
   if (sv.max_gpus) ds->set_max_gpus(*sv.max_gpus);
   if (sv.top) ds->set_top(*sv.top);
@@ -301,6 +328,8 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
       "skip disaggregated prefill/decode candidates");
   Opt(search, "search-gpus", &sv.gpus,
       "comma-separated GPUs (default: every catalog GPU with a price)");
+  Opt(search, "search-gpu-prices", &sv.gpu_prices,
+      "price per GPU-hour by GPU, replacing the catalog's: NAME=USD,... (also searches them)");
   Opt(search, "search-max-gpus", &sv.max_gpus, "GPUs of a deployment at most (default 16)");
   Opt(search, "search-requests", &sv.requests,
       "requests simulated per replica of a candidate (default: --num-requests)");

@@ -257,6 +257,10 @@ absl::Status Searcher::Disaggregated(const Shape& shape) {
 }
 
 std::string Describe(const SearchSpace& space, const config::DeploymentSearchResult& r) {
+  // ResolvePricing names a price the scenario gives "scenario".
+  const bool own_prices =
+      std::any_of(space.gpus.begin(), space.gpus.end(),
+                  [](const SearchGpu& g) { return g.price_source == "scenario"; });
   return absl::StrCat(
       r.candidates(), " candidates (", r.simulated(),
       " simulated; not simulated: ", r.pruned_memory(), " memory, ", r.pruned_capacity(),
@@ -264,7 +268,9 @@ std::string Describe(const SearchSpace& space, const config::DeploymentSearchRes
       r.pruned_invalid(), " refused); aggregated: one replica simulated at rate / replicas with ",
       space.requests_per_replica,
       " requests; disaggregated: both pools at the rate with that many per instance of the "
-      "larger pool; $/M output tokens at the offered rate; catalog default prices");
+      "larger pool; $/M output tokens at the offered rate; ",
+      own_prices ? "the scenario's prices where given, else the catalog's"
+                 : "catalog default prices");
 }
 
 }  // namespace

@@ -115,6 +115,64 @@ TEST(DeploymentSpaceTest, BadInputNamesTheFieldAndAFix) {
   EXPECT_THAT(ResolveSearchSpace(s).status().message(), HasSubstr("no catalog price"));
 }
 
+TEST(DeploymentSpaceTest, GpuPricesReplaceTheCatalogAndAddUnpricedGpus) {
+  config::Scenario s = Small(4, 1000, 100);
+  config::DeploymentSearchConfig* ds = s.mutable_inference()->mutable_deployment_search();
+  ds->clear_gpus();
+  ds->add_gpus("h100-sxm5-80gb");
+  ds->add_gpus("l40s");  // no catalog price, priced here
+  (*ds->mutable_gpu_prices())["h100-sxm5-80gb"] = 1.25;
+  (*ds->mutable_gpu_prices())["l40s"] = 0.75;
+  absl::StatusOr<SearchSpace> space = ResolveSearchSpace(s);
+  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_EQ(space->gpus.size(), 2u);
+  for (const SearchGpu& g : space->gpus) {
+    EXPECT_DOUBLE_EQ(g.usd_per_gpu_hour, g.spec->name == "l40s" ? 0.75 : 1.25) << g.spec->name;
+  }
+
+  // With no GPU list, a priced GPU joins the catalog-priced ones.
+  ds->clear_gpus();
+  ds->mutable_gpu_prices()->erase("h100-sxm5-80gb");
+  space = ResolveSearchSpace(s);
+  ASSERT_TRUE(space.ok()) << space.status();
+  bool has_l40s = false;
+  for (const SearchGpu& g : space->gpus) has_l40s |= g.spec->name == "l40s";
+  EXPECT_TRUE(has_l40s);
+  EXPECT_GT(space->gpus.size(), 2u);
+}
+
+TEST(DeploymentSearchTest, AGpuPriceChangesTheRanking) {
+  // The same H100 deployment at half the price costs half per token.
+  config::Scenario s = Small(4, 1000, 100);
+  absl::StatusOr<config::DeploymentSearchResult> base = SearchDeployments(s, nullptr);
+  ASSERT_TRUE(base.ok()) << base.status();
+  (*s.mutable_inference()->mutable_deployment_search()->mutable_gpu_prices())["h100-sxm5-80gb"] =
+      base->candidate(0).usd_per_gpu_hour() / 2;
+  absl::StatusOr<config::DeploymentSearchResult> cheap = SearchDeployments(s, nullptr);
+  ASSERT_TRUE(cheap.ok()) << cheap.status();
+  EXPECT_NEAR(cheap->candidate(0).usd_per_million_output_tokens(),
+              base->candidate(0).usd_per_million_output_tokens() / 2,
+              1e-9 * base->candidate(0).usd_per_million_output_tokens());
+}
+
+TEST(DeploymentSpaceTest, BadGpuPricesNameTheField) {
+  config::Scenario s = Small(4, 1000, 100);
+  auto* prices = s.mutable_inference()->mutable_deployment_search()->mutable_gpu_prices();
+  (*prices)["h100-sxm5-80gb"] = 0;
+  EXPECT_THAT(ResolveSearchSpace(s).status().message(),
+              HasSubstr("gpu_prices[h100-sxm5-80gb] (--search-gpu-prices)=0"));
+  (*prices)["h100-sxm5-80gb"] = 2;
+  (*prices)["a100-sxm4-80gb"] = 2;  // not in the searched list
+  EXPECT_THAT(ResolveSearchSpace(s).status().message(), HasSubstr("add it to gpus"));
+  prices->erase("a100-sxm4-80gb");
+  (*prices)["h900"] = 2;
+  s.mutable_inference()->mutable_deployment_search()->clear_gpus();
+  EXPECT_THAT(ResolveSearchSpace(s).status().message(), HasSubstr("not a catalog GPU"));
+  prices->erase("h900");
+  s.mutable_pricing()->set_usd_per_gpu_hour(3);
+  EXPECT_THAT(ResolveSearchSpace(s).status().message(), HasSubstr("keep one"));
+}
+
 TEST(DeploymentSearchTest, ModelTooBigForEveryCandidateIsAnError) {
   config::Scenario s = Small(1, 5000, 500, "llama3-405b");
   s.mutable_inference()->mutable_deployment_search()->set_max_gpus(2);

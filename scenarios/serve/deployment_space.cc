@@ -1,6 +1,7 @@
 #include "scenarios/serve/deployment_space.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -64,6 +65,40 @@ absl::Status CheckInts(const google::protobuf::RepeatedField<int32_t>& values,
   return absl::OkStatus();
 }
 
+// Every priced GPU must be searched, and every price a positive hourly rate.
+absl::Status CheckGpuPrices(const config::DeploymentSearchConfig& ds,
+                            const std::vector<std::string>& names, bool price_given) {
+  if (ds.gpu_prices().empty()) return absl::OkStatus();
+  if (price_given) {
+    return absl::InvalidArgumentError(
+        "pricing.usd_per_gpu_hour / price_source (--usd-per-gpu-hour, --price-source) and "
+        "inference.deployment_search.gpu_prices (--search-gpu-prices) both price the search; "
+        "keep one (gpu_prices prices each GPU)");
+  }
+  std::vector<std::string> keys;
+  for (const auto& [name, usd] : ds.gpu_prices()) keys.push_back(name);
+  std::sort(keys.begin(), keys.end());  // map order is unspecified; errors name the first
+  for (const std::string& name : keys) {
+    const double usd = ds.gpu_prices().at(name);
+    if (!models::GpuCatalog::Default().Find(name).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kField, "gpu_prices (--search-gpu-prices) prices \"", name,
+          "\", which is not a catalog GPU; `clustersim list gpus` lists them"));
+    }
+    if (!std::binary_search(names.begin(), names.end(), name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kField, "gpu_prices (--search-gpu-prices) prices \"", name,
+          "\", which the search does not include; add it to gpus (--search-gpus) or drop "
+          "its price"));
+    }
+    if (!std::isfinite(usd) || usd <= 0 || usd > 1000) {
+      return Bad(absl::StrCat("gpu_prices[", name, "]"), "--search-gpu-prices", usd,
+                 "must be a price per GPU-hour in (0, 1000] US dollars, e.g. 2.49");
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool HasFp8(const models::GpuSpec& gpu) { return gpu.Supports(models::Dtype::kFp8); }
 
 }  // namespace
@@ -95,11 +130,15 @@ absl::StatusOr<SearchSpace> ResolveSearchSpace(const config::Scenario& scenario)
   // GPUs: each must be in the catalog and have a price.
   const std::vector<std::string> priced = PricedGpus();
   std::vector<std::string> names(ds.gpus().begin(), ds.gpus().end());
-  if (names.empty()) names = priced;
+  if (names.empty()) {
+    names = priced;
+    for (const auto& [name, usd] : ds.gpu_prices()) names.push_back(name);
+  }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   const bool price_given =
       scenario.pricing().has_usd_per_gpu_hour() || scenario.pricing().has_price_source();
+  if (absl::Status s = CheckGpuPrices(ds, names, price_given); !s.ok()) return s;
   if (price_given && names.size() > 1) {
     return absl::InvalidArgumentError(
         "pricing.usd_per_gpu_hour / price_source (--usd-per-gpu-hour, --price-source) price one "
@@ -113,16 +152,20 @@ absl::StatusOr<SearchSpace> ResolveSearchSpace(const config::Scenario& scenario)
           kField, "gpus (--search-gpus): \"", name, "\" is not a catalog GPU; use some of: ",
           absl::StrJoin(priced, ", "), " (those with a price; `clustersim list gpus` lists all)"));
     }
-    if (!price_given && models::PriceCatalog::Default().DefaultFor(name) == nullptr) {
+    const auto own_price = ds.gpu_prices().find(name);
+    if (!price_given && own_price == ds.gpu_prices().end() &&
+        models::PriceCatalog::Default().DefaultFor(name) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
           kField, "gpus (--search-gpus): \"", name,
-          "\" has no catalog price, so no $/M tokens; give its price (--usd-per-gpu-hour) and "
-          "search it alone, or use GPUs with a price: ",
-          absl::StrJoin(priced, ", ")));
+          "\" has no catalog price, so no $/M tokens; give its price (--search-gpu-prices ",
+          name, "=USD), or use GPUs with a price: ", absl::StrJoin(priced, ", ")));
     }
     // The GPU's node size, price and every other field, checked by the
     // colocated resolver on a probe deployment.
     config::Scenario probe = space.base;
+    if (own_price != ds.gpu_prices().end()) {
+      probe.mutable_pricing()->set_usd_per_gpu_hour(own_price->second);
+    }
     probe.mutable_cluster()->set_gpu(name);
     probe.mutable_cluster()->set_num_gpus(8);
     absl::StatusOr<ResolvedServe> r = ResolveServe(probe);
