@@ -181,6 +181,24 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
   return p;
 }
 
+// Energy of the job's GPUs over the mean wall time, times PUE. With the
+// simulated step's energy section, the GPUs draw the step's average power
+// while they train (the failure-free compute and the work later redone) and
+// their idle draw otherwise (checkpoint stalls, restarts, repair waits);
+// without it (search rows carry none) they draw pricing.utilisation x TDP
+// throughout.
+double RunEnergyKwh(const ResolvedScenario& s, const config::Result& step, double compute_s,
+                    const TimelineStats& st) {
+  if (!step.has_energy() || step.energy().average_power_w_per_gpu() <= 0) {
+    return EnergyKwh(s.pricing, s.num_gpus * st.mean_wall_s / 3600.0, s.gpu->tdp_w);
+  }
+  const double training_s = compute_s + st.mean_lost_s;
+  const double other_s = std::max(0.0, st.mean_wall_s - training_s);
+  const double joules_per_gpu = training_s * step.energy().average_power_w_per_gpu() +
+                                other_s * step.energy().idle_draw_w();
+  return s.num_gpus * joules_per_gpu * s.pricing.pue / 3.6e6;
+}
+
 absl::Status AddGoodput(const ResolvedScenario& s, config::Result* result) {
   if (!GoodputRequested(s.echo) || !result->has_train()) return absl::OkStatus();
   absl::StatusOr<GoodputPlan> plan = PlanGoodput(s, *result);
@@ -239,7 +257,7 @@ absl::Status AddGoodput(const ResolvedScenario& s, config::Result* result) {
     g->set_spare_usd(spare_usd);
     g->set_spare_shortfalls(st.mean_spare_waits);
   }
-  g->set_energy_kwh(EnergyKwh(s.pricing, gpu_hours, s.gpu->tdp_w));
+  g->set_energy_kwh(RunEnergyKwh(s, *result, compute, st));
   // Histogram of time-to-train, 20 bins from the fastest to the slowest trial.
   constexpr int kBins = 20;
   const double lo = st.wall_s.front(), hi = std::max(st.wall_s.back(), lo * (1 + 1e-9));

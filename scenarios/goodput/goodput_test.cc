@@ -140,6 +140,40 @@ TEST(GoodputTest, SparesAreBilledForTheWholeRun) {
   EXPECT_THAT(FormatGoodputText(*plain), ::testing::Not(HasSubstr("spares")));
 }
 
+// Energy over the run comes from the simulated step: the step's draw while the
+// job trains (redone work included), the idle draw during stalls, restarts and
+// waits, times PUE; more failures cost more energy.
+TEST(GoodputTest, RunEnergyFollowsTheSimulatedDraw) {
+  config::Scenario s = Llama7b("blocking");
+  s.mutable_pricing()->set_train_tokens(3e10);  // days: checkpoints and failures happen
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> out = RunScenario(*r, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->has_energy());
+  const config::Goodput& g = out->goodput();
+  const config::StepEnergy& e = out->energy();
+  const double gpus = r->num_gpus, pue = r->pricing.pue;
+  const double wall_s = g.time_to_train_days().mean() * 86400;
+  const double train_s = g.compute_days() * 86400 + g.lost_work_hours() * 3600;
+  ASSERT_GT(wall_s, train_s);
+  EXPECT_NEAR(g.energy_kwh(),
+              gpus * pue *
+                  (train_s * e.average_power_w_per_gpu() + (wall_s - train_s) * e.idle_draw_w()) /
+                  3.6e6,
+              1e-9 * g.energy_kwh());
+  // Between idle and the step's draw over the whole wall time.
+  EXPECT_GT(g.energy_kwh(), gpus * pue * wall_s * e.idle_draw_w() / 3.6e6);
+  EXPECT_LT(g.energy_kwh(), gpus * pue * wall_s * e.average_power_w_per_gpu() / 3.6e6);
+
+  s.mutable_reliability()->set_failure_rate_scale(20);
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> worse = RunScenario(*r, {});
+  ASSERT_TRUE(worse.ok()) << worse.status();
+  EXPECT_GT(worse->goodput().energy_kwh(), g.energy_kwh());
+}
+
 // A cluster so failure-prone that no checkpoint interval completes is refused,
 // not simulated for ever.
 TEST(GoodputTest, RunThatCannotFinishIsRefused) {
