@@ -196,9 +196,14 @@ std::string FormatCostText(const config::Result& r) {
   line("  GPU-hours", absl::StrFormat("%.0f", t.gpu_hours()));
   line("  total cost", absl::StrFormat("$%.0f ($%.4f per million tokens)", t.total_usd(),
                                        t.usd_per_million_tokens()));
-  line("  energy", absl::StrFormat("%.0f kWh (GPUs at TDP x %.2f utilisation x PUE %.2f)",
-                                   t.energy_kwh(), r.scenario().pricing().utilisation(),
-                                   r.scenario().pricing().pue()));
+  if (r.has_energy()) {
+    line("  energy", absl::StrFormat("%.0f kWh (simulated draw x PUE %.2f)", t.energy_kwh(),
+                                     r.scenario().pricing().pue()));
+  } else {
+    line("  energy", absl::StrFormat("%.0f kWh (GPUs at TDP x %.2f utilisation x PUE %.2f)",
+                                     t.energy_kwh(), r.scenario().pricing().utilisation(),
+                                     r.scenario().pricing().pue()));
+  }
   return out;
 }
 

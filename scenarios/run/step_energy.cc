@@ -72,6 +72,9 @@ void FillEnergy(const ResolvedScenario& s, const std::vector<strategies::StepSta
   e->set_idle_draw_w(draw.idle_w);
   if (result->has_train()) {
     e->set_energy_to_train_kwh(result->train().train_steps() * per_gpu * s.num_gpus / 3.6e6);
+    // The run's energy at the facility: the simulated draw times PUE, in place
+    // of the TDP x utilisation estimate FillCost starts from.
+    result->mutable_train()->set_energy_kwh(e->energy_to_train_kwh() * s.pricing.pue);
   }
   e->set_source(
       absl::StrFormat("models/power_model.h: compute-bound kernels at the limit, clock ratio "
