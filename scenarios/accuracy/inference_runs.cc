@@ -11,7 +11,9 @@
 #include "absl/strings/str_split.h"
 #include "models/device_capability.h"
 #include "models/gpu_catalog.h"
+#include "models/quantization.h"
 #include "models/transformer_config.h"
+#include "scenarios/accuracy/inferred_tp.h"
 #include "scenarios/accuracy/serving_modes.h"
 
 namespace clustersim::scenarios {
@@ -29,7 +31,9 @@ constexpr std::string_view kMetrics[] = {"output_tokens_per_s_per_gpu",
                                          "max_concurrency",
                                          "kv_bytes_per_token",
                                          "requests_per_s",
-                                         "ttft_p99_ms"};
+                                         "ttft_p99_ms",
+                                         "output_tokens_per_s_per_user",
+                                         "speedup_vs_no_spec"};
 
 // Metrics of the memory plan: the workload's lengths and batch do not enter them.
 bool IsMemoryMetric(std::string_view m) {
@@ -230,6 +234,30 @@ bool TrtllmAfter08(const std::string& framework) {
   return major > 0 || minor > 8;
 }
 
+// The tp of a row that states its GPU count but not the split
+// (inferred_tp.h), from its params_b column and served weight format.
+absl::StatusOr<InferredTp> InferRowTp(const sim::CsvTable& t, const sim::CsvTable::Row& row,
+                                      const DtypeMatch& weights, const models::GpuSpec& gpu,
+                                      int num_devices) {
+  double params_b = 0;
+  if (!absl::SimpleAtod(t.Get(row, "params_b"), &params_b) || !(params_b > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tp not stated and params_b '", t.Get(row, "params_b"),
+        "' is not a positive number to infer it from; state the row's tp or params_b"));
+  }
+  // Only int8's per-channel scales depend on the input features; a typical k.
+  constexpr int64_t kScaleInputFeatures = 4096;
+  absl::StatusOr<models::WeightFormat> format =
+      models::ParseWeightFormat(weights.name, "weight_dtype");
+  if (!format.ok()) return format.status();
+  const double bits = models::BitsPerWeight(
+      *format, weights.group_size > 0 ? weights.group_size : 128, kScaleInputFeatures);
+  return InferServingTp({.params = params_b * 1e9,
+                         .weight_bytes = bits / 8,
+                         .device_memory_gib = gpu.memory.ToGiB(),
+                         .num_devices = num_devices});
+}
+
 // Fills `run` from `row`; sets run->not_supported on the first reason it meets.
 void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun* run) {
   auto fail = [run](std::string reason) { run->not_supported = std::move(reason); };
@@ -318,7 +346,9 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   if (!device.reason.empty()) return fail(device.reason);
   const models::GpuSpec& gpu = **models::GpuCatalog::Default().Find(device.catalog);
   int num_devices = 0, tp = 0;
-  if (!ParseInt(t.Get(row, "num_devices"), &num_devices) || !ParseInt(t.Get(row, "tp"), &tp)) {
+  const bool infer_tp = mode.infer_tp && t.Get(row, "tp").empty();
+  if (!ParseInt(t.Get(row, "num_devices"), &num_devices) ||
+      (!infer_tp && !ParseInt(t.Get(row, "tp"), &tp))) {
     return fail(absl::StrCat("num_devices '", t.Get(row, "num_devices"), "' / tp '",
                              t.Get(row, "tp"), "' are not positive counts"));
   }
@@ -337,6 +367,13 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   if (!w.ok()) return fail(std::string(w.status().message()));
   inf->set_weight_dtype(weights.name);
   if (weights.group_size > 0) inf->set_quant_group_size(weights.group_size);
+  if (infer_tp) {
+    absl::StatusOr<InferredTp> inferred = InferRowTp(t, row, weights, gpu, num_devices);
+    if (!inferred.ok()) return fail(std::string(inferred.status().message()));
+    inf->set_tensor_parallel_size(inferred->tp);
+    run->assumptions.push_back(inferred->text);
+    run->inferred_tp = true;
+  }
   if (!kv.name.empty()) {
     absl::StatusOr<models::DtypeExecution> k = models::DeviceSupports(
         gpu, kv.name, models::ServingTensor::kKvCache, "inference.kv_cache_dtype");

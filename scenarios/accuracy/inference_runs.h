@@ -54,6 +54,8 @@ struct InferenceRun {
   std::optional<config::Scenario> scenario;
   std::string not_supported;
   std::vector<std::string> assumptions;
+  // The source states no tp: the mapping inferred one (inferred_tp.h).
+  bool inferred_tp = false;
 
   // One line: "Llama-2-7B on 1x h100-sxm5-80gb (tp 1), weights fp8, kv fp8,
   // prompt 128, output 128, batch 896". Empty when not mapped.

@@ -19,6 +19,22 @@ namespace clustersim::scenarios {
 
 absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
                                             std::string_view metric) {
+  // Speculative decoding's gain: the output rate with it over the same
+  // scenario without it (two runs).
+  if (metric == "speedup_vs_no_spec") {
+    if (!scenario.inference().has_speculative()) {
+      return absl::InvalidArgumentError(
+          "metric 'speedup_vs_no_spec' needs a scenario with inference.speculative set");
+    }
+    config::Scenario plain = scenario;
+    plain.mutable_inference()->clear_speculative();
+    absl::StatusOr<double> with = PredictServingMetric(scenario, "output_tokens_per_s_total");
+    if (!with.ok()) return with.status();
+    absl::StatusOr<double> without = PredictServingMetric(plain, "output_tokens_per_s_total");
+    if (!without.ok()) return without.status();
+    if (!(*without > 0)) return absl::InternalError("the run without speculation produced nothing");
+    return *with / *without;
+  }
   // Throughput and latency rows come from the simulated timeline; the curve's
   // re-simulations are not needed here. Disaggregated deployments run on
   // their two pools (serve_disagg_runner.h), as `clustersim serve` does.
@@ -38,6 +54,18 @@ absl::StatusOr<double> PredictServingMetric(const config::Scenario& scenario,
   const double batch = std::max(1, scenario.inference().workload().batch_size());
   if (metric == "output_tokens_per_s_per_gpu") return r->output_tokens_per_s_per_gpu();
   if (metric == "output_tokens_per_s_total") return r->output_tokens_per_s();
+  // trtllm-bench's per-user output throughput: each request's output tokens
+  // over its latency, which for requests running side by side is the total
+  // rate shared among them (the clients of a closed loop, else the batch).
+  if (metric == "output_tokens_per_s_per_user") {
+    const config::InferenceWorkload& wl = scenario.inference().workload();
+    if (wl.kind() == "concurrency") return r->output_tokens_per_s() / std::max(1, wl.concurrency());
+    if (wl.kind() == "fixed-batch") return r->output_tokens_per_s() / batch;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metric 'output_tokens_per_s_per_user' needs a fixed batch or a closed loop of clients, "
+        "not workload kind '",
+        wl.kind(), "'"));
+  }
   // Generation rate of the decode phase (llama.cpp's tg): tokens per second of
   // each sequence between its tokens, times the batch.
   if (metric == "gen_tokens_per_s") return batch * 1000.0 / r->tpot_ms().mean();
@@ -157,6 +185,24 @@ std::string FormatInferenceValidationReport(const InferenceValidationReport& rep
   if (report.ran > 0) {
     absl::StrAppendFormat(&out, "MAPE %.1f%% over %d rows (target %.0f%%)\n", report.mape,
                           report.ran, target_pct);
+    // Rows whose tp the mapping chose stand apart from stated configurations.
+    int inferred = 0;
+    double inferred_abs = 0;
+    for (const InferenceValidationRow& r : report.rows) {
+      if (r.predicted && r.run.inferred_tp) {
+        ++inferred;
+        inferred_abs += std::abs(r.error_pct);
+      }
+    }
+    if (inferred > 0) {
+      absl::StrAppendFormat(&out,
+                            "  of which %d rows with an inferred tp (not stated): MAPE %.1f%%; "
+                            "the other %d rows: MAPE %.1f%%\n",
+                            inferred, inferred_abs / inferred, report.ran - inferred,
+                            report.ran > inferred ? (report.mape * report.ran - inferred_abs) /
+                                                        (report.ran - inferred)
+                                                  : 0.0);
+    }
   } else {
     absl::StrAppend(&out, "MAPE: n/a (no row ran)\n");
   }

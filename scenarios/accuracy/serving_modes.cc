@@ -136,6 +136,17 @@ constexpr int kDefaultOfflineRequests = 200;
 
 }  // namespace
 
+ShareGptDataset ShareGptLengthsFile(std::string_view dataset) {
+  static const std::regex kPrompts(R"(^ShareGPT (\d+) prompts\b)");
+  std::smatch match;
+  const std::string cell(dataset);
+  int n = 0;
+  if (!std::regex_search(cell, match, kPrompts) || !absl::SimpleAtoi(match[1].str(), &n)) {
+    return {};
+  }
+  return {n};
+}
+
 MlperfDataset MlperfLengthsFile(std::string_view dataset) {
   const std::vector<std::string> words =
       absl::StrSplit(std::string(dataset), ' ', absl::SkipEmpty());
@@ -180,14 +191,31 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.assumptions.push_back(absl::StrCat(
         "request lengths: the ", mlperf.samples, " samples of ", mlperf.lengths_file,
         " (input tokens and the data set's reference output tokens)"));
+  } else if (const ShareGptDataset sharegpt = ShareGptLengthsFile(t.Get(row, "dataset"));
+             features.count("trace") && sharegpt.prompts > 0) {
+    m.lengths_file = std::string(kShareGptLengthsFile);
+    m.dataset_requests = sharegpt.prompts;
+    m.assumptions.push_back(absl::StrCat(
+        "request lengths: ", sharegpt.prompts, " pairs drawn (seeded) from ",
+        std::string(kShareGptLengthsFile),
+        " (ShareGPT first prompts and replies, Llama 2 tokenizer, vLLM's length filter; the "
+        "benchmark's own fixed-seed sample is not reproduced)"));
   } else if (features.count("trace")) {
     needs.push_back(absl::StrCat("dataset-driven request lengths (", t.Get(row, "dataset"), ")"));
   } else if (t.Get(row, "input_len").empty() || t.Get(row, "output_len").empty()) {
     needs.push_back(
         absl::StrCat("the request lengths of '", t.Get(row, "dataset"), "' (the row states none)"));
   }
+  // A row that states its GPU count but not the split runs at the tp a
+  // deployment would pick (inferred_tp.h), once the model and GPU are known.
   if (t.Get(row, "tp").empty() && !features.count("disagg")) {
-    needs.push_back("the tensor-parallel size the source does not state");
+    if (Count(t, row, "num_devices") > 0) {
+      m.infer_tp = true;
+    } else {
+      needs.push_back(
+          "the tensor-parallel size the source does not state (nor the GPU count to infer it "
+          "from)");
+    }
   }
   // Then the features.
   if (features.count("spec")) {
@@ -223,7 +251,15 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   const bool attention_dp = t.Get(row, "attention_dp") == "true";
   int tp = 0;
   const bool tp_stated = absl::SimpleAtoi(t.Get(row, "tp"), &tp);
-  if (ep > 1 && (!attention_dp || !tp_stated || ep != tp)) {
+  if (ep > 1 && !attention_dp && tp_stated && ep < tp && tp % ep == 0) {
+    // TensorRT-LLM's mixed split (attention tp, experts ep x tp/ep over the
+    // same GPUs): each GPU holds 1/tp of the expert weights either way, so
+    // the row runs as tensor parallelism over all of them.
+    m.assumptions.push_back(absl::StrCat(
+        "MoE experts split ep ", ep, " x tp ", tp / ep, " run as tp ", tp,
+        " (the same expert bytes per GPU; the load imbalance between expert groups is not "
+        "modelled)"));
+  } else if (ep > 1 && (!attention_dp || !tp_stated || ep != tp)) {
     needs.push_back(absl::StrCat(
         "expert parallelism (ep ", ep, ", tp '", t.Get(row, "tp"), "', attention_dp '",
         t.Get(row, "attention_dp"),
@@ -288,7 +324,9 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   }
   if (mode == "offline") {
     m.workload_kind = "offline";
-    m.num_requests = mlperf.samples > 0 ? mlperf.samples : stated_requests;
+    m.num_requests = mlperf.samples > 0       ? mlperf.samples
+                     : m.dataset_requests > 0 ? m.dataset_requests
+                                              : stated_requests;
     if (m.num_requests == 0) {
       m.num_requests = kDefaultOfflineRequests;
       m.assumptions.push_back(absl::StrCat("offline: the number of requests is not stated: ",

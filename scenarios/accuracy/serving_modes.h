@@ -41,6 +41,8 @@
 //   is read at the highest rate meeting them. MLPerf's query counts (at
 //   least 24,576 samples over 600 s) are not reproduced: 1,000 requests per
 //   bisection step (kServerRequests), so that the table validates quickly.
+// ShareGPT rows ("ShareGPT N prompts") draw N length pairs from the
+// first turns of ShareGPT conversations (kShareGptLengthsFile).
 // MLPerf rows (dataset "mlperf <benchmark> ...") take the per-sample token
 // lengths of the benchmark's data set (MlperfLengthsFile): every sample once
 // in an offline run, a seeded random subset of kServerRequests in a server
@@ -49,7 +51,10 @@
 // stated acceptance length), disaggregated rows to inference.disaggregated
 // when both pools' GPU counts and the tp are stated; rows with expert
 // parallelism to inference.expert_parallel_size when ep equals the tp and
-// attention is data-parallel (the simulator's EP; other splits are refused).
+// attention is data-parallel (the simulator's EP); a mixed split of the
+// experts (ep dividing a stated tp, attention not data-parallel) runs as
+// tensor parallelism over the tp GPUs; other splits are refused. A row that
+// states its GPU count but no tp runs at the tp inferred_tp.h picks.
 // FP4 rows run through their weight dtype (nvfp4) and MLA rows through their
 // model's catalog preset (inference_runs.cc). Every other row gets
 // "needs <feature>; <feature>" naming what it waits for (trace replay,
@@ -112,11 +117,16 @@ struct ServingModeMapping {
   // for the whole replica: the stated per-rank values times the attention
   // ranks (0: not stated; the simulator's defaults or trtllm-bench's).
   int max_batch_size = 0, max_tokens_per_step = 0;
+  // The row states its GPU count but no tp: the mapping infers one
+  // (inferred_tp.h) and the report counts the row apart.
+  bool infer_tp = false;
   // Disaggregated pools (0: colocated).
   int prefill_gpus = 0, decode_gpus = 0, disagg_tp = 0;
-  // The data set's per-sample lengths (MLPerf rows), relative to the table's
+  // The data set's per-sample lengths (MLPerf and ShareGPT rows), relative to the table's
   // directory; empty: the row's input_len/output_len.
   std::string lengths_file;
+  // Requests the dataset cell names (ShareGPT rows); 0: none.
+  int dataset_requests = 0;
   // Settings taken on faith, printed under the row.
   std::vector<std::string> assumptions;
 };
@@ -145,6 +155,15 @@ struct MlperfDataset {
   int samples = 0;
 };
 MlperfDataset MlperfLengthsFile(std::string_view dataset);
+
+// ShareGPT rows (dataset "ShareGPT N prompts ...", vLLM's benchmarks): the
+// first prompt/reply pairs of ShareGPT conversations with vLLM's length
+// filter (datasets/README.md), of which N are drawn with the simulator's seed.
+inline constexpr std::string_view kShareGptLengthsFile = "datasets/sharegpt-first-turns.csv";
+struct ShareGptDataset {
+  int prompts = 0;  // N; 0 when the cell names no ShareGPT sample
+};
+ShareGptDataset ShareGptLengthsFile(std::string_view dataset);
 
 ServingModeMapping MapServingMode(const sim::CsvTable& table, const sim::CsvTable::Row& row);
 

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/accuracy/inference_runs.h"
+#include "scenarios/accuracy/inference_validation.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -113,9 +114,10 @@ TEST(ServingModesTest, EveryShippedRowRunsOrNamesWhatItNeeds) {
           << r.id;
       EXPECT_EQ(t.Get(t.rows[i], "attention_dp"), "true") << r.id;
     }
-    // No source states an acceptance length: every speculative row says so.
+    // A speculative row without an acceptance length says so.
     if (feature.find("spec") != std::string::npos &&
-        t.Get(t.rows[i], "spec_method") != "draft-target") {
+        t.Get(t.rows[i], "spec_method") != "draft-target" &&
+        t.Get(t.rows[i], "acceptance_len").empty()) {
       EXPECT_THAT(r.not_supported, HasSubstr("the acceptance length the source does not state"))
           << r.id;
     }
@@ -155,6 +157,68 @@ TEST(ServingModesTest, MlperfRowsTakeTheirDataSetsLengths) {
   // A benchmark without a lengths file still says what it needs.
   const sim::CsvTable u = Parse(Set(row, "dataset", "mlperf gptj cnn"));
   EXPECT_THAT(MapServingMode(u, u.rows[0]).not_supported, HasSubstr("the request lengths of"));
+}
+
+TEST(ServingModesTest, RowsWithoutATpRunAtTheInferredOne) {
+  // Llama 3.1 8B in bf16 (15 GiB) on 8 H100s: tp 1 holds under half of 80 GB.
+  std::string row = Row("T1", "output_tokens_per_s_total", "offline", "offline", "");
+  row = Set(Set(row, "tp", ""), "num_devices", "8");
+  // 70B parameters in FP8 (65 GiB): tp 2 is the first under half.
+  std::string big = Set(Set(row, "id", "T2"), "params_b", "70");
+  big = Set(big, "weight_dtype", "fp8");
+  // 405B in FP8 (377 GiB) is over half even at tp 8; a params_b that is
+  // not a number.
+  const std::string huge = Set(Set(big, "id", "T3"), "params_b", "405");
+  const std::string bad = Set(Set(row, "id", "T4"), "params_b", "many");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(row + big + huge + bad));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  EXPECT_EQ((*runs)[0].scenario->inference().tensor_parallel_size(), 1);
+  EXPECT_TRUE((*runs)[0].inferred_tp);
+  EXPECT_THAT(absl::StrJoin((*runs)[0].assumptions, "; "),
+              HasSubstr("tp 1 inferred (the source states none)"));
+  ASSERT_TRUE((*runs)[1].scenario) << (*runs)[1].not_supported;
+  EXPECT_EQ((*runs)[1].scenario->inference().tensor_parallel_size(), 2);
+  EXPECT_THAT((*runs)[2].not_supported, HasSubstr("state the row's tp"));
+  EXPECT_THAT((*runs)[3].not_supported, HasSubstr("params_b 'many' is not a positive number"));
+  // A stated tp is never replaced.
+  absl::StatusOr<std::vector<InferenceRun>> stated = MapInferenceRuns(Parse(Set(big, "tp", "4")));
+  ASSERT_TRUE(stated.ok() && (*stated)[0].scenario) << (*stated)[0].not_supported;
+  EXPECT_EQ((*stated)[0].scenario->inference().tensor_parallel_size(), 4);
+  EXPECT_FALSE((*stated)[0].inferred_tp);
+}
+
+TEST(ServingModesTest, ShareGptRowsDrawTheirPromptsFromTheFirstTurns) {
+  std::string row = Row("S1", "requests_per_s", "offline", "offline;trace", "");
+  row = Set(Set(Set(row, "input_len", ""), "output_len", ""), "dataset",
+            "ShareGPT 200 prompts (fixed seed)");
+  const sim::CsvTable t = Parse(row + Set(Set(row, "id", "S2"), "dataset", "ShareGPT"));
+  const ServingModeMapping m = MapServingMode(t, t.rows[0]);
+  ASSERT_EQ(m.not_supported, "");
+  EXPECT_EQ(m.lengths_file, "datasets/sharegpt-first-turns.csv");
+  EXPECT_EQ(m.num_requests, 200);
+  // No prompt count: the sample is unknown.
+  EXPECT_THAT(MapServingMode(t, t.rows[1]).not_supported,
+              HasSubstr("dataset-driven request lengths (ShareGPT)"));
+  EXPECT_EQ(ShareGptLengthsFile("ShareGPT 1000 prompts").prompts, 1000);
+  EXPECT_EQ(ShareGptLengthsFile("MT-bench").prompts, 0);
+  // The shipped file: the header and pairs within vLLM's length filter.
+  const char* src = std::getenv("CLUSTERSIM_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  std::ifstream in(std::string(src) + "/tests/validation/serving-deployed/" +
+                   std::string(kShareGptLengthsFile));
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "input_length,output_length");
+  int pairs = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = absl::StrSplit(line, ',');
+    ASSERT_EQ(cells.size(), 2u) << line;
+    const int prompt = std::stoi(cells[0]), reply = std::stoi(cells[1]);
+    EXPECT_TRUE(prompt >= 4 && reply >= 4 && prompt <= 1024 && prompt + reply <= 2048) << line;
+    ++pairs;
+  }
+  EXPECT_GE(pairs, 200);
 }
 
 TEST(ServingModesTest, ShippedMlperfLengthFilesHoldEverySample) {
@@ -209,7 +273,7 @@ TEST(ServingModesTest, CheckNamesTheBadRowAndColumn) {
 
 TEST(ServingModesTest, RowsNameTheFeatureTheyWaitFor) {
   std::string no_tp = Row("notp", "output_tokens_per_s_total", "offline", "offline", "");
-  no_tp = Set(no_tp, "tp", "");
+  no_tp = Set(Set(no_tp, "tp", ""), "num_devices", "");
   const sim::CsvTable t = Parse(
       Row("srv", "output_tokens_per_s_total", "server", "server", "") +
       Row("c0", "ttft_ms", "concurrency", "concurrency", "") +
@@ -224,7 +288,8 @@ TEST(ServingModesTest, RowsNameTheFeatureTheyWaitFor) {
   EXPECT_THAT(reason(3), HasSubstr("expert parallelism (ep 8, tp '1'"));
   EXPECT_THAT(reason(4), HasSubstr("both pools' GPU counts"));
   EXPECT_THAT(reason(4), testing::Not(HasSubstr("FP4")));
-  EXPECT_THAT(reason(5), HasSubstr("the tensor-parallel size the source does not state"));
+  EXPECT_THAT(reason(5), HasSubstr("the tensor-parallel size the source does not state (nor "
+                                   "the GPU count to infer it from)"));
   EXPECT_THAT(reason(6), HasSubstr("the request lengths of"));
 }
 
@@ -362,8 +427,9 @@ TEST(ServingModesTest, ExpertParallelRowsNeedEpEqualTpWithDataParallelAttention)
     }
     return row;
   };
-  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(
-      Parse(deepseek("ep8", "8", "true") + deepseek("ep2", "2", "") + deepseek("dp", "", "true")));
+  absl::StatusOr<std::vector<InferenceRun>> runs =
+      MapInferenceRuns(Parse(deepseek("ep8", "8", "true") + deepseek("ep3", "3", "") +
+                             deepseek("dp", "", "true") + deepseek("ep2", "2", "")));
   ASSERT_TRUE(runs.ok()) << runs.status();
   ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
   const config::Scenario& s = *(*runs)[0].scenario;
@@ -374,6 +440,13 @@ TEST(ServingModesTest, ExpertParallelRowsNeedEpEqualTpWithDataParallelAttention)
   EXPECT_THAT((*runs)[1].not_supported, HasSubstr("only ep = tp with data-parallel attention"));
   EXPECT_THAT((*runs)[2].not_supported,
               HasSubstr("data-parallel attention without expert parallelism"));
+  // TensorRT-LLM's mixed split (experts ep 2 x tp 4 under attention tp 8)
+  // runs as tp 8: the same expert bytes on every GPU.
+  ASSERT_TRUE((*runs)[3].scenario) << (*runs)[3].not_supported;
+  EXPECT_EQ((*runs)[3].scenario->inference().tensor_parallel_size(), 8);
+  EXPECT_FALSE((*runs)[3].scenario->inference().has_expert_parallel_size());
+  EXPECT_THAT(absl::StrJoin((*runs)[3].assumptions, "; "),
+              HasSubstr("MoE experts split ep 2 x tp 4 run as tp 8"));
 }
 
 TEST(ServingModesTest, StatedLimitsArePerAttentionRank) {
@@ -450,6 +523,41 @@ TEST(ServingModesTest, SpeculativeAndDisaggregatedRowsMapWhenStated) {
   EXPECT_EQ(d.inference().disaggregated().decode().num_gpus(), 6);
   EXPECT_EQ(d.inference().disaggregated().decode().tensor_parallel_size(), 1);
   EXPECT_EQ(d.cluster().num_gpus(), 8);
+}
+
+TEST(ServingModesTest, PerUserRateAndSpeculativeSpeedup) {
+  // One client, MTP with 3 drafts at 2 tokens per step, 128 in / 64 out.
+  std::string row = Row("U1", "output_tokens_per_s_per_user", "concurrency",
+                        "concurrency;spec", "1", "1");
+  row = Set(Set(Set(row, "spec_method", "mtp"), "spec_tokens", "3"), "acceptance_len", "2");
+  const std::string speedup = Set(Set(row, "id", "U2"), "metric", "speedup_vs_no_spec");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(row + speedup));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  ASSERT_TRUE((*runs)[1].scenario) << (*runs)[1].not_supported;
+  const config::Scenario& s = *(*runs)[0].scenario;
+  // A batch of one: the per-user rate is the whole output rate.
+  absl::StatusOr<double> user = PredictServingMetric(s, "output_tokens_per_s_per_user");
+  absl::StatusOr<double> total = PredictServingMetric(s, "output_tokens_per_s_total");
+  ASSERT_TRUE(user.ok() && total.ok()) << user.status() << total.status();
+  EXPECT_DOUBLE_EQ(*user, *total);
+  // Two tokens per step, each step a little dearer than a plain one: a gain
+  // above 1 and below 2.
+  absl::StatusOr<double> gain = PredictServingMetric(*(*runs)[1].scenario, "speedup_vs_no_spec");
+  ASSERT_TRUE(gain.ok()) << gain.status();
+  EXPECT_GT(*gain, 1.0);
+  EXPECT_LT(*gain, 2.0);
+  // Without speculation there is no gain to measure; an offline run has no
+  // per-user rate.
+  config::Scenario plain = s;
+  plain.mutable_inference()->clear_speculative();
+  EXPECT_THAT(PredictServingMetric(plain, "speedup_vs_no_spec").status().message(),
+              HasSubstr("needs a scenario with inference.speculative set"));
+  plain.mutable_inference()->mutable_workload()->set_kind("offline");
+  plain.mutable_inference()->mutable_workload()->set_num_requests(4);
+  plain.mutable_inference()->mutable_workload()->clear_batch_size();
+  EXPECT_THAT(PredictServingMetric(plain, "output_tokens_per_s_per_user").status().message(),
+              HasSubstr("needs a fixed batch or a closed loop"));
 }
 
 TEST(ServingModesTest, RunnableModesBecomeWorkloads) {
