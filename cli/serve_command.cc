@@ -38,7 +38,7 @@ struct ServeValues {
   std::optional<int> num_gpus, tp, pp, ep, batch, num_requests, prompt, output, max_batch,
       max_tokens, group_size, block_size, concurrency, warmup_requests;
   std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price, think_time,
-      trace_time_scale, prefix_hit_rate;
+      trace_time_scale, prefix_hit_rate, duration;
   std::optional<uint64_t> seed;
   bool offline = false, server = false, prefix_caching = false;
 
@@ -111,6 +111,7 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
   }
   if (v.think_time) w->set_think_time_ms(*v.think_time);
   if (v.warmup_requests) w->set_warmup_requests(*v.warmup_requests);
+  if (v.duration) w->set_duration_s(*v.duration);
   if (v.trace_file) {
     w->set_kind("trace");
     w->set_trace_file(*v.trace_file);
@@ -304,6 +305,8 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
       "server", po::bool_switch(&v.server),
       "the highest Poisson rate meeting the p99 targets (MLPerf Server)");
   Opt(work, "mlperf-benchmark", &v.mlperf, "targets from MLPerf's limits, e.g. llama2-70b");
+  Opt(work, "duration-s", &v.duration,
+      "server: seconds of arrivals per run (default 600, MLPerf's); offline: queue enough for it");
   Opt(work, "concurrency", &v.concurrency, "clients in a closed loop (--max-concurrency)");
   Opt(work, "think-time-ms", &v.think_time, "a client's pause between requests (default 0)");
   Opt(work, "warmup-requests", &v.warmup_requests,
@@ -380,6 +383,7 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
     w->clear_concurrency();
     w->clear_think_time_ms();
     w->clear_warmup_requests();
+    w->clear_duration_s();
     w->clear_trace_file();
     w->clear_trace_format();
     w->clear_trace_time_scale();

@@ -445,8 +445,9 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   run->scenario = std::move(s);
 }
 
-// ", batch 8", ", poisson 2.5/s x 500", ", offline x 3000", ", 25 clients x 50",
-// ", server at p99 TTFT <= 2000 ms, TPOT <= 200 ms x 1000", then the
+// ", batch 8", ", poisson 2.5/s x 500", ", offline x 3000" (", offline x >= 24576,
+// 600 s" with a duration), ", 25 clients x 50",
+// ", server at p99 TTFT <= 2000 ms, TPOT <= 200 ms, 600 s, >= 100", then the
 // speculation and pools when set.
 std::string WorkloadText(const config::InferenceConfig& inf) {
   const config::InferenceWorkload& wl = inf.workload();
@@ -454,7 +455,9 @@ std::string WorkloadText(const config::InferenceConfig& inf) {
   if (wl.kind() == "poisson") {
     out = absl::StrCat(", poisson ", wl.request_rate_per_s(), "/s x ", wl.num_requests());
   } else if (wl.kind() == "offline") {
-    out = absl::StrCat(", offline x ", wl.num_requests());
+    out = wl.has_duration_s()
+              ? absl::StrCat(", offline x >= ", wl.num_requests(), ", ", wl.duration_s(), " s")
+              : absl::StrCat(", offline x ", wl.num_requests());
   } else if (wl.kind() == "concurrency") {
     out = absl::StrCat(", ", wl.concurrency(), " clients x ", wl.num_requests(),
                        wl.warmup_requests() > 0
@@ -462,8 +465,8 @@ std::string WorkloadText(const config::InferenceConfig& inf) {
                            : std::string());
   } else if (wl.kind() == "server") {
     out = absl::StrCat(", server at p99 TTFT <= ", inf.target_time_to_first_token_ms(),
-                       " ms, TPOT <= ", inf.target_time_per_output_token_ms(), " ms x ",
-                       wl.num_requests());
+                       " ms, TPOT <= ", inf.target_time_per_output_token_ms(), " ms, ",
+                       wl.duration_s(), " s, >= ", wl.num_requests());
   } else {
     out = absl::StrCat(", batch ", wl.batch_size());
   }

@@ -332,15 +332,40 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
       m.assumptions.push_back(absl::StrCat("offline: the number of requests is not stated: ",
                                            kDefaultOfflineRequests, " (serve's default)"));
     }
+    if (mlperf.samples > 0) {
+      m.duration_s = kMlperfMinDurationS;
+      m.assumptions.push_back(absl::StrCat(
+          "offline: loadgen's query, at least the ", mlperf.samples,
+          " samples of min_query_count and enough for ", kMlperfMinDurationS,
+          " s (1.1 x 600 s x the simulated rate, as for an expected QPS)"));
+    }
     m.trtllm_bench = absl::StrContains(t.Get(row, "framework"), "trtllm-bench");
+    return m;
+  }
+  const std::string& metric = t.Get(row, "metric");
+  double scheduled = 0;
+  if (mode == "server" && !absl::StartsWith(metric, "output_tokens_per_s") &&
+      absl::SimpleAtod(t.Get(row, "request_rate"), &scheduled) && scheduled > 0) {
+    // A latency of a server run belongs to the run at its scheduled rate:
+    // the same 600 s of Poisson arrivals at that rate, without the search.
+    m.workload_kind = "poisson";
+    m.request_rate = scheduled;
+    m.num_requests = std::max(kMlperfServerMinQueries,
+                              static_cast<int>(std::ceil(scheduled * kMlperfMinDurationS)));
+    m.ttft_limit_ms = m.tpot_limit_ms = 0;
+    m.assumptions.push_back(absl::StrCat(
+        "server latency: the run at its scheduled ", scheduled, " req/s (request_rate), ",
+        kMlperfMinDurationS, " s of Poisson arrivals, not at the simulated highest rate"));
     return m;
   }
   if (mode == "server") {
     m.workload_kind = "server";
-    m.num_requests = kServerRequests;
+    m.num_requests = kMlperfServerMinQueries;
+    m.duration_s = kMlperfMinDurationS;
     m.assumptions.push_back(absl::StrCat(
-        "server: ", kServerRequests,
-        " requests per bisection step (MLPerf's query count and 600 s minimum not reproduced)"));
+        "server: each rate probed runs ", kMlperfMinDurationS,
+        " s of Poisson arrivals (MLPerf's min_duration), at least ", kMlperfServerMinQueries,
+        " queries; requests routed to the replicas at random"));
     return m;
   }
   if (mode == "concurrency" && concurrency > 1) {
@@ -383,6 +408,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     wl->set_num_requests(m.num_requests);
   }
   if (m.workload_kind == "concurrency") wl->set_concurrency(m.concurrency);
+  if (m.duration_s > 0) wl->set_duration_s(m.duration_s);
   if (!m.lengths_file.empty()) {
     wl->clear_prompt_length();
     wl->clear_output_length();

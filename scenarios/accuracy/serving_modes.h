@@ -38,15 +38,19 @@
 //   counts, run 10N measured requests after 2N warm-up requests, the counts
 //   of NVIDIA's published genai-perf concurrency sweeps (kNimSweep*);
 // - server: kind "server" with the row's p99 TTFT/TPOT limits; the metric
-//   is read at the highest rate meeting them. MLPerf's query counts (at
-//   least 24,576 samples over 600 s) are not reproduced: 1,000 requests per
-//   bisection step (kServerRequests), so that the table validates quickly.
+//   is read at the highest rate meeting them. Every probe of the rate search
+//   runs as MLPerf's Server scenario does (serve_mode.h): 600 s of Poisson
+//   arrivals (kMlperfMinDurationS), at least kMlperfServerMinQueries. A
+//   latency row of a server run (any metric but a throughput) runs instead
+//   as "poisson" at the run's scheduled rate (request_rate) for the same
+//   600 s: the latency belongs to that run, not to the simulated highest rate.
 // ShareGPT rows ("ShareGPT N prompts") draw N length pairs from the
 // first turns of ShareGPT conversations (kShareGptLengthsFile).
 // MLPerf rows (dataset "mlperf <benchmark> ...") take the per-sample token
-// lengths of the benchmark's data set (MlperfLengthsFile): every sample once
-// in an offline run, a seeded random subset of kServerRequests in a server
-// run.
+// lengths of the benchmark's data set (MlperfLengthsFile), the samples of a
+// seeded shuffle, cycled. Offline they queue loadgen's Offline query: at
+// least the data set's samples (the benchmark's Offline min_query_count) and
+// as many as keep the run busy for 600 s (duration_s).
 // Speculative rows map through serving_row_features.h (refused without a
 // stated acceptance length), disaggregated rows to inference.disaggregated
 // when both pools' GPU counts and the tp are stated; rows with expert
@@ -103,6 +107,7 @@ struct ServingModeMapping {
   int concurrency = 0;                          // "concurrency" rows
   int warmup_requests = 0;                      // "concurrency" rows: unmeasured, sent first
   double ttft_limit_ms = 0, tpot_limit_ms = 0;  // "server" rows (0: none)
+  double duration_s = 0;                        // "server" rows: seconds of arrivals
   bool trtllm_bench = false;                    // scheduler limits of trtllm-bench (offline rows)
   // A TensorRT-LLM engine served through Triton's tensorrtllm_backend or a
   // NIM: the engine's default build limits and in-flight batching (see above).
@@ -144,8 +149,16 @@ inline constexpr int kTrtllmEngineMaxTokens = 8192;
 inline constexpr int kNimSweepRequestsPerClient = 10;
 inline constexpr int kNimSweepWarmupPerClient = 2;
 
-// Requests per server-mode bisection step (see above).
-inline constexpr int kServerRequests = 1000;
+// MLPerf Inference's run length and Server minimum query count:
+// mlcommons/inference loadgen/mlperf.conf (commit 001712e9)
+// *.Server.min_duration = *.Offline.min_duration = 600000 ms; no LLM
+// benchmark sets a Server min_query_count there, so loadgen's default,
+// TestSettings::min_query_count = 100 (loadgen/test_settings.h). The Offline
+// min_query_count of each LLM benchmark equals its data set's sample count
+// (llama2-70b 24576, mixtral-8x7b 15000, llama3_1-405b 8313, deepseek-r1
+// 4388), MlperfDataset::samples.
+inline constexpr double kMlperfMinDurationS = 600;
+inline constexpr int kMlperfServerMinQueries = 100;
 
 // The lengths file of an MLPerf data set cell ("mlperf llama2-70b OpenOrca
 // 24576" -> "datasets/mlperf-llama2-70b.csv", relative to the table) and its

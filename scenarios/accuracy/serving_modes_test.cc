@@ -153,6 +153,10 @@ TEST(ServingModesTest, MlperfRowsTakeTheirDataSetsLengths) {
   ASSERT_TRUE(runs.ok() && (*runs)[0].scenario) << (*runs)[0].not_supported;
   const config::InferenceWorkload& w = (*runs)[0].scenario->inference().workload();
   EXPECT_EQ(w.lengths_file(), "datasets/mlperf-llama2-70b.csv");
+  // MLPerf's Offline query: at least min_query_count (24,576 for llama2-70b,
+  // the data set's size) and long enough for the 600 s min_duration.
+  EXPECT_EQ(w.num_requests(), 24576);
+  EXPECT_DOUBLE_EQ(w.duration_s(), 600);
   EXPECT_FALSE(w.has_prompt_length());
   // A benchmark without a lengths file still says what it needs.
   const sim::CsvTable u = Parse(Set(row, "dataset", "mlperf gptj cnn"));
@@ -499,8 +503,19 @@ TEST(ServingModesTest, ClosedLoopsOfManyClientsAndServerRuns) {
   EXPECT_EQ(s.workload().kind(), "server");
   EXPECT_DOUBLE_EQ(s.target_time_to_first_token_ms(), 2000);
   EXPECT_DOUBLE_EQ(s.target_time_per_output_token_ms(), 200);
-  EXPECT_EQ(s.workload().num_requests(), kServerRequests);
+  // MLPerf's Server run: 600 s of arrivals, at least loadgen's 100 queries.
+  EXPECT_EQ(s.workload().num_requests(), 100);
+  EXPECT_DOUBLE_EQ(s.workload().duration_s(), 600);
   EXPECT_THAT((*runs)[2].Setup(), HasSubstr("server at p99 TTFT <= 2000 ms, TPOT <= 200 ms"));
+  // A latency of a server run: the run at its scheduled rate for 600 s.
+  const sim::CsvTable lat = Parse(Set(
+      Set(Set(srv, "metric", "ttft_p99_ms"), "unit", "ms"), "request_rate", "101.25"));
+  const ServingModeMapping m = MapServingMode(lat, lat.rows[0]);
+  ASSERT_EQ(m.not_supported, "");
+  EXPECT_EQ(m.workload_kind, "poisson");
+  EXPECT_DOUBLE_EQ(m.request_rate, 101.25);
+  EXPECT_EQ(m.num_requests, 60750);
+  EXPECT_EQ(m.ttft_limit_ms, 0);
 }
 
 TEST(ServingModesTest, SpeculativeAndDisaggregatedRowsMapWhenStated) {

@@ -30,6 +30,12 @@ constexpr MlperfLimits kMlperf[] = {
     {"deepseek-r1-interactive", 1500, 15},
 };
 
+// MLPerf Inference's Server min_duration (loadgen/mlperf.conf,
+// *.Server.min_duration = 600000 ms), the default length of a "server" run,
+// and the longest duration accepted (a day).
+constexpr double kMlperfServerDurationS = 600;
+constexpr double kMaxDurationS = 86'400;
+
 // Longest trace a scaled replay may span: simulated time is int64
 // picoseconds (about ±106 days, sim/units.h).
 constexpr double kMaxTraceSpanS = 100.0 * 86'400;
@@ -143,6 +149,19 @@ absl::Status ResolveBenchmarkWorkload(const config::InferenceWorkload& w, std::s
   }
   if (kind != "trace" && (w.has_trace_file() || w.has_trace_format() || w.has_trace_time_scale())) {
     return NotForKind("trace_file", kind, "set kind \"trace\" or remove the trace fields");
+  }
+  const bool timed = kind == "server" || kind == "offline";
+  if (!timed && w.has_duration_s()) {
+    return NotForKind("duration_s", kind,
+                      "set kind \"server\" or \"offline\", or use num_requests");
+  }
+  if (kind == "server" || w.has_duration_s()) {
+    mode->duration_s = w.has_duration_s() ? w.duration_s() : kMlperfServerDurationS;
+    if (!(mode->duration_s > 0 && mode->duration_s <= kMaxDurationS)) {
+      return Bad("inference.workload.duration_s", mode->duration_s,
+                 "must be > 0 and <= 86400 seconds (MLPerf's runs last at least 600)");
+    }
+    echo->set_duration_s(mode->duration_s);
   }
   workload->poisson = true;  // num_requests requests; the runner places their arrivals
   workload->rate_per_s = 0;

@@ -5,7 +5,10 @@
 //
 // - "offline" (MLPerf Inference Offline, trtllm-bench throughput): every
 //   request is queued at time zero; the headline is output tokens/s and
-//   requests/s, the replica's best batching.
+//   requests/s, the replica's best batching. With duration_s the queue is
+//   as long as MLPerf's Offline query (serve_requests.h): loadgen queues
+//   max(min_query_count, 1.1 x min_duration x expected QPS) samples, and a
+//   valid run lasts at least min_duration (600 s).
 // - "server" (MLPerf Inference Server): Poisson arrivals; the headline is
 //   the highest request rate whose p99 TTFT and p99 TPOT meet the targets,
 //   found by the runner's bisection (serve_runner.h), and the latencies are
@@ -22,6 +25,10 @@
 //     llama3_1-8b-interactive     500 ms     30 ms
 //     deepseek-r1                2000 ms     80 ms
 //     deepseek-r1-interactive    1500 ms     15 ms
+//   Each run lasts as long as MLPerf's (loadgen issues queries until both
+//   min_duration and min_query_count are met): duration_s of arrivals
+//   (default 600 s, mlperf.conf's *.Server.min_duration), at least
+//   num_requests requests (serve_requests.h).
 // - "concurrency" (benchmark_serving.py --max-concurrency, genai-perf and
 //   trtllm-bench --concurrency): N clients in a closed loop
 //   (strategies/serving_closed_loop.h), optional think time. With
@@ -37,8 +44,8 @@
 // hash_ids (`inference.enable_prefix_caching`).
 //
 // Defaults: num_requests 200 (offline, server, concurrency; a trace keeps all
-// its records); think time 0; trace format from the file's extension; time
-// scale 1; hash block 512 tokens.
+// its records); server duration 600 s; think time 0; trace format from the
+// file's extension; time scale 1; hash block 512 tokens.
 //
 // Example:
 //   ServeMode mode;
@@ -73,6 +80,9 @@ struct ServeMode {
   bool prefix_lru = false;            // LRU over trace.hash_ids
   int64_t prefix_block_tokens = 512;  // tokens per hash id
   std::string mlperf_benchmark;       // empty: none
+  // "server": seconds of arrivals per run; "offline": the run's length (0:
+  // exactly num_requests).
+  double duration_s = 0;
   double mlperf_ttft_ms = 0, mlperf_tpot_ms = 0;
 
   bool prefix_caching() const { return prefix_hit_rate.has_value() || prefix_lru; }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -61,6 +62,27 @@ TEST(ServeModeTest, OfflineThroughputIsTheBurstCapacity) {
   EXPECT_NEAR(r->output_tokens_per_s() * r->simulated_time_s(), 64 * 32, 1e-6);
   EXPECT_THAT(r->headline(), HasSubstr("queued at time zero"));
   EXPECT_FALSE(r->saturated());
+}
+
+// Offline with a duration (MLPerf's Offline query): at least num_requests,
+// and enough queued that the run lasts the duration; the longer queue keeps
+// the batch full for longer, so the throughput is no lower than the short
+// run's.
+TEST(ServeModeTest, OfflineWithADurationQueuesEnoughForIt) {
+  config::Scenario s = Base("offline");
+  s.mutable_inference()->mutable_workload()->set_num_requests(64);
+  absl::StatusOr<config::ServeResult> short_run = Serve(s);
+  ASSERT_TRUE(short_run.ok()) << short_run.status();
+  ASSERT_LT(short_run->simulated_time_s(), 20);
+  s.mutable_inference()->mutable_workload()->set_duration_s(20);
+  absl::StatusOr<config::ServeResult> r = Serve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->num_requests(), 64);
+  EXPECT_GE(r->simulated_time_s(), 20);
+  EXPECT_DOUBLE_EQ(r->output_tokens_per_s(), r->capacity_output_tokens_per_s());
+  EXPECT_NEAR(r->output_tokens_per_s() * r->simulated_time_s(), r->num_requests() * 32, 1e-3);
+  EXPECT_GE(r->output_tokens_per_s(), short_run->output_tokens_per_s());
+  EXPECT_EQ(r->scenario().inference().workload().duration_s(), 20);
 }
 
 // One client: the requests run back to back, so the run's time is the sum of
@@ -128,6 +150,7 @@ TEST(ServeModeTest, WarmupRequestsAreSentFirstAndNotMeasured) {
 TEST(ServeModeTest, ServerRunsAtTheHighestRateMeetingMlperfLimits) {
   config::Scenario s = Base("server");
   s.mutable_inference()->set_mlperf_benchmark("llama3_1-8b");
+  s.mutable_inference()->mutable_workload()->set_duration_s(20);  // MLPerf's 600 s: slower
   s.mutable_inference()->set_target_time_per_output_token_ms(12);
   absl::StatusOr<config::ServeResult> r = Serve(s);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -140,6 +163,51 @@ TEST(ServeModeTest, ServerRunsAtTheHighestRateMeetingMlperfLimits) {
   EXPECT_LE(r->ttft_ms().p99(), 2000);
   EXPECT_DOUBLE_EQ(r->output_tokens_per_s(), r->sustainable().output_tokens_per_s());
   EXPECT_THAT(r->headline(), HasSubstr("MLPerf llama3_1-8b"));
+}
+
+// Server: a run issues rate x duration_s requests, as MLPerf's loadgen issues
+// queries until min_duration has passed, and at least num_requests (its
+// min_query_count); every request counts, so the last arrival is near the
+// end of the duration. The rate found is the edge of the limits (p99 TTFT <=
+// 2000 ms and p99 TPOT <= 100 ms for llama3_1-8b): the same requests arriving
+// 10% faster over the same 30 s miss at least one of them.
+TEST(ServeModeTest, ServerRunLastsTheDurationAtTheEdgeOfTheP99Limits) {
+  config::Scenario s = Base("server");
+  s.mutable_inference()->set_mlperf_benchmark("llama3_1-8b");
+  s.mutable_inference()->mutable_workload()->set_duration_s(30);
+  absl::StatusOr<config::ServeResult> r = Serve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->sustainable().status(), "found");
+  const double rate = r->offered_request_rate_per_s();
+  EXPECT_EQ(r->num_requests(), static_cast<int>(std::ceil(rate * 30)));
+  EXPECT_GT(r->num_requests(), 200);  // the duration, not the minimum, sets the count
+  EXPECT_GT(r->simulated_time_s(), 27);
+  EXPECT_EQ(r->scenario().inference().workload().duration_s(), 30);
+  EXPECT_LE(r->ttft_ms().p99(), 2000);
+  EXPECT_LE(r->tpot_ms().p99(), 100);
+  const double faster = 1.1 * rate;
+  config::Scenario p = Base("poisson");
+  p.mutable_inference()->mutable_workload()->set_request_rate_per_s(faster);
+  p.mutable_inference()->mutable_workload()->set_num_requests(
+      static_cast<int>(std::ceil(faster * 30)));
+  absl::StatusOr<config::ServeResult> q = Serve(p);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_TRUE(q->ttft_ms().p99() > 2000 || q->tpot_ms().p99() > 100)
+      << "p99 TTFT " << q->ttft_ms().p99() << " ms, p99 TPOT " << q->tpot_ms().p99() << " ms";
+  // Too short a duration for the rate: the minimum query count (default 200).
+  s.mutable_inference()->mutable_workload()->set_duration_s(0.01);
+  absl::StatusOr<config::ServeResult> short_run = Serve(s);
+  ASSERT_TRUE(short_run.ok()) << short_run.status();
+  EXPECT_EQ(short_run->num_requests(), 200);
+  // Unset, the duration is MLPerf's 600 s.
+  absl::StatusOr<ResolvedServe> resolved = ResolveServe(Base("offline"));
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_FALSE(resolved->echo.inference().workload().has_duration_s());
+  config::Scenario unset = Base("server");
+  unset.mutable_inference()->set_mlperf_benchmark("llama3_1-8b");
+  resolved = ResolveServe(unset);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->mode.duration_s, 600);
 }
 
 // A lengths file: an offline run of as many requests as samples serves each
@@ -157,7 +225,7 @@ TEST(ServeModeTest, LengthsFileGivesEveryRequestASamplesLengths) {
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   // Memory is sized for the longest prompt plus the longest output (700 + 30).
   EXPECT_EQ(resolved->memory.sequence_length, 730);
-  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, 1 << 20).Asked(0);
+  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, 1 << 20).Asked();
   ASSERT_EQ(asked.size(), 4u);
   std::sort(asked.begin(), asked.end(),
             [](const auto& a, const auto& b) { return a.prompt_tokens < b.prompt_tokens; });
@@ -200,7 +268,7 @@ TEST(ServeModeTest, TraceReplaysTheFilesArrivals) {
   absl::StatusOr<ResolvedServe> resolved = ResolveServe(s);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   const std::vector<strategies::ServingRequest> asked =
-      ReplicaRequests(*resolved, 1 << 20).Asked(0);
+      ReplicaRequests(*resolved, 1 << 20).Asked();
   ASSERT_EQ(asked.size(), 4u);
   const double expected_ms[] = {0, 250, 250, 1000};
   for (int i = 0; i < 4; ++i) {
@@ -222,7 +290,7 @@ TEST(ServeModeTest, TraceReplaysTheFilesArrivals) {
   resolved = ResolveServe(s);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   const std::vector<strategies::ServingRequest> share =
-      ReplicaRequests(*resolved, 1 << 20).Asked(0);
+      ReplicaRequests(*resolved, 1 << 20).Asked();
   ASSERT_EQ(share.size(), 2u);
   EXPECT_EQ(share[1].prompt_tokens, 500);
   EXPECT_NEAR(share[1].arrival.ToSeconds(), 0.25, 1e-9);
@@ -278,6 +346,14 @@ TEST(ServeModeTest, OtherKindsSetNoNewFields) {
   EXPECT_FALSE(r->has_mlperf_benchmark());
 }
 
+// A server run under llama2-70b's limits lasting `duration_s`.
+std::function<void(config::InferenceConfig*)> ServerFor(double duration_s) {
+  return [duration_s](config::InferenceConfig* i) {
+    i->set_mlperf_benchmark("llama2-70b");
+    i->mutable_workload()->set_duration_s(duration_s);
+  };
+}
+
 struct BadCase {
   const char* name;
   std::string kind;
@@ -311,6 +387,29 @@ INSTANTIATE_TEST_SUITE_P(
                   i->mutable_workload()->set_request_rate_per_s(3);
                 },
                 "request_rate_per_s does not apply to kind \"server\""},
+        BadCase{"ServerZeroDuration", "server", ServerFor(0),
+                "inference.workload.duration_s=0 must be > 0 and <= 86400"},
+        BadCase{"ServerNegativeDuration", "server", ServerFor(-600),
+                "inference.workload.duration_s=-600 must be > 0"},
+        BadCase{"ServerAbsurdDuration", "server", ServerFor(1e9),
+                "inference.workload.duration_s=1e+09 must be > 0 and <= 86400"},
+        BadCase{"ServerNanDuration", "server", ServerFor(std::nan("")),
+                "inference.workload.duration_s=nan"},
+        BadCase{"DurationOnConcurrency", "concurrency",
+                [](config::InferenceConfig* i) {
+                  i->mutable_workload()->set_concurrency(2);
+                  i->mutable_workload()->set_duration_s(60);
+                },
+                "inference.workload.duration_s does not apply to kind \"concurrency\""},
+        BadCase{"OfflineZeroDuration", "offline",
+                [](config::InferenceConfig* i) { i->mutable_workload()->set_duration_s(0); },
+                "inference.workload.duration_s=0 must be > 0"},
+        BadCase{"DurationOnPoisson", "poisson",
+                [](config::InferenceConfig* i) {
+                  i->mutable_workload()->set_request_rate_per_s(2);
+                  i->mutable_workload()->set_duration_s(60);
+                },
+                "inference.workload.duration_s does not apply to kind \"poisson\""},
         BadCase{"ConcurrencyMissing", "concurrency", [](config::InferenceConfig*) {},
                 "inference.workload.concurrency is required"},
         BadCase{"ConcurrencyZero", "concurrency",

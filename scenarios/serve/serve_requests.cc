@@ -55,10 +55,22 @@ int ReplicaRequests::Clients() const {
   return s_.mode.kind == "concurrency" ? (s_.mode.concurrency + s_.replicas - 1) / s_.replicas : 0;
 }
 
-std::vector<ServingRequest> ReplicaRequests::Asked(double server_rate_per_s) const {
+std::vector<ServingRequest> ReplicaRequests::Asked() const {
   if (s_.mode.kind == "trace") return trace_;
-  std::vector<ServingRequest> r = strategies::GenerateRequests(
-      workload_, s_.mode.kind == "server" ? server_rate_per_s : OfferedRate());
+  std::vector<ServingRequest> r = strategies::GenerateRequests(workload_, OfferedRate());
+  ApplyHitRate(&r);
+  return r;
+}
+
+int64_t ReplicaRequests::ServerCount(double rate_per_s) const {
+  const double over_duration = std::ceil(rate_per_s * s_.mode.duration_s);
+  return static_cast<int64_t>(std::max(static_cast<double>(workload_.num_requests), over_duration));
+}
+
+std::vector<ServingRequest> ReplicaRequests::Drawn(double rate_per_s, int64_t count) const {
+  strategies::ServingWorkload w = workload_;
+  w.num_requests = static_cast<int>(count);
+  std::vector<ServingRequest> r = strategies::GenerateRequests(w, rate_per_s);
   ApplyHitRate(&r);
   return r;
 }

@@ -8,8 +8,11 @@
 //   kind          the asked run                        share of one replica
 //   fixed-batch   batch_size at time zero              batch_size (per replica)
 //   poisson       Poisson at rate / replicas            ceil(num_requests / replicas)
-//   offline       every request at time zero            ceil(num_requests / replicas)
-//   server        Poisson at the rate the search found  ceil(num_requests / replicas)
+//   offline       every request at time zero            ceil(num_requests / replicas),
+//                                                         or with duration_s as MLPerf's
+//                                                         Offline query (serve_runner.cc)
+//   server        Poisson at the rate the search found  max(ceil(num_requests / replicas),
+//                                                           ceil(rate x duration_s))
 //   concurrency   closed loop, ceil(N / replicas) clients ceil(num_requests / replicas)
 //                 (plus ceil(W / replicas) warm-up requests sent before them)
 //   trace         the file's arrivals                   records r, r + replicas, ... of r = 0
@@ -19,6 +22,17 @@
 // unit gaps scaled by the rate, common random numbers), and for a trace its
 // own arrivals scaled so that their mean rate is the asked one (keeping the
 // trace's burstiness); rate 0 puts every request at time zero.
+//
+// A "server" run lasts as MLPerf's (serve_mode.h): the replica's share of the
+// arrivals over duration_s, at least its share of num_requests; every
+// request issued counts, the first ones on an empty server and the last
+// ones draining it included, as loadgen counts them. The search and the
+// capacity burst take as many (ServerCount). Routing each request of one
+// Poisson stream to a replica at random gives every replica an independent
+// Poisson stream at rate / replicas, so one replica's run has the latency
+// distribution of the whole deployment's and 1/replicas of its tokens:
+// simulating one replica is exact for random routing (a load-aware router
+// would balance better than that).
 //
 // Prefix caching: a hit rate sets every request's cached tokens; the LRU
 // cache over a trace's hash ids is replayed once over the replica's share in
@@ -46,11 +60,17 @@ class ReplicaRequests {
   // `s` must outlive this object.
   ReplicaRequests(const ResolvedServe& s, int64_t kv_pool_tokens);
 
-  // The asked run's requests; `server_rate_per_s` (one replica's) is the
-  // arrival rate of a "server" run and unused otherwise.
-  std::vector<strategies::ServingRequest> Asked(double server_rate_per_s) const;
+  // The asked run's requests, for the kinds that are not timed (a "server"
+  // run, and an "offline" one with a duration, take Drawn).
+  std::vector<strategies::ServingRequest> Asked() const;
   // Open-loop requests at `rate_per_s` of one replica; 0: all at time zero.
   std::vector<strategies::ServingRequest> At(double rate_per_s) const;
+  // `count` requests of the asked workload's lengths at `rate_per_s` of one
+  // replica (0: all at time zero): a timed run's requests.
+  std::vector<strategies::ServingRequest> Drawn(double rate_per_s, int64_t count) const;
+  // Requests one replica's "server" run at `rate_per_s` issues: its share of
+  // num_requests, or rate x duration_s when more (rate 0: the share).
+  int64_t ServerCount(double rate_per_s) const;
 
   // The asked run's arrival rate of one replica: poisson's share, a trace's
   // mean (records / time from first to last; 0 when they all arrive at

@@ -233,6 +233,10 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
                                                                              : "concurrency",
                                                    " does not apply to kind \"", kind,
                                                    "\"; set kind \"trace\" or \"concurrency\""));
+  } else if (w.has_duration_s()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inference.workload.duration_s does not apply to kind \"", kind,
+                     "\"; set kind \"server\" or \"offline\", or use num_requests"));
   } else if (sw.poisson) {
     if (!w.has_request_rate_per_s()) {
       return absl::InvalidArgumentError(

@@ -69,6 +69,8 @@ class Replica {
   Replica(const ResolvedServe& s, strategies::IterationCostFn cost,
           strategies::SchedulerConfig scheduler)
       : requests_(s, scheduler.kv_blocks * scheduler.kv_block_size),
+        server_(s.mode.kind == "server"),
+        duration_s_(s.mode.duration_s),
         think_time_(s.mode.think_time),
         scheduler_(scheduler),
         cost_(std::move(cost)) {}
@@ -77,21 +79,71 @@ class Replica {
   double OfferedRate() const { return requests_.OfferedRate(); }
   // The asked run's first measured request (serve_requests.h).
   int64_t MeasuredFirst() const { return requests_.MeasuredFirst(); }
+  // Whether runs last duration_s ("server", and "offline" with a duration)
+  // rather than a fixed number of requests.
+  bool Timed() const { return duration_s_ > 0; }
+  bool Server() const { return server_; }
 
-  // The asked workload; `server_rate_per_s` is a "server" run's arrival rate.
-  absl::StatusOr<ServingRun> Run(bool keep, double server_rate_per_s = 0) {
+  // The asked workload; `server_rate_per_s` is a "server" run's arrival rate,
+  // `timed_count` a timed offline run's requests.
+  absl::StatusOr<ServingRun> Run(bool keep, double server_rate_per_s, int64_t timed_count) {
+    if (server_) return RunTimed(server_rate_per_s, requests_.ServerCount(server_rate_per_s), keep);
+    if (Timed()) return RunTimed(0, timed_count, keep);
     strategies::SchedulerConfig asked = scheduler_;
     asked.closed_loop_clients = requests_.Clients();
     asked.think_time = think_time_;
-    return strategies::SimulateServing(requests_.Asked(server_rate_per_s), asked, cost_, keep);
+    return strategies::SimulateServing(requests_.Asked(), asked, cost_, keep);
   }
   // rate 0: every request at once.
   absl::StatusOr<ServingRun> RunAt(double rate_per_s) {
     return strategies::SimulateServing(requests_.At(rate_per_s), scheduler_, cost_, false);
   }
+  // A rate-search probe: a "server" run as long as the asked one
+  // (serve_requests.h), otherwise the re-timed requests of At.
+  absl::StatusOr<ServingRun> Probe(double rate_per_s) {
+    if (!server_) return RunAt(rate_per_s);
+    return RunTimed(rate_per_s, requests_.ServerCount(rate_per_s));
+  }
+  // A timed run's capacity burst: every request at once, as many as keep the
+  // replica busy for duration_s. Sized as loadgen sizes the Offline query,
+  // 1.1 x duration_s x the rate expected (here: the rate the previous burst
+  // measured), starting from the replica's share of num_requests; a larger
+  // burst batches better, so it is resized until it lasts duration_s (at most
+  // 5 bursts). `count` gets its requests.
+  absl::StatusOr<ServingRun> TimedBurst(int64_t* count) {
+    *count = requests_.ServerCount(0);
+    absl::StatusOr<ServingRun> burst = RunTimed(0, *count);
+    for (int i = 0; i < 4 && burst.ok(); ++i) {
+      const double span_s = (burst->end - sim::Time::Zero()).ToSeconds();
+      if (span_s >= duration_s_ || span_s <= 0) break;
+      *count = static_cast<int64_t>(
+          std::ceil(kLoadgenSlack * duration_s_ * static_cast<double>(*count) / span_s));
+      burst = RunTimed(0, *count);
+    }
+    return burst;
+  }
 
  private:
+  absl::StatusOr<ServingRun> RunTimed(double rate_per_s, int64_t count, bool keep = false) {
+    if (count > kMaxTimedRequests) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "inference.workload.duration_s=%g takes %d requests on one replica (over %d); "
+          "shorten the duration",
+          duration_s_, count, kMaxTimedRequests));
+    }
+    return strategies::SimulateServing(requests_.Drawn(rate_per_s, count), scheduler_, cost_,
+                                       keep);
+  }
+
+  // loadgen's kSlack: the Offline query holds 1.1 x min_duration x the
+  // expected QPS samples (loadgen/test_settings_internal.cc).
+  static constexpr double kLoadgenSlack = 1.1;
+  // The most requests one replica's timed run may hold.
+  static constexpr int64_t kMaxTimedRequests = 10'000'000;
+
   ReplicaRequests requests_;
+  const bool server_;
+  const double duration_s_;
   sim::Duration think_time_;
   strategies::SchedulerConfig scheduler_;
   strategies::IterationCostFn cost_;
@@ -136,7 +188,7 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
     return 0.0;
   }
   auto measure = [&](double rate) -> absl::StatusOr<Measured> {
-    absl::StatusOr<ServingRun> run = replica.RunAt(rate);
+    absl::StatusOr<ServingRun> run = replica.Probe(rate);
     if (!run.ok()) return run.status();
     return Measure(*run);
   };
@@ -154,9 +206,22 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
   absl::StatusOr<Measured> at_hi = measure(hi);
   if (!at_hi.ok()) return at_hi.status();
   Measured best = *at_lo;
+  // A "server" run's capacity burst drains at its end, so its rate lies below
+  // the steady state a run of duration_s can sustain: while the targets hold
+  // at the bound, raise it by a quarter (at most 8 times; loadgen's peak
+  // search likewise raises its rate until a run fails).
+  for (int i = 0; i < 8 && replica.Server() && MeetsTargets(s, *at_hi); ++i) {
+    lo = hi;
+    best = *at_hi;
+    hi *= 1.25;
+    at_hi = measure(hi);
+    if (!at_hi.ok()) return at_hi.status();
+  }
   if (MeetsTargets(s, *at_hi)) {
     out->set_status("capacity");
-    out->set_detail("the targets hold up to the capacity; beyond it the queue grows");
+    out->set_detail(replica.Server()
+                        ? "the targets hold up to 1.25^8 times the capacity"
+                        : "the targets hold up to the capacity; beyond it the queue grows");
     lo = hi;
     best = *at_hi;
   } else {
@@ -246,7 +311,9 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   Replica server(s, std::move(iteration_cost), scheduler);
 
   // Capacity: every request at once.
-  absl::StatusOr<ServingRun> burst = server.RunAt(0);
+  int64_t timed_count = 0;
+  absl::StatusOr<ServingRun> burst =
+      server.Timed() ? server.TimedBurst(&timed_count) : server.RunAt(0);
   if (!burst.ok()) return burst.status();
   const Measured at_burst = Measure(*burst);
   const double capacity = at_burst.duration_s > 0 ? at_burst.requests / at_burst.duration_s : 0;
@@ -259,7 +326,8 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   if (!sustainable.ok()) return sustainable.status();
 
   // The asked workload.
-  absl::StatusOr<ServingRun> run = server.Run(!options.trace_path.empty(), *sustainable);
+  absl::StatusOr<ServingRun> run =
+      server.Run(!options.trace_path.empty(), *sustainable, timed_count);
   if (!run.ok()) return run.status();
   if (control != nullptr) control->Report(1, simulations);
   const Measured m = Measure(*run, server.MeasuredFirst());

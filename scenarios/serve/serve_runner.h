@@ -29,7 +29,17 @@
 // targets (MLPerf Inference's server-scenario criterion for LLMs, which
 // bounds TTFT and TPOT at the 99th percentile), by bisection over
 // re-simulations with the same requests (common random numbers) between 1%
-// of the capacity and the capacity.
+// of the capacity and the capacity. A "server" run's probes are each a full
+// run as MLPerf's (serve_requests.h: duration_s of arrivals, the request
+// count growing with the rate), and its upper bound rises by quarters while
+// the targets still hold there (a burst's drain puts the capacity below the
+// rate a long stream sustains).
+//
+// Timed runs ("server", and "offline" with inference.workload.duration_s):
+// the capacity burst holds as many requests as keep the replica busy for
+// duration_s, sized as MLPerf's loadgen sizes its Offline query (1.1 x the
+// duration x the expected rate, here the rate a smaller burst reached); a
+// timed offline run is that burst.
 //
 // The latency-vs-throughput curve: re-simulations at 10%, 20%, ... 100% of
 // the capacity, Poisson arrivals (a fixed-batch workload's lengths, 200
