@@ -49,7 +49,8 @@ int CalibrateCommand(const Args& args) {
   }
   absl::StatusOr<MeasurementInput> in = LoadMeasurementInput(input);
   if (!in.ok()) return Fail(in.status());
-  absl::StatusOr<models::FitResult> fit = models::FitCalibration(*in->gpu, in->points);
+  absl::StatusOr<models::FitResult> fit =
+      models::FitCalibration(*in->gpu, in->points, {}, in->FixedParameters());
   if (!fit.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat(input, ": ", fit.status().message())));
 
   std::string body;

@@ -23,6 +23,10 @@ struct MeasurementInput {
   config::MeasurementFile file;
   const models::GpuSpec* gpu = nullptr;  // points into the GPU catalog
   std::vector<models::Measurement> points;
+  // The file's fixed_parameters, for FitCalibration.
+  std::vector<std::string> FixedParameters() const {
+    return {file.fixed_parameters().begin(), file.fixed_parameters().end()};
+  }
 };
 
 absl::StatusOr<MeasurementInput> LoadMeasurementInput(const std::string& path);

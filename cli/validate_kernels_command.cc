@@ -54,7 +54,7 @@ int ValidateKernelsCommand(const Args& args) {
 
   absl::StatusOr<models::FitResult> result;
   if (calibration_path.empty()) {
-    result = models::FitCalibration(*in->gpu, in->points);
+    result = models::FitCalibration(*in->gpu, in->points, {}, in->FixedParameters());
   } else {
     absl::StatusOr<std::string> cal_text = scenarios::ReadFile(calibration_path);
     if (!cal_text.ok()) return Fail(cal_text.status());

@@ -12,6 +12,7 @@
 namespace clustersim::embedded {
 std::string_view CalibrationA100Sxm480gbData();
 std::string_view CalibrationB200Sxm180gbData();
+std::string_view CalibrationGb200186gbData();
 std::string_view CalibrationH100Sxm580gbData();
 std::string_view CalibrationH200Sxm141gbData();
 }  // namespace clustersim::embedded
@@ -187,14 +188,17 @@ absl::StatusOr<config::MeasurementFile> ParseMeasurementFile(std::string_view te
     return absl::InvalidArgumentError(absl::StrCat(
         std::string(origin), ": provenance must say where the numbers come from"));
   }
-  for (int i = 0; i < file.method_parameters_size(); ++i) {
-    const std::string& name = file.method_parameters(i);
-    if (name != "kernel_overhead_us" && name != "gemm_bandwidth_fraction" &&
-        name != "memory_bandwidth_fraction") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          std::string(origin), ": method_parameters[", i, "] is \"", name,
-          "\"; it must name a per-GPU parameter: kernel_overhead_us, gemm_bandwidth_fraction or "
-          "memory_bandwidth_fraction"));
+  for (const auto& [field, names] : {std::pair{"method_parameters", &file.method_parameters()},
+                                     std::pair{"fixed_parameters", &file.fixed_parameters()}}) {
+    for (int i = 0; i < names->size(); ++i) {
+      const std::string& name = names->Get(i);
+      if (name != "kernel_overhead_us" && name != "gemm_bandwidth_fraction" &&
+          name != "memory_bandwidth_fraction") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            std::string(origin), ": ", field, "[", i, "] is \"", name,
+            "\"; it must name a per-GPU parameter: kernel_overhead_us, gemm_bandwidth_fraction "
+            "or memory_bandwidth_fraction"));
+      }
     }
   }
   for (int i = 0; i < file.measurement_size(); ++i) {
@@ -332,6 +336,7 @@ const std::vector<Calibration>& Calibration::ShippedAll() {
          {std::pair{"a100-sxm4-80gb.calibration.textproto", embedded::CalibrationA100Sxm480gbData()},
           std::pair{"b200-sxm-180gb.calibration.textproto",
                     embedded::CalibrationB200Sxm180gbData()},
+          std::pair{"gb200-186gb.calibration.textproto", embedded::CalibrationGb200186gbData()},
           std::pair{"h100-sxm5-80gb.calibration.textproto", embedded::CalibrationH100Sxm580gbData()},
           std::pair{"h200-sxm-141gb.calibration.textproto",
                     embedded::CalibrationH200Sxm141gbData()}}) {

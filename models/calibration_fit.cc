@@ -46,13 +46,28 @@ void Apply(const Param& p, double v, CalibrationParams* out) {
   }
 }
 
+// The measurement-file name of a per-GPU field (empty for per-dtype fields).
+std::string_view PerGpuName(Field f) {
+  switch (f) {
+    case Field::kGemmBandwidth: return "gemm_bandwidth_fraction";
+    case Field::kMemoryBandwidth: return "memory_bandwidth_fraction";
+    case Field::kOverheadUs: return "kernel_overhead_us";
+    default: return "";
+  }
+}
+
 std::vector<Param> Candidates(const GpuSpec& gpu, const std::vector<Measurement>& points,
-                              const KernelModelParams& fb) {
+                              const KernelModelParams& fb, const std::vector<std::string>& fixed) {
   const double overhead_us = fb.kernel_overhead.ToMicroseconds();
-  std::vector<Param> params = {
-      {Field::kGemmBandwidth, Dtype::kBf16, fb.memory_bandwidth_fraction, 0.02, 1.0},
-      {Field::kMemoryBandwidth, Dtype::kBf16, fb.memory_bandwidth_fraction, 0.02, 1.0},
-      {Field::kOverheadUs, Dtype::kBf16, overhead_us, 0.1, 50.0}};
+  std::vector<Param> params;
+  const double bandwidth = fb.memory_bandwidth_fraction;
+  for (Param p : {Param{Field::kGemmBandwidth, Dtype::kBf16, bandwidth, 0.02, 1.0},
+                  Param{Field::kMemoryBandwidth, Dtype::kBf16, bandwidth, 0.02, 1.0},
+                  Param{Field::kOverheadUs, Dtype::kBf16, overhead_us, 0.1, 50.0}}) {
+    if (std::find(fixed.begin(), fixed.end(), PerGpuName(p.field)) == fixed.end()) {
+      params.push_back(p);
+    }
+  }
   for (Dtype d : kAllDtypes) {
     const bool used = std::any_of(points.begin(), points.end(), [&](const Measurement& m) {
       return m.op.dtype == d && m.op.kind != OpKind::kMemoryBound;
@@ -152,7 +167,8 @@ ErrorStats ComputeErrors(std::vector<double> ape_pct) {
 }
 
 absl::StatusOr<FitResult> FitCalibration(const GpuSpec& gpu, const std::vector<Measurement>& points,
-                                         const KernelModelParams& fallback) {
+                                         const KernelModelParams& fallback,
+                                         const std::vector<std::string>& fixed) {
   CLUSTERSIM_RETURN_IF_ERROR(CheckPoints(gpu, points));
   std::vector<Measurement> train;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -168,7 +184,7 @@ absl::StatusOr<FitResult> FitCalibration(const GpuSpec& gpu, const std::vector<M
   // Keep only the parameters that move some training prediction.
   std::vector<Param> params;
   CalibrationParams base;
-  const std::vector<Param> all = Candidates(gpu, train, fallback);
+  const std::vector<Param> all = Candidates(gpu, train, fallback, fixed);
   for (const Param& p : all) Apply(p, p.initial, &base);
   const std::vector<double> reference = PredictSeconds(gpu, train, base, fallback);
   for (const Param& p : all) {
@@ -266,6 +282,11 @@ config::CalibrationFile ToCalibrationFile(const config::MeasurementFile& source,
     out.set_fit_method(
         absl::StrCat(out.fit_method(), "; fitted but left out as properties of the ",
                      "timing method (spec fallback kept): ", absl::StrJoin(method, ", ")));
+  }
+  if (!source.fixed_parameters().empty()) {
+    out.set_fit_method(absl::StrCat(out.fit_method(),
+                                    "; held at the spec fallback, not fitted (fixed_parameters): ",
+                                    absl::StrJoin(source.fixed_parameters(), ", ")));
   }
   const CalibrationParams& p = fit.params;
   if (p.gemm_bandwidth_fraction && !is_method("gemm_bandwidth_fraction")) {

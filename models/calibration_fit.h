@@ -80,10 +80,12 @@ struct FitResult {
 };
 
 // Fits on the training split of `points` (SelectMeasurements' output for
-// `gpu`). InvalidArgument when a point's dtype is unsupported by `gpu` or the
-// training split is empty.
+// `gpu`). `fixed` names per-GPU parameters held at `fallback` (a measurement
+// file's fixed_parameters). InvalidArgument when a point's dtype is
+// unsupported by `gpu` or the training split is empty.
 absl::StatusOr<FitResult> FitCalibration(const GpuSpec& gpu, const std::vector<Measurement>& points,
-                                         const KernelModelParams& fallback = {});
+                                         const KernelModelParams& fallback = {},
+                                         const std::vector<std::string>& fixed = {});
 
 // Predictions of `points` under fixed `params` (e.g. a loaded calibration file),
 // with the same split and statistics as FitCalibration.

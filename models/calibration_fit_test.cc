@@ -227,5 +227,51 @@ TEST(CalibrationFitTest, B200CalibrationIsTheFitLessTheTimingMethod) {
             std::string::npos);
 }
 
+// The GB200 file holds cuDNN attention only (cudnn/SOURCE.md) and names the
+// kernel overhead in fixed_parameters: the fit holds it at the fallback, fits
+// one efficiency per direction, and the shipped calibration is that fit.
+TEST(CalibrationFitTest, Gb200CalibrationIsTheAttentionFitWithTheOverheadHeld) {
+  const std::string path = "models/data/calibration/gb200-186gb.measurements.textproto";
+  absl::StatusOr<config::MeasurementFile> file = ParseMeasurementFile(SourceFile(path), path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->fixed_parameters_size(), 1);
+  EXPECT_EQ(file->fixed_parameters(0), "kernel_overhead_us");
+  absl::StatusOr<std::vector<Measurement>> points = SelectMeasurements(*file);
+  ASSERT_TRUE(points.ok()) << points.status();
+  const std::vector<std::string> fixed(file->fixed_parameters().begin(),
+                                       file->fixed_parameters().end());
+  absl::StatusOr<FitResult> fit = FitCalibration(Gpu("gb200-186gb"), *points, {}, fixed);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  std::printf("%s\n", FormatValidation("gb200-186gb", file->provenance(), *fit).c_str());
+  EXPECT_FALSE(fit->params.kernel_overhead.has_value());
+  // Fitted free, the overhead absorbs the rise with sequence length instead.
+  absl::StatusOr<FitResult> free = FitCalibration(Gpu("gb200-186gb"), *points);
+  ASSERT_TRUE(free.ok()) << free.status();
+  ASSERT_TRUE(free->params.kernel_overhead.has_value());
+  EXPECT_GT(free->params.kernel_overhead->ToMicroseconds(), 20);
+  int attention_8k = 0;
+  for (const PointPrediction& p : fit->predictions) {
+    EXPECT_EQ(p.kind, OpKind::kAttention) << p.label;
+    if (p.label.find("s8192/8192") != std::string::npos) {
+      ++attention_8k;
+      EXPECT_LT(p.ApePct(), 10) << p.label;
+    }
+  }
+  EXPECT_EQ(attention_8k, 2);
+  const Calibration* shipped = Calibration::Shipped("gb200-186gb");
+  ASSERT_NE(shipped, nullptr);
+  const CalibrationParams& have = shipped->params();
+  EXPECT_FALSE(have.kernel_overhead.has_value());
+  EXPECT_FALSE(have.gemm_bandwidth_fraction.has_value());
+  ASSERT_TRUE(have.For(Dtype::kBf16).attention_fwd_efficiency.has_value());
+  EXPECT_EQ(have.For(Dtype::kBf16).attention_fwd_efficiency,
+            fit->params.For(Dtype::kBf16).attention_fwd_efficiency);
+  EXPECT_EQ(have.For(Dtype::kBf16).attention_bwd_efficiency,
+            fit->params.For(Dtype::kBf16).attention_bwd_efficiency);
+  EXPECT_FALSE(have.For(Dtype::kBf16).gemm_ceiling.has_value());
+  const config::CalibrationFile written = ToCalibrationFile(*file, *fit);
+  EXPECT_NE(written.fit_method().find("(fixed_parameters): kernel_overhead_us"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -75,6 +75,8 @@ TEST(CalibrationTest, BadMeasurementsNameTheEntryAndField) {
        "kind must be"},
       {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" method_parameters: "kernel_overhead")pb",
        "x.textproto: method_parameters[0] is \"kernel_overhead\"; it must name"},
+      {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" fixed_parameters: "overhead_us")pb",
+       "x.textproto: fixed_parameters[0] is \"overhead_us\"; it must name"},
       {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" measurement { kind: 7 median_us: 1 })pb",
        "kind must be"},
       {R"pb(gpu { name: "h100-sxm5-80gb" } provenance: "t" measurement { m: "x" })pb",
@@ -100,14 +102,18 @@ TEST(CalibrationTest, BadMeasurementsNameTheEntryAndField) {
 
 TEST(CalibrationTest, ShippedCalibrationsCoverThePublishedGpus) {
   EXPECT_EQ(Calibration::ShippedGpus(),
-            (std::vector<std::string>{"a100-sxm4-80gb", "b200-sxm-180gb", "h100-sxm5-80gb",
-                                      "h200-sxm-141gb"}));
+            (std::vector<std::string>{"a100-sxm4-80gb", "b200-sxm-180gb", "gb200-186gb",
+                                      "h100-sxm5-80gb", "h200-sxm-141gb"}));
   EXPECT_EQ(Calibration::Shipped("a100-sxm4-40gb"), nullptr);
   for (const std::string& name : Calibration::ShippedGpus()) {
     const Calibration* c = Calibration::Shipped(name);
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->provenance(), "published points, not measured by models/validator");
-    EXPECT_TRUE(c->params().For(Dtype::kBf16).gemm_ceiling.has_value()) << name;
+    // GB200's points are attention only (cudnn/SOURCE.md): its GEMMs keep the catalog.
+    const DtypeFit& bf16 = c->params().For(Dtype::kBf16);
+    EXPECT_TRUE(name == "gb200-186gb" ? bf16.attention_fwd_efficiency.has_value()
+                                      : bf16.gemm_ceiling.has_value())
+        << name;
     EXPECT_GT(c->measured_count(), 0u);
   }
 }
@@ -200,8 +206,12 @@ TEST(CalibrationTest, B200GemmsAgreeWithTheXlaTable) {
   }
   // The table's fixed time per kernel belongs to its timing method: not shipped.
   EXPECT_FALSE(cal->params().kernel_overhead.has_value());
-  // GB200 has no calibration of its own and does not borrow this one.
-  EXPECT_EQ(Calibration::Shipped("gb200-186gb"), nullptr);
+  // GB200 does not borrow this one: its own calibration carries attention only.
+  const Calibration* gb200 = Calibration::Shipped("gb200-186gb");
+  ASSERT_NE(gb200, nullptr);
+  EXPECT_FALSE(gb200->params().For(Dtype::kBf16).gemm_ceiling.has_value());
+  EXPECT_NE(gb200->params().For(Dtype::kBf16).attention_fwd_efficiency,
+            cal->params().For(Dtype::kBf16).attention_fwd_efficiency);
 }
 
 TEST(CalibrationDeathTest, CalibrationMustMatchTheGpu) {
@@ -210,7 +220,8 @@ TEST(CalibrationDeathTest, CalibrationMustMatchTheGpu) {
 }
 
 TEST(CalibrationTest, ShippedMeasurementFilesParse) {
-  for (const char* gpu : {"a100-sxm4-80gb", "b200-sxm-180gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
+  for (const char* gpu : {"a100-sxm4-80gb", "b200-sxm-180gb", "gb200-186gb", "h100-sxm5-80gb",
+                          "h200-sxm-141gb"}) {
     const std::string path = std::string("models/data/calibration/") + gpu + ".measurements.textproto";
     absl::StatusOr<config::MeasurementFile> f = ParseMeasurementFile(SourceFile(path), path);
     ASSERT_TRUE(f.ok()) << f.status();
