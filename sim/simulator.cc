@@ -42,6 +42,12 @@ void Simulator::ScheduleEvent(Time when, uint32_t handler, uint32_t arg) {
   queue_.Push({when, next_seq_++, handler, arg});
 }
 
+void Simulator::AtEndOfInstant(uint32_t handler, uint32_t arg) {
+  SIM_CHECK((handler & kHandlerBit) != 0 && (handler & ~kHandlerBit) < handlers_.size())
+      << "unknown event handler " << handler;
+  end_of_instant_.push_back({handler, arg});
+}
+
 bool Simulator::Cancel(EventId id) {
   if (id.slot >= slots_.size() || slots_[id.slot].seq != id.seq || id.seq == 0) return false;
   slots_[id.slot].cb = nullptr;
@@ -52,7 +58,16 @@ bool Simulator::Cancel(EventId id) {
 
 uint64_t Simulator::RunUntil(Time until) {
   uint64_t ran = 0;
-  while (!queue_.Empty() && queue_.Top().when <= until) {
+  while (true) {
+    if (!end_of_instant_.empty() && (queue_.Empty() || queue_.Top().when > now_)) {
+      running_end_of_instant_.swap(end_of_instant_);
+      for (const auto& [handler, arg] : running_end_of_instant_) {
+        handlers_[handler & ~kHandlerBit]->OnEvent(arg);
+      }
+      running_end_of_instant_.clear();
+      continue;
+    }
+    if (queue_.Empty() || queue_.Top().when > until) break;
     if (cancel_ != nullptr && ran % kCancelCheckEvents == 0 && Cancelled()) break;
     const EventQueue::Entry e = queue_.Pop();
     if ((e.slot & kHandlerBit) != 0) {

@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -63,6 +64,13 @@ class Simulator {
   // events by (time, seq). Not cancellable. REQUIRES: when >= Now().
   void ScheduleEvent(Time when, uint32_t handler, uint32_t arg);
 
+  // Calls handlers_[handler]->OnEvent(arg) once every event at Now() has run,
+  // before time advances or Run returns; it may schedule events at Now(),
+  // which then run after it. Not an event: ExecutedEvents does not count it.
+  // Requests of one instant run in the order made; a request made before Run
+  // runs at its start, once the events at Now() have run.
+  void AtEndOfInstant(uint32_t handler, uint32_t arg);
+
   // Cancels a pending event lazily: it stays queued but is skipped. Returns
   // false when the event already ran or was cancelled.
   bool Cancel(EventId id);
@@ -96,6 +104,8 @@ class Simulator {
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   std::vector<EventHandler*> handlers_;
+  std::vector<std::pair<uint32_t, uint32_t>> end_of_instant_;  // (handler, arg)
+  std::vector<std::pair<uint32_t, uint32_t>> running_end_of_instant_;
   const std::atomic<bool>* cancel_ = nullptr;
 };
 

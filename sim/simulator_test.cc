@@ -49,6 +49,62 @@ TEST(SimulatorTest, HandlerEventsShareTheTimeThenScheduleOrder) {
   EXPECT_EQ(sim.ExecutedEvents(), 4u);
 }
 
+TEST(SimulatorTest, EndOfInstantRunsAfterTheInstantsEventsAndIsNoEvent) {
+  Simulator sim;
+  std::vector<std::string> log;
+  LogHandler end("end", &log);
+  const uint32_t end_id = sim.AddHandler(&end);
+  sim.ScheduleAfter(Nanoseconds(1), [&] {
+    log.push_back("a");
+    sim.AtEndOfInstant(end_id, 1);
+    // Scheduled during the instant: still runs before its end.
+    sim.ScheduleAfter(Duration::Zero(), [&] { log.push_back("a0"); });
+  });
+  sim.ScheduleAfter(Nanoseconds(1), [&] {
+    log.push_back("b");
+    sim.AtEndOfInstant(end_id, 2);
+  });
+  sim.ScheduleAfter(Nanoseconds(2), [&] { log.push_back("c"); });
+  EXPECT_EQ(sim.Run(), 4u);
+  EXPECT_EQ(log, (std::vector<std::string>{"a", "b", "a0", "end:1", "end:2", "c"}));
+  EXPECT_EQ(sim.ExecutedEvents(), 4u);
+}
+
+TEST(SimulatorTest, EndOfInstantMayScheduleAtTheSameInstant) {
+  Simulator sim;
+  std::vector<std::string> log;
+  LogHandler end("end", &log);
+  const uint32_t end_id = sim.AddHandler(&end);
+  sim.AtEndOfInstant(end_id, 0);  // before Run: at instant zero, once its events ran
+  sim.ScheduleAfter(Duration::Zero(), [&] { log.push_back("zero"); });
+  sim.ScheduleAfter(Nanoseconds(3), [&] {
+    log.push_back("x");
+    sim.AtEndOfInstant(end_id, 3);
+  });
+  // A hook that schedules an event at 3 ns: that event, and the hook it asks
+  // for, still run before the instant ends.
+  struct Chain : EventHandler {
+    Simulator* sim;
+    uint32_t end_id;
+    std::vector<std::string>* log;
+    void OnEvent(uint32_t) override {
+      log->push_back("chain");
+      sim->ScheduleAfter(Duration::Zero(), [this] {
+        log->push_back("y");
+        sim->AtEndOfInstant(end_id, 4);
+      });
+    }
+  } chain;
+  chain.sim = &sim;
+  chain.end_id = end_id;
+  chain.log = &log;
+  const uint32_t chain_id = sim.AddHandler(&chain);
+  sim.ScheduleAfter(Nanoseconds(3), [&] { sim.AtEndOfInstant(chain_id, 0); });
+  sim.RunUntil(Time::Zero() + Nanoseconds(3));
+  EXPECT_EQ(log, (std::vector<std::string>{"zero", "end:0", "x", "end:3", "chain", "y", "end:4"}));
+  EXPECT_EQ(sim.Now(), Time::Zero() + Nanoseconds(3));
+}
+
 TEST(SimulatorTest, CallbacksCanScheduleMore) {
   Simulator sim;
   int count = 0;

@@ -17,6 +17,26 @@ FlowNetwork::FlowNetwork(const Cluster& cluster, sim::Simulator& sim,
     links_[e].capacity = LinkCapacity(cluster, calibration, e);
     SIM_CHECK(links_[e].capacity > 0) << "link " << e << " has no capacity in a sealed cluster";
   }
+  end_of_instant_handler_ = sim_.AddHandler(this);
+}
+
+void FlowNetwork::Changed() {
+  // A completion due now must see this instant's rates before it runs (its
+  // event may be moved), and an observer is told of every change.
+  if (options_.resolve_each_change || rate_observer_ || pending_at_ == sim_.Now()) {
+    Resolve();
+    Reschedule();
+    return;
+  }
+  if (resolve_requested_) return;
+  resolve_requested_ = true;
+  sim_.AtEndOfInstant(end_of_instant_handler_, 0);
+}
+
+void FlowNetwork::OnEvent(uint32_t) {
+  resolve_requested_ = false;
+  Resolve();
+  Reschedule();
 }
 
 absl::Status FlowNetwork::StartCollective(const CollectiveRequest& r,
@@ -104,9 +124,9 @@ void FlowNetwork::StartPhase(int collective) {
       free_flows_.pop_back();
     }
     FlowState& f = flows_[id];
-    f.uses.assign(plan.uses.begin() + pf.first_use,
-                  plan.uses.begin() + pf.first_use + pf.num_uses);
+    f.uses = std::span<const LinkUse>(plan.uses).subspan(pf.first_use, pf.num_uses);
     f.position.resize(pf.num_uses);
+    f.total = bytes;
     f.remaining = bytes;
     f.rate = 0;
     f.last = now;
@@ -115,7 +135,7 @@ void FlowNetwork::StartPhase(int collective) {
       LinkState& l = links_[f.uses[u].link];
       if (l.flows.empty()) l.busy_since = now;
       f.position[u] = static_cast<int>(l.flows.size());
-      l.flows.push_back({id, u});
+      l.flows.push_back({id, u, f.uses[u].weight});
       seeds_.push_back(f.uses[u].link);
     }
     ++active_flows_;
@@ -125,8 +145,7 @@ void FlowNetwork::StartPhase(int collective) {
     EndPhase(collective);
     return;
   }
-  Resolve();
-  Reschedule();
+  Changed();
 }
 
 void FlowNetwork::EndPhase(int collective) {
@@ -152,18 +171,18 @@ void FlowNetwork::EndPhase(int collective) {
 void FlowNetwork::OnCompletion() {
   pending_at_ = sim::Time::Infinite();
   const sim::Time now = sim_.Now();
+  if (!seeds_.empty()) Resolve();  // this instant's earlier changes first
   while (!heap_.empty() && flows_[heap_.front()].finish <= now) {
     const int id = heap_.front();
     FlowState& f = flows_[id];
-    for (const LinkUse& u : f.uses) links_[u.link].bytes += u.weight * f.remaining;
+    for (const LinkUse& u : f.uses) links_[u.link].bytes += u.weight * f.total;
     f.remaining = 0;
     f.last = now;
     const int collective = f.collective;
     Detach(id);
     if (--collectives_[collective].flows_left == 0) EndPhase(collective);
   }
-  Resolve();
-  Reschedule();
+  Changed();
 }
 
 void FlowNetwork::Detach(int flow) {
@@ -187,11 +206,10 @@ void FlowNetwork::Detach(int flow) {
 }
 
 void FlowNetwork::Settle(FlowState& f, sim::Time now) {
+  // Links are credited when the flow ends (Usage adds flows in flight), so
+  // this stays O(1) per flow however many links the flow crosses.
   const double moved = std::min(f.rate * (now - f.last).ToSeconds(), f.remaining);
-  if (moved > 0) {
-    f.remaining -= moved;
-    for (const LinkUse& u : f.uses) links_[u.link].bytes += u.weight * moved;
-  }
+  if (moved > 0) f.remaining -= moved;
   f.last = now;
 }
 
@@ -252,7 +270,7 @@ void FlowNetwork::Resolve() {
     LinkState& l = links_[e];
     l.remaining = l.capacity;
     l.weight_sum = 0;
-    for (const Slot& s : l.flows) l.weight_sum += flows_[s.flow].uses[s.use].weight;
+    for (const Slot& s : l.flows) l.weight_sum += s.weight;
     share_heap_.push_back({l.remaining / l.weight_sum, e});
   }
   const auto greater = std::greater<std::pair<double, int>>();
@@ -300,7 +318,7 @@ void FlowNetwork::ReportRates(sim::Time now) {
   const auto report = [&](int link) {
     LinkState& l = links_[link];
     double rate = 0;
-    for (const Slot& s : l.flows) rate += flows_[s.flow].uses[s.use].weight * flows_[s.flow].rate;
+    for (const Slot& s : l.flows) rate += s.weight * flows_[s.flow].rate;
     if (rate == l.reported_rate) return;
     l.reported_rate = rate;
     rate_changes_.push_back({link, rate});
@@ -335,7 +353,8 @@ LinkUsage FlowNetwork::Usage(int link) const {
   LinkUsage u{l.bytes, l.busy};
   for (const Slot& s : l.flows) {
     const FlowState& f = flows_[s.flow];
-    u.bytes += f.uses[s.use].weight * std::min(f.rate * (now - f.last).ToSeconds(), f.remaining);
+    u.bytes += s.weight *
+               (f.total - f.remaining + std::min(f.rate * (now - f.last).ToSeconds(), f.remaining));
   }
   if (!l.flows.empty()) u.busy += now - l.busy_since;
   return u;

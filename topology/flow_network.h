@@ -21,9 +21,19 @@
 // twice its rate there), solved by progressive filling. When flows start or
 // end, only the connected component of flows and links reachable from the
 // changed links is re-solved (exact: other components cannot change);
-// `full_recompute` re-solves everything, for tests. Flows' progress is settled
-// lazily, when their rate changes. The network keeps one pending simulator
-// event, at the earliest predicted completion (an indexed heap over flows).
+// `full_recompute` re-solves everything, for tests. The changes of one
+// simulated instant (collectives starting and flows ending at the same time,
+// as symmetric replicas' do) are re-solved once, at the end of the instant
+// (Simulator::AtEndOfInstant): rates only matter once time advances. Each
+// flow's last re-solve in the instant sees the same component, link flow
+// lists and arithmetic order either way, so the rates are the same bits as
+// re-solving after each change (tested), unless the filling's guard against
+// a share rounding below one already fixed picks up another component's
+// share. With a link-rate observer, or when a flow completion is due at this
+// instant, each change is re-solved at once instead. Flows' progress is
+// settled lazily, when their rate changes. The network keeps one pending
+// simulator event, at the earliest predicted completion (an indexed heap
+// over flows).
 // Flows, collectives and solver scratch live in pools indexed by integer id:
 // after warm-up, events allocate nothing (a collective's start may, for its
 // plan cache key and callback).
@@ -46,6 +56,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -65,6 +76,8 @@ namespace clustersim::topology {
 struct FlowNetworkOptions {
   // Re-solve every flow on every change instead of the changed component.
   bool full_recompute = false;
+  // Re-solve after every change instead of once per simulated instant.
+  bool resolve_each_change = false;
 };
 
 // One directed link's aggregate rate after a re-solve: the sum over its flows
@@ -87,7 +100,7 @@ struct LinkUsage {
   sim::Duration busy;           // time with at least one flow on it
 };
 
-class FlowNetwork {
+class FlowNetwork : private sim::EventHandler {
  public:
   // `cluster`, `sim` and `calibration` must outlive the network.
   FlowNetwork(const Cluster& cluster, sim::Simulator& sim,
@@ -134,12 +147,13 @@ class FlowNetwork {
  private:
   struct Slot {
     int flow;
-    int use;  // index into the flow's uses
+    int use;        // index into the flow's uses
+    double weight;  // that use's weight, kept here for the solver's sums
   };
   struct LinkState {
     double capacity = 0;
     std::vector<Slot> flows;  // active flows crossing the link
-    double bytes = 0;         // settled
+    double bytes = 0;         // carried by the flows that ended
     sim::Duration busy;
     sim::Time busy_since;
     // Solver scratch.
@@ -149,9 +163,10 @@ class FlowNetwork {
     double reported_rate = 0;  // last aggregate rate told to rate_observer_
   };
   struct FlowState {
-    std::vector<LinkUse> uses;
-    std::vector<int> position;  // in links_[uses[i].link].flows
-    double remaining = 0;       // bytes per crossing still to move
+    std::span<const LinkUse> uses;  // in its collective's plan
+    std::vector<int> position;      // in links_[uses[i].link].flows
+    double total = 0;               // bytes per crossing, at the start
+    double remaining = 0;           // bytes per crossing still to move
     double rate = 0;            // bytes per second per crossing
     sim::Time last;             // `remaining` is exact at this time
     sim::Time finish;           // predicted completion
@@ -170,6 +185,10 @@ class FlowNetwork {
   };
   using PlanKey = std::tuple<Collective, Algorithm, std::vector<int>>;
 
+  // Re-solves the end of this instant's pending changes (AtEndOfInstant).
+  void OnEvent(uint32_t) override;
+  // Records that seeds_ changed: re-solves now, or once at the end of the instant.
+  void Changed();
   void StartPhase(int collective);
   void EndPhase(int collective);
   void OnCompletion();
@@ -213,6 +232,8 @@ class FlowNetwork {
   std::vector<int> comp_flows_;
   std::vector<std::pair<double, int>> share_heap_;
   uint64_t epoch_ = 0;
+  uint32_t end_of_instant_handler_ = 0;
+  bool resolve_requested_ = false;  // an end-of-instant re-solve is asked for
   sim::EventId pending_;
   sim::Time pending_at_ = sim::Time::Infinite();
   int active_flows_ = 0;

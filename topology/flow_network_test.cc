@@ -236,11 +236,51 @@ TEST(FlowNetworkTest, ResolvesOnlyTheFlowsWhoseLinksChanged) {
     sim::Simulator sim;
     FlowNetwork net(c, sim, DefaultCollectiveCalibration(), {.full_recompute = full});
     ASSERT_TRUE(net.StartCollective({Collective::kAllReduce, {0, 1, 2, 3}, sim::GiB(1)}, [] {}).ok());
+    sim.RunUntil(sim::Time());  // the end of instant 0: its re-solve
     const int64_t before = net.flows_resolved();
     ASSERT_TRUE(net.StartCollective({Collective::kSendRecv, {4, 5}, sim::MiB(1)}, [] {}).ok());
+    sim.RunUntil(sim::Time());
     EXPECT_EQ(net.flows_resolved() - before, full ? 2 : 1);
     sim.Run();
   }
+}
+
+TEST(FlowNetworkTest, OneResolvePerInstantGivesTheTimesOfOneResolvePerChange) {
+  // Rings over four servers' NICs and sends between them, started in groups
+  // at the same instants (as symmetric replicas start them) and ending
+  // together: re-solving once per instant must give every completion time
+  // to the picosecond, with fewer flows re-solved.
+  const Cluster c = Build(Spec("dgx-h100", 4));
+  std::vector<CollectiveRequest> rs;
+  std::vector<sim::Duration> starts;
+  for (int rail = 0; rail < 8; ++rail) {
+    rs.push_back({Collective::kAllReduce, {rail, 8 + rail, 16 + rail, 24 + rail},
+                  sim::MiB(rail < 4 ? 64 : 96)});
+    starts.push_back(rail < 6 ? sim::Duration::Zero() : sim::Microseconds(300));
+    rs.push_back({Collective::kSendRecv, {rail, 31 - rail}, sim::MiB(32)});
+    starts.push_back(sim::Microseconds(rail % 2 == 0 ? 300 : 700));
+  }
+  rs.push_back({Collective::kAllGather, Range(0, 32), sim::MiB(128)});
+  starts.push_back(sim::Microseconds(700));
+  std::vector<LinkUsage> batched_usage, each_usage;
+  const std::vector<sim::Time> batched = RunTogether(c, rs, starts, {}, &batched_usage);
+  const std::vector<sim::Time> each =
+      RunTogether(c, rs, starts, {.resolve_each_change = true}, &each_usage);
+  EXPECT_EQ(batched, each);
+  for (int e = 0; e < c.num_links(); ++e) {
+    EXPECT_NEAR(batched_usage[e].bytes, each_usage[e].bytes, 1e-9 * each_usage[e].bytes);
+    EXPECT_EQ(batched_usage[e].busy, each_usage[e].busy);
+  }
+  const auto resolved = [&](FlowNetworkOptions options) {
+    sim::Simulator sim;
+    FlowNetwork net(c, sim, DefaultCollectiveCalibration(), options);
+    for (size_t i = 0; i < rs.size(); ++i) {
+      sim.ScheduleAfter(starts[i], [&, i] { SIM_CHECK(net.StartCollective(rs[i], [] {}).ok()); });
+    }
+    sim.Run();
+    return net.flows_resolved();
+  };
+  EXPECT_LT(resolved({}), resolved({.resolve_each_change = true}));
 }
 
 TEST(FlowNetworkTest, RecordsPerLinkBytesAndBusyTime) {
