@@ -49,7 +49,9 @@ void PrintFrameworks(std::ostream& out) {
         {"attention_factor", &p.attention_factor},
         {"host_us_per_op", &p.host_us_per_op},
         {"pipeline_p2p_host_us", &p.pipeline_p2p_host_us},
-        {"grad_reduce_bytes", &p.grad_reduce_bytes}};
+        {"grad_reduce_bytes", &p.grad_reduce_bytes},
+        {"attention_kernel_fwd", &p.attention_kernel_forward},
+        {"attention_kernel_bwd", &p.attention_kernel_backward}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,
                              v->kind == "prior" ? "(not fitted)" : v->training_split);

@@ -74,6 +74,21 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
                                                    p.grad_reduce_bytes.value,
                                                    " must be 2 (16-bit) or 4 (fp32)"));
   }
+  // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
+  const ProfileValue flash2{1, "prior", "", "",
+                            "FlashAttention-2, or the kernel attention_factor describes"};
+  p.attention_kernel_forward = flash2;
+  p.attention_kernel_backward = flash2;
+  if (in.has_attention_kernel_forward()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.attention_kernel_forward(),
+                                         where + ".attention_kernel_forward", 0, 1, true,
+                                         &p.attention_kernel_forward));
+  }
+  if (in.has_attention_kernel_backward()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.attention_kernel_backward(),
+                                         where + ".attention_kernel_backward", 0, 1, true,
+                                         &p.attention_kernel_backward));
+  }
   for (const std::string& f : in.supports()) {
     if (std::find(std::begin(kFrameworkFeatures), std::end(kFrameworkFeatures), f) ==
         std::end(kFrameworkFeatures)) {

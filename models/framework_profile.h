@@ -41,6 +41,8 @@ struct FrameworkProfile {
   AttentionBackend attention = AttentionBackend::kFlash;
   ProfileValue gemm_factor, attention_factor, host_us_per_op, pipeline_p2p_host_us;
   ProfileValue grad_reduce_bytes;  // ZeRO-3 gradient reduce-scatter: 2 (16-bit) or 4 (fp32)
+  // The stack's attention kernel against FlashAttention-2 (1 when unset).
+  ProfileValue attention_kernel_forward, attention_kernel_backward;
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures
 
   bool Supports(std::string_view feature) const;

@@ -76,6 +76,32 @@ TEST(FrameworkProfileTest, ParsesValuesWithProvenance) {
   EXPECT_FALSE(p.Supports("fp8"));
 }
 
+// The attention kernel ratios are optional: unset they are 1 (FlashAttention-2);
+// set, they are checked like any other value. llm-foundry's Triton kernel ships
+// below 1 in both passes, slower in the backward.
+TEST(FrameworkProfileTest, AttentionKernelRatiosDefaultToFlashAttention2) {
+  absl::StatusOr<FrameworkCatalog> c = FrameworkCatalog::Parse(
+      Profile("megatron-core") +
+          Profile("b", "attention_kernel_forward { value: 0.7 kind: \"prior\" source: \"s\" }"),
+      "f");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const FrameworkProfile& core = **c->Find("megatron-core");
+  EXPECT_EQ(core.attention_kernel_forward.value, 1);
+  EXPECT_EQ(core.attention_kernel_backward.value, 1);
+  EXPECT_EQ((*c->Find("b"))->attention_kernel_forward.value, 0.7);
+  EXPECT_EQ((*c->Find("b"))->attention_kernel_backward.value, 1);
+  EXPECT_NE(Error(Profile("megatron-core",
+                          "attention_kernel_backward { value: 0 kind: \"prior\" source: \"s\" }"))
+                .find("attention_kernel_backward.value=0 must be in (0, 1]"),
+            std::string::npos);
+
+  const FrameworkProfile& fsdp = **FrameworkCatalog::Default().Find("pytorch-fsdp");
+  EXPECT_LT(fsdp.attention_kernel_forward.value, 1);
+  EXPECT_LT(fsdp.attention_kernel_backward.value, fsdp.attention_kernel_forward.value);
+  EXPECT_EQ((*FrameworkCatalog::Default().Find("pytorch-fsdp2"))->attention_kernel_forward.value,
+            1);
+}
+
 TEST(FrameworkProfileTest, UnknownNameListsTheProfiles) {
   const std::string message(FrameworkCatalog::Default().Find("deepspeed-zero").status().message());
   EXPECT_NE(message.find("training.framework='deepspeed-zero' is not known"), std::string::npos);

@@ -52,6 +52,10 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
   SIM_CHECK(params.framework_attention_factor > 0 && params.framework_attention_factor <= 1)
       << "framework_attention_factor " << params.framework_attention_factor
       << " is outside (0, 1]";
+  SIM_CHECK(params.attention_kernel_forward > 0 && params.attention_kernel_forward <= 1 &&
+            params.attention_kernel_backward > 0 && params.attention_kernel_backward <= 1)
+      << "attention kernel ratios " << params.attention_kernel_forward << ", "
+      << params.attention_kernel_backward << " are outside (0, 1]";
   SIM_CHECK(params.framework_gemm_factor > 0 && params.framework_gemm_factor <= 1)
       << "framework_gemm_factor " << params.framework_gemm_factor << " is outside (0, 1]";
   SIM_CHECK(params.sustained_gemm_ratio > 0 && params.sustained_gemm_ratio <= 1)
@@ -72,13 +76,15 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
     const double in_framework = params_.framework_attention_factor;
-    r.attention_fwd_efficiency = f.attention_fwd_efficiency
-                                     ? *f.attention_fwd_efficiency * in_framework
-                                     : params_.attention_efficiency;
+    r.attention_fwd_efficiency = (f.attention_fwd_efficiency
+                                      ? *f.attention_fwd_efficiency * in_framework
+                                      : params_.attention_efficiency) *
+                                 params_.attention_kernel_forward;
     r.attention_fwd_fitted = f.attention_fwd_efficiency.has_value();
-    r.attention_bwd_efficiency = f.attention_bwd_efficiency
-                                     ? *f.attention_bwd_efficiency * in_framework
-                                     : params_.attention_efficiency;
+    r.attention_bwd_efficiency = (f.attention_bwd_efficiency
+                                      ? *f.attention_bwd_efficiency * in_framework
+                                      : params_.attention_efficiency) *
+                                 params_.attention_kernel_backward;
     r.attention_bwd_fitted = f.attention_bwd_efficiency.has_value();
   }
 }
@@ -88,7 +94,10 @@ OpCost KernelModel::Cost(const Op& op) const {
     if (std::optional<sim::Duration> t = calibration_->Measured(op)) {
       // A measured attention kernel ran standalone, like the fitted rates.
       if (op.kind == OpKind::kAttention) {
-        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / params_.framework_attention_factor);
+        const double kernel = IsAttentionBackward(op) ? params_.attention_kernel_backward
+                                                      : params_.attention_kernel_forward;
+        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() /
+                                              (params_.framework_attention_factor * kernel));
       } else if (op.kind == OpKind::kGemm) {
         *t = sim::Duration::FromSecondsDouble(
             t->ToSeconds() / (params_.framework_gemm_factor * params_.sustained_gemm_ratio));

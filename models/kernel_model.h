@@ -20,6 +20,9 @@
 //             FLOPs are counted unmasked; a causal kernel computes about half.
 //             A calibrated (microbenchmark) efficiency is scaled by
 //             params.framework_attention_factor (models/data/frameworks.textproto).
+//             Every attention efficiency, calibrated or fallback, is then scaled
+//             by the stack's kernel against FlashAttention-2
+//             (params.attention_kernel_forward / _backward).
 //  Memory-bound  time = bytes / (bandwidth · bandwidth_fraction) + kernel_overhead
 //
 // With a calibration, each fitted parameter replaces its fallback: per dtype
@@ -94,6 +97,11 @@ struct KernelModelParams {
   // training framework relative to its microbenchmark. 1 costs the standalone
   // kernel; training runs pass their stack profile's (models/framework_profile.h).
   double framework_attention_factor = 1.0;
+  // The stack's attention kernel against FlashAttention-2, forward and
+  // backward (llm-foundry's Triton kernel runs slower): multiplies the
+  // attention efficiency on every GPU, calibrated or fallback. 1: FlashAttention-2.
+  double attention_kernel_forward = 1.0;
+  double attention_kernel_backward = 1.0;
   // Multiplies every GEMM ceiling (fitted, measured or catalog): the stack's
   // software efficiency, the fraction of the GPU's sustained rate its GEMMs
   // reach. 1: no loss; training runs pass their stack profile's

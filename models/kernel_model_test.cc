@@ -43,6 +43,13 @@ Op Attention(const char* name, int64_t batch, int64_t seq) {
   return op;
 }
 
+// Its backward: 2.5x the forward's FLOPs (dQ, dK, dV and the recomputed scores).
+Op AttentionBackward(int64_t batch, int64_t seq) {
+  Op op = Attention("attention_bwd", batch, seq);
+  op.flops = sim::Flops(2.5 * op.flops.count());
+  return op;
+}
+
 // [VLLM-49363] (hardware-and-prices.md §2): H100 BF16 small-M GEMMs at
 // N=12288, K=5376 reach 2.87 / 46.5 / 182.6 / 352.6 TFLOPS at M = 1/16/64/128.
 // The memory roofline must reproduce the shape of this curve within 10%.
@@ -148,9 +155,7 @@ TEST(KernelModelTest, CausalAttentionCostsAboutHalf) {
 // to standalone kernels (H100: cuDNN microbenchmarks), in both directions,
 // and leaves the spec fallback (A100 has no fitted attention) and GEMMs alone.
 TEST(KernelModelTest, FrameworkAttentionFactorScalesOnlyCalibratedAttention) {
-  const Op fwd = Attention("attention_fwd", 32, 8192);
-  Op bwd = Attention("attention_bwd", 32, 8192);
-  bwd.flops = sim::Flops(2.5 * fwd.flops.count());
+  const Op fwd = Attention("attention_fwd", 32, 8192), bwd = AttentionBackward(32, 8192);
   const Op gemm = BfGemm(8192, 8192, 8192);
   KernelModelParams slow;
   slow.framework_attention_factor = 0.5;
@@ -176,6 +181,28 @@ TEST(KernelModelTest, FrameworkAttentionFactorScalesOnlyCalibratedAttention) {
   const KernelModel measured_slow(h100, slow, &measured);
   EXPECT_EQ(measured_slow.Cost(fwd).source, CostSource::kMeasured);
   EXPECT_EQ(measured_slow.Cost(fwd).time, sim::Microseconds(2000));
+}
+
+// The stack's kernel against FlashAttention-2 scales the attention rate per
+// direction on every GPU: the spec fallback (A100), the calibrated rate (H100)
+// and a measured shape alike; GEMMs keep their times.
+TEST(KernelModelTest, AttentionKernelRatioScalesEveryAttentionRatePerDirection) {
+  const Op fwd = Attention("attention_fwd", 32, 8192), bwd = AttentionBackward(32, 8192);
+  const Op gemm = BfGemm(8192, 8192, 8192);
+  KernelModelParams triton;
+  triton.attention_kernel_forward = 0.7;
+  triton.attention_kernel_backward = 0.5;
+  for (const char* name : {"a100-sxm4-80gb", "h100-sxm5-80gb"}) {
+    const GpuSpec& gpu = Gpu(name);
+    const Calibration* cal = Calibration::Shipped(gpu.name);
+    const KernelModel flash2(gpu, {}, cal), slower(gpu, triton, cal);
+    EXPECT_NEAR(slower.Cost(fwd).efficiency / flash2.Cost(fwd).efficiency, 0.7, 0.01) << name;
+    EXPECT_NEAR(slower.Cost(bwd).efficiency / flash2.Cost(bwd).efficiency, 0.5, 0.01) << name;
+    EXPECT_EQ(slower.Cost(gemm).time, flash2.Cost(gemm).time) << name;
+  }
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  const Calibration measured(h100.name, {}, {Measurement{bwd, sim::Microseconds(1000)}}, "test");
+  EXPECT_EQ(KernelModel(h100, triton, &measured).Cost(bwd).time, sim::Microseconds(2000));
 }
 
 // The sustained-GEMM factor scales the compute roofline of every GEMM

@@ -116,6 +116,8 @@ absl::Status ScenarioRun::Build() {
   models::KernelModelParams kernel_params;
   kernel_params.framework_attention_factor = s_.framework_attention_factor;
   kernel_params.framework_gemm_factor = s_.framework_gemm_factor;
+  kernel_params.attention_kernel_forward = s_.framework->attention_kernel_forward.value;
+  kernel_params.attention_kernel_backward = s_.framework->attention_kernel_backward.value;
   const models::PowerModel& power = models::PowerModel::Default();
   kernel_params.sustained_gemm_ratio = power.Sustained(*s_.gpu).ratio;
   kernel_params.compute_clock_ratio = power.ClockRatio(power.For(*s_.gpu), s_.power_cap_w);
