@@ -102,7 +102,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "decoder-last-pipeline-num-layers", &v.last_layers, "layers on the last stage");
   Opt(strategy, "micro-batch-size", &v.mbs, "micro-batch size");
   Opt(strategy, "global-batch-size", &v.gbs, "global batch size");
-  Opt(strategy, "recompute-granularity", &v.recompute, "none|selective|full");
+  Opt(strategy, "recompute-granularity", &v.recompute,
+      "none|selective|full, or selective+mlp_up (also replays the MLP's input projection)");
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
   Opt(strategy, "framework", &v.framework,

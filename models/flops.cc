@@ -59,6 +59,13 @@ double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, R
   return MegatronModelFlops(c, global_batch) + static_cast<double>(global_batch) * recomputed;
 }
 
+double MlpUpForwardFlops(const TransformerConfig& c, int64_t global_batch) {
+  const double fc1_width =
+      (c.activation == Activation::kSwiglu ? 2.0 : 1.0) * static_cast<double>(c.ffn_hidden_size);
+  return static_cast<double>(global_batch) * c.num_layers * 2.0 * c.seq_length * c.hidden_size *
+         fc1_width;
+}
+
 SixNFlops SixNAttentionFlops(const TransformerConfig& c, int64_t global_batch) {
   const ParameterCounts p = CountParameters(c);
   const double inactive_experts =

@@ -51,6 +51,11 @@ double MegatronModelFlops(const TransformerConfig& c, int64_t global_batch);
 // Model FLOPs plus the recomputed forward work of `r`.
 double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, Recompute r);
 
+// Forward FLOPs of every layer's dense MLP input projection (fc1: up, and gate
+// under SwiGLU) for `global_batch` sequences: what selective recompute with
+// ShardSpec::recompute_mlp_up replays on top of the attention core.
+double MlpUpForwardFlops(const TransformerConfig& c, int64_t global_batch);
+
 struct SixNFlops {
   double parameters = 0;  // 6·N·tokens
   double attention = 0;   // 12·L·(a·d)·s·tokens

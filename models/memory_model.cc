@@ -51,8 +51,13 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
   if (s.recompute == Recompute::kFull) return scale * 2.0 * sbh / replicated_div;
   const bool gated = c.activation == Activation::kSwiglu;
   const double fc1_width = gated ? 2.0 * f : f;
-  const double replicated = 10.0;
-  double mlp = (2.0 * fc1_width + 2.0 * f) / h;
+  // Korthikanti's 10·s·b·h kept whole on every TP rank without sequence
+  // parallelism: both norms' inputs (4), the QKV and fc1 inputs (2 each) and
+  // two dropout masks. Replaying the MLP's input side (recompute_mlp_up)
+  // drops the fc1 input, fc1's output and the activation's.
+  const bool mlp_up = s.recompute == Recompute::kSelective && s.recompute_mlp_up && !moe;
+  const double replicated = mlp_up ? 8.0 : 10.0;
+  double mlp = mlp_up ? 0.0 : (2.0 * fc1_width + 2.0 * f) / h;
   double moe_full = 0;  // expert inputs, gathered over tp: whole on every TP rank
   if (moe) {
     const double routed = c.moe_top_k * c.moe_capacity_factor;

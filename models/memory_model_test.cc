@@ -189,6 +189,25 @@ TEST(MemoryModelTest, RecomputeOrdersActivationMemory) {
                                             EstimateMemory(in).other);
 }
 
+// Replaying the MLP's input side (recompute_mlp_up) drops, per layer and
+// micro-batch, the fc1 input (2·s·b·h, whole on every TP rank without
+// sequence parallelism), fc1's output and the activation's (2·(f + f)·s·b/t
+// for GeLU): between full and selective recompute.
+TEST(MemoryModelTest, MlpUpRecomputeDropsTheMlpInputSide) {
+  MemoryInputs in = Kor22Inputs(kKor22[0]);  // GPT 22B, tp 8, one stage
+  in.shard.sequence_parallel = false;
+  const double selective = static_cast<double>(EstimateMemory(in).activations.count());
+  in.shard.recompute_mlp_up = true;
+  const double mlp_up = static_cast<double>(EstimateMemory(in).activations.count());
+  const TransformerConfig& c = in.model;
+  const double sbh = static_cast<double>(in.shard.micro_batch_size) * c.seq_length * c.hidden_size;
+  const double per_layer = (2.0 + 4.0 * c.ffn_hidden_size / c.hidden_size / 8) * sbh;
+  // 1F1B on one stage keeps one micro-batch of every layer.
+  EXPECT_NEAR(selective - mlp_up, per_layer * c.num_layers, 1e-6 * selective);
+  in.shard.recompute = Recompute::kFull;
+  EXPECT_LT(static_cast<double>(EstimateMemory(in).activations.count()), mlp_up);
+}
+
 TEST(MemoryModelTest, ValidationNamesTheField) {
   MemoryInputs in = Kor22Inputs(kKor22[1]);
   in.zero_stage = 4;

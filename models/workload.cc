@@ -306,7 +306,23 @@ void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, Recompute 
   ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));
 }
 
-std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute) {
+// The selective replay of the dense MLP's input side (ShardSpec::
+// recompute_mlp_up): layernorm2, the sequence-parallel gather, fc1 and the
+// activation, which the fc2 and activation backward read.
+void MlpUpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
+  std::vector<std::string_view> names = {"layernorm2"};
+  if (d.sp) names.push_back("tp_allgather_mlp");
+  names.push_back("fc1_gemm");
+  names.push_back(d.act_name);
+  for (std::string_view name : names) {
+    Op again = FindOp(fwd, name);
+    again.recompute = true;
+    ops->push_back(std::move(again));
+  }
+}
+
+std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s) {
+  const Recompute recompute = s.recompute;
   std::vector<Op> ops;
   if (recompute == Recompute::kFull) {
     for (Op op : fwd) {
@@ -321,6 +337,7 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, Recompu
   if (d.moe) {
     MoeBackward(d, fwd, &ops);
   } else {
+    if (recompute == Recompute::kSelective && s.recompute_mlp_up) MlpUpReplay(d, fwd, &ops);
     RowParallelBackward(d, FindOp(fwd, "fc2_gemm"), "mlp", &ops);
     ops.push_back(MemoryBoundBackward(d, FindOp(fwd, d.act_name)));
     ColumnParallelBackward(d, FindOp(fwd, "fc1_gemm"), "mlp", &ops);
@@ -469,6 +486,16 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
         "expert_tensor_parallel_size=", s.expert_tensor_parallel,
         " must divide tensor_model_parallel_size=", s.tensor_parallel, " (0: the same)"));
   }
+  if (s.recompute_mlp_up && s.recompute != Recompute::kSelective) {
+    return absl::InvalidArgumentError(
+        "recompute_mlp_up needs selective recompute (training.recompute_granularity "
+        "\"selective+mlp_up\"); full recompute already replays the MLP");
+  }
+  if (s.recompute_mlp_up && c.num_experts > 0) {
+    return absl::UnimplementedError(
+        "recompute_mlp_up replays a dense MLP; this mixture-of-experts model has routed experts "
+        "(use training.recompute_granularity \"selective\")");
+  }
   if (s.expert_parallel > 1 && c.num_experts == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expert_model_parallel_size=", s.expert_parallel, " needs a mixture-of-experts model; "
@@ -564,7 +591,7 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   Workload w;
   Embedding(d, &w);
   w.layer_forward = LayerForward(d);
-  w.layer_backward = LayerBackward(d, w.layer_forward, s.recompute);
+  w.layer_backward = LayerBackward(d, w.layer_forward, s);
   if (c.num_experts > 0 && c.moe_first_dense_layers > 0) {
     TransformerConfig dense = c;
     dense.num_experts = 0;
@@ -577,7 +604,7 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
     const Dims dd = MakeDims(dense, dense_shard);
     w.first_dense_layers = c.moe_first_dense_layers;
     w.dense_layer_forward = LayerForward(dd);
-    w.dense_layer_backward = LayerBackward(dd, w.dense_layer_forward, s.recompute);
+    w.dense_layer_backward = LayerBackward(dd, w.dense_layer_forward, dense_shard);
   }
   Head(d, &w);
   for (int i = 0; i < c.mtp_num_layers; ++i) MultiTokenPrediction(d, &w);

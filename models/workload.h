@@ -136,6 +136,15 @@ struct ShardSpec {
   int micro_batch_size = 1;
   Dtype dtype = Dtype::kBf16;  // GEMM inputs; activations are 16-bit for fp8/int8
   Recompute recompute = Recompute::kNone;
+  // With kSelective, also replay the dense MLP's input projection (fc1: up and
+  // gate) and its activation, with the norm and gather before them, just
+  // before the MLP's backward; their activations are not kept. That is what a
+  // JAX remat policy which saves every projection output but the MLP's input
+  // one recomputes (MaxText save_dot_except_mlpwi, save_dot_except_mlp; Paxml
+  // SAVE_QKV_OUT_PROJ): no backward op reads the down projection's output, so
+  // XLA drops its replay. Scenario: training.recompute_granularity
+  // "selective+mlp_up".
+  bool recompute_mlp_up = false;
   int expert_parallel = 1;  // MoE: experts split over this many ranks (must divide num_experts)
   // MoE: ranks one routed expert is tensor-split over; 0 = tensor_parallel,
   // 1 = not split (parallel folding: strategies/expert_parallel.h).
@@ -161,7 +170,8 @@ struct Workload {
   std::vector<Op> layer_backward;  // with kFull it starts with the recomputed forward (ops
                                    // marked recompute=true, TP collectives included);
                                    // kSelective recomputes the attention core's forward
-                                   // ops just before their backward
+                                   // ops just before their backward (and with
+                                   // recompute_mlp_up the MLP's fc1 and activation)
   std::vector<Op> head_forward, head_backward;  // final norm, LM head GEMM, vocab-parallel CE
   // Multi-token prediction (TransformerConfig.mtp_num_layers), after the head
   // on the last pipeline stage: per module its norms and input projection,

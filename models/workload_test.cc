@@ -177,6 +177,41 @@ TEST(WorkloadTest, SelectiveRecomputeReplaysOnlyAttentionBeforeItsBackward) {
   EXPECT_EQ(recomputed, 1);
 }
 
+// JAX remat policies that keep every projection output but the MLP's input
+// one (MaxText save_dot_except_mlpwi): the norm, gather, fc1 and activation
+// replayed just before the fc2 backward, on top of the attention core; the
+// replayed FLOPs are fc1's forward, which MlpUpForwardFlops counts.
+TEST(WorkloadTest, MlpUpRecomputeReplaysFc1BeforeTheMlpBackward) {
+  const TransformerConfig c = Preset("llama2-70b");
+  const ShardSpec selective{.tensor_parallel = 4, .sequence_parallel = true,
+                            .recompute = Recompute::kSelective};
+  ShardSpec mlp_up = selective;
+  mlp_up.recompute_mlp_up = true;
+  const Workload base = Build(c, selective);
+  const Workload w = Build(c, mlp_up);
+  std::vector<std::string> replayed;
+  size_t first = 0;
+  for (size_t i = 0; i < w.layer_backward.size(); ++i) {
+    if (!w.layer_backward[i].recompute || w.layer_backward[i].name == "attention_fwd") continue;
+    if (replayed.empty()) first = i;
+    replayed.push_back(w.layer_backward[i].name);
+  }
+  EXPECT_THAT(replayed, ElementsAre("layernorm2", "tp_allgather_mlp", "fc1_gemm", "swiglu"));
+  // Next: the fc2 backward, starting with its sequence-parallel gather of dY.
+  ASSERT_LT(first + replayed.size() + 1, w.layer_backward.size());
+  EXPECT_EQ(w.layer_backward[first + replayed.size()].name, "tp_allgather_mlp_bwd");
+  EXPECT_THAT(w.layer_backward[first + replayed.size() + 1].name, HasSubstr("fc2_gemm"));
+  const double extra = SumFlops(w.layer_backward) - SumFlops(base.layer_backward);
+  EXPECT_DOUBLE_EQ(extra, Get(w.layer_forward, "fc1_gemm").flops.count());
+  EXPECT_DOUBLE_EQ(extra * c.num_layers * 4, MlpUpForwardFlops(c, /*global_batch=*/1));
+  // Without selective recompute, or on routed experts, it is refused.
+  ShardSpec full = mlp_up;
+  full.recompute = Recompute::kFull;
+  EXPECT_THAT(BuildWorkload(c, full).status().message(), HasSubstr("selective"));
+  EXPECT_THAT(BuildWorkload(Preset("mixtral-8x7b"), mlp_up).status().message(),
+              HasSubstr("mixture-of-experts"));
+}
+
 TransformerConfig Unfused(std::string_view preset) {
   TransformerConfig c = Preset(preset);
   c.attention_backend = AttentionBackend::kUnfused;

@@ -13,6 +13,7 @@ models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
   in.shard.micro_batch_size = p.micro_batch_size;
   in.shard.dtype = p.precision;
   in.shard.recompute = p.recompute;
+  in.shard.recompute_mlp_up = p.recompute_mlp_up;
   in.shard.expert_parallel = p.expert_parallel;
   in.shard.expert_tensor_parallel = p.expert_tp();
   in.pipeline_parallel = p.pipeline_parallel;

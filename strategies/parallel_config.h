@@ -57,6 +57,10 @@ struct ParallelConfig {
   int micro_batch_size = 1;
   int global_batch_size = 1;
   models::Recompute recompute = models::Recompute::kNone;
+  // Selective recompute also replays the MLP's input projection
+  // (models::ShardSpec::recompute_mlp_up; training.recompute_granularity
+  // "selective+mlp_up").
+  bool recompute_mlp_up = false;
   models::Dtype precision = models::Dtype::kBf16;
   // Uneven pipeline stages (Megatron-LM --decoder-first/last-pipeline-num-layers):
   // layers on the first and last stage; 0 = an even share. The middle stages

@@ -364,6 +364,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.micro_batch_size = in.parallel->micro_batch_size;
   shard.dtype = in.parallel->precision;
   shard.recompute = in.parallel->recompute;
+  shard.recompute_mlp_up = in.parallel->recompute_mlp_up;
   shard.expert_parallel = in.parallel->expert_parallel;
   shard.expert_tensor_parallel = in.parallel->expert_tp();
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);

@@ -296,6 +296,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     gb = static_cast<int>(derived);
   }
   // "selective (op)" -> "selective": the simulator's selective is Megatron's.
+  // "selective+mlp_up" (a JAX remat policy the row states) passes through.
   std::string recompute = t.Get(row, "recompute");
   recompute = recompute.substr(0, recompute.find(" ("));
   if (recompute.empty()) recompute = a.recompute;

@@ -21,10 +21,11 @@ absl::Status WithField(const absl::Status& s, std::string_view field) {
 
 absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
   if (s == "none") return models::Recompute::kNone;
-  if (s == "selective") return models::Recompute::kSelective;
+  if (s == "selective" || s == "selective+mlp_up") return models::Recompute::kSelective;
   if (s == "full") return models::Recompute::kFull;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "training.recompute_granularity=\"", std::string(s), "\" is not known; use none, selective or full"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("training.recompute_granularity=\"", std::string(s),
+                   "\" is not known; use none, selective, selective+mlp_up or full"));
 }
 
 // An in-framework rate factor (models/framework_profile.h): in (0, 1].
@@ -164,6 +165,12 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
       ParseRecompute(t.has_recompute_granularity() ? t.recompute_granularity() : "none");
   if (!rc.ok()) return rc.status();
   pc.recompute = *rc;
+  pc.recompute_mlp_up = t.recompute_granularity() == "selective+mlp_up";
+  if (pc.recompute_mlp_up && r.model.num_experts > 0) {
+    return absl::InvalidArgumentError(
+        "training.recompute_granularity=\"selective+mlp_up\" replays a dense MLP and this model "
+        "has routed experts; use selective");
+  }
   if (t.has_global_batch_size()) {
     pc.global_batch_size = t.global_batch_size();
   } else {

@@ -282,6 +282,37 @@ TEST(ResolveTest, BadRecomputeAndPrecision) {
   EXPECT_NE(fp8.status().message().find("training.precision"), std::string::npos);
 }
 
+// recompute_granularity "selective+mlp_up" replays fc1 in every layer's
+// backward on top of the attention core (slower than selective alone, faster
+// than full) and is echoed; on routed experts it names the field.
+TEST(ResolveTest, SelectiveWithMlpUpSitsBetweenSelectiveAndFull) {
+  auto with = [](const char* granularity) {
+    config::Scenario s = Parse(R"pb(
+      cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+      model { preset: "llama2-7b" }
+      parallelism { tensor_model_parallel_size: 2 }
+      training { micro_batch_size: 1 global_batch_size: 8 }
+    )pb");
+    s.mutable_training()->set_recompute_granularity(granularity);
+    return s;
+  };
+  const double selective = StepSeconds(with("selective"));
+  const double mlp_up = StepSeconds(with("selective+mlp_up"));
+  EXPECT_LT(selective, mlp_up);
+  EXPECT_LT(mlp_up, StepSeconds(with("full")));
+  absl::StatusOr<ResolvedScenario> r = Resolve(with("selective+mlp_up"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->parallel.recompute_mlp_up);
+  EXPECT_EQ(r->parallel.recompute, models::Recompute::kSelective);
+  EXPECT_EQ(r->echo.training().recompute_granularity(), "selective+mlp_up");
+  config::Scenario moe = with("selective+mlp_up");
+  moe.mutable_model()->set_preset("mixtral-8x7b");
+  absl::StatusOr<ResolvedScenario> e = Resolve(moe);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("training.recompute_granularity"), std::string::npos)
+      << e.status();
+}
+
 TEST(ResolveTest, CollectiveProtocolDefaultsToAutoAndNamesTheFieldWhenBad) {
   absl::StatusOr<ResolvedScenario> def = Resolve(Parse(R"pb(
     cluster { gpu: "a100-sxm4-80gb" }

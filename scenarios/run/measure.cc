@@ -39,8 +39,12 @@ void FillStepFigures(const ResolvedScenario& s, const strategies::StepStats::Sum
   // training these are Megatron's counts.
   const double model_flops =
       models::FinetuneModelFlops(s.model, s.finetune, s.parallel.global_batch_size);
-  const double hw_flops = models::FinetuneHardwareFlops(
-      s.model, s.finetune, s.parallel.global_batch_size, s.parallel.recompute);
+  const double hw_flops =
+      models::FinetuneHardwareFlops(s.model, s.finetune, s.parallel.global_batch_size,
+                                    s.parallel.recompute) +
+      (s.parallel.recompute_mlp_up
+           ? models::MlpUpForwardFlops(s.model, s.parallel.global_batch_size)
+           : 0.0);
   const bool finetune = s.finetune.method != models::FinetuneMethod::kFull;
   const double peak = s.gpu->PeakFlops(s.parallel.precision);
   r->set_model_tflops_per_gpu(model_flops / step_s / gpus / 1e12);
