@@ -78,7 +78,16 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"UnpricedGpu",
              std::string(kModel) +
                  "--search --search-gpus l40s --request-rate 4 --target-tpot-ms 50",
-             {"--search-gpus", "no catalog price", "--usd-per-gpu-hour"}},
+             {"--search-gpus", "no catalog price", "--search-gpu-prices l40s=USD"}},
+        Case{"MalformedGpuPrice",
+             std::string(kModel) +
+                 "--search --search-gpu-prices h100-sxm5-80gb --request-rate 4 --target-tpot-ms 50",
+             {"--search-gpu-prices", "is not NAME=USD"}},
+        Case{"NegativeGpuPrice",
+             std::string(kModel) +
+                 "--search --search-gpus h100-sxm5-80gb --search-gpu-prices h100-sxm5-80gb=-1 "
+                 "--request-rate 4 --target-tpot-ms 50",
+             {"gpu_prices[h100-sxm5-80gb] (--search-gpu-prices)=-1", "(0, 1000]"}},
         Case{"ZeroRate",
              std::string(kModel) + "--search --request-rate 0 --target-tpot-ms 50",
              {"inference.workload.request_rate_per_s=0", "must be > 0"}},
