@@ -188,9 +188,9 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
 // without it (search rows carry none) they draw pricing.utilisation x TDP
 // throughout.
 double RunEnergyKwh(const ResolvedScenario& s, const config::Result& step, double compute_s,
-                    const TimelineStats& st) {
+                    const TimelineStats& st, double gpu_hours) {
   if (!step.has_energy() || step.energy().average_power_w_per_gpu() <= 0) {
-    return EnergyKwh(s.pricing, s.num_gpus * st.mean_wall_s / 3600.0, s.gpu->tdp_w);
+    return EnergyKwh(s.pricing, gpu_hours, s.gpu->tdp_w);
   }
   const double training_s = compute_s + st.mean_lost_s;
   const double other_s = std::max(0.0, st.mean_wall_s - training_s);
@@ -257,7 +257,7 @@ absl::Status AddGoodput(const ResolvedScenario& s, config::Result* result) {
     g->set_spare_usd(spare_usd);
     g->set_spare_shortfalls(st.mean_spare_waits);
   }
-  g->set_energy_kwh(RunEnergyKwh(s, *result, compute, st));
+  g->set_energy_kwh(RunEnergyKwh(s, *result, compute, st, gpu_hours));
   // Histogram of time-to-train, 20 bins from the fastest to the slowest trial.
   constexpr int kBins = 20;
   const double lo = st.wall_s.front(), hi = std::max(st.wall_s.back(), lo * (1 + 1e-9));
