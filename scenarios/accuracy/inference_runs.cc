@@ -215,9 +215,32 @@ std::string CatalogMoePreset(std::string_view model) {
   return best;
 }
 
+// True when `framework` (lower case) is NVIDIA's MLPerf Inference submission
+// of round v4.1 or later ("tensorrt-llm (nvidia mlperf inference v5.0 closed
+// submission)"). Those submissions build TensorRT-LLM from its GitHub main:
+// closed/NVIDIA/Makefile.build pins TRTLLM_PUBLIC_HASH 2d234357 ("7/16/2024
+// Github main") in mlcommons/inference_results_v4.1 @ a2f5d66 and 2ea17cda
+// ("2/18/2025 GitHub release main") in mlcommons/inference_results_v5.0 @
+// 823da2c, both after v0.8 (February 2024); later rounds later still.
+bool MlperfTrtllmAfter08(const std::string& framework) {
+  constexpr std::string_view kRound = "mlperf inference v";
+  const size_t at = framework.find(kRound);
+  if (at == std::string::npos || framework.find("tensorrt-llm") == std::string::npos) return false;
+  int major = 0, minor = 0;
+  const std::vector<std::string> parts =
+      absl::StrSplit(framework.substr(at + kRound.size(), 3), '.');
+  if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &major) ||
+      !absl::SimpleAtoi(parts[1].substr(0, 1), &minor)) {
+    return false;
+  }
+  return major > 4 || (major == 4 && minor >= 1);
+}
+
 // True when `framework` (lower case) names a TensorRT-LLM version after 0.8
-// ("tensorrt-llm 0.14.0 ..."); false without a version.
+// ("tensorrt-llm 0.14.0 ...") or an MLPerf submission known to build one
+// (MlperfTrtllmAfter08); false without a version.
 bool TrtllmAfter08(const std::string& framework) {
+  if (MlperfTrtllmAfter08(framework)) return true;
   const size_t at = framework.find("tensorrt-llm");
   if (at == std::string::npos) return false;
   // The version follows the name: "tensorrt-llm 0.14.0", "tensorrt-llm ~v1.0".
@@ -412,7 +435,11 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
   const std::string framework = Lower(t.Get(row, "framework"));
   const bool gqa = m->has_num_query_groups() && m->num_query_groups() < m->num_attention_heads();
   if (gqa && TrtllmAfter08(framework)) {
-    run->assumptions.push_back("GQA decode with XQA (on by default after TensorRT-LLM 0.8)");
+    run->assumptions.push_back(
+        MlperfTrtllmAfter08(framework)
+            ? "GQA decode with XQA (on by default after TensorRT-LLM 0.8; NVIDIA's MLPerf v4.1+ "
+              "code builds TensorRT-LLM from its July 2024 or later main)"
+            : "GQA decode with XQA (on by default after TensorRT-LLM 0.8)");
   } else if (gqa && absl::StrContains(framework, "tensorrt-llm")) {
     if (absl::StrContains(framework, "0.8") && absl::StrContains(Lower(model), "70b")) {
       run->assumptions.push_back(

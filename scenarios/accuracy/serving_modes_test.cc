@@ -600,8 +600,10 @@ TEST(ServingModesTest, RunnableModesBecomeWorkloads) {
 }
 
 TEST(ServingModesTest, TensorrtLlmAfter08DecodesGqaWithXqa) {
-  // The same GQA row under three framework texts: after 0.8 XQA (grouped
-  // heads, the default); 0.8 without XQA the per-query-head kernel.
+  // The same GQA row under five framework texts: after 0.8 XQA (grouped
+  // heads, the default), NVIDIA's MLPerf v4.1 and later submissions too (they
+  // build a 2024-07 or later TensorRT-LLM); 0.8 without XQA, or a version
+  // unknown, the per-query-head kernel.
   auto with_framework = [](const std::string& framework) {
     std::string row = Row("x", "ttft_ms", "fixed-batch", "fixed-batch", "1");
     row.replace(row.find(",vLLM,"), 6, "," + framework + ",");
@@ -610,15 +612,20 @@ TEST(ServingModesTest, TensorrtLlmAfter08DecodesGqaWithXqa) {
   absl::StatusOr<std::vector<InferenceRun>> runs =
       MapInferenceRuns(Parse(with_framework("TensorRT-LLM 0.14.0 (Triton backend)") +
                              with_framework("TensorRT-LLM ~v1.0 trtllm-bench") +
-                             with_framework("TensorRT-LLM 0.8.0 (gptSessionBenchmark)")));
+                             with_framework("TensorRT-LLM 0.8.0 (gptSessionBenchmark)") +
+                             with_framework("TensorRT-LLM (NVIDIA MLPerf Inference v4.1 closed)") +
+                             with_framework("TensorRT-LLM (NVIDIA MLPerf Inference v4.0 closed)")));
   ASSERT_TRUE(runs.ok()) << runs.status();
-  for (int i : {0, 1}) {
+  for (int i : {0, 1, 3}) {
     ASSERT_TRUE((*runs)[i].scenario) << (*runs)[i].not_supported;
     EXPECT_FALSE((*runs)[i].scenario->inference().has_decode_attention_grouped_gqa());
     EXPECT_THAT((*runs)[i].assumptions, testing::Contains(HasSubstr("XQA")));
   }
-  ASSERT_TRUE((*runs)[2].scenario) << (*runs)[2].not_supported;
-  EXPECT_FALSE((*runs)[2].scenario->inference().decode_attention_grouped_gqa());
+  EXPECT_THAT((*runs)[3].assumptions, testing::Contains(HasSubstr("MLPerf v4.1+")));
+  for (int i : {2, 4}) {
+    ASSERT_TRUE((*runs)[i].scenario) << (*runs)[i].not_supported;
+    EXPECT_FALSE((*runs)[i].scenario->inference().decode_attention_grouped_gqa());
+  }
 }
 
 TEST(ServingModesTest, BlackwellDevicesMapToTheCatalog) {
