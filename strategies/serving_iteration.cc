@@ -109,9 +109,9 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   IterationTotals t;
   t.tokens = 1;
   t.sampled = 1;
-  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t), 1, &probe));
-  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t, /*moe=*/false), 1, &probe));
-  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.IterationOps(t), 1, &probe));
+  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t), t, 1, &probe));
+  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t, /*moe=*/false), t, 1, &probe));
+  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.IterationOps(t), t, 1, &probe));
   return model;
 }
 
@@ -216,7 +216,9 @@ std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
   return ops;
 }
 
-absl::Status ServingCostModel::Add(const std::vector<Op>& ops, int64_t times, Part* part) const {
+absl::Status ServingCostModel::Add(const std::vector<Op>& ops, const IterationTotals& t,
+                                   int64_t times, Part* part) const {
+  const ServingOpBuilder builder(spec_.replica, gemm_dtype_, attention_dtype_);
   const int tp = spec_.replica.tensor_parallel;
   const std::vector<int> tp_group(spec_.gpus.begin(), spec_.gpus.begin() + tp);
   for (const Op& op : ops) {
@@ -238,10 +240,10 @@ absl::Status ServingCostModel::Add(const std::vector<Op>& ops, int64_t times, Pa
       }
       part->communication += e->time * times;
     } else {
-      sim::Duration t = kernels_->Cost(op).time;
-      if (op.name == "attention_decode") t = std::max(t, DecodeArithmetic(op));
-      part->compute += t * times;
-      part->flops += op.flops.count() * static_cast<double>(times * tp);
+      sim::Duration time = kernels_->Cost(op).time;
+      if (op.name == "attention_decode") time = std::max(time, DecodeArithmetic(op));
+      part->compute += time * times;
+      part->flops += builder.ModelFlops(op, t) * static_cast<double>(times * tp);
     }
   }
   return absl::OkStatus();
@@ -270,9 +272,9 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
   Part part;
   const models::TransformerConfig& m = spec_.replica.model;
   const int dense = m.num_experts > 0 ? m.moe_first_dense_layers : 0;
-  absl::Status s = Add(LayerOps(t), m.num_layers - dense, &part);
-  if (s.ok() && dense > 0) s = Add(LayerOps(t, /*moe=*/false), dense, &part);
-  if (s.ok()) s = Add(IterationOps(t), 1, &part);
+  absl::Status s = Add(LayerOps(t), t, m.num_layers - dense, &part);
+  if (s.ok() && dense > 0) s = Add(LayerOps(t, /*moe=*/false), t, dense, &part);
+  if (s.ok()) s = Add(IterationOps(t), t, 1, &part);
   SIM_CHECK(s.ok()) << "serving iteration cost: " << s.message();
   return linear_.emplace(key, part).first->second;
 }
@@ -284,7 +286,7 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   Part attention;
   std::vector<Op> ops = LayerOps(t);
   std::erase_if(ops, [](const Op& op) { return !op.name.starts_with("attention_"); });
-  SIM_CHECK(Add(ops, spec_.replica.model.num_layers, &attention).ok());
+  SIM_CHECK(Add(ops, t, spec_.replica.model.num_layers, &attention).ok());
   IterationCost c;
   c.compute = linear.compute + attention.compute;
   c.communication = linear.communication + attention.communication;

@@ -30,10 +30,12 @@
 // A mixture-of-experts layer (model.num_experts E > 0, top-k routing; vLLM's
 // fused MoE with every expert sharded over TP) replaces the three MLP ops by
 //   router_gemm         m = T, n = E, k = h (16-bit weights)
-//   expert_gate_up_gemm one grouped GEMM over the T·k routed rows (m = T·k),
-//                       reading the weights of the D experts the batch touches
+//   expert_gate_up_gemm one grouped GEMM over the T·k routed rows, each
+//                       expert's in whole 128-row tiles (m = their expected
+//                       padded rows, strategies/serving_moe_routing.h), reading
+//                       the weights of the D experts the batch touches
 //   activation          over the T·k rows
-//   expert_down_gemm    likewise, m = T·k, n = h, k = f/tp
+//   expert_down_gemm    likewise, n = h, k = f/tp
 // where D = ExpectedExpertsTouched(E, k, T) = E·(1 − (1 − k/E)^T): each token
 // picks k of E experts and, under uniform routing, misses a given expert with
 // probability 1 − k/E. A batch-1 decode step of Mixtral 8x7B (E 8, k 2) reads 2
@@ -171,8 +173,9 @@ class ServingCostModel {
     sim::Duration compute, communication;
     double flops = 0;
   };
-  // Costs `ops` (x `times`) into `part`.
-  absl::Status Add(const std::vector<models::Op>& ops, int64_t times, Part* part) const;
+  // Costs `ops` of the iteration `t` (x `times`) into `part`.
+  absl::Status Add(const std::vector<models::Op>& ops, const IterationTotals& t, int64_t times,
+                   Part* part) const;
   Part& Linear(int64_t tokens, int64_t sampled);
   // Prefill and decode attention of a grouped-query (non-latent) model.
   void AppendAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;

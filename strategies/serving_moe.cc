@@ -1,11 +1,13 @@
 #include "strategies/serving_moe.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "models/quantization.h"
 #include "strategies/serving_iteration.h"
+#include "strategies/serving_moe_routing.h"
 
 namespace clustersim::strategies {
 
@@ -153,31 +155,57 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
   }
 }
 
+Op ServingOpBuilder::GroupedGemm(std::string name, const ExpertRows& r, int64_t n, int64_t k,
+                                 double matrices) const {
+  // Bytes of the busiest GPU's rows and expert weights; M and FLOPs of its
+  // rows in whole tiles, so the kernel model counts the tiles it runs.
+  Op op = Gemm(std::move(name), static_cast<int64_t>(std::ceil(r.busiest)), n, k, matrices);
+  op.m = static_cast<int64_t>(std::ceil(r.padded));
+  op.flops = sim::Flops(2.0 * r.padded * static_cast<double>(n) * static_cast<double>(k));
+  return op;
+}
+
+double ServingOpBuilder::ModelFlops(const Op& op, const IterationTotals& t) const {
+  if (op.kind != OpKind::kGemm || !op.name.starts_with("expert_")) return op.flops.count();
+  const double routed = static_cast<double>(t.tokens * replica_->model.moe_top_k) / ep_;
+  return 2.0 * routed * static_cast<double>(op.n) * static_cast<double>(op.k);
+}
+
 void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) const {
   const models::TransformerConfig& m = replica_->model;
   const bool gated = m.activation == models::Activation::kSwiglu;
   const int64_t h = m.hidden_size, rows = Rows(t.tokens), k = m.moe_top_k;
   ops->push_back(ServingGemm("router_gemm", rows, m.num_experts, h, attention_dtype_, 16.0));
-  const double touched = ExpectedExpertsTouched(m.num_experts, m.moe_top_k, t.tokens);
+  ExpertRows r;
   if (ep_ > 1) {
-    // Every GPU holds whole experts (E/ep of them) and receives, balanced,
-    // T·k/ep rows from the replica's GPUs.
-    const int64_t f = m.expert_ffn_size(), routed = (t.tokens * k + ep_ - 1) / ep_;
+    // Every GPU holds whole experts (E/ep of them); the layer waits for the
+    // GPU that receives the most routed rows and reads the weights of the
+    // experts they touch. Both all-to-alls are sized by its rows.
+    const int64_t f = m.expert_ffn_size();
+    r.busiest = ExpectedMaxRankRows(m.num_experts, m.moe_top_k, t.tokens, ep_);
+    const int per_gpu = m.num_experts / static_cast<int>(ep_);
+    const double experts = ExpectedRankExpertsTouched(per_gpu, r.busiest);
+    const int64_t busiest = static_cast<int64_t>(std::ceil(r.busiest));
+    // Each of its rows goes to one of its E/ep experts.
+    r.padded = ExpectedPaddedRows(per_gpu, 1, busiest, kGroupedGemmTileRows);
     ops->push_back(
-        ServingCollective("ep_alltoall_dispatch", models::CommKind::kAllToAll, rows * k * h * 2));
-    ops->push_back(Gemm("expert_gate_up_gemm", routed, gated ? 2 * f : f, h, touched / ep_));
-    ops->push_back(ServingMemoryOp("activation", routed * f * (gated ? 3 : 2) * 2));
-    ops->push_back(Gemm("expert_down_gemm", routed, h, f, touched / ep_));
+        ServingCollective("ep_alltoall_dispatch", models::CommKind::kAllToAll, busiest * h * 2));
+    ops->push_back(GroupedGemm("expert_gate_up_gemm", r, gated ? 2 * f : f, h, experts));
+    ops->push_back(ServingMemoryOp("activation", busiest * f * (gated ? 3 : 2) * 2));
+    ops->push_back(GroupedGemm("expert_down_gemm", r, h, f, experts));
     ops->push_back(
-        ServingCollective("ep_alltoall_combine", models::CommKind::kAllToAll, rows * k * h * 2));
+        ServingCollective("ep_alltoall_combine", models::CommKind::kAllToAll, busiest * h * 2));
   } else {
     // Routed experts as one grouped GEMM over the T·k routed rows, every
     // expert sharded over TP, reading the weights of the experts the batch
     // touches.
     const int64_t f = m.expert_ffn_size() / tp_, routed = t.tokens * k;
-    ops->push_back(Gemm("expert_gate_up_gemm", routed, gated ? 2 * f : f, h, touched));
+    const double touched = ExpectedExpertsTouched(m.num_experts, m.moe_top_k, t.tokens);
+    r.busiest = static_cast<double>(routed);
+    r.padded = ExpectedPaddedRows(m.num_experts, m.moe_top_k, t.tokens, kGroupedGemmTileRows);
+    ops->push_back(GroupedGemm("expert_gate_up_gemm", r, gated ? 2 * f : f, h, touched));
     ops->push_back(ServingMemoryOp("activation", routed * f * (gated ? 3 : 2) * 2));
-    ops->push_back(Gemm("expert_down_gemm", routed, h, f, touched));
+    ops->push_back(GroupedGemm("expert_down_gemm", r, h, f, touched));
   }
   if (m.moe_shared_expert_ffn_size > 0) {
     const int64_t fs = m.moe_shared_expert_ffn_size / AttentionTp();

@@ -35,21 +35,26 @@
 //
 // MoE MLP (vLLM's fused MoE): router_gemm (16-bit), the routed experts as one
 // grouped GEMM over T·k rows with the expert FFN size, reading the weights of
-// the D = ExpectedExpertsTouched(E, k, T) experts the batch touches, then the
-// shared experts (shared_gate_up_gemm, shared_activation, shared_down_gemm over
-// all T rows). Dense-first layers (DeepSeek's first 3) run the dense MLP.
+// the D = ExpectedExpertsTouched(E, k, T) experts the batch touches and
+// computing each expert's rows in whole 128-row tiles (M = the expected padded
+// rows, strategies/serving_moe_routing.h; the model FLOPs stay those of the
+// T·k rows), then the shared experts (shared_gate_up_gemm, shared_activation,
+// shared_down_gemm over all T rows). Dense-first layers (DeepSeek's first 3)
+// run the dense MLP.
 //
 // Expert parallelism (inference.expert_parallel_size = ep > 1; vLLM/SGLang
 // data-parallel attention + EP, e.g. SGLang --enable-dp-attention --ep-size):
 // ep must equal tensor_parallel_size; the replica's ep GPUs each run
 // attention, the shared experts, the dense MLPs, the embedding and the LM head
 // with whole weights on their own 1/ep of the batch (T/ep rows, 1/ep of the
-// sequences and their KV cache; balanced), and each holds E/ep experts. Per
-// MoE layer:
-//   ep_alltoall_dispatch    each GPU sends its (T/ep)·k routed rows of h
-//                           16-bit values (its own share included)
-//   expert_gate_up_gemm,    over the T·k/ep rows its experts receive, reading
-//   activation,             the weights of its share D/ep of the experts touched
+// sequences and their KV cache; balanced), and each holds E/ep experts. The
+// routed rows are not balanced: the layer waits for the busiest GPU, whose
+// expected R rows (ExpectedMaxRankRows, above T·k/ep) size its ops. Per MoE
+// layer:
+//   ep_alltoall_dispatch    R rows of h 16-bit values to the busiest GPU (each
+//                           GPU sends (T/ep)·k on average, its own included)
+//   expert_gate_up_gemm,    over its R rows in whole tiles, reading the weights
+//   activation,             of the experts of its E/ep that they touch
 //   expert_down_gemm
 //   ep_alltoall_combine     the expert outputs back (same bytes)
 // both costed by the topology's NetworkModel over the replica's GPUs. There is
@@ -126,8 +131,22 @@ class ServingOpBuilder {
   void LatentAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;
   // Router, routed experts (EP all-to-alls when ep > 1) and shared experts.
   void MoeMlp(const IterationTotals& t, std::vector<models::Op>* ops) const;
+  // The model FLOPs of one of this GPU's ops for the iteration `t`: a grouped
+  // expert GEMM's `flops` are what its kernel runs (whole tiles, the busiest
+  // GPU's rows), its model FLOPs those of the average GPU's T·k/ep routed rows;
+  // any other op's `flops`.
+  double ModelFlops(const models::Op& op, const IterationTotals& t) const;
 
  private:
+  // The routed rows of the busiest GPU's grouped expert GEMM, which the layer
+  // waits for (every GPU's without EP), and the rows it computes in whole M
+  // tiles (strategies/serving_moe_routing.h).
+  struct ExpertRows {
+    double busiest = 0, padded = 0;
+  };
+  models::Op GroupedGemm(std::string name, const ExpertRows& r, int64_t n, int64_t k,
+                         double matrices) const;
+
   const models::ReplicaModel* replica_;
   models::Dtype gemm_dtype_, attention_dtype_;
   int64_t tp_, ep_;

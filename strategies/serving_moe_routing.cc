@@ -1,0 +1,79 @@
+#include "strategies/serving_moe_routing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/check.h"
+
+namespace clustersim::strategies {
+namespace {
+
+// The binomial(n, p) outcomes that carry any probability: mean ± 12 standard
+// deviations (the mass outside is below 1e-30), clamped to [0, n].
+struct Window {
+  int64_t lo = 0, hi = 0;
+};
+Window Support(int64_t n, double p) {
+  const double mean = static_cast<double>(n) * p;
+  const double sd = std::sqrt(mean * (1.0 - p));
+  Window w;
+  w.lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(mean - 12.0 * sd)) - 2);
+  w.hi = std::min<int64_t>(n, static_cast<int64_t>(std::ceil(mean + 12.0 * sd)) + 2);
+  return w;
+}
+
+// P(X = x) for X ~ Binomial(n, p), 0 < p < 1.
+double BinomialPmf(int64_t n, double p, int64_t x) {
+  const double dn = static_cast<double>(n), dx = static_cast<double>(x);
+  return std::exp(std::lgamma(dn + 1) - std::lgamma(dx + 1) - std::lgamma(dn - dx + 1) +
+                  dx * std::log(p) + (dn - dx) * std::log1p(-p));
+}
+
+// P(X = x) for X ~ Poisson(mean), mean > 0.
+double PoissonPmf(double mean, int64_t x) {
+  const double dx = static_cast<double>(x);
+  return std::exp(dx * std::log(mean) - mean - std::lgamma(dx + 1));
+}
+
+int64_t RoundUp(int64_t x, int tile) { return (x + tile - 1) / tile * tile; }
+
+}  // namespace
+
+double ExpectedPaddedRows(int experts, int top_k, int64_t tokens, int tile) {
+  SIM_CHECK(tile >= 1) << "grouped GEMM tile of " << tile << " rows";
+  if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
+  const double p = static_cast<double>(std::min(top_k, experts)) / experts;
+  if (p >= 1.0) return static_cast<double>(experts) * static_cast<double>(RoundUp(tokens, tile));
+  const Window w = Support(tokens, p);
+  double padded = 0;
+  for (int64_t x = std::max<int64_t>(w.lo, 1); x <= w.hi; ++x) {
+    padded += BinomialPmf(tokens, p, x) * static_cast<double>(RoundUp(x, tile));
+  }
+  return static_cast<double>(experts) * padded;
+}
+
+double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks) {
+  SIM_CHECK(ranks >= 1) << ranks << " expert-parallel ranks";
+  if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
+  const int64_t rows = tokens * std::min(top_k, experts);
+  if (ranks == 1) return static_cast<double>(rows);
+  const double mean = static_cast<double>(rows) / ranks, sd = std::sqrt(mean);
+  const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(mean - 12 * sd)) - 2);
+  const int64_t hi = static_cast<int64_t>(std::ceil(mean + 12 * sd)) + 2;
+  // E[max] = Σ_{x>=0} P(max > x) = Σ_x (1 − F(x)^ranks); every x below the
+  // window adds 1, every x at or above its top 0.
+  double expected = static_cast<double>(lo), cdf = 0;
+  for (int64_t x = lo; x < hi; ++x) {
+    cdf = std::min(1.0, cdf + PoissonPmf(mean, x));
+    expected += 1.0 - std::pow(cdf, ranks);
+  }
+  return std::min(expected, static_cast<double>(rows));
+}
+
+double ExpectedRankExpertsTouched(int experts_on_rank, double rows) {
+  if (experts_on_rank <= 0 || rows <= 0) return 0;
+  const double g = experts_on_rank;
+  return g * (1.0 - std::pow(1.0 - 1.0 / g, rows));
+}
+
+}  // namespace clustersim::strategies

@@ -1,0 +1,62 @@
+// File: strategies/serving_moe_routing.h
+//
+// What uniform top-k routing makes of one MoE layer's grouped GEMM, computed
+// from the binomial (balls-in-bins) distribution of the rows each expert and
+// each expert-parallel rank receives, not fitted. T tokens each pick k of E
+// experts (k distinct experts, every expert equally likely), so expert e
+// receives m_e ~ Binomial(T, k/E) rows: its marginal, exact for top-k without
+// replacement by symmetry.
+//
+//   Tile padding     a grouped GEMM (vLLM's fused MoE, TensorRT-LLM's CUTLASS
+//                    MoE GEMM) runs each expert's rows as whole M tiles of
+//                    `tile` rows, so it computes Σ_e ceil(m_e/tile)·tile rows,
+//                    in expectation E·Σ_{j>=0} tile·P(m_e > j·tile). Mixtral
+//                    8x7B (E 8, k 2) at T 700 decode tokens: m_e ~ 175 ± 11,
+//                    two 128-row tiles each, 256 rows computed per 175 routed.
+//   Rank imbalance   with expert parallelism over `ranks` GPUs holding E/ranks
+//                    experts each, every routed row lands on a given rank with
+//                    probability 1/ranks, and the layer waits for the most
+//                    loaded rank. The T·k rows over the ranks are a
+//                    multinomial; its maximum is taken as that of `ranks`
+//                    independent Poisson(T·k/ranks) loads (Poissonization, as
+//                    in Raab & Steger, "Balls into Bins" - A Simple and Tight
+//                    Analysis, RANDOM 1998): E[max] = Σ_{x>=0} (1 − F(x)^ranks).
+//                    It overstates the spread of top-k without replacement by
+//                    at most (E − 1)/(E − k) in variance (DeepSeek-V3 255/248).
+//                    DeepSeek-V3 (E 256, k 8) on 8 ranks: one decode token
+//                    sends its 8 rows to a busiest rank of 2.6 rows (drawn
+//                    routing: 2.57); 7,168 tokens, 7,168 rows per rank on
+//                    average and ~7,290 at the busiest (+1.7%).
+//   Rank's experts   the experts that rank's R rows touch, each row picking one
+//                    of its g = E/ranks experts: g·(1 − (1 − 1/g)^R), whose
+//                    weights it reads.
+//
+// Example:
+//   double rows = ExpectedPaddedRows(8, 2, 700, kGroupedGemmTileRows);  // ~2048
+//   double busiest = ExpectedMaxRankRows(256, 8, 64, 8);                 // > 64
+#ifndef CLUSTERSIM_STRATEGIES_SERVING_MOE_ROUTING_H_
+#define CLUSTERSIM_STRATEGIES_SERVING_MOE_ROUTING_H_
+
+#include <cstdint>
+
+namespace clustersim::strategies {
+
+// M tile of a grouped expert GEMM: 128 rows, the smallest M of the tile shapes
+// models::KernelModel costs a GEMM with (128x256, 256x128, 128x128).
+inline constexpr int kGroupedGemmTileRows = 128;
+
+// E[Σ_e ceil(m_e/tile)·tile] over the E experts, m_e ~ Binomial(T, k/E).
+// 0 for a dense model or no tokens. REQUIRES: tile >= 1.
+double ExpectedPaddedRows(int experts, int top_k, int64_t tokens, int tile);
+
+// E[max_r L_r] over `ranks` ranks, L_r ~ Poisson(T·k/ranks) independent, at
+// most T·k; T·k for one rank. 0 for a dense model or no tokens. REQUIRES: ranks >= 1.
+double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks);
+
+// Distinct experts `rows` routed rows touch on a rank of `experts_on_rank`
+// experts, each row picking one uniformly: g·(1 − (1 − 1/g)^rows).
+double ExpectedRankExpertsTouched(int experts_on_rank, double rows);
+
+}  // namespace clustersim::strategies
+
+#endif  // CLUSTERSIM_STRATEGIES_SERVING_MOE_ROUTING_H_
