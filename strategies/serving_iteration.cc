@@ -282,9 +282,11 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
 IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   SIM_CHECK(t.tokens >= 1) << "an iteration needs at least one token";
   const Part linear = Linear(t.tokens, t.sampled);
-  // The attention ops are the part that depends on the sequences' contexts.
+  // The attention ops are the part that depends on the sequences' contexts;
+  // they are the same in a dense layer, whose MLP is cheaper to build than the
+  // MoE one's routing expectations.
   Part attention;
-  std::vector<Op> ops = LayerOps(t);
+  std::vector<Op> ops = LayerOps(t, /*moe=*/false);
   std::erase_if(ops, [](const Op& op) { return !op.name.starts_with("attention_"); });
   SIM_CHECK(Add(ops, t, spec_.replica.model.num_layers, &attention).ok());
   IterationCost c;

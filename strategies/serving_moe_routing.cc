@@ -45,9 +45,13 @@ double ExpectedPaddedRows(int experts, int top_k, int64_t tokens, int tile) {
   const double p = static_cast<double>(std::min(top_k, experts)) / experts;
   if (p >= 1.0) return static_cast<double>(experts) * static_cast<double>(RoundUp(tokens, tile));
   const Window w = Support(tokens, p);
+  // The pmf by its recurrence P(x + 1) = P(x)·(n − x)/(x + 1)·p/(1 − p).
+  const double odds = p / (1.0 - p);
   double padded = 0;
-  for (int64_t x = std::max<int64_t>(w.lo, 1); x <= w.hi; ++x) {
-    padded += BinomialPmf(tokens, p, x) * static_cast<double>(RoundUp(x, tile));
+  int64_t x = std::max<int64_t>(w.lo, 1);
+  for (double pmf = BinomialPmf(tokens, p, x); x <= w.hi; ++x) {
+    padded += pmf * static_cast<double>(RoundUp(x, tile));
+    pmf *= static_cast<double>(tokens - x) / static_cast<double>(x + 1) * odds;
   }
   return static_cast<double>(experts) * padded;
 }
@@ -62,10 +66,12 @@ double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks) {
   const int64_t hi = static_cast<int64_t>(std::ceil(mean + 12 * sd)) + 2;
   // E[max] = Σ_{x>=0} P(max > x) = Σ_x (1 − F(x)^ranks); every x below the
   // window adds 1, every x at or above its top 0.
-  double expected = static_cast<double>(lo), cdf = 0;
+  // The pmf by its recurrence P(x + 1) = P(x)·mean/(x + 1).
+  double expected = static_cast<double>(lo), cdf = 0, pmf = PoissonPmf(mean, lo);
   for (int64_t x = lo; x < hi; ++x) {
-    cdf = std::min(1.0, cdf + PoissonPmf(mean, x));
+    cdf = std::min(1.0, cdf + pmf);
     expected += 1.0 - std::pow(cdf, ranks);
+    pmf *= mean / static_cast<double>(x + 1);
   }
   return std::min(expected, static_cast<double>(rows));
 }

@@ -41,8 +41,13 @@
 
 namespace clustersim::strategies {
 
-// M tile of a grouped expert GEMM: 128 rows, the smallest M of the tile shapes
-// models::KernelModel costs a GEMM with (128x256, 256x128, 128x128).
+// M tile of a grouped expert GEMM. vLLM's fused MoE pads each expert's rows to
+// a multiple of the kernel's BLOCK_SIZE_M (vllm/model_executor/layers/
+// fused_moe/moe_align_block_size.py: up to numel + E·(block − 1) padded rows);
+// TensorRT-LLM's CUTLASS MoE GEMM runs each expert's rows in whole CTA tiles.
+// 128 rows is the smallest M of the tile shapes models::KernelModel costs a
+// GEMM with (128x256, 256x128, 128x128); tuned kernels pick smaller M tiles for
+// small batches, where the GEMM streams its weights and the padding is hidden.
 inline constexpr int kGroupedGemmTileRows = 128;
 
 // E[Σ_e ceil(m_e/tile)·tile] over the E experts, m_e ~ Binomial(T, k/E).
