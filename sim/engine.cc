@@ -1,5 +1,7 @@
 #include "sim/engine.h"
 
+#include <algorithm>
+#include <bit>
 #include <sstream>
 
 #include "sim/check.h"
@@ -33,6 +35,19 @@ Engine::Engine(const TaskGraph& graph, Simulator& sim)
   for (TaskId t = 0; t < graph.NumTasks(); ++t) {
     for (ResourceId r : graph.ResourcesOf(t)) queue_[cursor_[r].end++] = t;
   }
+  const size_t words = (graph.NumTasks() + 63) / 64;
+  external_bits_.assign(words, 0);
+  external_before_.assign(words, 0);
+  uint32_t externals = 0;
+  for (size_t w = 0; w < words; ++w) {
+    external_before_[w] = externals;
+    const TaskId end = static_cast<TaskId>(std::min<size_t>((w + 1) * 64, graph.NumTasks()));
+    for (TaskId t = static_cast<TaskId>(w * 64); t < end; ++t) {
+      if (graph.task(t).external) external_bits_[w] |= uint64_t{1} << (t % 64);
+    }
+    externals += static_cast<uint32_t>(std::popcount(external_bits_[w]));
+  }
+  external_end_.resize(externals);
   // Count each task's successors into its own succ_begin and its
   // predecessors into `pending` (checked against the bit field's range), then
   // prefix-sum the counts into range ends and fill every range backwards
@@ -79,8 +94,12 @@ void Engine::TryStart(TaskId t) {
 Time Engine::EndOf(TaskId t) const {
   const TaskGraph::Task& task = graph_.task(t);
   if (!task.external) return tasks_[t].start + task.duration;
-  auto it = external_end_.find(t);
-  return it == external_end_.end() ? Time() : it->second;
+  return external_end_[ExternalRank(t)];
+}
+
+size_t Engine::ExternalRank(TaskId t) const {
+  const uint64_t below = (uint64_t{1} << (t % 64)) - 1;
+  return external_before_[t / 64] + std::popcount(external_bits_[t / 64] & below);
 }
 
 void Engine::Finish(TaskId t) {
@@ -94,7 +113,7 @@ void Engine::Complete(TaskId t) {
   ts.state = kDone;
   const Time end = sim_.Now();
   const TaskGraph::Task& task = graph_.task(t);
-  if (task.external) external_end_[t] = end;
+  if (task.external) external_end_[ExternalRank(t)] = end;
   makespan_ = Max(makespan_, end);
   ++finished_;
   if (control_ != nullptr && finished_ % kProgressTasks == 0) {

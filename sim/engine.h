@@ -24,8 +24,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "sim/huge_pages.h"
 #include "sim/run_control.h"
 #include "sim/simulator.h"
 #include "sim/task_graph.h"
@@ -114,8 +114,8 @@ class Engine : private EventHandler {
     uint32_t pending : 30;  // unfinished predecessors
     uint32_t state : 2;     // waiting, running, done, past the clock
   };
-  std::vector<TaskState> tasks_;
-  std::vector<TaskId> succ_;
+  HugeVector<TaskState> tasks_;
+  HugeVector<TaskId> succ_;
   // Every resource's queue (its tasks in program order) in one flat array, and
   // per resource the position of its next task there and the queue's end: a
   // task event reads one 8-byte cursor per resource rather than a vector.
@@ -123,15 +123,21 @@ class Engine : private EventHandler {
     uint32_t next;
     uint32_t end;
   };
-  std::vector<TaskId> queue_;
-  std::vector<QueueCursor> cursor_;
+  HugeVector<TaskId> queue_;
+  HugeVector<QueueCursor> cursor_;
   // The task at the head of `r`'s queue, or kNoTask when it is empty.
   static constexpr TaskId kNoTask = ~TaskId{0};
   TaskId HeadOf(ResourceId r) const {
     const QueueCursor& c = cursor_[r];
     return c.next < c.end ? queue_[c.next] : kNoTask;
   }
-  absl::flat_hash_map<TaskId, Time> external_end_;
+  // External tasks' ends, densely by their rank among external tasks: a bit
+  // per task marks the external ones and a count per 64 tasks precedes each
+  // word, so a rank is one popcount away.
+  size_t ExternalRank(TaskId t) const;
+  HugeVector<uint64_t> external_bits_;
+  HugeVector<uint32_t> external_before_;
+  HugeVector<Time> external_end_;
   Time makespan_;
   size_t finished_ = 0;
 };

@@ -40,8 +40,8 @@ TaskId TaskGraph::AddExternalTask(std::span<const ResourceId> resources, uint32_
 
 void TaskGraph::Reserve(size_t tasks) {
   tasks_.reserve(tasks);
-  resource_refs_.reserve(tasks);
-  edges_.reserve(tasks);
+  resource_refs_.reserve(tasks + tasks / 2);
+  edges_.reserve(tasks + tasks / 2);
 }
 
 void TaskGraph::ExtendTask(TaskId id, Duration extra) {
@@ -62,6 +62,6 @@ void TaskGraph::AddDependency(TaskId before, TaskId after) {
   edges_.emplace_back(before, after);
 }
 
-void TaskGraph::ReleaseDependencies() { std::vector<std::pair<TaskId, TaskId>>().swap(edges_); }
+void TaskGraph::ReleaseDependencies() { HugeVector<std::pair<TaskId, TaskId>>().swap(edges_); }
 
 }  // namespace clustersim::sim

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/huge_pages.h"
 #include "sim/units.h"
 
 namespace clustersim::sim {
@@ -78,8 +79,10 @@ class TaskGraph {
   // A task whose duration a TaskExecutor decides at run time.
   TaskId AddExternalTask(std::span<const ResourceId> resources, uint32_t tag);
 
-  // Capacity for about `tasks` single-resource tasks and as many
-  // dependencies (an optimisation; the graph grows past it as needed).
+  // Capacity for about `tasks` tasks, with room for half as many again
+  // resource uses and dependencies (an optimisation; the graph grows past it
+  // as needed). Capacity that is never filled costs address space only: the
+  // huge arrays are mapped, and pages are committed when first written.
   void Reserve(size_t tasks);
 
   // Lengthens a fixed-duration task by `extra` (a builder merging the next
@@ -116,7 +119,7 @@ class TaskGraph {
     return {resource_refs_.data() + first, end - first};
   }
   // Dependency edges (before, after) in insertion order.
-  const std::vector<std::pair<TaskId, TaskId>>& edges() const { return edges_; }
+  const HugeVector<std::pair<TaskId, TaskId>>& edges() const { return edges_; }
 
  private:
   std::vector<Resource> resources_;
@@ -125,9 +128,9 @@ class TaskGraph {
     uint32_t lane;
   };
   std::vector<Owner> owners_;  // per resource, as in resources_
-  std::vector<Task> tasks_;
-  std::vector<ResourceId> resource_refs_;
-  std::vector<std::pair<TaskId, TaskId>> edges_;
+  HugeVector<Task> tasks_;
+  HugeVector<ResourceId> resource_refs_;
+  HugeVector<std::pair<TaskId, TaskId>> edges_;
 };
 
 }  // namespace clustersim::sim

@@ -82,6 +82,13 @@ void Builder::AddGpus() {
     }
   }
   const int n = static_cast<int>(plan_.simulated_gpus.size());
+  // About one task per op of each micro-batch's layers on every simulated GPU
+  // of a stage (L / pp layers each): reserved at once, since a graph of tens
+  // of millions of tasks would otherwise be copied each time it doubled.
+  const size_t ops_per_layer =
+      plan_.workload.layer_forward.size() + plan_.workload.layer_backward.size();
+  plan_.graph.Reserve(static_cast<size_t>(p_.num_microbatches()) * (L + 2) * ops_per_layer * n /
+                      pp);
   if (in_.cluster != nullptr) {
     simulated_node_.assign(in_.cluster->num_nodes(), false);
     for (int g : plan_.simulated_gpus) {
@@ -389,7 +396,6 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   } else {
     plan.infos.emplace_back();  // tag 0 of every task
   }
-  plan.graph.Reserve(infos);
   step_builder_internal::Builder b(in, &plan);
   if (auto s = b.Build(); !s.ok()) return s;
   if (plan.folded_context_parallel && !b.context_fold_exact()) {

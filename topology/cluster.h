@@ -107,8 +107,9 @@ class Cluster {
   }
   int64_t LinkCost(int e) const;
   std::vector<int> ComputeRoute(int src, int dst) const;
-  template <typename Allowed>
-  bool Search(int s, int t, const Allowed& allowed) const;
+  // Dijkstra from GPU vertex s until t is settled. `nodes` names the servers
+  // the search may enter (both -1: every server).
+  bool Search(int s, int t, std::pair<int, int> nodes) const;
   static constexpr int64_t kUnreachedCost = std::numeric_limits<int64_t>::max();
   struct RouteCache {
     std::mutex mu;
@@ -117,7 +118,25 @@ class Cluster {
     // vertices the last search labelled (reset before the next one).
     std::vector<int64_t> dist;
     std::vector<int> touched;
+    // The graph as the searches read it, in flat arrays built on the first
+    // route: out-edges of v are edge ids [first_edge[v], first_edge[v + 1])
+    // (CSR order), with their heads, reverses and costs; per vertex its
+    // server (-1: fabric) and whether it is a GPU.
+    std::vector<int> first_edge;
+    std::vector<int> head;
+    std::vector<int> reverse;
+    std::vector<int64_t> cost;
+    std::vector<int> node;
+    std::vector<uint8_t> is_gpu;
+    // The same edges reordered for the search: per vertex, edges into the
+    // fabric first, then edges into servers sorted by server, so a fabric
+    // switch relaxes only the edges into the two servers a route may enter
+    // (a leaf's edges into other servers' NICs are skipped unread).
+    std::vector<int> search_edge;         // edge ids, [first_edge[v], first_edge[v + 1])
+    std::vector<int> first_server_edge;   // per vertex, into search_edge
   };
+  // Fills the RouteCache's flat arrays. REQUIRES: route_cache_->mu held.
+  void PrepareRouting() const;
   int EdgeId(Graph::edge_descriptor e) const {
     return static_cast<int>(boost::get(boost::edge_index, graph_, e));
   }

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -109,9 +110,17 @@ class CollectivePlanner::Builder {
   };
 
   Builder(const Cluster& cluster, const CollectiveCalibration& cal, Algorithm algorithm)
-      : cluster_(cluster), cal_(cal), flow_count_(cluster.num_links(), 0.0),
-        phase_load_(cluster.num_links(), 0.0) {
+      : cluster_(cluster), cal_(cal), scratch_(Scratch::Acquire(cluster.num_links())),
+        flow_count_(scratch_->flow_count), phase_load_(scratch_->phase_load) {
     plan_.algorithm = algorithm;
+  }
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+  // Leaves the scratch arrays all zero for the next builder on this thread.
+  ~Builder() {
+    for (int e : flow_touched_) flow_count_[e] = 0.0;
+    for (int e : phase_touched_) phase_load_[e] = 0.0;
+    Scratch::Release(std::move(scratch_));
   }
 
   void BeginFlow(double bytes_per_byte) {
@@ -213,12 +222,42 @@ class CollectivePlanner::Builder {
   }
 
  private:
+  // Per-link arrays, all zero between uses. A cluster of 16,384 GPUs has
+  // hundreds of thousands of links and a step plans thousands of
+  // collectives, so builders reuse them (one set per builder alive on a
+  // thread) instead of zeroing megabytes for every plan.
+  struct Scratch {
+    std::vector<double> flow_count;
+    std::vector<double> phase_load;
+    static std::unique_ptr<Scratch> Acquire(int links) {
+      std::vector<std::unique_ptr<Scratch>>& free = FreeList();
+      std::unique_ptr<Scratch> s;
+      if (free.empty()) {
+        s = std::make_unique<Scratch>();
+      } else {
+        s = std::move(free.back());
+        free.pop_back();
+      }
+      if (static_cast<int>(s->flow_count.size()) < links) {
+        s->flow_count.resize(links, 0.0);
+        s->phase_load.resize(links, 0.0);
+      }
+      return s;
+    }
+    static void Release(std::unique_ptr<Scratch> s) { FreeList().push_back(std::move(s)); }
+    static std::vector<std::unique_ptr<Scratch>>& FreeList() {
+      thread_local std::vector<std::unique_ptr<Scratch>> free;
+      return free;
+    }
+  };
+
   const Cluster& cluster_;
   const CollectiveCalibration& cal_;
   CollectivePlan plan_;
-  std::vector<double> flow_count_;  // per link, the current flow's crossings
+  std::unique_ptr<Scratch> scratch_;
+  std::vector<double>& flow_count_;  // per link, the current flow's crossings
   std::vector<int> flow_touched_;
-  std::vector<double> phase_load_;  // per link, bytes per request byte this phase
+  std::vector<double>& phase_load_;  // per link, bytes per request byte this phase
   std::vector<int> phase_touched_;
   double flow_bytes_ = 0;
   int phase_first_flow_ = 0;
