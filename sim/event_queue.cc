@@ -1,7 +1,6 @@
 #include "sim/event_queue.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "sim/check.h"
 
@@ -21,13 +20,12 @@ bool After(const EventQueue::Entry& a, const EventQueue::Entry& b) {
 
 void EventQueue::Push(const Entry& e) {
   ++size_;
-  if (any_seq_ && e.seq < max_seq_) {
+  if (e.seq < max_seq_) {
     side_.push_back(e);
     std::push_heap(side_.begin(), side_.end(), After);
     return;
   }
   max_seq_ = e.seq;
-  any_seq_ = true;
   Recent& recent = recent_[RecentSlot(e.when)];
   if (recent.bucket != kNoBucket && recent.when == e.when) {
     buckets_[recent.bucket].later.push_back(e);

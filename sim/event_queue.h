@@ -95,8 +95,7 @@ class EventQueue {
   std::vector<uint32_t> free_buckets_;
   std::vector<Recent> recent_ = std::vector<Recent>(size_t{1} << kRecentBits);
   std::vector<Entry> side_;  // entries pushed out of seq order: a binary heap
-  uint64_t max_seq_ = 0;
-  bool any_seq_ = false;
+  uint64_t max_seq_ = 0;  // the highest seq a bucket took (any first seq passes)
   size_t size_ = 0;
 };
 

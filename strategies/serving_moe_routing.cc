@@ -2,23 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/check.h"
 
 namespace clustersim::strategies {
 namespace {
 
-// The binomial(n, p) outcomes that carry any probability: mean ± 12 standard
-// deviations (the mass outside is below 1e-30), clamped to [0, n].
+// The outcomes of a count that carry any probability: mean ± 12 standard
+// deviations (the mass outside is below 1e-30), clamped to [0, max].
 struct Window {
   int64_t lo = 0, hi = 0;
 };
-Window Support(int64_t n, double p) {
-  const double mean = static_cast<double>(n) * p;
-  const double sd = std::sqrt(mean * (1.0 - p));
+Window Support(double mean, double sd, int64_t max) {
   Window w;
   w.lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(mean - 12.0 * sd)) - 2);
-  w.hi = std::min<int64_t>(n, static_cast<int64_t>(std::ceil(mean + 12.0 * sd)) + 2);
+  w.hi = std::min<int64_t>(max, static_cast<int64_t>(std::ceil(mean + 12.0 * sd)) + 2);
   return w;
 }
 
@@ -44,7 +43,8 @@ double ExpectedPaddedRows(int experts, int top_k, int64_t tokens, int tile) {
   if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
   const double p = static_cast<double>(std::min(top_k, experts)) / experts;
   if (p >= 1.0) return static_cast<double>(experts) * static_cast<double>(RoundUp(tokens, tile));
-  const Window w = Support(tokens, p);
+  const double mean = static_cast<double>(tokens) * p;
+  const Window w = Support(mean, std::sqrt(mean * (1.0 - p)), tokens);
   // The pmf by its recurrence P(x + 1) = P(x)·(n − x)/(x + 1)·p/(1 − p).
   const double odds = p / (1.0 - p);
   double padded = 0;
@@ -61,9 +61,8 @@ double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks) {
   if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
   const int64_t rows = tokens * std::min(top_k, experts);
   if (ranks == 1) return static_cast<double>(rows);
-  const double mean = static_cast<double>(rows) / ranks, sd = std::sqrt(mean);
-  const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(mean - 12 * sd)) - 2);
-  const int64_t hi = static_cast<int64_t>(std::ceil(mean + 12 * sd)) + 2;
+  const double mean = static_cast<double>(rows) / ranks;
+  const auto [lo, hi] = Support(mean, std::sqrt(mean), std::numeric_limits<int64_t>::max());
   // E[max] = Σ_{x>=0} P(max > x) = Σ_x (1 − F(x)^ranks); every x below the
   // window adds 1, every x at or above its top 0.
   // The pmf by its recurrence P(x + 1) = P(x)·mean/(x + 1).
