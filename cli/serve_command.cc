@@ -38,7 +38,7 @@ struct ServeValues {
   std::optional<int> num_gpus, tp, pp, ep, batch, num_requests, prompt, output, max_batch,
       max_tokens, group_size, block_size, concurrency, warmup_requests;
   std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price, think_time,
-      trace_time_scale, prefix_hit_rate, duration;
+      trace_time_scale, prefix_hit_rate, duration, output_tokens_mean;
   std::optional<uint64_t> seed;
   bool offline = false, server = false, prefix_caching = false;
 
@@ -118,6 +118,7 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
   }
   if (v.trace_format) w->set_trace_format(*v.trace_format);
   if (v.lengths_file) w->set_lengths_file(*v.lengths_file);
+  if (v.output_tokens_mean) w->set_output_tokens_mean(*v.output_tokens_mean);
   if (v.trace_time_scale) w->set_trace_time_scale(*v.trace_time_scale);
   if (v.prefix_hit_rate) i->set_prefix_cache_hit_rate(*v.prefix_hit_rate);
   if (v.prefix_caching) i->set_enable_prefix_caching(true);
@@ -316,6 +317,8 @@ absl::Status ServeCommand(const Args& args, CommandIo& io) {
   Opt(work, "trace-time-scale", &v.trace_time_scale, "multiply the trace's arrival times");
   Opt(work, "lengths-file", &v.lengths_file,
       "take request lengths from a CSV of input_length,output_length samples");
+  Opt(work, "output-tokens-mean", &v.output_tokens_mean,
+      "scale the lengths file's outputs to this mean (the served model's own)");
   Opt(work, "target-tpot-ms", &v.target_tpot, "p99 time-per-output-token target");
   Opt(work, "target-ttft-ms", &v.target_ttft, "p99 time-to-first-token target");
   po::options_description disagg("Disaggregated prefill/decode (inference.disaggregated)");

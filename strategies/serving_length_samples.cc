@@ -1,5 +1,8 @@
 #include "strategies/serving_length_samples.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "sim/csv_table.h"
@@ -52,6 +55,16 @@ absl::StatusOr<std::vector<LengthSample>> ReadLengthSamples(const std::string& p
   absl::StatusOr<std::string> text = sim::ReadInputFileFor(path, field);
   if (!text.ok()) return text.status();
   return ParseLengthSamples(*text, origin);
+}
+
+void ScaleOutputLengths(double mean, std::vector<LengthSample>& samples) {
+  double total = 0;
+  for (const LengthSample& x : samples) total += static_cast<double>(x.output_tokens);
+  const double scale = mean * static_cast<double>(samples.size()) / total;
+  for (LengthSample& x : samples) {
+    x.output_tokens =
+        std::max<int64_t>(1, std::llround(static_cast<double>(x.output_tokens) * scale));
+  }
 }
 
 }  // namespace clustersim::strategies

@@ -40,6 +40,12 @@ absl::StatusOr<std::vector<LengthSample>> ParseLengthSamples(std::string_view te
 absl::StatusOr<std::vector<LengthSample>> ReadLengthSamples(const std::string& path,
                                                             std::string_view field);
 
+// Scales every sample's output length by mean / (the samples' mean output
+// length), rounded to the nearest token and at least 1, so the samples' mean
+// output becomes `mean` up to rounding (inference.workload.output_tokens_mean).
+// REQUIRES: mean > 0 and samples non-empty.
+void ScaleOutputLengths(double mean, std::vector<LengthSample>& samples);
+
 }  // namespace clustersim::strategies
 
 #endif  // CLUSTERSIM_STRATEGIES_SERVING_LENGTH_SAMPLES_H_

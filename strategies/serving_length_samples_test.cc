@@ -25,6 +25,22 @@ TEST(LengthSamplesTest, ReadsPairsInAnyColumnOrder) {
   EXPECT_EQ((*s)[1].output_tokens, 1);
 }
 
+// Scaling to a served model's mean output keeps each sample's share of it:
+// outputs 100, 200, 300 (mean 200) to mean 300 are 150, 300, 450; a short
+// output never rounds to 0, and the prompts stay.
+TEST(LengthSamplesTest, ScalingOutputsMovesTheirMeanAndKeepsTheirSpread) {
+  std::vector<LengthSample> s = {{10, 100}, {20, 200}, {30, 300}};
+  ScaleOutputLengths(300, s);
+  EXPECT_EQ(s[0].output_tokens, 150);
+  EXPECT_EQ(s[1].output_tokens, 300);
+  EXPECT_EQ(s[2].output_tokens, 450);
+  EXPECT_EQ(s[2].prompt_tokens, 30);
+  std::vector<LengthSample> tiny = {{5, 1}, {5, 999}};
+  ScaleOutputLengths(1, tiny);
+  EXPECT_EQ(tiny[0].output_tokens, 1);
+  EXPECT_EQ(tiny[1].output_tokens, 2);
+}
+
 TEST(LengthSamplesTest, BadInputNamesTheLineAndColumn) {
   absl::StatusOr<std::vector<LengthSample>> zero =
       ParseLengthSamples("input_length,output_length\n5,5\n5,0\n", "d.csv");

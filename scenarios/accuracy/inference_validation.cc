@@ -118,6 +118,9 @@ absl::StatusOr<InferenceValidationReport> ValidateInferenceTable(
       }
       absl::StatusOr<std::vector<strategies::LengthSample>> samples =
           strategies::ReadLengthSamples(wl->lengths_file(), "inference.workload.lengths_file");
+      if (samples.ok() && !samples->empty() && wl->output_tokens_mean() > 0) {
+        strategies::ScaleOutputLengths(wl->output_tokens_mean(), *samples);
+      }
       if (samples.ok() && !run.scenario->model().has_preset()) {
         int64_t prompt = 0, output = 0;
         for (const strategies::LengthSample& x : *samples) {

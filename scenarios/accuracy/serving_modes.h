@@ -130,6 +130,9 @@ struct ServingModeMapping {
   // The data set's per-sample lengths (MLPerf and ShareGPT rows), relative to the table's
   // directory; empty: the row's input_len/output_len.
   std::string lengths_file;
+  // The served model's mean output tokens per sample when the file's outputs
+  // are another model's (inference.workload.output_tokens_mean); 0: the file's.
+  double output_tokens_mean = 0;
   // Requests the dataset cell names (ShareGPT rows); 0: none.
   int dataset_requests = 0;
   // Settings taken on faith, printed under the row.
@@ -163,9 +166,13 @@ inline constexpr int kMlperfServerMinQueries = 100;
 // The lengths file of an MLPerf data set cell ("mlperf llama2-70b OpenOrca
 // 24576" -> "datasets/mlperf-llama2-70b.csv", relative to the table) and its
 // sample count, or an empty name when the benchmark has none.
+// output_tokens_mean: the mean output tokens per sample that the benchmark's
+// reference model generates when the file's outputs are another model's
+// (inference.workload.output_tokens_mean); 0 when the file's are its own.
 struct MlperfDataset {
   std::string lengths_file;
   int samples = 0;
+  double output_tokens_mean = 0;
 };
 MlperfDataset MlperfLengthsFile(std::string_view dataset);
 

@@ -158,6 +158,12 @@ TEST(ServingModesTest, MlperfRowsTakeTheirDataSetsLengths) {
   EXPECT_EQ(w.num_requests(), 24576);
   EXPECT_DOUBLE_EQ(w.duration_s(), 600);
   EXPECT_FALSE(w.has_prompt_length());
+  // llama2-70b's reference outputs are GPT-4's: scaled to Llama 2 70B's 294.45
+  // tokens per sample; mixtral-8x7b's are its own and stay.
+  EXPECT_DOUBLE_EQ(w.output_tokens_mean(), 294.45);
+  const sim::CsvTable mixtral = Parse(Set(row, "dataset", "mlperf mixtral-8x7b 15000"));
+  EXPECT_EQ(MapServingMode(mixtral, mixtral.rows[0]).output_tokens_mean, 0);
+  EXPECT_EQ(MlperfLengthsFile("mlperf mixtral-8x7b 15000").output_tokens_mean, 0);
   // A benchmark without a lengths file still says what it needs.
   const sim::CsvTable u = Parse(Set(row, "dataset", "mlperf gptj cnn"));
   EXPECT_THAT(MapServingMode(u, u.rows[0]).not_supported, HasSubstr("the request lengths of"));

@@ -210,17 +210,23 @@ TEST(ServeModeTest, ServerRunLastsTheDurationAtTheEdgeOfTheP99Limits) {
   EXPECT_EQ(resolved->mode.duration_s, 600);
 }
 
-// A lengths file: an offline run of as many requests as samples serves each
-// sample once with its own pair of lengths.
-TEST(ServeModeTest, LengthsFileGivesEveryRequestASamplesLengths) {
-  const std::string path =
-      WriteTemp("lengths.csv", "input_length,output_length\n100,10\n200,20\n300,30\n700,5\n");
+// An offline run of `requests` requests whose lengths come from `path`.
+config::Scenario OfflineFromLengthsFile(const std::string& path, int requests) {
   config::Scenario s = Base("offline");
   config::InferenceWorkload* w = s.mutable_inference()->mutable_workload();
   w->clear_prompt_length();
   w->clear_output_length();
   w->set_lengths_file(path);
-  w->set_num_requests(4);
+  w->set_num_requests(requests);
+  return s;
+}
+
+// A lengths file: an offline run of as many requests as samples serves each
+// sample once with its own pair of lengths.
+TEST(ServeModeTest, LengthsFileGivesEveryRequestASamplesLengths) {
+  const std::string path =
+      WriteTemp("lengths.csv", "input_length,output_length\n100,10\n200,20\n300,30\n700,5\n");
+  config::Scenario s = OfflineFromLengthsFile(path, 4);
   absl::StatusOr<ResolvedServe> resolved = ResolveServe(s);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   // Memory is sized for the longest prompt plus the longest output (700 + 30).
@@ -251,6 +257,38 @@ TEST(ServeModeTest, LengthsFileGivesEveryRequestASamplesLengths) {
   missing.mutable_inference()->mutable_workload()->set_lengths_file("/nonexistent/l.csv");
   EXPECT_THAT(ResolveServe(missing).status().message(),
               HasSubstr("inference.workload.lengths_file=/nonexistent/l.csv"));
+}
+
+// output_tokens_mean scales a lengths file's outputs to the served model's
+// mean (sizing memory for the scaled longest); without a lengths file, for a
+// trace, or outside (0, 1e7] it is refused naming the field.
+TEST(ServeModeTest, OutputTokensMeanScalesALengthsFilesOutputs) {
+  const std::string path = WriteTemp("scaled.csv", "input_length,output_length\n100,10\n200,30\n");
+  config::Scenario s = OfflineFromLengthsFile(path, 2);
+  s.mutable_inference()->mutable_workload()->set_output_tokens_mean(40);  // the file's mean: 20
+  absl::StatusOr<ResolvedServe> resolved = ResolveServe(s);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->memory.sequence_length, 200 + 60);
+  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, 1 << 20).Asked();
+  ASSERT_EQ(asked.size(), 2u);
+  std::sort(asked.begin(), asked.end(),
+            [](const auto& a, const auto& b) { return a.prompt_tokens < b.prompt_tokens; });
+  EXPECT_EQ(asked[0].output_tokens, 20);
+  EXPECT_EQ(asked[1].output_tokens, 60);
+  config::Scenario zero = s;
+  zero.mutable_inference()->mutable_workload()->set_output_tokens_mean(0);
+  EXPECT_THAT(std::string(ResolveServe(zero).status().message()),
+              HasSubstr("inference.workload.output_tokens_mean"));
+  config::Scenario no_file = Base("offline");
+  no_file.mutable_inference()->mutable_workload()->set_output_tokens_mean(40);
+  EXPECT_THAT(std::string(ResolveServe(no_file).status().message()),
+              HasSubstr("set inference.workload.lengths_file"));
+  config::Scenario trace = Base("trace");
+  trace.mutable_inference()->mutable_workload()->set_trace_file(
+      WriteTemp("scaled-trace.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n0,300,20\n"));
+  trace.mutable_inference()->mutable_workload()->set_output_tokens_mean(40);
+  EXPECT_THAT(std::string(ResolveServe(trace).status().message()),
+              HasSubstr("output_tokens_mean does not apply to kind \"trace\""));
 }
 
 // A trace's arrivals are the file's times since its first record, scaled by

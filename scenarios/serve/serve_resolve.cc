@@ -272,6 +272,11 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
           "inference.workload.lengths_file does not apply to kind \"trace\" (the trace gives "
           "every request's lengths); remove it");
     }
+    if (w.has_output_tokens_mean()) {
+      return absl::InvalidArgumentError(
+          "inference.workload.output_tokens_mean does not apply to kind \"trace\" (the trace "
+          "gives every request's lengths); remove it");
+    }
   } else if (w.has_lengths_file()) {
     if (w.has_prompt_length() || w.has_output_length()) {
       return absl::InvalidArgumentError(
@@ -281,6 +286,16 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
     absl::StatusOr<std::vector<strategies::LengthSample>> samples =
         strategies::ReadLengthSamples(w.lengths_file(), "inference.workload.lengths_file");
     if (!samples.ok()) return samples.status();
+    if (w.has_output_tokens_mean()) {
+      const double mean = w.output_tokens_mean();
+      if (!(mean > 0 && mean <= 1e7)) {
+        return Bad("inference.workload.output_tokens_mean", mean,
+                   "must be in (0, 1e7]: the mean output tokens per request; remove it to keep "
+                   "the lengths file's outputs");
+      }
+      strategies::ScaleOutputLengths(mean, *samples);
+      ew->set_output_tokens_mean(mean);
+    }
     int64_t prompt = 0, output = 0;
     for (const strategies::LengthSample& x : *samples) {
       prompt = std::max(prompt, x.prompt_tokens);
@@ -291,6 +306,10 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
     sw.output = {.kind = strategies::LengthSpec::Kind::kFixed, .value = output};
     sw.samples = *std::move(samples);
     ew->set_lengths_file(w.lengths_file());
+  } else if (w.has_output_tokens_mean()) {
+    return absl::InvalidArgumentError(
+        "inference.workload.output_tokens_mean scales a lengths_file's outputs; set "
+        "inference.workload.lengths_file or use output_length instead");
   } else {
     absl::StatusOr<LengthSpec> prompt = ResolveLength(
         w.prompt_length(), 1024, "inference.workload.prompt_length", ew->mutable_prompt_length());
