@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "sim/check.h"
+#include "sim/prefault.h"
+#include "sim/span_pipe.h"
 
 namespace clustersim::sim {
 namespace {
@@ -16,9 +18,20 @@ constexpr uint8_t kDone = 2;
 constexpr uint8_t kPastClock = 3;
 }  // namespace
 
-Engine::Engine(const TaskGraph& graph, Simulator& sim)
-    : graph_(graph), sim_(sim), tasks_(graph.NumTasks() + 1) {
+Engine::Engine(const TaskGraph& graph, Simulator& sim) : graph_(graph), sim_(sim) {
   handler_ = sim_.AddHandler(this);
+  // The big arrays are reserved at their final sizes first, so that the
+  // background thread commits the pages written later (the second half of
+  // the task records, the queues, the successor lists) while this thread
+  // writes the first half.
+  const size_t records = graph.NumTasks() + 1;
+  tasks_.reserve(records);
+  queue_.reserve(graph.NumResourceUses());
+  succ_.reserve(graph.NumDependencies());
+  PrefaultElements(tasks_, records / 2, records);
+  PrefaultElements(queue_, 0, queue_.capacity());
+  PrefaultElements(succ_, 0, succ_.capacity());
+  tasks_.resize(records);
   // Queues: count each resource's tasks, prefix-sum into cursors, then fill in
   // task order (program order).
   cursor_.assign(graph.NumResources(), QueueCursor{0, 0});
@@ -68,6 +81,8 @@ Engine::Engine(const TaskGraph& graph, Simulator& sim)
     succ_[--tasks_[e->first].succ_begin] = e->second;
   }
 }
+
+Engine::~Engine() = default;
 
 void Engine::TryStart(TaskId t) {
   TaskState& ts = tasks_[t];
@@ -122,6 +137,7 @@ void Engine::Complete(TaskId t) {
   for (ResourceId r : graph_.ResourcesOf(t)) {
     const Span span{r, t, task.tag, ts.start, end};
     for (SpanObserver* o : observers_) o->OnSpan(graph_, span);
+    if (pipe_) pipe_->Push(span);
   }
   // Advance the queues first, then offer the new heads and the successors a
   // start, in a fixed order (resources, then successors) for determinism.
@@ -143,6 +159,20 @@ void Engine::SetControl(RunControl* control) {
 }
 
 absl::Status Engine::Run() {
+  if (!deferred_.empty()) {
+    if (graph_.NumTasks() >= kDeferredTasks) {
+      pipe_ = std::make_unique<SpanPipe>(graph_, deferred_);
+    } else {
+      observers_.insert(observers_.end(), deferred_.begin(), deferred_.end());
+    }
+    deferred_.clear();
+  }
+  const absl::Status status = RunTasks();
+  if (pipe_) pipe_->Finish();
+  return status;
+}
+
+absl::Status Engine::RunTasks() {
   if (control_ != nullptr) control_->Report(0, graph_.NumTasks());
   for (TaskId t = 0; t < graph_.NumTasks(); ++t) TryStart(t);
   sim_.Run();

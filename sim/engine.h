@@ -22,34 +22,21 @@
 #define CLUSTERSIM_SIM_ENGINE_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "sim/huge_pages.h"
 #include "sim/run_control.h"
 #include "sim/simulator.h"
+#include "sim/span.h"
 #include "sim/task_graph.h"
 #include "sim/units.h"
 
 namespace clustersim::sim {
 
-// One task's occupation of one resource.
-struct Span {
-  ResourceId resource;
-  TaskId task;
-  uint32_t tag;
-  Time start;
-  Time end;
-};
-
-class SpanObserver {
- public:
-  virtual ~SpanObserver() = default;
-  // Called when a task finishes, once per resource it occupied, in resource order.
-  virtual void OnSpan(const TaskGraph& graph, const Span& span) = 0;
-};
-
 class Engine;
+class SpanPipe;
 
 // Decides the duration of external tasks while the simulation runs (e.g. a
 // flow-level network model). Start must eventually lead to engine.Finish(task).
@@ -62,10 +49,20 @@ class TaskExecutor {
 class Engine : private EventHandler {
  public:
   Engine(const TaskGraph& graph, Simulator& sim);
+  ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  void AddObserver(SpanObserver* observer) { observers_.push_back(observer); }
+  // How an observer is told of spans. kInline: from the simulation thread as
+  // each task ends. kDeferred: possibly on a second thread and later, but in
+  // the same order and all before Run returns (SpanPipe; used on graphs of
+  // kDeferredTasks tasks and more): for observers that share no state with
+  // anything else running during the simulation.
+  enum class Delivery { kInline, kDeferred };
+  static constexpr size_t kDeferredTasks = size_t{1} << 20;
+  void AddObserver(SpanObserver* observer, Delivery delivery = Delivery::kInline) {
+    (delivery == Delivery::kInline ? observers_ : deferred_).push_back(observer);
+  }
   // REQUIRES: set before Run when the graph has external tasks.
   void SetExecutor(TaskExecutor* executor) { executor_ = executor; }
 
@@ -93,6 +90,8 @@ class Engine : private EventHandler {
   size_t FinishedTasks() const { return finished_; }
 
  private:
+  // Run without the pipe's start and finish.
+  absl::Status RunTasks();
   void TryStart(TaskId t);
   void Complete(TaskId t);
   // A fixed-duration task's end.
@@ -101,6 +100,8 @@ class Engine : private EventHandler {
   const TaskGraph& graph_;
   Simulator& sim_;
   std::vector<SpanObserver*> observers_;
+  std::vector<SpanObserver*> deferred_;
+  std::unique_ptr<SpanPipe> pipe_;  // during Run, for deferred_ on a huge graph
   TaskExecutor* executor_ = nullptr;
   RunControl* control_ = nullptr;
   uint32_t handler_;  // this engine's id for Simulator::ScheduleEvent

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "sim/prefault.h"
+
 namespace clustersim::sim {
 namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
@@ -31,6 +33,9 @@ void* AllocateHugeBlock(size_t bytes) {
   return block;
 }
 
-void FreeHugeBlock(void* p, size_t bytes) { munmap(p, RoundUp(bytes)); }
+void FreeHugeBlock(void* p, size_t bytes) {
+  CancelPrefault(p, RoundUp(bytes));  // the background thread must not touch it once unmapped
+  munmap(p, RoundUp(bytes));
+}
 
 }  // namespace clustersim::sim

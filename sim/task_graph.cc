@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "sim/check.h"
+#include "sim/prefault.h"
 
 namespace clustersim::sim {
 
@@ -21,6 +22,7 @@ TaskId TaskGraph::AddTask(std::span<const ResourceId> resources, Duration durati
   SIM_CHECK(resource_refs_.size() + resources.size() < (size_t{1} << 31))
       << "more than 2^31 resource uses in one task graph";
   tasks_.push_back(Task{duration, tag, static_cast<uint32_t>(resource_refs_.size()), 0});
+  PrefaultAhead(tasks_);
   for (size_t i = 0; i < resources.size(); ++i) {
     const ResourceId r = resources[i];
     SIM_CHECK(r < resources_.size()) << "unknown resource " << r;
@@ -28,6 +30,7 @@ TaskId TaskGraph::AddTask(std::span<const ResourceId> resources, Duration durati
       SIM_CHECK(resources[j] != r) << "resource " << resources_[r].name << " named twice";
     }
     resource_refs_.push_back(r);
+    PrefaultAhead(resource_refs_);
   }
   return id;
 }
@@ -42,6 +45,11 @@ void TaskGraph::Reserve(size_t tasks) {
   tasks_.reserve(tasks);
   resource_refs_.reserve(tasks + tasks / 2);
   edges_.reserve(tasks + tasks / 2);
+  // The background thread commits the pages of the first part of each array
+  // now and keeps ahead of them as they fill (AddTask, AddDependency).
+  PrefaultAhead(tasks_);
+  PrefaultAhead(resource_refs_);
+  PrefaultAhead(edges_);
 }
 
 void TaskGraph::ExtendTask(TaskId id, Duration extra) {
@@ -60,6 +68,7 @@ void TaskGraph::AddDependency(TaskId before, TaskId after) {
       << "dependency between unknown tasks " << before << " -> " << after;
   SIM_CHECK(before != after) << "task " << before << " cannot depend on itself";
   edges_.emplace_back(before, after);
+  PrefaultAhead(edges_);
 }
 
 void TaskGraph::ReleaseDependencies() { HugeVector<std::pair<TaskId, TaskId>>().swap(edges_); }

@@ -106,6 +106,8 @@ class TaskGraph {
   size_t NumTasks() const { return tasks_.size(); }
   size_t NumResources() const { return resources_.size(); }
   size_t NumDependencies() const { return edges_.size(); }
+  // Resource uses over all tasks (queue entries).
+  size_t NumResourceUses() const { return resource_refs_.size(); }
   const Task& task(TaskId id) const { return tasks_[id]; }
   const Resource& resource(ResourceId id) const { return resources_[id]; }
   // A resource's group and lane from an 8-byte record: observers read these

@@ -5,15 +5,14 @@
 namespace clustersim::strategies {
 
 absl::StatusOr<int> FlowCollectiveExecutor::PreparedOf(const CollectiveCall& call) {
-  const PreparedKey key{call.group, call.op, call.algorithm};
-  auto it = prepared_.find(key);
-  if (it == prepared_.end()) {
-    it = prepared_
-             .emplace(key, network_.Prepare(call.op, call.algorithm,
-                                            plan_.request_groups[call.group]))
-             .first;
+  if (prepared_.empty()) prepared_.resize(plan_.request_groups.size());
+  std::vector<Prepared>& on_group = prepared_[call.group];
+  for (const Prepared& p : on_group) {
+    if (p.op == call.op && p.algorithm == call.algorithm) return p.handle;
   }
-  return it->second;
+  on_group.push_back({call.op, call.algorithm,
+                      network_.Prepare(call.op, call.algorithm, plan_.request_groups[call.group])});
+  return on_group.back().handle;
 }
 
 void FlowCollectiveExecutor::Start(sim::TaskId task, sim::Engine& engine) {

@@ -21,10 +21,8 @@
 #ifndef CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
 #define CLUSTERSIM_STRATEGIES_FLOW_EXECUTOR_H_
 
-#include <tuple>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "sim/engine.h"
@@ -50,8 +48,13 @@ class FlowCollectiveExecutor : public sim::TaskExecutor {
 
   const StepPlan& plan_;
   topology::FlowNetwork& network_;
-  using PreparedKey = std::tuple<int32_t, topology::Collective, topology::Algorithm>;
-  absl::flat_hash_map<PreparedKey, absl::StatusOr<int>> prepared_;
+  struct Prepared {
+    topology::Collective op;
+    topology::Algorithm algorithm;
+    absl::StatusOr<int> handle;
+  };
+  // Per request group: the (op, algorithm) pairs prepared on it, a few each.
+  std::vector<std::vector<Prepared>> prepared_;
   std::vector<int> running_;  // per request: its collective and copies not yet ended
   absl::Status status_;
 };

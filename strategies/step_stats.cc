@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <thread>
 
 #include "sim/check.h"
 
@@ -133,29 +134,27 @@ std::vector<StepStats::Interval> StepStats::LaneSpans(size_t i, int lane) const 
 StepStats::Summary StepStats::Summarize(sim::Time makespan) const {
   Summary best;
   best.step_time = makespan - sim::Time::Zero();
-  int64_t best_compute = -1;
-  for (size_t i = 0; i < plan_.simulated_gpus.size(); ++i) {
-    const std::vector<Interval> compute = Union(LaneSpans(i, kComputeLane));
-    const int64_t busy = Length(compute);
-    if (busy <= best_compute) continue;
-    best_compute = busy;
-    const std::vector<Interval> tp = Union(LaneSpans(i, kTensorCommLane));
-    const std::vector<Interval> dp = Union(LaneSpans(i, kDataCommLane));
-    const std::vector<Interval> pp = Union(LaneSpans(i, kPipelineCommLane));
-    const std::vector<Interval> ep = Union(LaneSpans(i, kExpertCommLane));
-    const std::vector<Interval> cp = Union(LaneSpans(i, kContextCommLane));
-    const std::vector<Interval> comm = CommUnion(i);
-    best.critical_gpu = plan_.simulated_gpus[i];
-    best.compute = sim::Picoseconds(busy);
-    best.exposed_comm = sim::Picoseconds(Minus(comm, compute));
-    best.exposed_tp = sim::Picoseconds(Minus(tp, compute));
-    best.exposed_dp = sim::Picoseconds(Minus(dp, compute));
-    best.exposed_pp = sim::Picoseconds(Minus(pp, compute));
-    best.exposed_ep = sim::Picoseconds(Minus(ep, compute));
-    best.exposed_cp = sim::Picoseconds(Minus(cp, compute));
-    best.bubble =
-        sim::Picoseconds(Minus({{0, makespan.picoseconds()}}, Merge(comm, compute)));
+  const std::vector<GpuBusy>& busy = Busy();
+  if (busy.empty()) return best;
+  // The critical GPU: the most compute busy time, the lowest index on ties.
+  size_t i = 0;
+  for (size_t j = 1; j < busy.size(); ++j) {
+    if (busy[j].compute > busy[i].compute) i = j;
   }
+  const std::vector<Interval> compute = Union(LaneSpans(i, kComputeLane));
+  const std::vector<Interval> comm = CommUnion(i);
+  const auto exposed = [&](Lane lane) {
+    return sim::Picoseconds(Minus(Union(LaneSpans(i, lane)), compute));
+  };
+  best.critical_gpu = busy[i].gpu;
+  best.compute = busy[i].compute;
+  best.exposed_comm = busy[i].exposed_comm;
+  best.exposed_tp = exposed(kTensorCommLane);
+  best.exposed_dp = exposed(kDataCommLane);
+  best.exposed_pp = exposed(kPipelineCommLane);
+  best.exposed_ep = exposed(kExpertCommLane);
+  best.exposed_cp = exposed(kContextCommLane);
+  best.bubble = sim::Picoseconds(Minus({{0, makespan.picoseconds()}}, Merge(comm, compute)));
   return best;
 }
 
@@ -168,14 +167,30 @@ std::vector<StepStats::Interval> StepStats::CommUnion(size_t i) const {
   return comm;
 }
 
-std::vector<StepStats::GpuBusy> StepStats::PerGpu() const {
-  std::vector<GpuBusy> out;
-  for (size_t i = 0; i < plan_.simulated_gpus.size(); ++i) {
-    const std::vector<Interval> compute = Union(LaneSpans(i, kComputeLane));
-    out.push_back({plan_.simulated_gpus[i], sim::Picoseconds(Length(compute)),
-                   sim::Picoseconds(Minus(CommUnion(i), compute))});
+std::vector<StepStats::GpuBusy> StepStats::PerGpu() const { return Busy(); }
+
+const std::vector<StepStats::GpuBusy>& StepStats::Busy() const {
+  if (busy_.has_value()) return *busy_;
+  const size_t n = plan_.simulated_gpus.size();
+  std::vector<GpuBusy> out(n);
+  const auto decode = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const std::vector<Interval> compute = Union(LaneSpans(i, kComputeLane));
+      out[i] = {plan_.simulated_gpus[i], sim::Picoseconds(Length(compute)),
+                sim::Picoseconds(Minus(CommUnion(i), compute))};
+    }
+  };
+  // Each GPU is decoded on its own, so a huge step splits them over two
+  // threads; the figures do not depend on the split.
+  if (n >= kTwoThreadGpus) {
+    std::thread second(decode, n / 2, n);
+    decode(0, n / 2);
+    second.join();
+  } else {
+    decode(0, n);
   }
-  return out;
+  busy_ = std::move(out);
+  return *busy_;
 }
 
 }  // namespace clustersim::strategies

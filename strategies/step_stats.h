@@ -25,6 +25,7 @@
 #define CLUSTERSIM_STRATEGIES_STEP_STATS_H_
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,8 @@ class StepStats : public sim::SpanObserver {
   // Lifetime: `plan` must outlive this observer.
   explicit StepStats(const StepPlan& plan);
   void OnSpan(const sim::TaskGraph& g, const sim::Span& s) override;
+  // REQUIRES for Summarize and PerGpu: the run has ended (their figures are
+  // worked out once, on the first call, and kept). Not thread-safe.
   Summary Summarize(sim::Time makespan) const;
   // Every simulated GPU, in plan.simulated_gpus order.
   std::vector<GpuBusy> PerGpu() const;
@@ -67,6 +70,11 @@ class StepStats : public sim::SpanObserver {
   using Interval = std::pair<int64_t, int64_t>;  // [start, end) picoseconds
   // The spans of local GPU i's `lane`: the closed ones, then the open one.
   std::vector<Interval> LaneSpans(size_t i, int lane) const;
+  // Every simulated GPU's figures, worked out on the first call.
+  const std::vector<GpuBusy>& Busy() const;
+  // From this many simulated GPUs, Busy decodes them on two threads.
+  static constexpr size_t kTwoThreadGpus = 1024;
+  mutable std::optional<std::vector<GpuBusy>> busy_;
   // The union of local GPU i's communication lanes.
   std::vector<Interval> CommUnion(size_t i) const;
   // Adds [start, end) to lane slot `slot` (local GPU x kNumLanes + lane).

@@ -97,5 +97,42 @@ TEST(StepStatsTest, ManySeparateSpansOfEveryMagnitudeAreKeptExactly) {
   EXPECT_EQ(busy[0].exposed_comm, sim::Nanoseconds(exposed));
 }
 
+TEST(StepStatsTest, ManyGpusEachGetTheirOwnFiguresAndTheCriticalOneIsTheBusiest) {
+  // Enough GPUs for the figures to be worked out on two threads: GPU g
+  // computes for g + 1 ns and waits g % 5 ns on exposed communication; the
+  // two busiest tie, and the lower index is the critical one.
+  constexpr int kGpus = 1500;
+  StepPlan plan;
+  plan.world_size = kGpus;
+  std::vector<sim::ResourceId> compute(kGpus), tp(kGpus);
+  for (int g = 0; g < kGpus; ++g) {
+    plan.simulated_gpus.push_back(g);
+    compute[g] = plan.graph.AddResource("compute", g, kComputeLane);
+    tp[g] = plan.graph.AddResource("tp", g, kTensorCommLane);
+  }
+  StepStats stats(plan);
+  const auto span = [&](sim::ResourceId r, int64_t start_ns, int64_t end_ns) {
+    const sim::TaskId t = plan.graph.AddTask(r, sim::Nanoseconds(end_ns - start_ns), 0);
+    stats.OnSpan(plan.graph, sim::Span{r, t, 0, sim::Time::Zero() + sim::Nanoseconds(start_ns),
+                                       sim::Time::Zero() + sim::Nanoseconds(end_ns)});
+  };
+  for (int g = 0; g < kGpus; ++g) {
+    const int64_t busy = g == kGpus - 1 ? kGpus - 1 : g + 1;  // the last ties the one before
+    span(compute[g], 0, busy);
+    span(tp[g], busy, busy + g % 5);
+  }
+  const std::vector<StepStats::GpuBusy> per_gpu = stats.PerGpu();
+  ASSERT_EQ(per_gpu.size(), static_cast<size_t>(kGpus));
+  for (int g = 0; g < kGpus - 1; ++g) {
+    ASSERT_EQ(per_gpu[g].gpu, g);
+    ASSERT_EQ(per_gpu[g].compute, sim::Nanoseconds(g + 1)) << g;
+    ASSERT_EQ(per_gpu[g].exposed_comm, sim::Nanoseconds(g % 5)) << g;
+  }
+  const StepStats::Summary s = stats.Summarize(sim::Time::Zero() + sim::Nanoseconds(2 * kGpus));
+  EXPECT_EQ(s.critical_gpu, kGpus - 2);
+  EXPECT_EQ(s.compute, sim::Nanoseconds(kGpus - 1));
+  EXPECT_EQ(s.exposed_tp, sim::Nanoseconds((kGpus - 2) % 5));
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

@@ -276,7 +276,9 @@ void FlowNetwork::Resolve() {
   const auto greater = std::greater<std::pair<double, int>>();
   std::make_heap(share_heap_.begin(), share_heap_.end(), greater);
   double floor = 0;
-  while (!share_heap_.empty()) {
+  // Once every flow has its rate the remaining links change nothing.
+  size_t unfixed = comp_flows_.size();
+  while (unfixed > 0 && !share_heap_.empty()) {
     std::pop_heap(share_heap_.begin(), share_heap_.end(), greater);
     const auto [share, e] = share_heap_.back();
     share_heap_.pop_back();
@@ -294,6 +296,7 @@ void FlowNetwork::Resolve() {
       if (f.fixed) continue;
       f.fixed = true;
       f.rate = floor;
+      --unfixed;
       for (const LinkUse& u : f.uses) {
         LinkState& other = links_[u.link];
         other.remaining -= u.weight * floor;

@@ -201,7 +201,12 @@ void ScenarioRun::AttachMemory() {
       *plan_, [&placement](uint32_t g) { return placement.CoordsOf(static_cast<int>(g)).pp; },
       std::move(static_by_stage), strategies::ActivationSizesOf(memory_inputs_),
       s_.model.num_layers, std::move(mo));
-  if (options_.memory_timeline || trace_ || options_.report) engine_->AddObserver(&*memory_);
+  // With a trace the timeline writes counters into the sink the simulation
+  // thread writes to, so it is told inline; otherwise it may run beside it.
+  if (options_.memory_timeline || trace_ || options_.report) {
+    engine_->AddObserver(&*memory_, trace_ ? sim::Engine::Delivery::kInline
+                                           : sim::Engine::Delivery::kDeferred);
+  }
 }
 
 // Runs the task graph on the event engine with every observer subscribed.
@@ -216,10 +221,12 @@ absl::Status ScenarioRun::Simulate() {
   }
   engine_->SetControl(options_.control);
   stats_.emplace(*plan_);
-  engine_->AddObserver(&*stats_);
+  // Step statistics and kernel kinds only summarise: they may run beside the
+  // simulation (Engine::Delivery::kDeferred).
+  engine_->AddObserver(&*stats_, sim::Engine::Delivery::kDeferred);
   if (!merged_chains_) {
     kinds_.emplace(*plan_, *kernels_);
-    engine_->AddObserver(&*kinds_);
+    engine_->AddObserver(&*kinds_, sim::Engine::Delivery::kDeferred);
   }
   describer_.emplace(*plan_, placement_, cluster_->gpus_per_node());
   if (!options_.trace_path.empty()) {
