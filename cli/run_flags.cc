@@ -17,8 +17,8 @@ namespace {
 
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
-      tier, model_config, finetune, attention, framework, price_source, failure_profile, storage,
-      checkpoint_mode;
+      dispatcher, tier, model_config, finetune, attention, framework, price_source, failure_profile,
+      storage, checkpoint_mode;
   std::optional<double> checkpoint_interval;
   std::optional<double> straggler_fraction, straggler_throughput, throughput_spread;
   std::optional<double> power_cap;
@@ -96,6 +96,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "expert-model-parallel-size", &v.ep, "expert-parallel size");
   Opt(strategy, "expert-tensor-parallel-size", &v.etp,
       "ranks one expert is split over: tp (default) or 1 (MoE parallel folding)");
+  Opt(strategy, "moe-token-dispatcher", &v.dispatcher,
+      "alltoall (default)|deepep|hybridep: how MoE tokens reach the expert-parallel ranks");
   Opt(strategy, "virtual-pipeline-model-parallel-size", &v.vp, "virtual pipeline stages");
   Opt(strategy, "pipeline-schedule", &v.schedule, "1f1b|gpipe|interleaved-1f1b|zb-h1");
   Opt(strategy, "decoder-first-pipeline-num-layers", &v.first_layers, "layers on the first stage");
@@ -198,6 +200,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.etp) p->set_expert_tensor_parallel_size(*v.etp);
   if (v.vp) p->set_virtual_pipeline_model_parallel_size(*v.vp);
   if (v.schedule) p->set_pipeline_schedule(*v.schedule);
+  if (v.dispatcher) p->set_moe_token_dispatcher(*v.dispatcher);
   if (v.first_layers) p->set_first_pipeline_num_layers(*v.first_layers);
   if (v.last_layers) p->set_last_pipeline_num_layers(*v.last_layers);
   if (vm["sequence-parallel"].as<bool>()) p->set_sequence_parallel(true);

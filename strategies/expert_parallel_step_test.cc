@@ -11,6 +11,7 @@
 #include "sim/check.h"
 #include "sim/engine.h"
 #include "strategies/step_builder.h"
+#include "strategies/step_builder_test_util.h"
 #include "strategies/step_stats.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
@@ -33,23 +34,6 @@ class FlatNetwork : public topology::NetworkModel {
     return sim::Microseconds(10) + sim::TransferTime(b, sim::Bandwidth::GigabytesPerSecond(100));
   }
 };
-
-// A 4-layer MoE with 8 experts, top-2: small enough for unfolded runs.
-models::TransformerConfig SmallMoe() {
-  models::TransformerConfig m;
-  m.name = "small-moe";
-  m.num_layers = 4;
-  m.hidden_size = 1024;
-  m.ffn_hidden_size = 2048;
-  m.num_attention_heads = 16;
-  m.num_query_groups = 8;
-  m.seq_length = 1024;
-  m.vocab_size = 32000;
-  m.activation = models::Activation::kSwiglu;
-  m.num_experts = 8;
-  m.moe_top_k = 2;
-  return m;
-}
 
 // 16 GPUs: tp 2 (sequence parallel), pp 2, dp 4, ep `ep`, 2 micro-batches.
 ParallelConfig Sixteen(int ep) {

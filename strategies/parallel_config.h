@@ -20,6 +20,7 @@
 #include "models/dtype.h"
 #include "models/transformer_config.h"
 #include "models/workload.h"
+#include "strategies/expert_dispatch.h"
 #include "strategies/pipeline_schedule.h"
 
 namespace clustersim::strategies {
@@ -76,6 +77,10 @@ struct ParallelConfig {
   // experts sharded like the dense MLP), or 1 (MoE parallel folding: expert
   // parallelism spans tp x dp x cp; strategies/expert_parallel.h).
   int expert_tensor_parallel = 0;
+  // How MoE tokens reach the expert-parallel ranks: Megatron-Core's
+  // all-to-all dispatcher, or DeepEP / HybridEP (once per destination node,
+  // then NVLink inside it; strategies/expert_dispatch.h).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // Pipeline schedule; interleaved when virtual_pipeline > 1.
   Schedule schedule = Schedule::k1F1B;
 

@@ -125,6 +125,13 @@ struct RingOps {
   const models::Op* recompute_step = nullptr;
 };
 
+// The two parts of a DeepEP / HybridEP dispatch or combine all-to-all
+// (AddHierarchicalDispatch), owned by step_ops; null where a part is empty.
+struct DispatchOps {
+  const models::Op* rail = nullptr;  // over the scale-out network
+  const models::Op* node = nullptr;  // over NVLink
+};
+
 // ZeRO-3 collectives of one direction (gather or reduce-scatter), one op per
 // kind of shard, owned by step_ops.
 struct ZeroShardOps {
@@ -236,6 +243,8 @@ class Builder {
   absl::Status AddTensorCollective(const models::Op& op, const Ctx& ctx, int layer,
                                    Overlap overlap = Overlap::kNone);
   absl::Status AddExpertCollective(const models::Op& op, const Ctx& ctx, int layer);
+  std::vector<std::vector<int>> NodeParts(const std::vector<int>& group) const;
+  absl::Status AddHierarchicalDispatch(const models::Op& op, const Ctx& ctx, int layer);
   absl::Status AddChainedCollective(const models::Op& op, const Ctx& ctx, int layer,
                                     const std::vector<int>& group,
                                     sim::ResourceId GpuLanes::*lane,
@@ -310,6 +319,7 @@ class Builder {
   RingOps ring_ops_;
   ZeroShardOps zero_gather_ops_;
   ZeroShardOps zero_reduce_ops_;
+  std::map<const models::Op*, DispatchOps> dispatch_ops_;  // by the all-to-all they replace
   std::vector<const models::Op*> fp8_cast_ops_;  // per local layer count
   const models::Op* launch_op_ = nullptr;
   const models::Op* pipeline_engine_op_ = nullptr;

@@ -43,6 +43,23 @@ inline models::TransformerConfig SmallGpt() {
   return m;
 }
 
+// A 4-layer MoE, by default with 8 experts, top-2: small enough for unfolded runs.
+inline models::TransformerConfig SmallMoe(int experts = 8, int top_k = 2) {
+  models::TransformerConfig m;
+  m.name = "small-moe";
+  m.num_layers = 4;
+  m.hidden_size = 1024;
+  m.ffn_hidden_size = 2048;
+  m.num_attention_heads = 16;
+  m.num_query_groups = 8;
+  m.seq_length = 1024;
+  m.vocab_size = 32000;
+  m.activation = models::Activation::kSwiglu;
+  m.num_experts = experts;
+  m.moe_top_k = top_k;
+  return m;
+}
+
 struct SimRun {
   StepPlan plan;
   StepStats::Summary summary;

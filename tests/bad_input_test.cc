@@ -75,6 +75,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"HugeHiddenSize", std::string(kGpt22b) + " --hidden-size 2147483647", "",
              {"model.hidden_size=2147483647 is too large"}},
         Case{"ZeroLayers", std::string(kGpt22b) + " --num-layers 0", "", {"model.num_layers"}},
+        Case{"UnknownDispatcher", std::string(kGpt22b) + " --moe-token-dispatcher nccl", "",
+             {"parallelism.moe_token_dispatcher", "use alltoall, deepep or hybridep"}},
         Case{"UnknownFramework", std::string(kGpt22b) + " --framework tensorflow", "",
              {"training.framework='tensorflow' is not known", "megatron-core"}},
         // FSDP alone has no tensor parallelism: the scenario's tp 8 is refused.

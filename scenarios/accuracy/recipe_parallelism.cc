@@ -67,10 +67,17 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
     r.expert_tensor_parallel = 1;
     r.text = "expert tensor parallel 1 (stated: ETP1)";
   }
-  if (!bridge || chunks < 2) return r;
   auto append = [&r](const std::string& text) {
     absl::StrAppend(&r.text, r.text.empty() ? "" : "; ", text);
   };
+  if (bridge && preset == "deepseek-v3-671b") {
+    r.moe_dispatcher = "hybridep";
+    append("HybridEP token dispatch (the DeepSeek-V3 performance presets' flex dispatcher)");
+  } else if (experts > 0 && absl::StrContains(notes, "DeepEP")) {
+    r.moe_dispatcher = "deepep";
+    append("DeepEP token dispatch (stated)");
+  }
+  if (!bridge || chunks < 2) return r;
   if (preset == "deepseek-v3-671b") {
     r.layout = DeepSeekLayout(gpu, pp, vp);
     if (r.layout.empty()) {

@@ -25,7 +25,13 @@
 //   for --segment = the largest divisor of the tray count up to 18 (one
 //   NVL72 rack), so each NVLink domain holds 4 x segment consecutive ranks
 //   (64 GPUs at 128 and 256 GPUs), aligned with the rank order.
-// Other stacks: expert TP 1 where the row's notes say "ETP1".
+// - the DeepSeek-V3 performance presets dispatch tokens with Megatron-Core's
+//   flex dispatcher, HybridEP or DeepEP by GPU and version
+//   (moe_flex_dispatcher_backend in
+//   scripts/performance/configs/deepseek/deepseek_workload_base_configs.py);
+//   the simulator costs the two alike (strategies/expert_dispatch.h).
+// Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
+// dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //
 // Example:
 //   RecipeParallelism r = ForRecipe("nemo-25.11 (Megatron-Bridge + ...)", "",
@@ -43,6 +49,7 @@ struct RecipeParallelism {
   std::vector<int> layout;         // layers per model chunk; empty: none stated
   int expert_tensor_parallel = 0;  // 0: unstated (the experts follow tp)
   int mtp_num_layers = 0;          // multi-token-prediction modules trained
+  std::string moe_dispatcher;      // parallelism.moe_token_dispatcher; "": unstated
   std::string text;                // the assumption, for the row's report
   std::string missing;             // why the row's split cannot be pinned down, or ""
 };

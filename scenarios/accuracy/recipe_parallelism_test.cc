@@ -98,5 +98,22 @@ TEST(RecipeParallelismTest, OtherStacksFoldOnlyWhereTheNotesSayETP1) {
   EXPECT_TRUE(ForRecipe(nemo, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1).layout.empty());
 }
 
+// DeepSeek-V3's performance presets dispatch with the flex dispatcher; other
+// stacks only where the notes name DeepEP; dense models never.
+TEST(RecipeParallelismTest, DispatcherFollowsTheRecipeOrTheNotes) {
+  EXPECT_EQ(ForRecipe(kBridge, "", "deepseek-v3-671b", "b200-sxm-180gb", 61, 16, 1).moe_dispatcher,
+            "hybridep");
+  EXPECT_EQ(ForRecipe(kBridge, "", "qwen3-235b-a22b", "h100-sxm5-80gb", 94, 8, 1).moe_dispatcher,
+            "");
+  EXPECT_EQ(ForRecipe("nemo-automodel 25.11", "kernel optimizations 'TE + DeepEP + TorchSDPA'",
+                      "qwen3-30b-a3b", "h100-sxm5-80gb", 48, 1, 1)
+                .moe_dispatcher,
+            "deepep");
+  EXPECT_EQ(ForRecipe("nemo-automodel 25.11", "TE + DeepEP", "llama3.1-8b", "h100-sxm5-80gb", 32,
+                      1, 1)
+                .moe_dispatcher,
+            "");
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

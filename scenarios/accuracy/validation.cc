@@ -259,6 +259,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
       return v;
     }
     p->set_expert_model_parallel_size(ep);
+    if (!recipe.moe_dispatcher.empty()) p->set_moe_token_dispatcher(recipe.moe_dispatcher);
     absl::StrAppend(&assumptions, "expert parallel ", ep, " (balanced routing); ");
   }
   if (recipe.expert_tensor_parallel > 0 && tp > 1) {

@@ -140,6 +140,12 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.layout.assign(p.pipeline_layout().begin(), p.pipeline_layout().end());
   pc.expert_tensor_parallel =
       p.has_expert_tensor_parallel_size() ? p.expert_tensor_parallel_size() : 0;
+  if (p.has_moe_token_dispatcher()) {
+    absl::StatusOr<strategies::MoeDispatcher> d =
+        strategies::ParseMoeDispatcher(p.moe_token_dispatcher());
+    if (!d.ok()) return WithField(d.status(), "parallelism.moe_token_dispatcher");
+    pc.moe_dispatcher = *d;
+  }
   if (p.has_pipeline_schedule()) {
     absl::StatusOr<strategies::Schedule> sched = strategies::ParseSchedule(p.pipeline_schedule());
     if (!sched.ok()) return WithField(sched.status(), "parallelism.pipeline_schedule");
@@ -280,6 +286,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
     ep->set_expert_tensor_parallel_size(pc.expert_tensor_parallel);
   }
   ep->set_pipeline_schedule(std::string(strategies::ScheduleName(pc.schedule)));
+  if (pc.moe_dispatcher != strategies::MoeDispatcher::kAllToAll) {
+    ep->set_moe_token_dispatcher(std::string(strategies::MoeDispatcherName(pc.moe_dispatcher)));
+  }
   ep->set_data_parallel_size(pc.data_parallel);
   config::TrainingConfig* et = e.mutable_training();
   et->set_micro_batch_size(pc.micro_batch_size);
