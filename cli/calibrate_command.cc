@@ -53,6 +53,7 @@ int CalibrateCommand(const Args& args) {
       models::FitCalibration(*in->gpu, in->points, {}, in->FixedParameters());
   if (!fit.ok()) return Fail(absl::InvalidArgumentError(absl::StrCat(input, ": ", fit.status().message())));
 
+  models::AddAttentionCurves(*in->gpu, in->points, in->file, &*fit);
   std::string body;
   google::protobuf::TextFormat::PrintToString(models::ToCalibrationFile(in->file, *fit), &body);
   const std::string out = absl::StrCat(

@@ -309,6 +309,15 @@ absl::StatusOr<Calibration> Calibration::FromProto(const config::CalibrationFile
         opt(e.has_attention_fwd_efficiency(), e.attention_fwd_efficiency());
     f.attention_bwd_efficiency =
         opt(e.has_attention_bwd_efficiency(), e.attention_bwd_efficiency());
+    for (const auto& [curve, name, out] :
+         {std::tuple{&e.attention_fwd_curve(), "attention_fwd_curve", &f.attention_fwd_curve},
+          std::tuple{&e.attention_bwd_curve(), "attention_bwd_curve", &f.attention_bwd_curve}}) {
+      for (const config::SeqEfficiency& point : *curve) {
+        out->push_back({point.seq(), point.efficiency()});
+      }
+      CLUSTERSIM_RETURN_IF_ERROR(CheckEfficiencyCurve(
+          *out, absl::StrCat(where, ": dtype[", i, "] (", e.dtype(), ").", name)));
+    }
     for (const std::optional<double>& v : {f.gemm_ceiling, f.small_tile_efficiency,
                                            f.unaligned_efficiency, f.attention_fwd_efficiency,
                                            f.attention_bwd_efficiency}) {

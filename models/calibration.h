@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "models/attention_curve.h"
 #include "models/dtype.h"
 #include "models/proto/calibration.pb.h"
 #include "models/workload.h"
@@ -42,6 +43,9 @@ struct DtypeFit {
   std::optional<double> unaligned_efficiency;   // k or n not a multiple of 16 bytes
   std::optional<double> attention_fwd_efficiency;
   std::optional<double> attention_bwd_efficiency;
+  // Efficiency by sequence length per direction (attention_curve.h); when
+  // non-empty it replaces the constant of its direction. Empty: not measured.
+  std::vector<SeqEfficiency> attention_fwd_curve, attention_bwd_curve;
 };
 
 // Every fitted parameter of one GPU; nullopt = not fitted.

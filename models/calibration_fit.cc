@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -259,6 +261,51 @@ absl::StatusOr<FitResult> EvaluateCalibration(const GpuSpec& gpu,
   return Evaluate(gpu, points, params, fallback);
 }
 
+void AddAttentionCurves(const GpuSpec& gpu, const std::vector<Measurement>& points,
+                        const config::MeasurementFile& source, FitResult* fit,
+                        const KernelModelParams& fallback) {
+  const auto& method = source.method_parameters();
+  const auto is_method = [&](std::string_view name) {
+    return std::find(method.begin(), method.end(), name) != method.end();
+  };
+  CalibrationParams shipped = fit->params;
+  if (is_method("gemm_bandwidth_fraction")) shipped.gemm_bandwidth_fraction.reset();
+  if (is_method("memory_bandwidth_fraction")) shipped.memory_bandwidth_fraction.reset();
+  if (is_method("kernel_overhead_us")) shipped.kernel_overhead.reset();
+  for (DtypeFit& f : shipped.dtype) {
+    f.attention_fwd_curve.clear();
+    f.attention_bwd_curve.clear();
+  }
+  const Calibration cal(gpu.name, shipped, {}, "attention curves");
+  const KernelModel model(gpu, fallback, &cal);
+  const double overhead_s = shipped.kernel_overhead.value_or(fallback.kernel_overhead).ToSeconds();
+  // (dtype, backward, seq) -> sum and count of implied efficiencies.
+  std::map<std::tuple<int, bool, int64_t>, std::pair<double, int>> implied;
+  for (const Measurement& m : points) {
+    if (m.op.kind != OpKind::kAttention || !model.IsComputeBound(m.op)) continue;
+    const bool backward = IsAttentionBackward(m.op);
+    const DtypeFit& f = shipped.For(m.op.dtype);
+    const double constant = (backward ? f.attention_bwd_efficiency : f.attention_fwd_efficiency)
+                                .value_or(fallback.attention_efficiency);
+    const double predicted_s = model.Cost(m.op).time.ToSeconds() - overhead_s;
+    const double measured_s = m.median.ToSeconds() - overhead_s;
+    if (measured_s <= 0) continue;
+    // Compute-bound time is inversely proportional to the efficiency (the
+    // fallback's in-framework and kernel factors scale both alike).
+    const double e = constant * predicted_s / measured_s;
+    if (e > 1) continue;
+    auto& [sum, count] = implied[{DtypeIndex(m.op.dtype), backward, m.op.m}];
+    sum += e;
+    ++count;
+  }
+  for (const auto& [key, value] : implied) {
+    const auto& [dtype, backward, seq] = key;
+    DtypeFit& f = fit->params.dtype[dtype];
+    (backward ? f.attention_bwd_curve : f.attention_fwd_curve)
+        .push_back({seq, Round6(value.first / value.second)});
+  }
+}
+
 config::CalibrationFile ToCalibrationFile(const config::MeasurementFile& source,
                                           const FitResult& fit) {
   config::CalibrationFile out;
@@ -310,6 +357,16 @@ config::CalibrationFile ToCalibrationFile(const config::MeasurementFile& source,
     if (f.unaligned_efficiency) e->set_unaligned_efficiency(*f.unaligned_efficiency);
     if (f.attention_fwd_efficiency) e->set_attention_fwd_efficiency(*f.attention_fwd_efficiency);
     if (f.attention_bwd_efficiency) e->set_attention_bwd_efficiency(*f.attention_bwd_efficiency);
+    for (const SeqEfficiency& c : f.attention_fwd_curve) {
+      config::SeqEfficiency* point = e->add_attention_fwd_curve();
+      point->set_seq(c.seq);
+      point->set_efficiency(c.efficiency);
+    }
+    for (const SeqEfficiency& c : f.attention_bwd_curve) {
+      config::SeqEfficiency* point = e->add_attention_bwd_curve();
+      point->set_seq(c.seq);
+      point->set_efficiency(c.efficiency);
+    }
     *e->mutable_train() = ToProto(train);
     if (heldout.points > 0) *e->mutable_heldout() = ToProto(heldout);
   }

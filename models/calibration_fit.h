@@ -94,9 +94,23 @@ absl::StatusOr<FitResult> EvaluateCalibration(const GpuSpec& gpu,
                                               const CalibrationParams& params,
                                               const KernelModelParams& fallback = {});
 
+// Adds to fit->params, per dtype and direction with attention points, the
+// efficiency curve (attention_curve.h) the points imply: at each measured
+// sequence length (the op's query length), the efficiency at which the kernel
+// model, with the calibration as shipped (the timing-method parameters
+// source.method_parameters names at `fallback`), costs that point at its
+// measured time; the mean where several points share a length. Points the
+// model finds memory-bound, or that imply more than dense peak, are left out.
+// The curve holds every attention point, training and held out, like the
+// measured-shape table; fit->predictions and the errors stay the constant fit's.
+void AddAttentionCurves(const GpuSpec& gpu, const std::vector<Measurement>& points,
+                        const config::MeasurementFile& source, FitResult* fit,
+                        const KernelModelParams& fallback = {});
+
 // The calibration file for `fit`: parameters, errors, the split and method, the
-// source file's identity, provenance and sources, and its GEMM/attention
-// measurements as the measured-shape table.
+// source file's identity, provenance and sources, the attention curves
+// AddAttentionCurves added, and its GEMM/attention measurements as the
+// measured-shape table.
 config::CalibrationFile ToCalibrationFile(const config::MeasurementFile& source,
                                           const FitResult& fit);
 

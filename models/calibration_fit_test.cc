@@ -273,5 +273,55 @@ TEST(CalibrationFitTest, Gb200CalibrationIsTheAttentionFitWithTheOverheadHeld) {
   EXPECT_NE(written.fit_method().find("(fixed_parameters): kernel_overhead_us"), std::string::npos);
 }
 
+// Each shipped attention curve is what AddAttentionCurves derives from the
+// GPU's measurement file, and the kernel model with the calibration as shipped
+// (formulas, not the measured table) costs every attention point at its
+// measured time: on the B200 with the fallback overhead the file leaves out.
+TEST(CalibrationFitTest, ShippedAttentionCurvesReproduceEveryAttentionPoint) {
+  for (const char* gpu : {"h100-sxm5-80gb", "b200-sxm-180gb", "gb200-186gb"}) {
+    const std::string path = std::string("models/data/calibration/") + gpu + ".measurements.textproto";
+    absl::StatusOr<config::MeasurementFile> file = ParseMeasurementFile(SourceFile(path), path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    absl::StatusOr<std::vector<Measurement>> points = SelectMeasurements(*file);
+    ASSERT_TRUE(points.ok()) << points.status();
+    const std::vector<std::string> fixed(file->fixed_parameters().begin(),
+                                         file->fixed_parameters().end());
+    absl::StatusOr<FitResult> fit = FitCalibration(Gpu(gpu), *points, {}, fixed);
+    ASSERT_TRUE(fit.ok()) << fit.status();
+    AddAttentionCurves(Gpu(gpu), *points, *file, &*fit);
+    const Calibration* shipped = Calibration::Shipped(gpu);
+    ASSERT_NE(shipped, nullptr);
+    const DtypeFit& want = fit->params.For(Dtype::kBf16);
+    const DtypeFit& have = shipped->params().For(Dtype::kBf16);
+    ASSERT_GE(have.attention_fwd_curve.size(), 3u) << gpu;
+    ASSERT_GE(have.attention_bwd_curve.size(), 3u) << gpu;
+    for (const auto& [w, h] : {std::pair{&want.attention_fwd_curve, &have.attention_fwd_curve},
+                               std::pair{&want.attention_bwd_curve, &have.attention_bwd_curve}}) {
+      ASSERT_EQ(w->size(), h->size()) << gpu;
+      for (size_t i = 0; i < w->size(); ++i) {
+        EXPECT_EQ((*w)[i].seq, (*h)[i].seq) << gpu;
+        EXPECT_EQ((*w)[i].efficiency, (*h)[i].efficiency) << gpu << " seq " << (*h)[i].seq;
+      }
+    }
+    const Calibration formulas(gpu, shipped->params(), {}, "formulas");
+    const KernelModel model(Gpu(gpu), {}, &formulas);
+    int attention = 0;
+    for (const Measurement& m : *points) {
+      if (m.op.kind != OpKind::kAttention) continue;
+      ++attention;
+      EXPECT_NEAR(model.Cost(m.op).time.ToSeconds() / m.median.ToSeconds(), 1, 1e-4)
+          << gpu << " " << m.label;
+    }
+    EXPECT_EQ(attention, 6 + (std::string(gpu) == "h100-sxm5-80gb" ? 2 : 0)) << gpu;
+  }
+  // Without attention points there is no curve: the constant (or prior) stays.
+  for (const char* gpu : {"a100-sxm4-80gb", "h200-sxm-141gb"}) {
+    const Calibration* shipped = Calibration::Shipped(gpu);
+    ASSERT_NE(shipped, nullptr);
+    EXPECT_TRUE(shipped->params().For(Dtype::kBf16).attention_fwd_curve.empty()) << gpu;
+    EXPECT_TRUE(shipped->params().For(Dtype::kBf16).attention_bwd_curve.empty()) << gpu;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

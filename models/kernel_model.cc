@@ -86,6 +86,12 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
                                       : params_.attention_efficiency) *
                                  params_.attention_kernel_backward;
     r.attention_bwd_fitted = f.attention_bwd_efficiency.has_value();
+    r.attention_fwd_curve = f.attention_fwd_curve;
+    r.attention_bwd_curve = f.attention_bwd_curve;
+    r.attention_fwd_scale = in_framework * params_.attention_kernel_forward;
+    r.attention_bwd_scale = in_framework * params_.attention_kernel_backward;
+    r.attention_fwd_fitted = r.attention_fwd_fitted || !r.attention_fwd_curve.empty();
+    r.attention_bwd_fitted = r.attention_bwd_fitted || !r.attention_bwd_curve.empty();
   }
 }
 
@@ -196,7 +202,13 @@ OpCost KernelModel::AttentionCost(const Op& op) const {
   }
   const Resolved& r = resolved_[DtypeIndex(op.dtype)];
   const bool backward = IsAttentionBackward(op);
-  const double efficiency = backward ? r.attention_bwd_efficiency : r.attention_fwd_efficiency;
+  const std::vector<SeqEfficiency>& curve =
+      backward ? r.attention_bwd_curve : r.attention_fwd_curve;
+  const double efficiency =
+      !curve.empty()
+          ? InterpolateEfficiency(curve, op.m) *
+                (backward ? r.attention_bwd_scale : r.attention_fwd_scale)
+          : (backward ? r.attention_bwd_efficiency : r.attention_fwd_efficiency);
   const bool fitted = backward ? r.attention_bwd_fitted : r.attention_fwd_fitted;
   const double compute_s =
       op.flops.count() * work_fraction / (peak * efficiency * params_.compute_clock_ratio);

@@ -18,7 +18,10 @@
 //  Attention  time = max(flops · causal_fraction / (peak · attention_efficiency),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
 //             FLOPs are counted unmasked; a causal kernel computes about half.
-//             A calibrated (microbenchmark) efficiency is scaled by
+//             A calibration with attention points gives the efficiency as a
+//             curve of the op's query length per rank (op.m, after the
+//             context-parallel split; models/attention_curve.h), else one
+//             constant per direction. A calibrated (microbenchmark) efficiency is scaled by
 //             params.framework_attention_factor (models/data/frameworks.textproto).
 //             Every attention efficiency, calibrated or fallback, is then scaled
 //             by the stack's kernel against FlashAttention-2
@@ -50,7 +53,9 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
+#include "models/attention_curve.h"
 #include "models/calibration.h"
 #include "models/gpu_catalog.h"
 #include "models/workload.h"
@@ -162,6 +167,10 @@ class KernelModel {
     double gemm_ceiling = 0, small_tile_efficiency = 0, unaligned_efficiency = 1;
     double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
     bool gemm_fitted = false, attention_fwd_fitted = false, attention_bwd_fitted = false;
+    // The calibration's efficiency by sequence length (empty: the constant
+    // above) and what multiplies it: the in-framework and kernel factors.
+    std::vector<SeqEfficiency> attention_fwd_curve, attention_bwd_curve;
+    double attention_fwd_scale = 1, attention_bwd_scale = 1;
   };
 
   OpCost GemmCost(const Op& op) const;
