@@ -18,7 +18,7 @@ constexpr uint8_t kDone = 2;
 constexpr uint8_t kPastClock = 3;
 }  // namespace
 
-Engine::Engine(const TaskGraph& graph, Simulator& sim) : graph_(graph), sim_(sim) {
+Engine::Engine(const TaskGraph& graph, Simulator& sim, Times times) : graph_(graph), sim_(sim) {
   handler_ = sim_.AddHandler(this);
   // The big arrays are reserved at their final sizes first, so that the
   // background thread commits the pages written later (the second half of
@@ -60,7 +60,9 @@ Engine::Engine(const TaskGraph& graph, Simulator& sim) : graph_(graph), sim_(sim
     }
     externals += static_cast<uint32_t>(std::popcount(external_bits_[w]));
   }
+  external_start_.resize(externals);
   external_end_.resize(externals);
+  if (times == Times::kKept) starts_.resize(graph.NumTasks());
   // Count each task's successors into its own succ_begin and its
   // predecessors into `pending` (checked against the bit field's range), then
   // prefix-sum the counts into range ends and fill every range backwards
@@ -91,24 +93,33 @@ void Engine::TryStart(TaskId t) {
     if (HeadOf(r) != t) return;
   }
   ts.state = kRunning;
-  ts.start = sim_.Now();
+  const Time now = sim_.Now();
+  if (!starts_.empty()) starts_[t] = now;
   const TaskGraph::Task& task = graph_.task(t);
   if (task.external) {
     SIM_CHECK(executor_ != nullptr) << "external task " << t << " but no TaskExecutor set";
+    external_start_[ExternalRank(t)] = now;
     executor_->Start(t, *this);
   } else {
     Time end;
-    if (!CheckedAdd(sim_.Now(), task.duration, &end) || end == Time::Infinite()) {
+    if (!CheckedAdd(now, task.duration, &end) || end == Time::Infinite()) {
       ts.state = kPastClock;
+      past_clock_.push_back({t, now});
       return;
     }
     sim_.ScheduleEvent(end, handler_, t);
   }
 }
 
+Time Engine::StartOf(TaskId t) const {
+  SIM_CHECK(!starts_.empty() || graph_.NumTasks() == 0)
+      << "StartOf(" << t << ") on an engine built with Times::kNotKept";
+  return starts_[t];
+}
+
 Time Engine::EndOf(TaskId t) const {
   const TaskGraph::Task& task = graph_.task(t);
-  if (!task.external) return tasks_[t].start + task.duration;
+  if (!task.external) return StartOf(t) + task.duration;
   return external_end_[ExternalRank(t)];
 }
 
@@ -128,14 +139,21 @@ void Engine::Complete(TaskId t) {
   ts.state = kDone;
   const Time end = sim_.Now();
   const TaskGraph::Task& task = graph_.task(t);
-  if (task.external) external_end_[ExternalRank(t)] = end;
+  Time start;
+  if (task.external) {
+    const size_t rank = ExternalRank(t);
+    start = external_start_[rank];
+    external_end_[rank] = end;
+  } else {
+    start = end - task.duration;
+  }
   makespan_ = Max(makespan_, end);
   ++finished_;
   if (control_ != nullptr && finished_ % kProgressTasks == 0) {
     control_->Report(finished_, graph_.NumTasks());
   }
   for (ResourceId r : graph_.ResourcesOf(t)) {
-    const Span span{r, t, task.tag, ts.start, end};
+    const Span span{r, t, task.tag, start, end};
     for (SpanObserver* o : observers_) o->OnSpan(graph_, span);
     if (pipe_) pipe_->Push(span);
   }
@@ -179,13 +197,13 @@ absl::Status Engine::RunTasks() {
   if (control_ != nullptr) control_->Report(finished_, graph_.NumTasks());
   if (finished_ == graph_.NumTasks()) return absl::OkStatus();
   if (sim_.Cancelled()) return absl::CancelledError("cancelled");
-  for (TaskId t = 0; t < graph_.NumTasks(); ++t) {
-    if (tasks_[t].state != kPastClock) continue;
+  if (!past_clock_.empty()) {
+    const auto [t, start] = *std::min_element(past_clock_.begin(), past_clock_.end());
     std::ostringstream msg;
     msg << "simulated time overflows the picosecond clock (int64, "
         << Duration::Max().ToSeconds() / 86400 << " days): task " << t;
     if (!graph_.ResourcesOf(t).empty()) msg << " on " << graph_.resource(graph_.ResourcesOf(t)[0]).name;
-    msg << " starts at " << tasks_[t].start.ToSeconds() << " s and lasts "
+    msg << " starts at " << start.ToSeconds() << " s and lasts "
         << graph_.task(t).duration.ToSeconds()
         << " s; a duration this long comes from bad input (sizes, batch, or rates far beyond "
            "real hardware): check the scenario's model, batch and cluster values";

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -48,7 +49,11 @@ class TaskExecutor {
 
 class Engine : private EventHandler {
  public:
-  Engine(const TaskGraph& graph, Simulator& sim);
+  // Whether StartOf and EndOf can be asked after the run: keeping every
+  // task's start costs 8 bytes per task, a fifth of the engine's memory on
+  // huge graphs, which only a trace's pipeline arrows read.
+  enum class Times { kKept, kNotKept };
+  Engine(const TaskGraph& graph, Simulator& sim, Times times = Times::kKept);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -82,8 +87,8 @@ class Engine : private EventHandler {
 
   Simulator& simulator() { return sim_; }
   const TaskGraph& graph() const { return graph_; }
-  // REQUIRES for both: task t has finished.
-  Time StartOf(TaskId t) const { return tasks_[t].start; }
+  // REQUIRES for both: task t has finished; times kept.
+  Time StartOf(TaskId t) const;
   Time EndOf(TaskId t) const;
   // The end of the last task (zero for an empty graph).
   Time Makespan() const { return makespan_; }
@@ -106,16 +111,18 @@ class Engine : private EventHandler {
   RunControl* control_ = nullptr;
   uint32_t handler_;  // this engine's id for Simulator::ScheduleEvent
 
-  // Per task, with a sentinel at the end: the engine reads one 16-byte record
-  // per task event. A finished fixed-duration task ended at start + duration;
-  // external tasks' ends are kept in external_end_.
+  // Per task, with a sentinel at the end: the engine reads one 8-byte record
+  // per task event. A fixed-duration task started at its end minus its
+  // duration; external tasks' starts and ends are kept by their rank.
   struct TaskState {
-    Time start;
     uint32_t succ_begin;    // successors are succ_[succ_begin, next task's succ_begin)
     uint32_t pending : 30;  // unfinished predecessors
     uint32_t state : 2;     // waiting, running, done, past the clock
   };
   HugeVector<TaskState> tasks_;
+  HugeVector<Time> starts_;  // per task, when times are kept
+  // Tasks whose end would pass the clock, and when they were ready.
+  std::vector<std::pair<TaskId, Time>> past_clock_;
   HugeVector<TaskId> succ_;
   // Every resource's queue (its tasks in program order) in one flat array, and
   // per resource the position of its next task there and the queue's end: a
@@ -138,6 +145,7 @@ class Engine : private EventHandler {
   size_t ExternalRank(TaskId t) const;
   HugeVector<uint64_t> external_bits_;
   HugeVector<uint32_t> external_before_;
+  HugeVector<Time> external_start_;
   HugeVector<Time> external_end_;
   Time makespan_;
   size_t finished_ = 0;

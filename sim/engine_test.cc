@@ -206,6 +206,32 @@ TEST(EngineTest, ExternalTaskEndsWhenExecutorFinishesIt) {
   EXPECT_EQ(e.EndOf(after), Time::Zero() + Microseconds(8));
 }
 
+// Without kept times the spans carry the same starts: a fixed task's from its
+// end and duration, an external task's from its rank.
+TEST(EngineTest, SpansAreTheSameWithoutKeptTimes) {
+  TaskGraph g;
+  ResourceId a = g.AddResource("a", 0);
+  ResourceId b = g.AddResource("b", 1);
+  TaskId first = g.AddTask(a, Microseconds(2), 0);
+  TaskId ext = g.AddExternalTask(std::span<const ResourceId>(&b, 1), 1);
+  g.AddDependency(first, ext);
+  g.AddTask({a, b}, Microseconds(3), 2);
+  std::string logs[2];
+  for (Engine::Times times : {Engine::Times::kKept, Engine::Times::kNotKept}) {
+    Simulator sim;
+    FixedExecutor exec;
+    Recorder rec;
+    Engine e(g, sim, times);
+    e.SetExecutor(&exec);
+    e.AddObserver(&rec);
+    ASSERT_TRUE(e.Run().ok());
+    EXPECT_EQ(e.EndOf(ext), Time::Zero() + Microseconds(9));  // external ends are kept
+    logs[times == Engine::Times::kKept] = rec.log.str();
+  }
+  EXPECT_EQ(logs[0], logs[1]);
+  EXPECT_EQ(logs[0], "a:0:0-2000000;b:1:2000000-9000000;a:2:9000000-12000000;b:2:9000000-12000000;");
+}
+
 std::string RunRandomGraph(uint64_t seed) {
   std::mt19937_64 rng(seed);
   TaskGraph g;

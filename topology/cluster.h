@@ -12,9 +12,10 @@
 // predecessors (ECMP) it picks by a stable hash of (src, dst, hop), so the same
 // pair always gets the same path, on every run and every machine. A route
 // enters no server but the two it joins (hosts do not forward between
-// others), unless the servers are chained without switches. Cost: one
-// Dijkstra search with early exit over the two servers and the fabric's
-// switches, O((V + E) log V) worst case.
+// others), unless the servers are chained without switches. Cost: searches
+// of the two servers, plus switch-to-switch distances kept per switch that a
+// server attaches to (route_search.h); where those do not apply, one Dijkstra
+// with early exit over the two servers and the fabric's switches.
 //
 // Example:
 //   absl::StatusOr<Cluster> c = BuildCluster({.node_preset = "dgx-h100", .num_nodes = 2});
@@ -42,6 +43,7 @@
 #include "topology/cluster_spec.h"
 #include "topology/link_technology.h"
 #include "topology/node_preset.h"
+#include "topology/route_search.h"
 
 namespace clustersim::topology {
 
@@ -92,8 +94,7 @@ class Cluster {
   // Directed edge ids from GPU `src` to GPU `dst` (empty when src == dst).
   // REQUIRES: both valid GPU indices (the cluster is connected by construction).
   // Routes are memoised: collectives ask for the same ring neighbours again
-  // and again, and each fresh route is a Dijkstra over the fabric. The cache
-  // is guarded by a mutex, so concurrent callers are safe.
+  // and again. The cache is guarded by a mutex, so concurrent callers are safe.
   const std::vector<int>& Route(int src, int dst) const;
 
  private:
@@ -105,38 +106,11 @@ class Cluster {
     return boost::make_iterator_range(
         boost::out_edges(static_cast<Graph::vertex_descriptor>(v), graph_));
   }
-  int64_t LinkCost(int e) const;
-  std::vector<int> ComputeRoute(int src, int dst) const;
-  // Dijkstra from GPU vertex s until t is settled. `nodes` names the servers
-  // the search may enter (both -1: every server).
-  bool Search(int s, int t, std::pair<int, int> nodes) const;
-  static constexpr int64_t kUnreachedCost = std::numeric_limits<int64_t>::max();
   struct RouteCache {
     std::mutex mu;
     std::map<std::pair<int, int>, std::vector<int>> routes;  // node-stable references
-    // Search scratch, guarded by mu: cheapest cost per vertex, and the
-    // vertices the last search labelled (reset before the next one).
-    std::vector<int64_t> dist;
-    std::vector<int> touched;
-    // The graph as the searches read it, in flat arrays built on the first
-    // route: out-edges of v are edge ids [first_edge[v], first_edge[v + 1])
-    // (CSR order), with their heads, reverses and costs; per vertex its
-    // server (-1: fabric) and whether it is a GPU.
-    std::vector<int> first_edge;
-    std::vector<int> head;
-    std::vector<int> reverse;
-    std::vector<int64_t> cost;
-    std::vector<int> node;
-    std::vector<uint8_t> is_gpu;
-    // The same edges reordered for the search: per vertex, edges into the
-    // fabric first, then edges into servers sorted by server, so a fabric
-    // switch relaxes only the edges into the two servers a route may enter
-    // (a leaf's edges into other servers' NICs are skipped unread).
-    std::vector<int> search_edge;         // edge ids, [first_edge[v], first_edge[v + 1])
-    std::vector<int> first_server_edge;   // per vertex, into search_edge
+    std::unique_ptr<RouteSearch> search;                      // built on the first route
   };
-  // Fills the RouteCache's flat arrays. REQUIRES: route_cache_->mu held.
-  void PrepareRouting() const;
   int EdgeId(Graph::edge_descriptor e) const {
     return static_cast<int>(boost::get(boost::edge_index, graph_, e));
   }

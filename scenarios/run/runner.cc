@@ -211,7 +211,10 @@ void ScenarioRun::AttachMemory() {
 
 // Runs the task graph on the event engine with every observer subscribed.
 absl::Status ScenarioRun::Simulate() {
-  engine_.emplace(plan_->graph, simulator_);
+  // Only a trace's pipeline arrows ask the engine for task times afterwards.
+  engine_.emplace(plan_->graph, simulator_,
+                  options_.trace_path.empty() ? sim::Engine::Times::kNotKept
+                                              : sim::Engine::Times::kKept);
   // The engine keeps its own successor lists; the graph's copy is not read again.
   plan_->graph.ReleaseDependencies();
   if (s_.flow_network) {
