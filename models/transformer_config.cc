@@ -62,6 +62,7 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.moe_ffn_hidden_size = p.moe_ffn_hidden_size();
   c.moe_shared_expert_ffn_size = p.moe_shared_expert_ffn_size();
   c.moe_first_dense_layers = p.moe_first_dense_layers();
+  c.moe_expert_load_cv = p.moe_expert_load_cv();
   c.q_lora_rank = p.q_lora_rank();
   c.kv_lora_rank = p.kv_lora_rank();
   c.qk_nope_head_dim = p.qk_nope_head_dim();
@@ -216,6 +217,11 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("model.moe_top_k=", c.moe_top_k, " must be in [1, model.num_experts=",
                      c.num_experts, "]"));
+  }
+  if (!(c.moe_expert_load_cv >= 0 && c.moe_expert_load_cv <= 100)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.moe_expert_load_cv must be in [0, 100] (got ", c.moe_expert_load_cv,
+        "); it is the std / mean of the rows each expert receives, 0 for uniform routing"));
   }
   if (!(c.moe_capacity_factor > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(

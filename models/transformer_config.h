@@ -77,6 +77,12 @@ struct TransformerConfig {
   // MoE: the first layers are dense, with an MLP of ffn_hidden_size
   // (DeepSeek first_k_dense_replace = 3); 0 = every layer is MoE.
   int moe_first_dense_layers = 0;
+  // MoE: the router's skew, as the coefficient of variation (std / mean) of
+  // the routed rows the experts of one layer receive in one iteration; 0 =
+  // uniform routing. Serving's expert-parallel cost waits for the busiest
+  // rank under it (strategies/serving_moe_routing.h). DeepSeek-R1: 1.28
+  // (models/data/models.textproto).
+  double moe_expert_load_cv = 0;
   // Multi-head latent attention (DeepSeek-V2 §2.1, arXiv 2405.04434), on when
   // kv_lora_rank > 0: queries through a q_lora_rank bottleneck (0 = a plain
   // h -> a·(nope + rope) projection), keys and values through one shared

@@ -34,6 +34,29 @@ double PoissonPmf(double mean, int64_t x) {
   return std::exp(dx * std::log(mean) - mean - std::lgamma(dx + 1));
 }
 
+// P(X = x) for X ~ NegativeBinomial(shape r, success p): a Poisson whose mean
+// is Gamma(r)-distributed, mean r·(1 − p)/p.
+double NegativeBinomialPmf(double r, double p, int64_t x) {
+  const double dx = static_cast<double>(x);
+  return std::exp(std::lgamma(dx + r) - std::lgamma(r) - std::lgamma(dx + 1) + r * std::log(p) +
+                  dx * std::log1p(-p));
+}
+
+// E[max] = Σ_{x>=0} P(max > x) = Σ_x (1 − F(x)^ranks) over `ranks`
+// independent counts whose pmf is `pmf(lo)` at the window's bottom and steps
+// by next(x, P(x)) = P(x + 1); every x below the window adds 1, every x at or
+// above its top 0.
+template <typename Next>
+double ExpectedMax(int ranks, Window w, double pmf, Next next) {
+  double expected = static_cast<double>(w.lo), cdf = 0;
+  for (int64_t x = w.lo; x < w.hi; ++x) {
+    cdf = std::min(1.0, cdf + pmf);
+    expected += 1.0 - std::pow(cdf, ranks);
+    pmf = next(x, pmf);
+  }
+  return expected;
+}
+
 int64_t RoundUp(int64_t x, int tile) { return (x + tile - 1) / tile * tile; }
 
 }  // namespace
@@ -56,21 +79,33 @@ double ExpectedPaddedRows(int experts, int top_k, int64_t tokens, int tile) {
   return static_cast<double>(experts) * padded;
 }
 
-double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks) {
+double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks,
+                           double expert_load_cv) {
   SIM_CHECK(ranks >= 1) << ranks << " expert-parallel ranks";
+  SIM_CHECK(expert_load_cv >= 0) << "expert load CV " << expert_load_cv;
   if (experts <= 0 || top_k <= 0 || tokens <= 0) return 0;
   const int64_t rows = tokens * std::min(top_k, experts);
   if (ranks == 1) return static_cast<double>(rows);
   const double mean = static_cast<double>(rows) / ranks;
-  const auto [lo, hi] = Support(mean, std::sqrt(mean), std::numeric_limits<int64_t>::max());
-  // E[max] = Σ_{x>=0} P(max > x) = Σ_x (1 − F(x)^ranks); every x below the
-  // window adds 1, every x at or above its top 0.
-  // The pmf by its recurrence P(x + 1) = P(x)·mean/(x + 1).
-  double expected = static_cast<double>(lo), cdf = 0, pmf = PoissonPmf(mean, lo);
-  for (int64_t x = lo; x < hi; ++x) {
-    cdf = std::min(1.0, cdf + pmf);
-    expected += 1.0 - std::pow(cdf, ranks);
-    pmf *= mean / static_cast<double>(x + 1);
+  const int64_t unbounded = std::numeric_limits<int64_t>::max();
+  double expected = 0;
+  if (expert_load_cv > 0) {
+    // Negative binomial of mean μ and variance μ + μ²/r, r = g/(c²·f).
+    const double c2 = expert_load_cv * expert_load_cv, e = experts;
+    const double f = (1.0 - 1.0 / ranks) * e / (e + c2);
+    const double r = (e / ranks) / (c2 * f), p = r / (r + mean);
+    const Window w = Support(mean, std::sqrt(mean + mean * mean / r), unbounded);
+    // P(x + 1) = P(x)·(x + r)/(x + 1)·(1 − p).
+    expected = ExpectedMax(ranks, w, NegativeBinomialPmf(r, p, w.lo), [&](int64_t x, double pmf) {
+      const double dx = static_cast<double>(x);
+      return pmf * (dx + r) / (dx + 1) * (1.0 - p);
+    });
+  } else {
+    const Window w = Support(mean, std::sqrt(mean), unbounded);
+    // P(x + 1) = P(x)·mean/(x + 1).
+    expected = ExpectedMax(ranks, w, PoissonPmf(mean, w.lo), [&](int64_t x, double pmf) {
+      return pmf * (mean / static_cast<double>(x + 1));
+    });
   }
   return std::min(expected, static_cast<double>(rows));
 }

@@ -27,6 +27,18 @@
 //                    sends its 8 rows to a busiest rank of 2.6 rows (drawn
 //                    routing: 2.57); 7,168 tokens, 7,168 rows per rank on
 //                    average and ~7,290 at the busiest (+1.7%).
+//   Skewed routers   real routers favour some experts. With a per-expert load
+//                    coefficient of variation c (the spread of the experts'
+//                    popularity in one layer and iteration,
+//                    TransformerConfig::moe_expert_load_cv), each expert's
+//                    popularity is taken as Gamma-distributed with mean 1 and
+//                    CV c, so a rank's g = E/ranks experts carry a
+//                    Gamma(g/c²) share and its rows are negative binomial:
+//                    mean μ = T·k/ranks, variance μ + μ²·c²·f/g, where
+//                    f = (1 − 1/ranks)·E/(E + c²) is the variance left once
+//                    the shares are held to their fixed total (a Dirichlet
+//                    share's). DeepSeek-R1 (c 1.28) on 8 ranks: 7,168 tokens,
+//                    the busiest rank ~1.3x the mean rather than 1.02x.
 //   Rank's experts   the experts that rank's R rows touch, each row picking one
 //                    of its g = E/ranks experts: g·(1 − (1 − 1/g)^R), whose
 //                    weights it reads.
@@ -54,9 +66,11 @@ inline constexpr int kGroupedGemmTileRows = 128;
 // 0 for a dense model or no tokens. REQUIRES: tile >= 1.
 double ExpectedPaddedRows(int experts, int top_k, int64_t tokens, int tile);
 
-// E[max_r L_r] over `ranks` ranks, L_r ~ Poisson(T·k/ranks) independent, at
-// most T·k; T·k for one rank. 0 for a dense model or no tokens. REQUIRES: ranks >= 1.
-double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks);
+// E[max_r L_r] over `ranks` ranks, L_r ~ Poisson(T·k/ranks) independent (or,
+// with expert_load_cv c > 0, negative binomial as above), at most T·k; T·k for
+// one rank. 0 for a dense model or no tokens. REQUIRES: ranks >= 1, c >= 0.
+double ExpectedMaxRankRows(int experts, int top_k, int64_t tokens, int ranks,
+                           double expert_load_cv = 0);
 
 // Distinct experts `rows` routed rows touch on a rank of `experts_on_rank`
 // experts, each row picking one uniformly: g·(1 − (1 − 1/g)^rows).

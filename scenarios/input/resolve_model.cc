@@ -107,6 +107,7 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_qk_rope_head_dim()) out->qk_rope_head_dim = in.qk_rope_head_dim();
   if (in.has_v_head_dim()) out->v_head_dim = in.v_head_dim();
   if (in.has_mtp_num_layers()) out->mtp_num_layers = in.mtp_num_layers();
+  if (in.has_moe_expert_load_cv()) out->moe_expert_load_cv = in.moe_expert_load_cv();
   return models::ValidateTransformer(*out);
 }
 
@@ -132,6 +133,7 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
   }
   if (m.moe_first_dense_layers > 0) out->set_moe_first_dense_layers(m.moe_first_dense_layers);
   if (m.mtp_num_layers > 0) out->set_mtp_num_layers(m.mtp_num_layers);
+  if (m.moe_expert_load_cv > 0) out->set_moe_expert_load_cv(m.moe_expert_load_cv);
   if (m.mla()) {
     out->set_q_lora_rank(m.q_lora_rank);
     out->set_kv_lora_rank(m.kv_lora_rank);

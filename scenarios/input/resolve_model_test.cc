@@ -32,6 +32,28 @@ TEST(ResolveModelTest, ModelConfigFileIsTheBaseAndFieldsOverrideIt) {
   EXPECT_EQ(echo.moe_capacity_factor(), 1.0);
 }
 
+// The router's skew comes with the DeepSeek-V3/R1 preset, is echoed, can be
+// overridden, and a bad value names the field.
+TEST(ResolveModelTest, ExpertLoadSkew) {
+  config::ModelConfig in;
+  in.set_preset("deepseek-v3-671b");
+  models::TransformerConfig m;
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_DOUBLE_EQ(m.moe_expert_load_cv, 1.28);
+  config::ModelConfig echo;
+  EchoModel(m, &echo);
+  EXPECT_DOUBLE_EQ(echo.moe_expert_load_cv(), 1.28);
+  in.set_moe_expert_load_cv(0);
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_EQ(m.moe_expert_load_cv, 0);
+  in.set_moe_expert_load_cv(-1);
+  EXPECT_THAT(ResolveModel(in, &m).message(), HasSubstr("model.moe_expert_load_cv"));
+  config::ModelConfig mixtral;
+  mixtral.set_preset("mixtral-8x7b");
+  ASSERT_TRUE(ResolveModel(mixtral, &m).ok());
+  EXPECT_EQ(m.moe_expert_load_cv, 0);  // no source: uniform routing
+}
+
 TEST(ResolveModelTest, ModelConfigFileErrorsNameTheField) {
   config::ModelConfig in;
   in.set_model_config_file("/nonexistent/config.json");
