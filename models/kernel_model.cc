@@ -167,7 +167,33 @@ double KernelModel::MemorySeconds(sim::Bytes bytes, double fraction) const {
   return static_cast<double>(bytes.count()) / (gpu_.memory_bandwidth_gbs * 1e9 * fraction);
 }
 
+// A grouped GEMM run one kernel per entry on `streams` streams: rounds of up
+// to `streams` concurrent GEMMs sharing the SMs (each round one launch),
+// costed as batched GEMMs of that many entries, one after another.
 OpCost KernelModel::GemmCost(const Op& op) const {
+  if (op.streams <= 0 || op.batch <= op.streams) return BatchedGemmCost(op);
+  auto round = [&op, this](int64_t entries) {
+    Op r = op;
+    r.batch = entries;
+    const double share = static_cast<double>(entries) / static_cast<double>(op.batch);
+    r.flops = sim::Flops(op.flops.count() * share);
+    r.bytes = sim::Bytes(static_cast<int64_t>(static_cast<double>(op.bytes.count()) * share));
+    return BatchedGemmCost(r);
+  };
+  const OpCost full = round(op.streams);
+  OpCost c = full;
+  c.time = full.time * (op.batch / op.streams);
+  if (const int64_t rest = op.batch % op.streams; rest > 0) {
+    const OpCost last = round(rest);
+    c.time += last.time;
+    if (last.detail != full.detail) c.detail = kGemmCompute;
+  }
+  const double peak = gpu_.PeakFlops(op.dtype);
+  c.efficiency = op.flops.count() / (c.time.ToSeconds() * peak);
+  return c;
+}
+
+OpCost KernelModel::BatchedGemmCost(const Op& op) const {
   const double peak = gpu_.PeakFlops(op.dtype);
   SIM_CHECK(peak > 0) << gpu_.name << " has no " << DtypeName(op.dtype)
                       << " peak; call CheckDtypeSupported before costing " << op.name;

@@ -174,6 +174,7 @@ class KernelModel {
   };
 
   OpCost GemmCost(const Op& op) const;
+  OpCost BatchedGemmCost(const Op& op) const;  // the batch as one kernel
   OpCost AttentionCost(const Op& op) const;
   OpCost MemoryBoundCost(const Op& op) const;
   double MemorySeconds(sim::Bytes bytes, double fraction) const;

@@ -77,6 +77,16 @@ TEST(MoeWorkloadTest, MixtralLayerFollowsTheAllToAllDispatcher) {
   EXPECT_EQ(fc1.m, 4096);
   EXPECT_EQ(fc1.n, 2 * 14336 / 2);  // gate + up, one TP shard
   EXPECT_EQ(fc1.k, 4096);
+  // Transformer Engine's grouped GEMM: one kernel per expert on 4 streams,
+  // forward and backward alike; the dense GEMMs are single kernels.
+  EXPECT_EQ(fc1.streams, 4);
+  EXPECT_EQ(Get(w.layer_forward, "expert_fc2_gemm").streams, 4);
+  for (const char* name : {"expert_fc1_gemm_dgrad", "expert_fc1_gemm_wgrad",
+                           "expert_fc2_gemm_dgrad", "expert_fc2_gemm_wgrad"}) {
+    EXPECT_EQ(Get(w.layer_backward, name).streams, 4) << name;
+  }
+  EXPECT_EQ(Get(w.layer_forward, "router_gemm").streams, 0);
+  EXPECT_EQ(Get(w.layer_forward, "qkv_gemm").streams, 0);
   // The all-gather over tp collects the 2 x 4096 expert rows, h = 4096 bf16.
   const Op& ag = Get(w.layer_forward, "tp_allgather_moe_dispatch");
   EXPECT_EQ(ag.group, CommGroup::kTensor);

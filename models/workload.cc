@@ -148,6 +148,15 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
 // out: the all-to-all alone carries each rank's shard. The all-to-all of the fp32 routing
 // probabilities (4 bytes per row against h·2) and the token-count all-gather
 // are left out.
+//
+// The grouped expert GEMMs (Megatron-core TEGroupedMLP, --moe-grouped-gemm:
+// Transformer Engine's GroupedLinear) run one cuBLAS GEMM per local expert,
+// expert i on compute stream i mod 4 (TE multi_stream_cublas_gemm,
+// transformer_engine/common/gemm/cublaslt_gemm.cu; 4 streams:
+// common/include/transformer_engine/multi_stream.h), not as one batched
+// kernel: each expert's GEMM fills the SMs on its own.
+constexpr int kGroupedGemmStreams = 4;
+
 void MoeForward(const Dims& d, std::vector<Op>* ops) {
   const int64_t routed = d.experts_local * d.expert_tokens;  // expert rows on this rank
   ops->push_back(Gemm(d, "router_gemm", d.ln_tokens, d.experts, d.h));
@@ -168,8 +177,10 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
   const bool sort = d.experts_local > 1 && (d.ep > 1 || d.expert_sp);
   if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
   ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
+  ops->back().streams = kGroupedGemmStreams;
   ops->push_back(MemoryBound(d, d.act_name, routed * d.fe_local * d.act * (d.swiglu ? 3 : 2)));
   ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.fe_local, d.experts_local));
+  ops->back().streams = kGroupedGemmStreams;
   if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
   if (d.expert_sp) {
     ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,

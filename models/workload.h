@@ -111,6 +111,10 @@ struct Op {
   std::string name;  // "qkv_gemm", "fc1_gemm_dgrad", "attention_fwd", "layernorm1", ...
   OpKind kind = OpKind::kMemoryBound;
   int64_t m = 0, n = 0, k = 0, batch = 1;  // GEMM: batch x (m x k)·(k x n)
+  // GEMM with batch > 1: 0 runs the batch as one batched kernel; s > 0 runs one
+  // kernel per entry, entry i on stream i mod s (Transformer Engine's grouped
+  // GEMM for the experts: models/kernel_model.h).
+  int streams = 0;
   // attention: batch = micro_batch * local heads, m = seq_q, n = seq_kv, k = head_dim
   bool causal = false;
   sim::Flops flops;  // arithmetic of this op (0 for collectives and memory-bound ops)

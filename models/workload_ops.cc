@@ -80,11 +80,16 @@ Op Gemm(const Dims& d, std::string name, int64_t m, int64_t n, int64_t k, int64_
 }
 
 // dgrad: dX[m x k] = dY[m x n]·W^T; wgrad: dW[k x n] = X^T[k x m]·dY. Same FLOPs.
+// Both run as their forward GEMM does (one batched kernel or one per stream).
 Op Dgrad(const Dims& d, const Op& fwd) {
-  return Gemm(d, fwd.name + "_dgrad", fwd.m, fwd.k, fwd.n, fwd.batch);
+  Op op = Gemm(d, fwd.name + "_dgrad", fwd.m, fwd.k, fwd.n, fwd.batch);
+  op.streams = fwd.streams;
+  return op;
 }
 Op Wgrad(const Dims& d, const Op& fwd) {
-  return Gemm(d, fwd.name + "_wgrad", fwd.k, fwd.n, fwd.m, fwd.batch);
+  Op op = Gemm(d, fwd.name + "_wgrad", fwd.k, fwd.n, fwd.m, fwd.batch);
+  op.streams = fwd.streams;
+  return op;
 }
 
 Op MemoryBound(const Dims& d, std::string name, int64_t bytes) {
