@@ -57,7 +57,6 @@ RouteSearch::RouteSearch(const Cluster& cluster, Method method) : method_(method
   node_.resize(n);
   is_gpu_.resize(n);
   fabric_index_.assign(n, -1);
-  server_vertices_.resize(cluster.num_nodes());
   for (int v = 0; v < n; ++v) {
     const Vertex& vx = cluster.vertex(v);
     node_[v] = vx.node;
@@ -65,8 +64,6 @@ RouteSearch::RouteSearch(const Cluster& cluster, Method method) : method_(method
     if (vx.node < 0) {
       fabric_index_[v] = static_cast<int>(fabric_vertex_.size());
       fabric_vertex_.push_back(v);
-    } else {
-      server_vertices_[vx.node].push_back(v);
     }
   }
   fabric_rows_.resize(fabric_vertex_.size());

@@ -84,8 +84,7 @@ class RouteSearch {
   // The same edges reordered: per vertex, edges into the fabric first, then
   // edges into servers sorted by server ([first_server_edge_[v], end)).
   std::vector<int> search_edge_, first_server_edge_;
-  // Per server: its vertices, and its edges to and from switches.
-  std::vector<std::vector<int>> server_vertices_;
+  // Per server: its edges to and from switches.
   std::vector<std::vector<int>> server_entries_;  // switch -> server edges
   std::vector<std::vector<int>> server_exits_;    // server -> switch edges
   // Switches by fabric index.

@@ -89,11 +89,16 @@ TEST(RouteSearchTest, ServerCheaperThanTheFabricFallsBackToTheSearch) {
   const int spine = b.AddVertex(VertexKind::kSpine, -1, "spine");
   b.AddLink(leaf1, spine, LinkKind::kInfiniband, "slow", slow, slow, lat);
   b.AddLink(leaf2, spine, LinkKind::kInfiniband, "slow", slow, slow, lat);
+  // A node of one GPU and one NIC on `leaf`.
+  const auto add_node = [&](int node, int leaf) {
+    const std::string name = "n" + std::to_string(node);
+    const int gpu = b.AddVertex(VertexKind::kGpu, node, name + "/gpu");
+    const int nic = b.AddVertex(VertexKind::kNic, node, name + "/nic");
+    b.AddLink(gpu, nic, LinkKind::kPcie, "pcie", bw, bw, lat);
+    b.AddLink(nic, leaf, LinkKind::kInfiniband, "ib", bw, bw, lat);
+  };
   // Node 0 on leaf1, node 2 on leaf2, node 1 on both with a fast bridge.
-  const int g0 = b.AddVertex(VertexKind::kGpu, 0, "n0/gpu");
-  const int n0 = b.AddVertex(VertexKind::kNic, 0, "n0/nic");
-  b.AddLink(g0, n0, LinkKind::kPcie, "pcie", bw, bw, lat);
-  b.AddLink(n0, leaf1, LinkKind::kInfiniband, "ib", bw, bw, lat);
+  add_node(0, leaf1);
   const int g1 = b.AddVertex(VertexKind::kGpu, 1, "n1/gpu");
   const int p1 = b.AddVertex(VertexKind::kPcieSwitch, 1, "n1/pcie");
   const int n1a = b.AddVertex(VertexKind::kNic, 1, "n1/nic0");
@@ -103,10 +108,7 @@ TEST(RouteSearchTest, ServerCheaperThanTheFabricFallsBackToTheSearch) {
   b.AddLink(p1, n1b, LinkKind::kPcie, "pcie", bw, bw, lat);
   b.AddLink(n1a, leaf1, LinkKind::kInfiniband, "ib", bw, bw, lat);
   b.AddLink(n1b, leaf2, LinkKind::kInfiniband, "ib", bw, bw, lat);
-  const int g2 = b.AddVertex(VertexKind::kGpu, 2, "n2/gpu");
-  const int n2 = b.AddVertex(VertexKind::kNic, 2, "n2/nic");
-  b.AddLink(g2, n2, LinkKind::kPcie, "pcie", bw, bw, lat);
-  b.AddLink(n2, leaf2, LinkKind::kInfiniband, "ib", bw, bw, lat);
+  add_node(2, leaf2);
   absl::StatusOr<Cluster> c = std::move(b).Build();
   ASSERT_TRUE(c.ok()) << c.status();
   RouteSearch tables(*c, RouteSearch::Method::kFabricTables);
