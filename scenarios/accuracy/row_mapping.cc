@@ -165,6 +165,18 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
     }
     a.zero_stage = k.zero_stage;
     a.micro_batch = k.micro_batch;
+    // torchtitan with pipeline parallelism does not reshard after the forward
+    // pass ("to avoid per-microbatch all-gathers", apply_fsdp in
+    // torchtitan/parallelisms/parallelize_llama.py at 9dec370) and the
+    // pipeline schedule defers the gradient reduce-scatter to the last
+    // micro-batch's backward (torch.distributed.pipelining's
+    // backward_maybe_with_nosync): parameters gathered and gradients reduced
+    // once per step, ZeRO-2.
+    if (absl::StartsWith(s, "torchtitan")) {
+      a.zero_stage_with_pipeline = 2;
+      a.text += "; with pp > 1 parameters stay gathered across micro-batches and gradients are "
+                "reduce-scattered once per step (ZeRO-2; torchtitan's apply_fsdp)";
+    }
     // NeMo AutoModel's FSDP2Config reduces gradients in bf16 by default
     // (nemo_automodel/components/distributed/config.py at e458120124), where
     // torchtitan, the profile's other stack, reduces in fp32.

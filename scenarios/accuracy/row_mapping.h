@@ -35,6 +35,9 @@ struct RowAssumptions {
   bool tp_comm_overlap = false;  // only with sequence parallelism
   bool overlap_param_gather = false;
   int zero_stage = 0;
+  // The sharding with pipeline parallelism, where the stack changes it
+  // (torchtitan keeps parameters whole across micro-batches: 2); 0: zero_stage.
+  int zero_stage_with_pipeline = 0;
   int grad_reduce_bytes = 0;  // training.grad_reduce_bytes; 0: the profile's
   std::string precision;  // when the row states none
   std::string attention;  // training.attention; "" = the stack's default

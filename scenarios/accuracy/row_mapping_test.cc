@@ -84,6 +84,11 @@ TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
   }
   // Llama 3's FSDP keeps parameters whole after the forward pass.
   EXPECT_EQ(AssumptionsForStack("meta-llama3 (x)")->zero_stage, 2);
+  // torchtitan shards every parameter (ZeRO-3) but, with a pipeline, keeps
+  // them gathered across micro-batches (ZeRO-2); NeMo AutoModel states no such rule.
+  EXPECT_EQ(AssumptionsForStack("torchtitan 9dec370")->zero_stage, 3);
+  EXPECT_EQ(AssumptionsForStack("torchtitan 9dec370")->zero_stage_with_pipeline, 2);
+  EXPECT_EQ(AssumptionsForStack("nemo-automodel (x)")->zero_stage_with_pipeline, 0);
   EXPECT_EQ(AssumptionsForStack("mxnet 1.2").status().code(), absl::StatusCode::kNotFound);
   // The published sources run Megatron-Core, each with its own recipe.
   EXPECT_EQ(AssumptionsForSource("MCORE24").framework, "megatron-core");

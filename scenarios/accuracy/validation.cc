@@ -310,7 +310,9 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (a.overlap_param_gather) p->set_overlap_param_gather(true);
   // FSDP's SHARD_GRAD_OP keeps parameters whole: ZeRO stage 2.
   if (a.zero_stage > 0) {
-    p->set_zero_stage(absl::StrContains(notes, "SHARD_GRAD_OP") ? 2 : a.zero_stage);
+    const int stage = pp > 1 && a.zero_stage_with_pipeline > 0 ? a.zero_stage_with_pipeline
+                                                                 : a.zero_stage;
+    p->set_zero_stage(absl::StrContains(notes, "SHARD_GRAD_OP") ? 2 : stage);
   }
   config::TrainingConfig* tr = s.mutable_training();
   tr->set_framework(a.framework);
