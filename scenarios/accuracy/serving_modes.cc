@@ -340,7 +340,10 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   }
   if (mode == "offline") {
     m.workload_kind = "offline";
-    m.num_requests = mlperf.samples > 0       ? mlperf.samples
+    // An MLPerf row's stated query ("N requests": the samples_per_query its
+    // log records, which a submission may raise above the data set) is the
+    // query loadgen issued.
+    m.num_requests = mlperf.samples > 0       ? std::max(mlperf.samples, stated_requests)
                      : m.dataset_requests > 0 ? m.dataset_requests
                                               : stated_requests;
     if (m.num_requests == 0) {
@@ -348,7 +351,13 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
       m.assumptions.push_back(absl::StrCat("offline: the number of requests is not stated: ",
                                            kDefaultOfflineRequests, " (serve's default)"));
     }
-    if (mlperf.samples > 0) {
+    if (mlperf.samples > 0 && stated_requests > mlperf.samples) {
+      m.duration_s = kMlperfMinDurationS;
+      m.assumptions.push_back(absl::StrCat(
+          "offline: loadgen's query of the run's ", stated_requests,
+          " samples (its log's samples_per_query), at least enough for ", kMlperfMinDurationS,
+          " s (1.1 x 600 s x the simulated rate, as for an expected QPS)"));
+    } else if (mlperf.samples > 0) {
       m.duration_s = kMlperfMinDurationS;
       m.assumptions.push_back(absl::StrCat(
           "offline: loadgen's query, at least the ", mlperf.samples,
@@ -375,13 +384,16 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     return m;
   }
   if (mode == "server") {
+    // A stated query count ("N requests": the min_query_count the run's
+    // log records) replaces loadgen's default minimum.
     m.workload_kind = "server";
-    m.num_requests = kMlperfServerMinQueries;
+    m.num_requests = std::max(kMlperfServerMinQueries, stated_requests);
     m.duration_s = kMlperfMinDurationS;
     m.assumptions.push_back(absl::StrCat(
         "server: each rate probed runs ", kMlperfMinDurationS,
-        " s of Poisson arrivals (MLPerf's min_duration), at least ", kMlperfServerMinQueries,
-        " queries; requests routed to the replicas at random"));
+        " s of Poisson arrivals (MLPerf's min_duration), at least ", m.num_requests, " queries",
+        stated_requests > kMlperfServerMinQueries ? " (the run's min_query_count)" : "",
+        "; requests routed to the replicas at random"));
     return m;
   }
   if (mode == "concurrency" && concurrency > 1) {

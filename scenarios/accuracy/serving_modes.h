@@ -50,7 +50,10 @@
 // lengths of the benchmark's data set (MlperfLengthsFile), the samples of a
 // seeded shuffle, cycled. Offline they queue loadgen's Offline query: at
 // least the data set's samples (the benchmark's Offline min_query_count) and
-// as many as keep the run busy for 600 s (duration_s).
+// as many as keep the run busy for 600 s (duration_s), or the larger query
+// the dataset cell states ("... query of N requests", the samples_per_query
+// of the run's log). A Server row's stated "at least N requests" (its log's
+// min_query_count) is issued at every rate probed.
 // Speculative rows map through serving_row_features.h (refused without a
 // stated acceptance length), disaggregated rows to inference.disaggregated
 // when both pools' GPU counts and the tp are stated; rows with expert

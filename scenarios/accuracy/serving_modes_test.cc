@@ -139,11 +139,16 @@ TEST(ServingModesTest, EveryShippedRowRunsOrNamesWhatItNeeds) {
   }
 }
 
+// An MLPerf offline row without lengths, its data set named by `dataset`.
+std::string MlperfOfflineRow(const std::string& dataset) {
+  const std::string row = Set(Row("M1", "output_tokens_per_s_total", "offline", "offline", ""),
+                              "dataset", dataset);
+  return Set(Set(row, "input_len", ""), "output_len", "");
+}
+
 TEST(ServingModesTest, MlperfRowsTakeTheirDataSetsLengths) {
   // An MLPerf offline row without lengths: every sample of its data set once.
-  std::string row = Set(Row("M1", "output_tokens_per_s_total", "offline", "offline", ""),
-                        "dataset", "mlperf llama2-70b OpenOrca 24576");
-  row = Set(Set(row, "input_len", ""), "output_len", "");
+  const std::string row = MlperfOfflineRow("mlperf llama2-70b OpenOrca 24576");
   const sim::CsvTable t = Parse(row);
   const ServingModeMapping m = MapServingMode(t, t.rows[0]);
   ASSERT_EQ(m.not_supported, "");
@@ -167,6 +172,34 @@ TEST(ServingModesTest, MlperfRowsTakeTheirDataSetsLengths) {
   // A benchmark without a lengths file still says what it needs.
   const sim::CsvTable u = Parse(Set(row, "dataset", "mlperf gptj cnn"));
   EXPECT_THAT(MapServingMode(u, u.rows[0]).not_supported, HasSubstr("the request lengths of"));
+}
+
+TEST(ServingModesTest, MlperfRowsTakeTheQueryTheirLogStates) {
+  // An Offline query larger than the data set (a log's samples_per_query) is
+  // the run's; one smaller than the data set cannot be MLPerf's.
+  const std::string row = MlperfOfflineRow("mlperf deepseek-r1 query of 26328 requests");
+  const sim::CsvTable t = Parse(row);
+  const ServingModeMapping m = MapServingMode(t, t.rows[0]);
+  ASSERT_EQ(m.not_supported, "");
+  EXPECT_EQ(m.lengths_file, "datasets/mlperf-deepseek-r1.csv");
+  EXPECT_EQ(m.num_requests, 26328);
+  EXPECT_DOUBLE_EQ(m.duration_s, 600);
+  EXPECT_THAT(absl::StrJoin(m.assumptions, "; "), HasSubstr("the run's 26328 samples"));
+  const sim::CsvTable small = Parse(Set(row, "dataset", "mlperf deepseek-r1 query of 10 requests"));
+  EXPECT_EQ(MapServingMode(small, small.rows[0]).num_requests, 4388);
+  // A Server run's min_query_count replaces loadgen's default of 100; none
+  // stated keeps it.
+  std::string server = Set(Set(row, "mode", "server"), "feature", "server");
+  server = Set(Set(server, "ttft_limit_ms", "2000"), "tpot_limit_ms", "80");
+  const sim::CsvTable s =
+      Parse(Set(server, "dataset", "mlperf deepseek-r1 at least 26328 requests"));
+  const ServingModeMapping ms = MapServingMode(s, s.rows[0]);
+  ASSERT_EQ(ms.not_supported, "");
+  EXPECT_EQ(ms.workload_kind, "server");
+  EXPECT_EQ(ms.num_requests, 26328);
+  EXPECT_THAT(absl::StrJoin(ms.assumptions, "; "), HasSubstr("(the run's min_query_count)"));
+  const sim::CsvTable d = Parse(Set(server, "dataset", "mlperf deepseek-r1"));
+  EXPECT_EQ(MapServingMode(d, d.rows[0]).num_requests, kMlperfServerMinQueries);
 }
 
 TEST(ServingModesTest, RowsWithoutATpRunAtTheInferredOne) {
