@@ -35,6 +35,37 @@ std::vector<int> DeepSeekLayout(const std::string& gpu, int pp, int vp) {
   return {};
 }
 
+// The Megatron-Bridge release of a row's stack cell ("nemo-25.11 (...)":
+// "25.11"), or "".
+std::string BridgeRelease(const std::string& stack) {
+  for (const char* release : {"25.09", "25.11", "26.04"}) {
+    if (absl::StrContains(stack, absl::StrCat("nemo-", release))) return release;
+  }
+  return "";
+}
+
+// The flex-dispatcher backend (moe_flex_dispatcher_backend) of Megatron-Bridge's
+// DeepSeek-V3 performance presets, by release and GPU, or "" for Megatron-Core's
+// all-to-all dispatcher:
+// - 25.09, tag v0.1.0rc4, scripts/performance/run_script.py: DeepEP on H100
+//   (enable_deepep); on B200 and GB200 the presets drop tokens, which turns
+//   DeepEP off ("Using token drop, disabling DeepEP").
+// - 25.11, tag v0.2.0, scripts/performance/configs/deepseek/
+//   workload_base_configs.py: hybridep on GB200, deepep on H100, none on B200
+//   (set_workload_base_configs then sets moe_token_dispatcher_type alltoall).
+// - 26.04, tag v0.4.0, configs/deepseek/deepseek_workload_base_configs.py:
+//   hybridep; the B200 MXFP8 preset with ep 32 (commit 5acef9309, "b200 DSv3
+//   better cfg") deepep.
+// Other releases: hybridep.
+std::string DeepSeekDispatcher(const std::string& release, const std::string& gpu, int ep) {
+  const bool h100 = absl::StartsWith(gpu, "h100"), gb200 = absl::StartsWith(gpu, "gb200");
+  const bool b200 = absl::StartsWith(gpu, "b200");
+  if (release == "25.09") return h100 ? "deepep" : "";
+  if (release == "25.11") return gb200 ? "hybridep" : h100 ? "deepep" : "";
+  if (release == "26.04" && b200 && ep == 32) return "deepep";
+  return "hybridep";
+}
+
 }  // namespace
 
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
@@ -52,7 +83,7 @@ int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_g
 
 RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                             const std::string& preset, const std::string& gpu, int layers, int pp,
-                            int vp) {
+                            int vp, int ep) {
   RecipeParallelism r;
   const bool bridge = absl::StrContains(absl::AsciiStrToLower(stack), "megatron-bridge");
   int experts = 0;
@@ -71,8 +102,12 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
     absl::StrAppend(&r.text, r.text.empty() ? "" : "; ", text);
   };
   if (bridge && preset == "deepseek-v3-671b") {
-    r.moe_dispatcher = "hybridep";
-    append("HybridEP token dispatch (the DeepSeek-V3 performance presets' flex dispatcher)");
+    r.moe_dispatcher = DeepSeekDispatcher(BridgeRelease(stack), gpu, ep);
+    append(r.moe_dispatcher.empty()
+               ? std::string("all-to-all token dispatch (the DeepSeek-V3 performance preset's)")
+               : absl::StrCat(r.moe_dispatcher == "deepep" ? "DeepEP" : "HybridEP",
+                              " token dispatch (the DeepSeek-V3 performance preset's flex "
+                              "dispatcher)"));
   } else if (experts > 0 && absl::StrContains(notes, "DeepEP")) {
     r.moe_dispatcher = "deepep";
     append("DeepEP token dispatch (stated)");

@@ -26,10 +26,10 @@
 //   NVL72 rack), so each NVLink domain holds 4 x segment consecutive ranks
 //   (64 GPUs at 128 and 256 GPUs), aligned with the rank order.
 // - the DeepSeek-V3 performance presets dispatch tokens with Megatron-Core's
-//   flex dispatcher, HybridEP or DeepEP by GPU and version
-//   (moe_flex_dispatcher_backend in
-//   scripts/performance/configs/deepseek/deepseek_workload_base_configs.py);
-//   the simulator costs the two alike (strategies/expert_dispatch.h).
+//   flex dispatcher (HybridEP or DeepEP) or its all-to-all dispatcher, by
+//   release and GPU (moe_flex_dispatcher_backend; the .cc names the file of
+//   each release); the simulator costs HybridEP and DeepEP alike
+//   (strategies/expert_dispatch.h).
 // Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
 // dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //
@@ -56,14 +56,15 @@ struct RecipeParallelism {
 
 // `stack` is the row's framework cell, `notes` its notes, `preset` the model
 // preset the row names ("" when none), `gpu` the catalog GPU, `layers` the
-// model's layers and pp, vp the row's pipeline sizes.
+// model's layers, pp, vp the row's pipeline sizes and ep its expert
+// parallelism.
 // GPUs per NVLink domain the stack's launcher gives a GB200 job of
 // `num_gpus` (Megatron-Bridge's --segment), or 0 when it states none.
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus);
 
 RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                             const std::string& preset, const std::string& gpu, int layers, int pp,
-                            int vp);
+                            int vp, int ep = 1);
 
 }  // namespace clustersim::scenarios
 

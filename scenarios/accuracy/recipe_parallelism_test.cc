@@ -98,12 +98,18 @@ TEST(RecipeParallelismTest, OtherStacksFoldOnlyWhereTheNotesSayETP1) {
   EXPECT_TRUE(ForRecipe(nemo, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1).layout.empty());
 }
 
-// DeepSeek-V3's performance presets dispatch with the flex dispatcher; other
-// stacks only where the notes name DeepEP; dense models never.
+// Megatron-Bridge's DeepSeek-V3 presets choose the dispatcher by release and
+// GPU (25.11: HybridEP on GB200, the all-to-all dispatcher on B200); its Qwen3
+// rows keep the all-to-all dispatcher; other stacks dispatch with DeepEP only
+// where the notes name it; dense models never.
 TEST(RecipeParallelismTest, DispatcherFollowsTheRecipeOrTheNotes) {
-  EXPECT_EQ(ForRecipe(kBridge, "", "deepseek-v3-671b", "b200-sxm-180gb", 61, 16, 1).moe_dispatcher,
+  EXPECT_EQ(ForRecipe(kBridge, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 4, 64).moe_dispatcher,
             "hybridep");
-  EXPECT_EQ(ForRecipe(kBridge, "", "qwen3-235b-a22b", "h100-sxm5-80gb", 94, 8, 1).moe_dispatcher,
+  EXPECT_EQ(ForRecipe(kBridge, "", "deepseek-v3-671b", "b200-sxm-180gb", 61, 16, 1, 8)
+                .moe_dispatcher,
+            "");
+  EXPECT_EQ(ForRecipe(kBridge, "", "qwen3-235b-a22b", "h100-sxm5-80gb", 94, 8, 4, 32)
+                .moe_dispatcher,
             "");
   EXPECT_EQ(ForRecipe("nemo-automodel 25.11", "kernel optimizations 'TE + DeepEP + TorchSDPA'",
                       "qwen3-30b-a3b", "h100-sxm5-80gb", 48, 1, 1)
@@ -111,6 +117,29 @@ TEST(RecipeParallelismTest, DispatcherFollowsTheRecipeOrTheNotes) {
             "deepep");
   EXPECT_EQ(ForRecipe("nemo-automodel 25.11", "TE + DeepEP", "llama3.1-8b", "h100-sxm5-80gb", 32,
                       1, 1)
+                .moe_dispatcher,
+            "");
+}
+
+// The DeepSeek-V3 presets' dispatcher changes with the release: 25.09 drops
+// tokens with the all-to-all dispatcher on Blackwell and uses DeepEP on H100;
+// 26.04's B200 preset with ep 32 uses DeepEP, the others HybridEP.
+TEST(RecipeParallelismTest, DeepSeekDispatcherFollowsTheRelease) {
+  const std::string r2509 = "nemo-25.09 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  auto dispatcher = [](const std::string& stack, const std::string& gpu, int pp, int vp, int ep) {
+    return ForRecipe(stack, "", "deepseek-v3-671b", gpu, 61, pp, vp, ep).moe_dispatcher;
+  };
+  EXPECT_EQ(dispatcher(r2509, "h100-sxm5-80gb", 8, 4, 64), "deepep");
+  EXPECT_EQ(dispatcher(r2509, "b200-sxm-180gb", 16, 1, 8), "");
+  EXPECT_EQ(dispatcher(r2509, "gb200-186gb", 4, 4, 64), "");
+  EXPECT_EQ(dispatcher(kBridge, "h100-sxm5-80gb", 8, 4, 64), "deepep");
+  EXPECT_EQ(dispatcher(r2604, "b200-sxm-180gb", 8, 2, 32), "deepep");
+  EXPECT_EQ(dispatcher(r2604, "b200-sxm-180gb", 16, 1, 8), "hybridep");
+  EXPECT_EQ(dispatcher(r2604, "gb200-186gb", 4, 4, 64), "hybridep");
+  // Not a Megatron-Bridge stack: no dispatcher assumed.
+  EXPECT_EQ(ForRecipe("nemo-25.04 (dgxc-benchmarking)", "", "deepseek-v3-671b", "h100-sxm5-80gb",
+                      61, 8, 1, 64)
                 .moe_dispatcher,
             "");
 }

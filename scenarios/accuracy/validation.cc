@@ -25,6 +25,12 @@ bool Int(const std::string& cell, int* out) {
   return !cell.empty() && absl::SimpleAtoi(cell, out);
 }
 
+// The row's expert parallelism: its ep cell, 1 when empty or malformed.
+int RowEp(const sim::CsvTable& t, const sim::CsvTable::Row& row) {
+  int ep = 1;
+  return Int(t.Get(row, "ep"), &ep) ? ep : 1;
+}
+
 // The largest parallel size a row may state: far above any published run,
 // small enough that products of three sizes fit an int.
 constexpr int kMaxParallelSize = 1024;
@@ -225,7 +231,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   // The recipe's pipeline layout and expert tensor parallelism, where the
   // table leaves them out (scenarios/accuracy/recipe_parallelism.h).
   const RecipeParallelism recipe =
-      ForRecipe(t.Get(row, "framework"), notes, preset, gpu, layers, pp, vp);
+      ForRecipe(t.Get(row, "framework"), notes, preset, gpu, layers, pp, vp, RowEp(t, row));
   if (!recipe.missing.empty()) {
     v.reason = recipe.missing;
     return v;
