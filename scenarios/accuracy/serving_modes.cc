@@ -351,18 +351,18 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
       m.assumptions.push_back(absl::StrCat("offline: the number of requests is not stated: ",
                                            kDefaultOfflineRequests, " (serve's default)"));
     }
-    if (mlperf.samples > 0 && stated_requests > mlperf.samples) {
+    if (mlperf.samples > 0) {
       m.duration_s = kMlperfMinDurationS;
-      m.assumptions.push_back(absl::StrCat(
-          "offline: loadgen's query of the run's ", stated_requests,
-          " samples (its log's samples_per_query), at least enough for ", kMlperfMinDurationS,
-          " s (1.1 x 600 s x the simulated rate, as for an expected QPS)"));
-    } else if (mlperf.samples > 0) {
-      m.duration_s = kMlperfMinDurationS;
-      m.assumptions.push_back(absl::StrCat(
-          "offline: loadgen's query, at least the ", mlperf.samples,
-          " samples of min_query_count and enough for ", kMlperfMinDurationS,
-          " s (1.1 x 600 s x the simulated rate, as for an expected QPS)"));
+      const std::string query =
+          stated_requests > mlperf.samples
+              ? absl::StrCat("query of the run's ", stated_requests,
+                             " samples (its log's samples_per_query), at least")
+              : absl::StrCat("query, at least the ", mlperf.samples,
+                             " samples of min_query_count and");
+      m.assumptions.push_back(absl::StrCat("offline: loadgen's ", query, " enough for ",
+                                           kMlperfMinDurationS,
+                                           " s (1.1 x 600 s x the simulated rate, as for an "
+                                           "expected QPS)"));
     }
     m.trtllm_bench = absl::StrContains(t.Get(row, "framework"), "trtllm-bench");
     return m;
