@@ -66,6 +66,24 @@ double MlpUpForwardFlops(const TransformerConfig& c, int64_t global_batch) {
          fc1_width;
 }
 
+double RecomputeModulesExtraFlops(const TransformerConfig& c, int64_t global_batch, Recompute r,
+                                  const RecomputeModules& m) {
+  if (r != Recompute::kSelective) return 0;
+  const double s = c.seq_length, h = c.hidden_size, a = c.num_attention_heads;
+  double per_sequence = m.core_attn ? 0.0 : -Forward(c).attention_core;
+  if (m.mla_up_proj && c.mla()) {
+    const double q_up = c.q_lora_rank > 0 ? c.q_lora_rank * a * c.head_dim() : h * a * c.head_dim();
+    const double kv_up = static_cast<double>(c.kv_lora_rank) * a * (c.qk_nope_head_dim + c.v_head_dim);
+    per_sequence += c.num_layers * 2.0 * s * (q_up + kv_up);
+  }
+  if (m.mlp) {
+    const double gate = c.activation == Activation::kSwiglu ? 1.5 : 1.0;
+    const double dense_layers = c.num_experts > 0 ? c.moe_first_dense_layers : c.num_layers;
+    per_sequence += dense_layers * 4.0 * s * h * c.ffn_hidden_size * gate;
+  }
+  return static_cast<double>(global_batch) * per_sequence;
+}
+
 SixNFlops SixNAttentionFlops(const TransformerConfig& c, int64_t global_batch) {
   const ParameterCounts p = CountParameters(c);
   const double inactive_experts =

@@ -56,6 +56,15 @@ double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, R
 // ShardSpec::recompute_mlp_up replays on top of the attention core.
 double MlpUpForwardFlops(const TransformerConfig& c, int64_t global_batch);
 
+// What selective recompute's modules `m` (ShardSpec::modules) replay beyond
+// MegatronHardwareFlops' selective count (the attention core), for
+// `global_batch` sequences: the MLA up projections ("mla_up_proj") and the
+// dense layers' MLP ("mlp"), less the attention core without "core_attn".
+// Memory-bound replays (norms, activations) count no FLOPs. 0 unless `r` is
+// kSelective.
+double RecomputeModulesExtraFlops(const TransformerConfig& c, int64_t global_batch, Recompute r,
+                                  const RecomputeModules& m);
+
 struct SixNFlops {
   double parameters = 0;  // 6·N·tokens
   double attention = 0;   // 12·L·(a·d)·s·tokens

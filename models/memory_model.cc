@@ -19,7 +19,9 @@ int LayersOnStage(int num_layers, int p, int stage) {
 }  // namespace
 
 double AttentionCoreUnits(const TransformerConfig& c, const ShardSpec& s) {
-  if (s.recompute != Recompute::kNone) return 0;  // selective/full recompute the core
+  // Full recompute, and selective with the "core_attn" module, replay the core.
+  if (s.recompute == Recompute::kFull) return 0;
+  if (s.recompute == Recompute::kSelective && s.modules.core_attn) return 0;
   const double a = c.num_attention_heads, h = c.hidden_size, t = s.tensor_parallel;
   if (c.attention_backend == AttentionBackend::kUnfused) {
     // Korthikanti Table 2: softmax output 2·a·s², its dropout mask a·s² and
@@ -55,9 +57,16 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
   // parallelism: both norms' inputs (4), the QKV and fc1 inputs (2 each) and
   // two dropout masks. Replaying the MLP's input side (recompute_mlp_up)
   // drops the fc1 input, fc1's output and the activation's.
-  const bool mlp_up = s.recompute == Recompute::kSelective && s.recompute_mlp_up && !moe;
-  const double replicated = mlp_up ? 8.0 : 10.0;
-  double mlp = mlp_up ? 0.0 : (2.0 * fc1_width + 2.0 * f) / h;
+  const bool selective = s.recompute == Recompute::kSelective;
+  const bool mlp_up = selective && s.recompute_mlp_up && !moe;
+  // Recompute modules (ShardSpec::modules): "layernorm" drops both norms'
+  // outputs (the QKV and fc1 inputs), "mlp" a dense MLP's fc1 and activation
+  // outputs (its input is the checkpoint), "moe_act" the experts' activation
+  // outputs, "mla_up_proj" the up-projected query, key and value.
+  const RecomputeModules& m = s.modules;
+  const double replicated = (mlp_up ? 8.0 : 10.0) - (selective && m.layernorm ? 4.0 : 0.0);
+  double mlp = mlp_up || (selective && m.mlp && !moe) ? 0.0 : (2.0 * fc1_width + 2.0 * f) / h;
+  if (moe && selective && m.moe_act) mlp = 2.0 * fc1_width / h;
   double moe_full = 0;  // expert inputs, gathered over tp: whole on every TP rank
   if (moe) {
     const double routed = c.moe_top_k * c.moe_capacity_factor;
@@ -75,6 +84,7 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
   if (c.kv_channels > 0 || c.mla()) {
     const double dq = c.head_dim(), dv = c.value_head_dim();
     attention = (2.0 * a * dq + 2.0 * g * (dq + dv) + 2.0 * a * dv) / h;
+    if (c.mla() && selective && m.mla_up_proj) attention = 2.0 * a * dv / h;
   }
   double latent = 0;  // MLA: the q and kv latents and their norms, on every TP rank
   if (c.mla()) latent = 4.0 * (c.q_lora_rank + c.kv_lora_rank + c.qk_rope_head_dim) / h;

@@ -133,7 +133,8 @@ MemoryBreakdown ModelStateMemory(double params_on_rank, Dtype dtype, Dtype main_
 
 // The attention core's share of one layer's activations, in units of
 // s'·b·h bytes (s' = s/cp) per the header: what selective recompute drops
-// and what FlashAttention removes. 0 under selective or full recompute.
+// and what FlashAttention removes. 0 under full recompute and under selective
+// recompute that replays the core (ShardSpec::modules.core_attn).
 double AttentionCoreUnits(const TransformerConfig& c, const ShardSpec& s);
 
 // REQUIRES: ValidateMemoryInputs(in).ok(). For the stage `in.pipeline_stage`.

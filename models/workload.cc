@@ -135,6 +135,17 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
   ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
 }
 
+// Appends copies of the forward ops `names`, marked recomputed: a
+// selective-recompute replay just before the backward that reads them.
+void Replay(const std::vector<Op>& fwd, const std::vector<std::string_view>& names,
+            std::vector<Op>* ops) {
+  for (std::string_view name : names) {
+    Op again = FindOp(fwd, name);
+    again.recompute = true;
+    ops->push_back(std::move(again));
+  }
+}
+
 // Megatron-core MoE layer with the all-to-all token dispatcher
 // (token_dispatcher.py, MoEAlltoAllTokenDispatcher), experts tensor-parallel
 // like the dense MLP (expert TP = tp, sequence parallel required): every TP
@@ -244,7 +255,8 @@ std::vector<Op> LayerForward(const Dims& d) {
 // dual (all-to-all -> all-to-all, reduce-scatter -> all-gather, all-gather ->
 // reduce-scatter). The expert GEMMs keep their gathered inputs, so nothing is
 // re-gathered; the input gradient stays on the sequence-parallel shard.
-void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out) {
+void MoeBackward(const Dims& d, const std::vector<Op>& fwd, bool replay_act,
+                 std::vector<Op>* out) {
   auto dual = [&](std::string_view name, std::string bwd_name, CommKind kind) {
     for (const Op& op : fwd) {
       if (op.name != name) continue;
@@ -264,6 +276,9 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
   dual("ep_alltoall_combine", "ep_alltoall_combine_bwd", CommKind::kAllToAll);
   dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
   memory_bwd("moe_unsort_chunks");
+  // Recompute module "moe_act": the activation's output is dropped after fc2
+  // and replayed when fc2's backward needs it.
+  if (replay_act) Replay(fwd, {d.act_name}, out);
   const Op& fc2 = FindOp(fwd, "expert_fc2_gemm");
   out->push_back(Dgrad(d, fc2));
   out->push_back(Wgrad(d, fc2));
@@ -288,19 +303,15 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out
 // writes dP), softmax backward (reads P and dP, writes dS), dQ = dS·K and
 // dK = dS^T·Q. Both operands of these GEMMs are activations, so none is a
 // weight gradient (no "_wgrad" name: zero-bubble schedules must not defer them).
-void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, Recompute recompute,
+void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, bool replay,
                            std::vector<Op>* ops) {
-  const std::vector<std::string_view> names =
-      d.unfused_attention
-          ? std::vector<std::string_view>{"attention_scores_gemm", "attention_softmax",
-                                          "attention_dropout", "attention_context_gemm"}
-          : std::vector<std::string_view>{"attention_fwd"};
-  if (recompute == Recompute::kSelective) {
-    for (std::string_view name : names) {
-      Op again = FindOp(fwd, name);
-      again.recompute = true;
-      ops->push_back(std::move(again));
-    }
+  if (replay) {
+    Replay(fwd,
+           d.unfused_attention
+               ? std::vector<std::string_view>{"attention_scores_gemm", "attention_softmax",
+                                               "attention_dropout", "attention_context_gemm"}
+               : std::vector<std::string_view>{"attention_fwd"},
+           ops);
   }
   if (!d.unfused_attention) {
     ops->push_back(AttentionBackward(FindOp(fwd, "attention_fwd")));
@@ -325,11 +336,21 @@ void MlpUpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops
   if (d.sp) names.push_back("tp_allgather_mlp");
   names.push_back("fc1_gemm");
   names.push_back(d.act_name);
-  for (std::string_view name : names) {
-    Op again = FindOp(fwd, name);
-    again.recompute = true;
-    ops->push_back(std::move(again));
+  Replay(fwd, names, ops);
+}
+
+// Recompute module "mlp": the dense MLP's whole forward (gather, fc1, the
+// activation, fc2 and the output collective) before its backward.
+void MlpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
+  std::vector<std::string_view> names;
+  if (d.sp) names.push_back("tp_allgather_mlp");
+  names.insert(names.end(), {"fc1_gemm", d.act_name, "fc2_gemm"});
+  if (d.sp) {
+    names.push_back("tp_reducescatter_mlp");
+  } else if (d.t > 1) {
+    names.push_back("tp_allreduce_mlp");
   }
+  Replay(fwd, names, ops);
 }
 
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s) {
@@ -345,18 +366,31 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
   }
   ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual2")));
+  const bool selective = recompute == Recompute::kSelective;
+  const RecomputeModules& m = s.modules;
+  // Module "layernorm": each norm's output is dropped and replayed when the
+  // backward of the block it feeds begins.
+  if (selective && m.layernorm) Replay(fwd, {"layernorm2"}, &ops);
   if (d.moe) {
-    MoeBackward(d, fwd, &ops);
+    MoeBackward(d, fwd, selective && m.moe_act, &ops);
   } else {
-    if (recompute == Recompute::kSelective && s.recompute_mlp_up) MlpUpReplay(d, fwd, &ops);
+    if (selective && s.recompute_mlp_up) MlpUpReplay(d, fwd, &ops);
+    if (selective && m.mlp) MlpReplay(d, fwd, &ops);
     RowParallelBackward(d, FindOp(fwd, "fc2_gemm"), "mlp", &ops);
     ops.push_back(MemoryBoundBackward(d, FindOp(fwd, d.act_name)));
     ColumnParallelBackward(d, FindOp(fwd, "fc1_gemm"), "mlp", &ops);
   }
   ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "layernorm2")));
   ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual1")));
+  if (selective && m.layernorm) Replay(fwd, {"layernorm1"}, &ops);
   RowParallelBackward(d, FindOp(fwd, "out_proj_gemm"), "attn", &ops);
-  AttentionCoreBackward(d, fwd, recompute, &ops);
+  // Module "mla_up_proj": the query and key/value up projections' outputs are
+  // dropped after the attention core and replayed before its backward
+  // (multi_latent_attention.py, CheckpointWithoutOutput).
+  if (selective && m.mla_up_proj && d.mla) {
+    Replay(fwd, {d.q_lora > 0 ? "q_up_gemm" : "q_gemm", "kv_up_gemm"}, &ops);
+  }
+  AttentionCoreBackward(d, fwd, selective && m.core_attn, &ops);
   if (d.mla) {
     LatentProjectionsBackward(d, fwd, &ops);
   } else {
@@ -501,6 +535,21 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
     return absl::InvalidArgumentError(
         "recompute_mlp_up needs selective recompute (training.recompute_granularity "
         "\"selective+mlp_up\"); full recompute already replays the MLP");
+  }
+  if (s.modules.mla_up_proj && !c.mla()) {
+    return absl::InvalidArgumentError(
+        "training.recompute_modules \"mla_up_proj\" needs multi-latent attention "
+        "(model.kv_lora_rank > 0); drop it from the list");
+  }
+  if (s.modules.moe_act && c.num_experts == 0) {
+    return absl::InvalidArgumentError(
+        "training.recompute_modules \"moe_act\" needs a mixture-of-experts model "
+        "(model.num_experts > 0); drop it from the list");
+  }
+  if (s.recompute_mlp_up && s.modules.mlp) {
+    return absl::InvalidArgumentError(
+        "training.recompute_granularity \"selective+mlp_up\" and recompute module \"mlp\" both "
+        "replay the dense MLP; use one");
   }
   if (s.recompute_mlp_up && c.num_experts > 0) {
     return absl::UnimplementedError(

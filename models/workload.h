@@ -133,6 +133,21 @@ struct Op {
   bool gathers_next_input = false;
 };
 
+// Megatron-Core's selective recompute modules (megatron/core/transformer/
+// transformer_config.py, recompute_modules): "core_attn" replays the attention
+// core, "mla_up_proj" the MLA query and key/value up projections (and RoPE,
+// not costed: the forward leaves it out too), "moe_act" the routed experts'
+// activation, "layernorm" the input and pre-MLP norms, "mlp" the dense MLP
+// (fc1, activation, fc2 and their tensor-parallel collectives) of dense
+// layers only. Scenario: training.recompute_modules.
+struct RecomputeModules {
+  bool core_attn = true;
+  bool mla_up_proj = false;
+  bool moe_act = false;
+  bool layernorm = false;
+  bool mlp = false;
+};
+
 struct ShardSpec {
   int tensor_parallel = 1;
   bool sequence_parallel = false;  // no effect when tensor_parallel == 1
@@ -149,6 +164,11 @@ struct ShardSpec {
   // XLA drops its replay. Scenario: training.recompute_granularity
   // "selective+mlp_up".
   bool recompute_mlp_up = false;
+  // With kSelective, Megatron-Core's recompute modules (--recompute-modules;
+  // transformer_config.py recompute_modules): which parts of a layer's
+  // forward are replayed just before their backward. Setting the list
+  // replaces Megatron's default, the attention core alone.
+  RecomputeModules modules;
   int expert_parallel = 1;  // MoE: experts split over this many ranks (must divide num_experts)
   // MoE: ranks one routed expert is tensor-split over; 0 = tensor_parallel,
   // 1 = not split (parallel folding: strategies/expert_parallel.h).

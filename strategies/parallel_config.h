@@ -62,6 +62,9 @@ struct ParallelConfig {
   // (models::ShardSpec::recompute_mlp_up; training.recompute_granularity
   // "selective+mlp_up").
   bool recompute_mlp_up = false;
+  // Megatron-Core's selective recompute modules (models::RecomputeModules;
+  // training.recompute_modules).
+  models::RecomputeModules recompute_modules;
   models::Dtype precision = models::Dtype::kBf16;
   // Uneven pipeline stages (Megatron-LM --decoder-first/last-pipeline-num-layers):
   // layers on the first and last stage; 0 = an even share. The middle stages

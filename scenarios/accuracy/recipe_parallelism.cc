@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "models/transformer_config.h"
 
 namespace clustersim::scenarios {
@@ -66,6 +67,29 @@ std::string DeepSeekDispatcher(const std::string& release, const std::string& gp
   return "hybridep";
 }
 
+// The recompute modules of Megatron-Bridge's DeepSeek-V3 performance presets,
+// all with recompute_granularity "selective", by release and GPU:
+// - 25.09, tag v0.1.0rc4, scripts/performance/run_script.py: H100
+//   mla_up_proj + mlp; B200 mla_up_proj; GB200 mla_up_proj with token drop
+//   (the presets drop tokens on Blackwell, as above), else mla_up_proj + mlp.
+// - 25.11, tag v0.2.0, configs/deepseek/workload_base_configs.py (selective:
+//   deepseek_llm_pretrain.py set_deepseek_v3_common_configs): GB200 and B200
+//   mla_up_proj, H100 mla_up_proj + mlp.
+// - 26.04, tag v0.4.0, configs/deepseek/deepseek_workload_base_configs.py:
+//   GB200 FP8 (GB200_V1/V2) mlp; B200 mla_up_proj, with ep 32 (commit
+//   5acef9309, FP8_MX_V2) mla_up_proj + mlp; H100 mla_up_proj + mlp.
+// "mlp" replays only the dense MLP (DeepSeek-V3's first three layers).
+std::vector<std::string> DeepSeekRecomputeModules(const std::string& release,
+                                                  const std::string& gpu, int ep) {
+  const bool h100 = absl::StartsWith(gpu, "h100"), gb200 = absl::StartsWith(gpu, "gb200");
+  if (h100) return {"mla_up_proj", "mlp"};
+  if (release == "26.04" || release.empty()) {
+    if (gb200) return {"mlp"};
+    if (ep == 32) return {"mla_up_proj", "mlp"};
+  }
+  return {"mla_up_proj"};
+}
+
 }  // namespace
 
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
@@ -102,6 +126,9 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
     absl::StrAppend(&r.text, r.text.empty() ? "" : "; ", text);
   };
   if (bridge && preset == "deepseek-v3-671b") {
+    r.recompute_modules = DeepSeekRecomputeModules(BridgeRelease(stack), gpu, ep);
+    append(absl::StrCat("selective recompute of ", absl::StrJoin(r.recompute_modules, " and "),
+                        " (the DeepSeek-V3 performance preset's recompute_modules)"));
     r.moe_dispatcher = DeepSeekDispatcher(BridgeRelease(stack), gpu, ep);
     append(r.moe_dispatcher.empty()
                ? std::string("all-to-all token dispatch (the DeepSeek-V3 performance preset's)")

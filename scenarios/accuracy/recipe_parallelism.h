@@ -30,6 +30,10 @@
 //   release and GPU (moe_flex_dispatcher_backend; the .cc names the file of
 //   each release); the simulator costs HybridEP and DeepEP alike
 //   (strategies/expert_dispatch.h).
+// - the DeepSeek-V3 presets train with selective recompute of named modules
+//   (recompute_granularity "selective", recompute_modules; by release and GPU,
+//   the .cc names the file of each release), which replaces Megatron-Core's
+//   default attention-core replay.
 // Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
 // dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //
@@ -50,6 +54,9 @@ struct RecipeParallelism {
   int expert_tensor_parallel = 0;  // 0: unstated (the experts follow tp)
   int mtp_num_layers = 0;          // multi-token-prediction modules trained
   std::string moe_dispatcher;      // parallelism.moe_token_dispatcher; "": unstated
+  // Selective recompute's modules (training.recompute_modules, with
+  // recompute_granularity "selective"); empty: the stack's default recompute.
+  std::vector<std::string> recompute_modules;
   std::string text;                // the assumption, for the row's report
   std::string missing;             // why the row's split cannot be pinned down, or ""
 };

@@ -144,5 +144,29 @@ TEST(RecipeParallelismTest, DeepSeekDispatcherFollowsTheRelease) {
             "");
 }
 
+TEST(RecipeParallelismTest, DeepSeekRecomputeModulesFollowTheReleaseAndGpu) {
+  const std::string r2509 = "nemo-25.09 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  auto modules = [](const std::string& stack, const std::string& gpu, int pp, int vp, int ep) {
+    return ForRecipe(stack, "", "deepseek-v3-671b", gpu, 61, pp, vp, ep).recompute_modules;
+  };
+  EXPECT_THAT(modules(r2509, "h100-sxm5-80gb", 8, 4, 64), ElementsAre("mla_up_proj", "mlp"));
+  EXPECT_THAT(modules(r2509, "b200-sxm-180gb", 16, 1, 8), ElementsAre("mla_up_proj"));
+  EXPECT_THAT(modules(r2509, "gb200-186gb", 4, 4, 64), ElementsAre("mla_up_proj"));
+  EXPECT_THAT(modules(kBridge, "b200-sxm-180gb", 16, 1, 8), ElementsAre("mla_up_proj"));
+  EXPECT_THAT(modules(kBridge, "gb200-186gb", 4, 4, 64), ElementsAre("mla_up_proj"));
+  EXPECT_THAT(modules(r2604, "gb200-186gb", 4, 4, 64), ElementsAre("mlp"));
+  EXPECT_THAT(modules(r2604, "b200-sxm-180gb", 8, 2, 32), ElementsAre("mla_up_proj", "mlp"));
+  EXPECT_THAT(modules(r2604, "b200-sxm-180gb", 16, 1, 8), ElementsAre("mla_up_proj"));
+  EXPECT_THAT(ForRecipe(kBridge, "", "deepseek-v3-671b", "b200-sxm-180gb", 61, 16, 1, 8).text,
+              HasSubstr("selective recompute of mla_up_proj"));
+  // Other models and stacks: none assumed.
+  EXPECT_TRUE(ForRecipe(kBridge, "", "qwen3-30b-a3b", "b200-sxm-180gb", 48, 1, 1, 8)
+                  .recompute_modules.empty());
+  EXPECT_TRUE(ForRecipe("nemo-25.04 (dgxc-benchmarking)", "", "deepseek-v3-671b",
+                        "h100-sxm5-80gb", 61, 8, 1, 64)
+                  .recompute_modules.empty());
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

@@ -306,6 +306,12 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   // "selective+mlp_up" (a JAX remat policy the row states) passes through.
   std::string recompute = t.Get(row, "recompute");
   recompute = recompute.substr(0, recompute.find(" ("));
+  if (recompute.empty() && !recipe.recompute_modules.empty()) {
+    recompute = "selective";
+    for (const std::string& m : recipe.recompute_modules) {
+      s.mutable_training()->add_recompute_modules(m);
+    }
+  }
   if (recompute.empty()) recompute = a.recompute;
   const std::string sp = t.Get(row, "seq_parallel");
   const bool sequence_parallel = sp.empty() ? (a.sequence_parallel && tp > 1) : sp == "yes";

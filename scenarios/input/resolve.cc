@@ -28,6 +28,36 @@ absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
                    "\" is not known; use none, selective, selective+mlp_up or full"));
 }
 
+// training.recompute_modules: Megatron-Core module names; the list replaces
+// the default (the attention core alone).
+absl::StatusOr<models::RecomputeModules> ParseRecomputeModules(
+    const google::protobuf::RepeatedPtrField<std::string>& names, models::Recompute recompute) {
+  models::RecomputeModules m;
+  if (names.empty()) return m;
+  if (recompute != models::Recompute::kSelective) {
+    return absl::InvalidArgumentError(
+        "training.recompute_modules needs training.recompute_granularity=\"selective\" "
+        "(Megatron applies recompute modules only to selective recompute); set it or drop the "
+        "list");
+  }
+  m.core_attn = false;
+  for (const std::string& name : names) {
+    bool* flag = name == "core_attn"     ? &m.core_attn
+                 : name == "mla_up_proj" ? &m.mla_up_proj
+                 : name == "moe_act"     ? &m.moe_act
+                 : name == "layernorm"   ? &m.layernorm
+                 : name == "mlp"         ? &m.mlp
+                                         : nullptr;
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.recompute_modules: \"", name,
+          "\" is not a modelled module; use core_attn, mla_up_proj, moe_act, layernorm or mlp"));
+    }
+    *flag = true;
+  }
+  return m;
+}
+
 // An in-framework rate factor (models/framework_profile.h): in (0, 1].
 absl::StatusOr<double> InFrameworkFactor(const char* field, double value, const char* meaning) {
   if (value > 0 && value <= 1) return value;
@@ -172,6 +202,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (!rc.ok()) return rc.status();
   pc.recompute = *rc;
   pc.recompute_mlp_up = t.recompute_granularity() == "selective+mlp_up";
+  absl::StatusOr<models::RecomputeModules> modules =
+      ParseRecomputeModules(t.recompute_modules(), pc.recompute);
+  if (!modules.ok()) return modules.status();
+  pc.recompute_modules = *modules;
   if (pc.recompute_mlp_up && r.model.num_experts > 0) {
     return absl::InvalidArgumentError(
         "training.recompute_granularity=\"selective+mlp_up\" replays a dense MLP and this model "
@@ -303,6 +337,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
+  *et->mutable_recompute_modules() = t.recompute_modules();
   EchoPricing(r.pricing, e.mutable_pricing());
   e.mutable_network()->set_tier(tier);
   e.mutable_network()->set_collective_algorithm(algo);

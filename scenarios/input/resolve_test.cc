@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "models/framework_profile.h"
@@ -311,6 +312,38 @@ TEST(ResolveTest, SelectiveWithMlpUpSitsBetweenSelectiveAndFull) {
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("training.recompute_granularity"), std::string::npos)
       << e.status();
+}
+
+TEST(ResolveTest, RecomputeModulesReplaceTheDefaultAndNameTheFieldWhenBad) {
+  auto with = [](const std::string& granularity, std::vector<std::string> modules) {
+    config::Scenario s = Parse(R"pb(
+      cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+      model { preset: "llama2-7b" }
+      training { micro_batch_size: 1 global_batch_size: 8 }
+    )pb");
+    s.mutable_training()->set_recompute_granularity(granularity);
+    for (const std::string& m : modules) s.mutable_training()->add_recompute_modules(m);
+    return s;
+  };
+  absl::StatusOr<ResolvedScenario> r = Resolve(with("selective", {"layernorm", "mlp"}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->parallel.recompute_modules.core_attn);
+  EXPECT_TRUE(r->parallel.recompute_modules.layernorm);
+  EXPECT_TRUE(r->parallel.recompute_modules.mlp);
+  EXPECT_EQ(r->echo.training().recompute_modules_size(), 2);
+  // Replaying the MLP costs more than no recompute.
+  EXPECT_LT(StepSeconds(with("none", {})), StepSeconds(with("selective", {"layernorm", "mlp"})));
+  absl::StatusOr<ResolvedScenario> def = Resolve(with("selective", {}));
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_TRUE(def->parallel.recompute_modules.core_attn);
+  for (const config::Scenario& bad :
+       {with("selective", {"core_attn", "attn"}), with("none", {"core_attn"})}) {
+    absl::StatusOr<ResolvedScenario> e = Resolve(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(e.status().message().find("training.recompute_modules"), std::string::npos)
+        << e.status();
+  }
 }
 
 TEST(ResolveTest, CollectiveProtocolDefaultsToAutoAndNamesTheFieldWhenBad) {

@@ -44,7 +44,9 @@ void FillStepFigures(const ResolvedScenario& s, const strategies::StepStats::Sum
                                     s.parallel.recompute) +
       (s.parallel.recompute_mlp_up
            ? models::MlpUpForwardFlops(s.model, s.parallel.global_batch_size)
-           : 0.0);
+           : 0.0) +
+      models::RecomputeModulesExtraFlops(s.model, s.parallel.global_batch_size,
+                                         s.parallel.recompute, s.parallel.recompute_modules);
   const bool finetune = s.finetune.method != models::FinetuneMethod::kFull;
   const double peak = s.gpu->PeakFlops(s.parallel.precision);
   r->set_model_tflops_per_gpu(model_flops / step_s / gpus / 1e12);
