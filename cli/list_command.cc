@@ -43,7 +43,8 @@ void PrintFrameworks(std::ostream& out) {
   for (const models::FrameworkProfile& p : models::FrameworkCatalog::Default().profiles()) {
     out << p.name << (p.name == models::FrameworkCatalog::kDefault ? "  (default)" : "") << "\n"
         << "  " << p.display_name << "\n"
-        << "  attention kernel: " << models::AttentionBackendName(p.attention) << "\n";
+        << "  attention kernel: " << models::AttentionBackendName(p.attention) << "\n"
+        << "  elementwise kernels: " << models::ElementwiseKernelsName(p.elementwise) << "\n";
     const std::pair<const char*, const models::ProfileValue*> values[] = {
         {"gemm_factor", &p.gemm_factor},
         {"attention_factor", &p.attention_factor},

@@ -59,6 +59,12 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
                                                    "' is not known; use flash or unfused"));
   }
   p.attention = *attention;
+  if (!in.elementwise().empty()) {
+    absl::StatusOr<ElementwiseKernels> elementwise =
+        ParseElementwiseKernels(in.elementwise(), where + ".elementwise");
+    if (!elementwise.ok()) return elementwise.status();
+    p.elementwise = *elementwise;
+  }
   CLUSTERSIM_RETURN_IF_ERROR(
       ReadValue(in.gemm_factor(), where + ".gemm_factor", 0, 1, true, &p.gemm_factor));
   CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.attention_factor(), where + ".attention_factor", 0, 1,

@@ -39,6 +39,7 @@ struct ProfileValue {
 struct FrameworkProfile {
   std::string name, display_name, description, source;
   AttentionBackend attention = AttentionBackend::kFlash;
+  ElementwiseKernels elementwise = ElementwiseKernels::kFused;
   ProfileValue gemm_factor, attention_factor, host_us_per_op, pipeline_p2p_host_us;
   ProfileValue grad_reduce_bytes;  // ZeRO-3 gradient reduce-scatter: 2 (16-bit) or 4 (fp32)
   // The stack's attention kernel against FlashAttention-2 (1 when unset).

@@ -102,6 +102,18 @@ TEST(FrameworkProfileTest, AttentionKernelRatiosDefaultToFlashAttention2) {
             1);
 }
 
+// Elementwise kernels are optional: unset, fused (every shipped stack).
+TEST(FrameworkProfileTest, ElementwiseKernelsDefaultToFused) {
+  absl::StatusOr<FrameworkCatalog> c = FrameworkCatalog::Parse(
+      Profile("megatron-core") + Profile("b", "elementwise: \"eager\""), "f");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c->Find("megatron-core"))->elementwise, ElementwiseKernels::kFused);
+  EXPECT_EQ((*c->Find("b"))->elementwise, ElementwiseKernels::kEager);
+  for (const FrameworkProfile& p : FrameworkCatalog::Default().profiles()) {
+    EXPECT_EQ(p.elementwise, ElementwiseKernels::kFused) << p.name;
+  }
+}
+
 TEST(FrameworkProfileTest, UnknownNameListsTheProfiles) {
   const std::string message(FrameworkCatalog::Default().Find("deepspeed-zero").status().message());
   EXPECT_NE(message.find("training.framework='deepspeed-zero' is not known"), std::string::npos);
@@ -130,6 +142,10 @@ TEST(FrameworkProfileTest, MalformedProfilesAreRefusedNamingTheField) {
   bad = p;
   bad.replace(bad.find("attention: \"flash\""), 18, "attention: \"paged\"");
   EXPECT_NE(Error(bad).find("attention='paged' is not known"), std::string::npos);
+  EXPECT_NE(Error(Profile("megatron-core", "elementwise: \"inductor\""))
+                .find(".elementwise=\"inductor\" is not known; use fused"),
+            std::string::npos)
+      << Error(Profile("megatron-core", "elementwise: \"inductor\""));
   EXPECT_NE(Error(Profile("megatron-core", "supports: \"warp_speed\""))
                 .find("'warp_speed' is not a feature"),
             std::string::npos);

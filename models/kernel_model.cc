@@ -249,7 +249,7 @@ OpCost KernelModel::AttentionCost(const Op& op) const {
 OpCost KernelModel::MemoryBoundCost(const Op& op) const {
   const sim::Duration time =
       sim::Duration::FromSecondsDouble(MemorySeconds(op.bytes, memory_bandwidth_fraction_)) +
-      kernel_overhead_;
+      kernel_overhead_ * static_cast<int64_t>(op.kernels);
   const double achieved = static_cast<double>(op.bytes.count()) / time.ToSeconds();
   return OpCost{time, achieved / (gpu_.memory_bandwidth_gbs * 1e9),
                 memory_fitted_ ? CostSource::kFitted : CostSource::kSpecFallback, kMemoryBound};

@@ -295,6 +295,8 @@ TEST(KernelModelTest, MemoryBoundOpsRunAtAchievedBandwidth) {
   EXPECT_GT(c.efficiency, 0.84);
   op.bytes = sim::Bytes(0);
   EXPECT_EQ(model.Cost(op).time, model.params().kernel_overhead);
+  op.kernels = 8;  // an eager composite: one overhead per kernel
+  EXPECT_EQ(model.Cost(op).time, model.params().kernel_overhead * 8);
 }
 
 TEST(KernelModelTest, EveryOpOfAWorkloadHasAPositiveSourcedCost) {

@@ -178,6 +178,20 @@ absl::StatusOr<AttentionBackend> ParseAttentionBackend(std::string_view name) {
       "pre-FlashAttention batched GEMMs + softmax + dropout)"));
 }
 
+std::string_view ElementwiseKernelsName(ElementwiseKernels e) {
+  return e == ElementwiseKernels::kEager ? "eager" : "fused";
+}
+
+absl::StatusOr<ElementwiseKernels> ParseElementwiseKernels(std::string_view name,
+                                                           std::string_view field) {
+  if (name == "fused") return ElementwiseKernels::kFused;
+  if (name == "eager") return ElementwiseKernels::kEager;
+  return absl::InvalidArgumentError(absl::StrCat(
+      std::string(field), "=\"", std::string(name),
+      "\" is not known; use fused (one kernel per norm, RoPE and activation: Megatron, XLA, "
+      "torch.compile) or eager (eager PyTorch's composite elementwise ops)"));
+}
+
 absl::Status ValidateTransformer(const TransformerConfig& c) {
   for (auto [field, value] : {std::pair<absl::string_view, int>{"num_layers", c.num_layers},
                               {"hidden_size", c.hidden_size},

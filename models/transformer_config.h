@@ -43,6 +43,21 @@ std::string_view AttentionBackendName(AttentionBackend b);  // "flash" | "unfuse
 // InvalidArgument naming training.attention when `name` is neither.
 absl::StatusOr<AttentionBackend> ParseAttentionBackend(std::string_view name);
 
+// How the normalisation, rotary embedding and gated activation of a layer
+// reach the GPU. Scenario field training.elementwise.
+//   kFused: one kernel each, reading its inputs and writing its output once
+//     (Megatron's and Transformer Engine's fused kernels, XLA, torch.compile).
+//   kEager: eager PyTorch running the model's Python code op by op: RMSNorm,
+//     RoPE and SwiGLU are composites of several elementwise kernels, each
+//     reading and writing its whole tensor from HBM (fp32 intermediates
+//     included) and launched from Python (models/workload.h lists them).
+//     LayerNorm and GeLU are single ATen kernels either way.
+enum class ElementwiseKernels { kFused, kEager };
+std::string_view ElementwiseKernelsName(ElementwiseKernels e);  // "fused" | "eager"
+// InvalidArgument naming `field` when `name` is neither.
+absl::StatusOr<ElementwiseKernels> ParseElementwiseKernels(std::string_view name,
+                                                           std::string_view field);
+
 struct TransformerConfig {
   std::string name;
   int num_layers = 0, hidden_size = 0, ffn_hidden_size = 0, num_attention_heads = 0;
@@ -62,6 +77,8 @@ struct TransformerConfig {
   // A training choice rather than architecture, kept here as Megatron-core
   // does so that the workload and the memory model read the same value.
   AttentionBackend attention_backend = AttentionBackend::kFlash;
+  // A training choice too (the stack's kernels), read by the workload.
+  ElementwiseKernels elementwise = ElementwiseKernels::kFused;
   // Attention head dimension (Megatron --kv-channels, HF head_dim); 0 =
   // hidden_size / num_attention_heads. Qwen3 (128 with h/a = 64), gpt-oss (64).
   int kv_channels = 0;

@@ -60,6 +60,8 @@ void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
 
 namespace {
 
+using workload_internal::ActivationBackward;
+using workload_internal::ActivationForward;
 using workload_internal::BoundaryBytes;
 using workload_internal::Collective;
 using workload_internal::ColumnParallelBackward;
@@ -74,11 +76,21 @@ using workload_internal::LatentProjectionsBackward;
 using workload_internal::MakeDims;
 using workload_internal::MemoryBound;
 using workload_internal::MemoryBoundBackward;
+using workload_internal::NormBackward;
+using workload_internal::NormForward;
+using workload_internal::RopeBackward;
+using workload_internal::RopeForward;
 using workload_internal::RowParallelBackward;
 using workload_internal::SharedExpertsBackward;
 using workload_internal::SharedExpertsForward;
 using workload_internal::Sixteen;
 using workload_internal::Wgrad;
+
+// Eager PyTorch rotates the query and key heads in its own kernels (RoPE
+// models; latent attention keeps its decoupled RoPE key inside its
+// projections). The query and key values of one shard.
+bool EagerRope(const Dims& d) { return d.eager && !d.learned_positions && !d.mla; }
+int64_t RopeElements(const Dims& d) { return d.tokens * (d.a_local + d.g_local) * d.d; }
 
 Op AttentionForward(const Dims& d) {
   Op op;
@@ -209,14 +221,15 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
 
 std::vector<Op> LayerForward(const Dims& d) {
   std::vector<Op> ops;
-  const int64_t ln_bytes = 2 * d.ln_tokens * d.h * d.act;            // read x, write y
+  const int64_t norm_elements = d.ln_tokens * d.h;
   const int64_t residual_bytes = d.ln_tokens * d.h * (3 * d.act + 1);  // x, residual, out, mask
-  ops.push_back(MemoryBound(d, "layernorm1", ln_bytes));
+  ops.push_back(NormForward(d, "layernorm1", norm_elements));
   if (d.sp) ops.push_back(InputGather(d, "tp_allgather_attn"));
   if (d.mla) {
     LatentProjections(d, &ops);
   } else {
     ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
+    if (EagerRope(d)) ops.push_back(RopeForward(d, RopeElements(d)));
   }
   AttentionCoreForward(d, &ops);
   ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.dv));
@@ -226,7 +239,7 @@ std::vector<Op> LayerForward(const Dims& d) {
     ops.push_back(Collective(d, "tp_allreduce_attn", CommKind::kAllReduce, BoundaryBytes(d)));
   }
   ops.push_back(MemoryBound(d, "dropout_residual1", residual_bytes));
-  ops.push_back(MemoryBound(d, "layernorm2", ln_bytes));
+  ops.push_back(NormForward(d, "layernorm2", norm_elements));
   if (d.moe) {
     MoeForward(d, &ops);  // takes and returns the sequence-parallel shard
   } else {
@@ -234,8 +247,7 @@ std::vector<Op> LayerForward(const Dims& d) {
       ops.push_back(InputGather(d, "tp_allgather_mlp"));
     }
     ops.push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
-    // GeLU reads and writes f/tp per token; SwiGLU reads gate and up, writes one.
-    ops.push_back(MemoryBound(d, d.act_name, d.tokens * d.f_local * d.act * (d.swiglu ? 3 : 2)));
+    ops.push_back(ActivationForward(d, d.tokens * d.f_local));
     ops.push_back(Gemm(d, "fc2_gemm", d.tokens, d.h, d.f_local));
     if (d.sp) {
       ops.push_back(
@@ -377,10 +389,10 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
     if (selective && s.recompute_mlp_up) MlpUpReplay(d, fwd, &ops);
     if (selective && m.mlp) MlpReplay(d, fwd, &ops);
     RowParallelBackward(d, FindOp(fwd, "fc2_gemm"), "mlp", &ops);
-    ops.push_back(MemoryBoundBackward(d, FindOp(fwd, d.act_name)));
+    ops.push_back(ActivationBackward(d, FindOp(fwd, d.act_name), d.tokens * d.f_local));
     ColumnParallelBackward(d, FindOp(fwd, "fc1_gemm"), "mlp", &ops);
   }
-  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "layernorm2")));
+  ops.push_back(NormBackward(d, FindOp(fwd, "layernorm2"), d.ln_tokens * d.h));
   ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual1")));
   if (selective && m.layernorm) Replay(fwd, {"layernorm1"}, &ops);
   RowParallelBackward(d, FindOp(fwd, "out_proj_gemm"), "attn", &ops);
@@ -394,9 +406,10 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
   if (d.mla) {
     LatentProjectionsBackward(d, fwd, &ops);
   } else {
+    if (EagerRope(d)) ops.push_back(RopeBackward(d, FindOp(fwd, "rope")));
     ColumnParallelBackward(d, FindOp(fwd, "qkv_gemm"), "attn", &ops);
   }
-  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "layernorm1")));
+  ops.push_back(NormBackward(d, FindOp(fwd, "layernorm1"), d.ln_tokens * d.h));
   return ops;
 }
 
@@ -427,7 +440,7 @@ void Embedding(const Dims& d, Workload* w) {
 }
 
 void Head(const Dims& d, Workload* w) {
-  const Op norm = MemoryBound(d, "final_norm", 2 * d.ln_tokens * d.h * d.act);
+  const Op norm = NormForward(d, "final_norm", d.ln_tokens * d.h);
   const Op lm_head = Gemm(Sixteen(d), "lm_head_gemm", d.tokens, d.v_local, d.h);
   w->head_forward.push_back(norm);
   if (d.sp) {
@@ -455,7 +468,7 @@ void Head(const Dims& d, Workload* w) {
   w->head_backward.push_back(
       MemoryBound(d, "cross_entropy_bwd", d.tokens * d.v_local * (8 + 4 + d.act)));
   ColumnParallelBackward(d, lm_head, "head", &w->head_backward);
-  w->head_backward.push_back(MemoryBoundBackward(d, norm));
+  w->head_backward.push_back(NormBackward(d, norm, d.ln_tokens * d.h));
 }
 
 // Transformer Engine's ring attention (see the header): the local causal

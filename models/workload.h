@@ -55,6 +55,24 @@
 // while a step computes. Backward runs the same ring carrying K/V and dK/dV.
 // The step builder turns it into tasks (strategies/step_builder.cc).
 //
+// Elementwise kernels (TransformerConfig::elementwise): fused, the default,
+// costs each norm, activation and residual as one kernel (Megatron's fused
+// kernels; what XLA and torch.compile's Inductor emit). Eager costs what eager
+// PyTorch runs for the Llama reference code (torchtitan's model.py and
+// RMSNorm): RMSNorm (layernorm1/2, final_norm; kEager with Norm::kRmsNorm) as
+// x.float(), pow, mean, + eps, rsqrt, multiply, cast back and times the weight,
+// 4·act + 28 B per element in 8 kernels, its autograd backward 8·act + 60 B in
+// 13; SwiGLU as silu then a multiply, 5·act B per f element in 2 kernels,
+// backward 9·act in 3; and a `rope` op after qkv_gemm (RoPE models) that
+// casts Q and K to fp32, multiplies by the complex frequencies and casts back,
+// 2·act + 16 B per element in 6 kernels, with rope_bwd the same before the QKV
+// backward. Counted from the composite ops' reads and writes (act: the 16-bit
+// activation bytes, 4 for the fp32 intermediates); every kernel pays the
+// kernel overhead and a host launch. LayerNorm and GeLU are one ATen kernel
+// in eager PyTorch too; residual adds cost the same either way; MoE experts
+// and latent-attention norms are costed as fused, and the cross-entropy is
+// the pass-by-pass one below either way.
+//
 // FP8 (dtype kFp8, Transformer Engine delayed scaling): the GEMMs of the
 // transformer layers (QKV, out-proj, FC1, FC2, experts; fwd, dgrad, wgrad) run
 // in FP8; attention (TE's default, fp8_dpa off), norms, elementwise ops and the
@@ -119,6 +137,10 @@ struct Op {
   bool causal = false;
   sim::Flops flops;  // arithmetic of this op (0 for collectives and memory-bound ops)
   sim::Bytes bytes;  // memory traffic (reads + writes) of this op
+  // Kernels the op launches: 1, or the composite's count for an eager
+  // elementwise op (TransformerConfig::elementwise); each pays the kernel
+  // overhead and a host launch.
+  int kernels = 1;
   Dtype dtype = Dtype::kBf16;
   bool recompute = false;  // re-executed forward work: hardware FLOPs, not model FLOPs
   CommGroup group = CommGroup::kTensor;  // collectives only

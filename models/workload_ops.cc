@@ -37,6 +37,8 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.v_local = c.vocab_size / d.t;
   d.learned_positions = c.learned_position_embeddings;
   d.unfused_attention = c.attention_backend == AttentionBackend::kUnfused;
+  d.eager = c.elementwise == ElementwiseKernels::kEager;
+  d.rms_norm = c.norm == Norm::kRmsNorm;
   d.tokens = d.b * d.s_local;
   d.ln_tokens = d.sp ? d.tokens / d.t : d.tokens;
   d.in_bytes = BytesPerElement(s.dtype);
@@ -105,6 +107,50 @@ Op MemoryBound(const Dims& d, std::string name, int64_t bytes) {
 // incoming gradient, writes the outgoing gradient (~2x the forward traffic).
 Op MemoryBoundBackward(const Dims& d, const Op& fwd) {
   return MemoryBound(d, fwd.name + "_bwd", fwd.bytes.count() * 2);
+}
+
+namespace {
+
+Op Eager(const Dims& d, std::string name, int64_t bytes, int kernels) {
+  Op op = MemoryBound(d, std::move(name), bytes);
+  op.kernels = kernels;
+  return op;
+}
+
+bool EagerNorm(const Dims& d) { return d.eager && d.rms_norm; }
+bool EagerSwiglu(const Dims& d) { return d.eager && d.swiglu; }
+
+}  // namespace
+
+Op NormForward(const Dims& d, std::string name, int64_t elements) {
+  if (EagerNorm(d)) return Eager(d, std::move(name), elements * (4 * d.act + 28), 8);
+  return MemoryBound(d, std::move(name), 2 * elements * d.act);
+}
+
+Op NormBackward(const Dims& d, const Op& fwd, int64_t elements) {
+  if (EagerNorm(d)) return Eager(d, fwd.name + "_bwd", elements * (8 * d.act + 60), 13);
+  return MemoryBoundBackward(d, fwd);
+}
+
+Op ActivationForward(const Dims& d, int64_t elements) {
+  if (EagerSwiglu(d)) return Eager(d, d.act_name, elements * 5 * d.act, 2);
+  return MemoryBound(d, d.act_name, elements * d.act * (d.swiglu ? 3 : 2));
+}
+
+Op ActivationBackward(const Dims& d, const Op& fwd, int64_t elements) {
+  if (EagerSwiglu(d)) return Eager(d, fwd.name + "_bwd", elements * 9 * d.act, 3);
+  return MemoryBoundBackward(d, fwd);
+}
+
+Op RopeForward(const Dims& d, int64_t elements) {
+  return Eager(d, "rope", elements * (2 * d.act + 16), 6);
+}
+
+Op RopeBackward(const Dims& d, const Op& fwd) {
+  Op op = fwd;
+  op.name = "rope_bwd";
+  op.recompute = false;
+  return op;
 }
 
 Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,

@@ -36,6 +36,8 @@ struct Dims {
   int64_t expert_tokens;  // rows of each local expert's GEMMs: capacity·(expert TP)·ep
   bool learned_positions;
   bool unfused_attention;  // AttentionBackend::kUnfused
+  bool eager;              // ElementwiseKernels::kEager
+  bool rms_norm;           // Norm::kRmsNorm
   int64_t tokens;     // b·s/cp: rows of every GEMM
   int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
   int64_t in_bytes;   // GEMM input element bytes
@@ -60,6 +62,28 @@ Op MemoryBound(const Dims& d, std::string name, int64_t bytes);
 // Backward of an elementwise/normalisation op: reads the saved input and the
 // incoming gradient, writes the outgoing gradient (~2x the forward traffic).
 Op MemoryBoundBackward(const Dims& d, const Op& fwd);
+
+// A layer norm over `elements` 16-bit values and its backward. Fused: read
+// x, write y (2 x 2 B) and twice that backward. Eager RMSNorm (x.float(),
+// pow, mean, + eps, rsqrt, multiply, cast back, times the weight: the Llama
+// reference code torchtitan runs) moves 4·act + 28 B per element in 8
+// kernels, its autograd backward 8·act + 60 B in 13 (models/workload.h).
+Op NormForward(const Dims& d, std::string name, int64_t elements);
+Op NormBackward(const Dims& d, const Op& fwd, int64_t elements);
+
+// The MLP activation over `elements` = tokens x f/tp values and its backward.
+// Fused SwiGLU reads gate and up and writes one (3 x act), GeLU reads and
+// writes (2 x act); backward twice that. Eager SwiGLU (silu, then times up)
+// moves 5·act in 2 kernels, backward 9·act in 3.
+Op ActivationForward(const Dims& d, int64_t elements);
+Op ActivationBackward(const Dims& d, const Op& fwd, int64_t elements);
+
+// Eager rotary embedding of the query and key heads (`elements` values):
+// per tensor a cast to fp32, a complex multiply and a cast back, 2·act + 16 B
+// per element in 3 kernels, the same backward. A fused RoPE is not costed
+// (it rides in the projections' epilogue traffic). 0 elements: none.
+Op RopeForward(const Dims& d, int64_t elements);
+Op RopeBackward(const Dims& d, const Op& fwd);
 
 Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
               CommGroup group = CommGroup::kTensor);

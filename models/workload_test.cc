@@ -220,6 +220,48 @@ TransformerConfig Unfused(std::string_view preset) {
 
 // Megatron's pre-FlashAttention CoreAttention: two batched GEMMs over all
 // a/tp heads with softmax and dropout over the b·(a/tp)·s² scores between.
+// Eager PyTorch: RMSNorm, SwiGLU and RoPE as composites of elementwise
+// kernels (models/workload.h), everything else as fused; GPT's LayerNorm and
+// GeLU are one kernel either way.
+TEST(WorkloadTest, EagerElementwiseCostsTheCompositeKernels) {
+  TransformerConfig c = Preset("llama3-8b");
+  const ShardSpec shard{.micro_batch_size = 1};
+  const Workload fused = Build(c, shard);
+  c.elementwise = ElementwiseKernels::kEager;
+  const Workload eager = Build(c, shard);
+  const int64_t tokens = c.seq_length, h = c.hidden_size, f = c.ffn_hidden_size;
+  const Op& norm = Get(eager.layer_forward, "layernorm1");
+  EXPECT_EQ(norm.bytes.count(), tokens * h * (4 * 2 + 28));
+  EXPECT_EQ(norm.kernels, 8);
+  EXPECT_EQ(Get(fused.layer_forward, "layernorm1").bytes.count(), tokens * h * 2 * 2);
+  EXPECT_EQ(Get(fused.layer_forward, "layernorm1").kernels, 1);
+  EXPECT_EQ(Get(eager.layer_backward, "layernorm1_bwd").bytes.count(), tokens * h * (8 * 2 + 60));
+  EXPECT_EQ(Get(eager.layer_backward, "layernorm1_bwd").kernels, 13);
+  EXPECT_EQ(Get(eager.layer_forward, "swiglu").bytes.count(), tokens * f * 5 * 2);
+  EXPECT_EQ(Get(eager.layer_backward, "swiglu_bwd").bytes.count(), tokens * f * 9 * 2);
+  // RoPE of the 32 query and 8 key heads of 128, after the QKV projection.
+  const int64_t rotated = tokens * (32 + 8) * 128;
+  const Op& rope = Get(eager.layer_forward, "rope");
+  EXPECT_EQ(rope.bytes.count(), rotated * (2 * 2 + 16));
+  EXPECT_EQ(rope.kernels, 6);
+  EXPECT_EQ(Names(eager.layer_forward)[2], "rope");
+  EXPECT_EQ(Get(eager.layer_backward, "rope_bwd").bytes, rope.bytes);
+  EXPECT_EQ(eager.layer_forward.size(), fused.layer_forward.size() + 1);
+  EXPECT_EQ(eager.layer_backward.size(), fused.layer_backward.size() + 1);
+  EXPECT_EQ(Get(eager.head_forward, "final_norm").kernels, 8);
+  // The same FLOPs: only traffic and launches change.
+  EXPECT_DOUBLE_EQ(SumFlops(eager.layer_forward), SumFlops(fused.layer_forward));
+
+  TransformerConfig gpt = Preset("gpt3-175b");
+  const Workload gpt_fused = Build(gpt, {.tensor_parallel = 8});
+  gpt.elementwise = ElementwiseKernels::kEager;
+  const Workload gpt_eager = Build(gpt, {.tensor_parallel = 8});
+  EXPECT_EQ(Names(gpt_eager.layer_forward), Names(gpt_fused.layer_forward));
+  EXPECT_EQ(Get(gpt_eager.layer_forward, "layernorm1").bytes,
+            Get(gpt_fused.layer_forward, "layernorm1").bytes);
+  EXPECT_EQ(Get(gpt_eager.layer_forward, "gelu").bytes, Get(gpt_fused.layer_forward, "gelu").bytes);
+}
+
 TEST(WorkloadTest, UnfusedAttentionIsBatchedGemmsAndMemoryBoundScores) {
   const ShardSpec shard{.tensor_parallel = 8, .micro_batch_size = 2};
   Workload flash = Build(Preset("gpt3-175b"), shard);

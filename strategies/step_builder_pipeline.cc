@@ -132,7 +132,9 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   for (size_t k = 0; k + 1 < ops.size(); ++k) {
     if (Deref(ops[k]).name == "moe_permute") sync = k + 1;
   }
-  Launch(sync, ctx, layer);
+  size_t kernels = 0;  // an eager composite op launches several
+  for (size_t k = 0; k < sync; ++k) kernels += static_cast<size_t>(Deref(ops[k]).kernels);
+  Launch(kernels, ctx, layer);
   // A deferred weight gradient (zero-bubble W pass) needs activations and
   // output gradients, not the weights: no gather.
   if (zero3_ && ctx.phase != Phase::kBackwardWeight) {
@@ -165,8 +167,8 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   return absl::OkStatus();
 }
 
-// The host launches a layer's ops (one pass, one micro-batch) as one task;
-// the first of those ops on the GPU waits for it.
+// The host launches a layer's kernels (one pass, one micro-batch) as one
+// task; the first of those ops on the GPU waits for it.
 void Builder::Launch(size_t num_ops, const Ctx& ctx, int layer) {
   if (in_.host_overhead_per_op <= sim::Duration::Zero()) return;
   if (launch_op_ == nullptr) {

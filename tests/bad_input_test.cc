@@ -79,6 +79,10 @@ INSTANTIATE_TEST_SUITE_P(
              {"parallelism.moe_token_dispatcher", "use alltoall, deepep or hybridep"}},
         Case{"UnknownFramework", std::string(kGpt22b) + " --framework tensorflow", "",
              {"training.framework='tensorflow' is not known", "megatron-core"}},
+        Case{"UnknownElementwiseKernels", "FILE",
+             "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 8 }\nmodel { preset: \"llama2-7b\" }\n"
+             "training { elementwise: \"compiled\" }",
+             {"training.elementwise=\"compiled\" is not known", "use fused", "or eager"}},
         // FSDP alone has no tensor parallelism: the scenario's tp 8 is refused.
         Case{"FeatureTheStackLacks", std::string(kGpt22b) + " --framework pytorch-fsdp", "",
              {"parallelism.tensor_model_parallel_size=8", "pytorch-fsdp2"}},

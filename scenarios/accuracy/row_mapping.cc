@@ -172,8 +172,12 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
     // micro-batch's backward (torch.distributed.pipelining's
     // backward_maybe_with_nosync): parameters gathered and gradients reduced
     // once per step, ZeRO-2.
+    // torchtitan compiles only when asked (training.compile = false in every
+    // train_configs/*.toml, April 2024 to June 2025); its benchmark tables
+    // say when they turned it on.
     if (absl::StartsWith(s, "torchtitan")) {
       a.zero_stage_with_pipeline = 2;
+      a.eager_unless_compiled = true;
       a.text += "; with pp > 1 parameters stay gathered across micro-batches and gradients are "
                 "reduce-scattered once per step (ZeRO-2; torchtitan's apply_fsdp)";
     }
@@ -188,6 +192,11 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
   }
   return absl::NotFoundError(
       absl::StrCat("stack '", cell, "' has no framework profile (clustersim list frameworks)"));
+}
+
+bool StatesCompile(const std::string& text) {
+  const std::string t = absl::AsciiStrToLower(text);
+  return absl::StrContains(t, "compile") && !absl::StrContains(t, "no compile");
 }
 
 std::string CatalogGpu(const std::string& cell, std::string* note) {

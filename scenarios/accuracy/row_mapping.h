@@ -39,6 +39,9 @@ struct RowAssumptions {
   // (torchtitan keeps parameters whole across micro-batches: 2); 0: zero_stage.
   int zero_stage_with_pipeline = 0;
   int grad_reduce_bytes = 0;  // training.grad_reduce_bytes; 0: the profile's
+  // The stack runs eager PyTorch unless the row says it compiled the model
+  // (training.elementwise "eager" where StatesCompile is false).
+  bool eager_unless_compiled = false;
   std::string precision;  // when the row states none
   std::string attention;  // training.attention; "" = the stack's default
   std::string text;       // the whole assumption, for the report
@@ -53,6 +56,10 @@ RowAssumptions AssumptionsForSource(const std::string& source);
 // "torchtitan 9dec370 ...", "jax-maxtext (...)"). NotFound, with the reason,
 // for a stack no profile covers.
 absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& framework_cell);
+
+// Whether a row's text (notes and source) says the run used torch.compile:
+// "compile" or "torch.compile", but not "no compile".
+bool StatesCompile(const std::string& text);
 
 // The catalog GPU a row's `gpu` cell denotes, or "" when the catalog has none
 // (MI300X). Boards the catalog stands in for (H100 96GB at 500 W) set `*note`.

@@ -61,6 +61,18 @@ TEST(RowMappingTest, MixturesOfExpertsWithoutAPresetAreNamed) {
   EXPECT_EQ(UnsupportedArchitecture("Mixtral 8x7B", "", "8"), "");  // a preset
 }
 
+TEST(RowMappingTest, CompileIsReadFromTheRowsText) {
+  EXPECT_TRUE(StatesCompile("FSDP + torch.compile; peak memory 77.0 GiB"));
+  EXPECT_TRUE(StatesCompile("Table 2: FSDP + CP + torch.compile + Float8"));
+  EXPECT_TRUE(StatesCompile("seq_len 8192 and compile=true from train_configs"));
+  EXPECT_FALSE(StatesCompile("FSDP only (no compile); peak memory 82.4 GiB"));
+  EXPECT_FALSE(StatesCompile("1D FSDP2; source MFU 56.8%"));
+  // Only torchtitan defaults to eager; its rows say when they compiled.
+  EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->eager_unless_compiled);
+  EXPECT_FALSE(AssumptionsForStack("nemo-automodel (x)")->eager_unless_compiled);
+  EXPECT_FALSE(AssumptionsForStack("nemo-25.04 (x)")->eager_unless_compiled);
+}
+
 TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
   const char* cells[] = {
       "nemo-24.11 (NeMo Megatron launcher, Megatron-Core)",

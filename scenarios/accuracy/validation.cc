@@ -335,6 +335,16 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   } else if (a.grad_reduce_bytes > 0) {
     tr->set_grad_reduce_bytes(a.grad_reduce_bytes);
   }
+  if (a.eager_unless_compiled) {
+    if (StatesCompile(absl::StrCat(notes, " ", t.Get(row, "source")))) {
+      absl::StrAppend(&assumptions, "torch.compile (stated): fused elementwise kernels; ");
+    } else {
+      tr->set_elementwise("eager");
+      absl::StrAppend(&assumptions,
+                      "eager PyTorch (no torch.compile stated; the stack's default): composite "
+                      "RMSNorm, RoPE and SwiGLU kernels; ");
+    }
+  }
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);
   tr->set_recompute_granularity(recompute);

@@ -149,6 +149,14 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   } else {
     r.model.attention_backend = r.framework->attention;
   }
+  if (t.has_elementwise()) {
+    absl::StatusOr<models::ElementwiseKernels> elementwise =
+        models::ParseElementwiseKernels(t.elementwise(), "training.elementwise");
+    if (!elementwise.ok()) return elementwise.status();
+    r.model.elementwise = *elementwise;
+  } else {
+    r.model.elementwise = r.framework->elementwise;
+  }
   const config::ParallelismConfig& p = in.parallelism();
   strategies::ParallelConfig& pc = r.parallel;
   pc.tensor_parallel = p.has_tensor_model_parallel_size() ? p.tensor_model_parallel_size() : 1;
@@ -335,6 +343,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_framework_gemm_factor(r.framework_gemm_factor);
   if (pc.zero_stage == 3) et->set_grad_reduce_bytes(r.grad_reduce_bytes);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
+  if (r.model.elementwise == models::ElementwiseKernels::kEager) et->set_elementwise("eager");
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
   *et->mutable_recompute_modules() = t.recompute_modules();
