@@ -346,7 +346,18 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (r.model.elementwise == models::ElementwiseKernels::kEager) et->set_elementwise("eager");
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
-  *et->mutable_recompute_modules() = t.recompute_modules();
+  // The modules selective recompute replays (empty without it), so a default
+  // run shows Megatron's "core_attn".
+  et->clear_recompute_modules();
+  if (pc.recompute == models::Recompute::kSelective) {
+    const models::RecomputeModules& m = pc.recompute_modules;
+    for (const auto& [on, name] : {std::pair{m.core_attn, "core_attn"},
+                                   std::pair{m.mla_up_proj, "mla_up_proj"},
+                                   std::pair{m.moe_act, "moe_act"},
+                                   std::pair{m.layernorm, "layernorm"}, std::pair{m.mlp, "mlp"}}) {
+      if (on) et->add_recompute_modules(name);
+    }
+  }
   EchoPricing(r.pricing, e.mutable_pricing());
   e.mutable_network()->set_tier(tier);
   e.mutable_network()->set_collective_algorithm(algo);

@@ -369,6 +369,11 @@ TEST(ResolveTest, RecomputeModulesReplaceTheDefaultAndNameTheFieldWhenBad) {
   absl::StatusOr<ResolvedScenario> def = Resolve(with("selective", {}));
   ASSERT_TRUE(def.ok()) << def.status();
   EXPECT_TRUE(def->parallel.recompute_modules.core_attn);
+  // The echo names the modules replayed: Megatron's default, and none without
+  // selective recompute.
+  ASSERT_EQ(def->echo.training().recompute_modules_size(), 1);
+  EXPECT_EQ(def->echo.training().recompute_modules(0), "core_attn");
+  EXPECT_EQ(Resolve(with("none", {}))->echo.training().recompute_modules_size(), 0);
   for (const config::Scenario& bad :
        {with("selective", {"core_attn", "attn"}), with("none", {"core_attn"})}) {
     absl::StatusOr<ResolvedScenario> e = Resolve(bad);
