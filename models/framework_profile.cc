@@ -80,6 +80,15 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
                                                    p.grad_reduce_bytes.value,
                                                    " must be 2 (16-bit) or 4 (fp32)"));
   }
+  if (in.has_bf16_grad_accumulate_bytes()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.bf16_grad_accumulate_bytes(),
+                                         where + ".bf16_grad_accumulate_bytes", 0, 64, false,
+                                         &p.bf16_grad_accumulate_bytes));
+  } else {
+    p.bf16_grad_accumulate_bytes = {0, "prior", "", "",
+                                    "no separate pass: gradients accumulate in the weight-gradient "
+                                    "GEMMs or in 16 bits"};
+  }
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
                             "FlashAttention-2, or the kernel attention_factor describes"};

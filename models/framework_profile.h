@@ -42,6 +42,9 @@ struct FrameworkProfile {
   ElementwiseKernels elementwise = ElementwiseKernels::kFused;
   ProfileValue gemm_factor, attention_factor, host_us_per_op, pipeline_p2p_host_us;
   ProfileValue grad_reduce_bytes;  // ZeRO-3 gradient reduce-scatter: 2 (16-bit) or 4 (fp32)
+  // Bytes per parameter per micro-batch to accumulate bf16 gradients into
+  // fp32 (0: none); acts only on bf16 steps.
+  ProfileValue bf16_grad_accumulate_bytes;
   // The stack's attention kernel against FlashAttention-2 (1 when unset).
   ProfileValue attention_kernel_forward, attention_kernel_backward;
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "models/workload_ops.h"
@@ -544,6 +545,11 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
         "expert_tensor_parallel_size=", s.expert_tensor_parallel,
         " must divide tensor_model_parallel_size=", s.tensor_parallel, " (0: the same)"));
   }
+  if (!(s.grad_accumulate_bytes >= 0 && s.grad_accumulate_bytes <= 64)) {
+    return absl::InvalidArgumentError(absl::StrCat("grad_accumulate_bytes=",
+                                                   s.grad_accumulate_bytes,
+                                                   " must be in [0, 64] bytes per weight"));
+  }
   if (s.recompute_mlp_up && s.recompute != Recompute::kSelective) {
     return absl::InvalidArgumentError(
         "recompute_mlp_up needs selective recompute (training.recompute_granularity "
@@ -657,6 +663,28 @@ void MultiTokenPrediction(const Dims& d, Workload* w) {
   w->mtp_backward.push_back(MemoryBoundBackward(d, norms));
 }
 
+namespace {
+
+// DeepSpeed's BF16_Optimizer (runtime/bf16_optimizer.py): after every
+// micro-batch's backward the pipeline engine calls update_hp_grads, which for
+// each parameter converts its bf16 gradient to fp32 and adds it into the fp32
+// gradient buffer, one pass over the stage's weights per micro-batch. Appended
+// to a backward list with the weights that list's gradients cover: the
+// weight-gradient GEMMs' outputs, and the embedding table (its scatter-add).
+// Norm weights and biases are left out (O(h) against O(h^2)).
+void AppendGradAccumulation(const Dims& d, double bytes_per_weight, int64_t extra_weights,
+                            std::vector<Op>* backward) {
+  int64_t weights = extra_weights;
+  for (const Op& op : *backward) {
+    if (absl::EndsWith(op.name, "_wgrad")) weights += op.batch * op.m * op.n;
+  }
+  if (weights == 0) return;
+  backward->push_back(MemoryBound(d, "grad_accumulate_fp32",
+                                  static_cast<int64_t>(bytes_per_weight * weights)));
+}
+
+}  // namespace
+
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s) {
   CLUSTERSIM_RETURN_IF_ERROR(ValidateTransformer(c));
   CLUSTERSIM_RETURN_IF_ERROR(ValidateShard(c, s));
@@ -682,6 +710,14 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   Head(d, &w);
   for (int i = 0; i < c.mtp_num_layers; ++i) MultiTokenPrediction(d, &w);
   if (s.context_parallel > 1) w.context_ring = MakeContextRing(d, s.context_parallel);
+  if (s.grad_accumulate_bytes > 0) {
+    const double b = s.grad_accumulate_bytes;
+    AppendGradAccumulation(d, b, d.v_local * d.h, &w.embedding_backward);
+    AppendGradAccumulation(d, b, 0, &w.layer_backward);
+    AppendGradAccumulation(d, b, 0, &w.dense_layer_backward);
+    AppendGradAccumulation(d, b, 0, &w.head_backward);
+    AppendGradAccumulation(d, b, 0, &w.mtp_backward);
+  }
   return w;
 }
 

@@ -195,6 +195,12 @@ struct ShardSpec {
   // MoE: ranks one routed expert is tensor-split over; 0 = tensor_parallel,
   // 1 = not split (parallel folding: strategies/expert_parallel.h).
   int expert_tensor_parallel = 0;
+  // Bytes per weight element read and written after each micro-batch's
+  // backward to add the 16-bit weight gradients into fp32 gradient buffers
+  // (DeepSpeed's BF16_Optimizer.update_hp_grads: grad.to(fp32) reads 2 and
+  // writes 4, add_ reads 4 + 4 and writes 4: 18). Appended to each backward
+  // list as "grad_accumulate_fp32"; 0: none.
+  double grad_accumulate_bytes = 0;
   int ExpertTp() const {
     return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
   }

@@ -375,6 +375,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.modules = in.parallel->recompute_modules;
   shard.expert_parallel = in.parallel->expert_parallel;
   shard.expert_tensor_parallel = in.parallel->expert_tp();
+  shard.grad_accumulate_bytes = in.grad_accumulate_bytes;
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);
   if (!w.ok()) return w.status();
   if (auto st = models::ApplyFinetune(*in.model, in.finetune, shard, &*w); !st.ok()) return st;

@@ -169,6 +169,13 @@ struct StepInputs {
   // Bytes per gradient element in the ZeRO-3 reduce-scatters: 2 (16-bit) or 4
   // (fp32). Default and source: the stack profile's grad_reduce_bytes.
   int zero3_grad_reduce_bytes = 2;
+  // Bytes per local parameter read and written after every micro-batch's
+  // backward to accumulate its gradients into whole fp32 buffers
+  // (models::ShardSpec::grad_accumulate_bytes), which the data-parallel sync
+  // then all-reduces in full even when the optimizer is sharded (DeepSpeed's
+  // BF16_Optimizer). Default and source: the stack profile's
+  // bf16_grad_accumulate_bytes on bf16 steps; 0: none.
+  double grad_accumulate_bytes = 0;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
   // LoRA / QLoRA (models/finetune_ops.h): the frozen base runs no weight

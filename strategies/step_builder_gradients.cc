@@ -194,12 +194,18 @@ absl::Status Builder::AddGradientSyncAndOptimizer() {
     for (const Bucket& b : buckets) local_params += b.params;
     const int stage = placement_.CoordsOf(plan_.simulated_gpus[i]).pp;
     std::vector<sim::TaskId> synced;
+    // DeepSpeed's BF16_Optimizer keeps whole fp32 gradient buffers (the ones
+    // grad_accumulate_bytes fills) and all-reduces them in full before its
+    // sharded step (runtime/pipe/engine.py _bf16_reduce_grads:
+    // buffered_allreduce_fallback over get_grads_for_reduction), where a
+    // distributed optimizer reduce-scatters them.
+    const bool reduce_scatter = dist_opt && in_.grad_accumulate_bytes <= 0;
     if (zero3_) {
       for (int j : members) synced.push_back(gpu_[j].last_reduce);
     } else if (GradientRanks() > 1) {
       for (size_t bi = 0; bi < buckets.size(); ++bi) {
         absl::StatusOr<sim::TaskId> t =
-            AddBucketCollective(AddStepOp(GradOp(buckets[bi], dist_opt)), buckets[bi],
+            AddBucketCollective(AddStepOp(GradOp(buckets[bi], reduce_scatter)), buckets[bi],
                                 static_cast<int>(bi), stage, group, members);
         if (!t.ok()) return t.status();
         synced.push_back(*t);

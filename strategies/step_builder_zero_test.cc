@@ -108,5 +108,41 @@ TEST(StepBuilderTest, ZeroThreeWithPipelineGathersPerStageAndMicrobatch) {
   }
 }
 
+// DeepSpeed's BF16_Optimizer (grad_accumulate_bytes > 0): every micro-batch's
+// backward ends each layer with the fp32 accumulation pass, and the whole fp32
+// gradients are all-reduced before the sharded step, whose bf16 shards are
+// then all-gathered; without it ZeRO-1 reduce-scatters.
+TEST(StepBuilderTest, Bf16OptimizerAccumulatesInFp32AndAllReducesWholeGradients) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 8;  // dp 4, 2 micro-batches
+  p.zero_stage = 1;
+  const models::TransformerConfig model = SmallGpt();
+  ASSERT_TRUE(ValidateParallelConfig(model, 4, &p).ok());
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
+  auto count = [&](double accumulate_bytes, std::string_view name) {
+    StepInputs in;
+    in.model = &model;
+    in.parallel = &p;
+    in.kernels = &kernels;
+    in.network = &net;
+    in.grad_accumulate_bytes = accumulate_bytes;
+    absl::StatusOr<StepPlan> plan = BuildStep(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    int n = 0;
+    for (const TaskInfo& info : plan->infos) n += info.op != nullptr && info.op->name == name;
+    return n;
+  };
+  EXPECT_EQ(count(0, "grad_accumulate_fp32"), 0);
+  EXPECT_GT(count(0, "dp_grad_reduce_scatter"), 0);
+  EXPECT_EQ(count(0, "dp_grad_allreduce"), 0);
+  // Layers, embedding and head, each once per micro-batch.
+  EXPECT_EQ(count(18, "grad_accumulate_fp32"), 2 * (model.num_layers + 2));
+  EXPECT_EQ(count(18, "dp_grad_reduce_scatter"), 0);
+  EXPECT_GT(count(18, "dp_grad_allreduce"), 0);
+  EXPECT_GT(count(18, "dp_param_allgather"), 0);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

@@ -223,6 +223,13 @@ std::string CatalogGpu(const std::string& cell, std::string* note) {
   return "";
 }
 
+int StatedOmniPathLinks(const std::string& cell) {
+  static const std::regex kLinks("([0-9]+) ?omni-?path links per node", std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(cell, m, kLinks)) return 0;
+  return std::stoi(m[1].str());
+}
+
 double StatedPowerLimitW(const std::string& cell) {
   static const std::regex kLimit("([0-9]+) ?W power limit", std::regex::icase);
   std::smatch m;

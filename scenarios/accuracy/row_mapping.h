@@ -69,6 +69,10 @@ std::string CatalogGpu(const std::string& cell, std::string* note);
 // limit ..."), in watts, or 0 when it states none.
 double StatedPowerLimitW(const std::string& cell);
 
+// The Omni-Path links per node a GPU cell states ("4 OmniPath links per
+// node", BLOOM's Jean Zay nodes); 0 when it states none.
+int StatedOmniPathLinks(const std::string& cell);
+
 // The model preset a row's model name denotes ("Llama 3.1 405B" ->
 // llama3.1-405b, "GPT-3 175B (Paxml ...)" -> gpt3-175b), or "" when the
 // catalog has none.

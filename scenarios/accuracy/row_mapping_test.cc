@@ -31,6 +31,14 @@ TEST(RowMappingTest, StatedPowerLimitsAreRead) {
   EXPECT_EQ(StatedPowerLimitW("A100-80GB"), 0);
 }
 
+TEST(RowMappingTest, StatedOmniPathLinksAreRead) {
+  EXPECT_EQ(StatedOmniPathLinks("A100-80GB (Jean Zay: 8 GPUs/node with NVLink, 4 OmniPath links "
+                                "per node; per tr11 README)"),
+            4);
+  EXPECT_EQ(StatedOmniPathLinks("A100-80GB"), 0);
+  EXPECT_EQ(StatedOmniPathLinks("H100-SXM-80GB (8x 400 Gb/s InfiniBand per node)"), 0);
+}
+
 TEST(RowMappingTest, ModelNamesFindTheirPresets) {
   EXPECT_EQ(PresetFor("Llama 3.1 405B"), "llama3.1-405b");
   EXPECT_EQ(PresetFor("Llama 3 8B"), "llama3-8b");

@@ -210,6 +210,21 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     s.mutable_cluster()->set_power_cap_w(cap_w);
     absl::StrAppend(&assumptions, "power limit ", cap_w, " W (stated); ");
   }
+  // A stated Omni-Path fabric (BLOOM's Jean Zay A100 nodes: NVLink3 within
+  // the node, 4 x 100 Gb/s OPA links to the NCCL subnet), one link per PCIe
+  // switch shared by the GPUs on it.
+  if (const int links = StatedOmniPathLinks(t.Get(row, "gpu"));
+      links > 0 && gpu == "a100-sxm4-80gb") {
+    config::CustomNodeConfig* n = s.mutable_cluster()->mutable_custom_node();
+    n->set_gpus_per_node(8);
+    n->set_gpu_link("nvlink3");
+    n->set_nvls(false);
+    n->set_pcie("pcie4-x16");
+    n->set_pcie_switches(links);
+    n->set_nics(links);
+    n->set_nic_link("opa-100");
+    absl::StrAppend(&assumptions, links, " x Omni-Path 100 Gb/s per 8-GPU node (stated); ");
+  }
   if (const int domain = NvlinkDomainGpus(t.Get(row, "framework"), gpu, num_gpus); domain > 0) {
     GraceBlackwellDomain(domain, s.mutable_cluster()->mutable_custom_node());
     absl::StrAppend(&assumptions, "NVLink domains of ", domain,

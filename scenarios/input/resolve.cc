@@ -257,6 +257,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
       "the fraction of the GPU's sustained GEMM rate reached in training (1 = that rate");
   if (!gemm_rate.ok()) return gemm_rate.status();
   r.framework_gemm_factor = *gemm_rate;
+  r.grad_accumulate_bytes = pc.precision == models::Dtype::kBf16
+                                ? r.framework->bf16_grad_accumulate_bytes.value
+                                : 0;
   r.pipeline_p2p_host_us = t.has_pipeline_p2p_host_us() ? t.pipeline_p2p_host_us()
                                                         : r.framework->pipeline_p2p_host_us.value;
   if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {

@@ -53,6 +53,9 @@ struct ResolvedScenario {
   double framework_attention_factor = 1;  // training.framework_attention_factor
   double framework_gemm_factor = 1;       // training.framework_gemm_factor
   int grad_reduce_bytes = 2;              // training.grad_reduce_bytes (ZeRO-3)
+  // Bytes per parameter per micro-batch that accumulate 16-bit gradients into
+  // fp32: the profile's bf16_grad_accumulate_bytes on bf16 steps, else 0.
+  double grad_accumulate_bytes = 0;
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };

@@ -1,0 +1,79 @@
+// The bf16 optimizer's per-micro-batch fp32 gradient accumulation
+// (ShardSpec::grad_accumulate_bytes; DeepSpeed's BF16_Optimizer).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "models/framework_profile.h"
+#include "models/workload.h"
+
+namespace clustersim::models {
+namespace {
+
+TransformerConfig Bloom() {
+  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find("bloom-176b");
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+ShardSpec Shard(double bytes) {
+  ShardSpec s;
+  s.tensor_parallel = 4;
+  s.micro_batch_size = 2;
+  s.recompute = Recompute::kFull;
+  s.grad_accumulate_bytes = bytes;
+  return s;
+}
+
+int Count(const std::vector<Op>& ops, std::string_view name) {
+  int n = 0;
+  for (const Op& op : ops) n += op.name == name ? 1 : 0;
+  return n;
+}
+
+// One pass per backward list over the weights its gradients cover: a BLOOM
+// layer's four weight matrices, 12 h^2 / tp elements, at 18 bytes each; the
+// embedding table (V/tp x h) and the output layer's weight gradient likewise.
+TEST(GradAccumulationTest, OnePassOverEachListsWeightsAfterItsBackward) {
+  const TransformerConfig c = Bloom();
+  absl::StatusOr<Workload> w = BuildWorkload(c, Shard(18));
+  ASSERT_TRUE(w.ok()) << w.status();
+  const int64_t h = c.hidden_size, tp = 4;
+  ASSERT_FALSE(w->layer_backward.empty());
+  const Op& layer = w->layer_backward.back();
+  EXPECT_EQ(layer.name, "grad_accumulate_fp32");
+  EXPECT_EQ(layer.kind, OpKind::kMemoryBound);
+  EXPECT_EQ(layer.bytes.count(), 18 * (12 * h * h / tp));
+  const int64_t table = int64_t{c.vocab_size} / tp * h;
+  EXPECT_EQ(w->embedding_backward.back().bytes.count(), 18 * table);
+  EXPECT_EQ(w->head_backward.back().bytes.count(), 18 * table);
+  // No forward list and no recomputed op carries it.
+  EXPECT_EQ(Count(w->layer_forward, "grad_accumulate_fp32"), 0);
+  EXPECT_EQ(Count(w->layer_backward, "grad_accumulate_fp32"), 1);
+}
+
+TEST(GradAccumulationTest, ZeroBytesAddsNothingAndBadValuesAreRefused) {
+  absl::StatusOr<Workload> w = BuildWorkload(Bloom(), Shard(0));
+  ASSERT_TRUE(w.ok()) << w.status();
+  for (const std::vector<Op>* ops :
+       {&w->layer_backward, &w->embedding_backward, &w->head_backward}) {
+    EXPECT_EQ(Count(*ops, "grad_accumulate_fp32"), 0);
+  }
+  absl::StatusOr<Workload> bad = BuildWorkload(Bloom(), Shard(-1));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "grad_accumulate_bytes"));
+}
+
+// Megatron-DeepSpeed's profile carries DeepSpeed's BF16_Optimizer pass (cast
+// 2 + 4 bytes, add 4 + 4 + 4); Megatron-Core's fused fp32 main_grad has none.
+TEST(GradAccumulationTest, OnlyTheDeepSpeedProfileAccumulatesSeparately) {
+  const FrameworkCatalog& c = FrameworkCatalog::Default();
+  EXPECT_EQ((*c.Find("megatron-deepspeed"))->bf16_grad_accumulate_bytes.value, 18);
+  EXPECT_EQ((*c.Find("megatron-core"))->bf16_grad_accumulate_bytes.value, 0);
+  EXPECT_EQ((*c.Find("pytorch-fsdp2"))->bf16_grad_accumulate_bytes.value, 0);
+}
+
+}  // namespace
+}  // namespace clustersim::models
