@@ -105,7 +105,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "micro-batch-size", &v.mbs, "micro-batch size");
   Opt(strategy, "global-batch-size", &v.gbs, "global batch size");
   Opt(strategy, "recompute-granularity", &v.recompute,
-      "none|selective|full, or selective+mlp_up (also replays the MLP's input projection)");
+      "none|selective|full, selective+mlp_up (also replays the MLP's input projection) or "
+      "selective+op (torchtitan's per-op policy)");
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
   Opt(strategy, "framework", &v.framework,

@@ -84,6 +84,18 @@ double RecomputeModulesExtraFlops(const TransformerConfig& c, int64_t global_bat
   return static_cast<double>(global_batch) * per_sequence;
 }
 
+double OpSacForwardFlops(const TransformerConfig& c, int64_t global_batch, bool fp8_linears) {
+  const double s = c.seq_length, h = c.hidden_size, d = c.head_dim();
+  const double a = c.num_attention_heads, g = c.num_query_groups, f = c.ffn_hidden_size;
+  const bool swiglu = c.activation == Activation::kSwiglu;
+  const double out_proj = 2.0 * s * a * d * h;
+  const double per_layer = fp8_linears ? 2.0 * s * h * (a + 2.0 * g) * d + out_proj +
+                                             2.0 * s * h * f * (swiglu ? 2.0 : 1.0)
+                                       : 2.0 * s * h * g * d + out_proj +
+                                             (swiglu ? 2.0 * s * h * f : 0.0);
+  return static_cast<double>(global_batch) * c.num_layers * per_layer;
+}
+
 SixNFlops SixNAttentionFlops(const TransformerConfig& c, int64_t global_batch) {
   const ParameterCounts p = CountParameters(c);
   const double inactive_experts =

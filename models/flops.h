@@ -56,6 +56,12 @@ double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, R
 // ShardSpec::recompute_mlp_up replays on top of the attention core.
 double MlpUpForwardFlops(const TransformerConfig& c, int64_t global_batch);
 
+// The GEMM FLOPs torchtitan's per-op selective checkpointing replays
+// (ShardSpec::recompute_op_sac) for `global_batch` sequences of a dense
+// model: wk, wo and (SwiGLU) w3 in 16-bit; QKV, wo and FC1 whole with fp8
+// linears, which the policy does not save.
+double OpSacForwardFlops(const TransformerConfig& c, int64_t global_batch, bool fp8_linears);
+
 // What selective recompute's modules `m` (ShardSpec::modules) replay beyond
 // MegatronHardwareFlops' selective count (the attention core), for
 // `global_batch` sequences: the MLA up projections ("mla_up_proj") and the

@@ -366,6 +366,46 @@ void MlpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) 
   Replay(fwd, names, ops);
 }
 
+// ShardSpec::recompute_op_sac: the block's forward replayed in order up to the
+// SwiGLU product, with the ops torchtitan's policy saves (wq, wv, w1, SDPA, the
+// reduce-scatters) left out. bf16 replays wk and w3 as slices of the fused
+// QKV and FC1 GEMMs; fp8 replays both whole and casts their inputs again.
+void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
+  const bool fp8 = d.dtype == Dtype::kFp8;
+  std::vector<Op> replay;
+  auto again = [&](std::string_view name) { replay.push_back(FindOp(fwd, name)); };
+  // A slice of a fused forward GEMM: the same rows and inner size, n columns.
+  auto slice = [&](std::string_view name, std::string part, int64_t n) {
+    const Op& g = FindOp(fwd, name);
+    replay.push_back(Gemm(d, absl::StrCat(std::string(name), "_", part), g.m, n, g.k));
+  };
+  again("layernorm1");
+  if (d.sp) again("tp_allgather_attn");
+  if (fp8) {
+    again("qkv_gemm");
+  } else {
+    slice("qkv_gemm", "wk", d.g_local * d.d);
+  }
+  if (EagerRope(d)) again("rope");
+  again("out_proj_gemm");
+  again("dropout_residual1");
+  again("layernorm2");
+  if (d.sp) again("tp_allgather_mlp");
+  if (fp8) {
+    again("fc1_gemm");
+  } else if (d.swiglu) {
+    slice("fc1_gemm", "w3", d.f_local);
+  }
+  again(d.act_name);
+  if (const int64_t cast = Fp8CastBytes(replay, /*backward=*/false); cast > 0) {
+    replay.insert(replay.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));
+  }
+  for (Op& op : replay) {
+    op.recompute = true;
+    ops->push_back(std::move(op));
+  }
+}
+
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s) {
   const Recompute recompute = s.recompute;
   std::vector<Op> ops;
@@ -375,11 +415,12 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
       ops.push_back(std::move(op));
     }
   }
+  const bool selective = recompute == Recompute::kSelective;
+  if (selective && s.recompute_op_sac) OpSacReplay(d, fwd, &ops);
   if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true); cast > 0) {
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
   }
   ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual2")));
-  const bool selective = recompute == Recompute::kSelective;
   const RecomputeModules& m = s.modules;
   // Module "layernorm": each norm's output is dropped and replayed when the
   // backward of the block it feeds begins.
@@ -574,6 +615,14 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
     return absl::UnimplementedError(
         "recompute_mlp_up replays a dense MLP; this mixture-of-experts model has routed experts "
         "(use training.recompute_granularity \"selective\")");
+  }
+  if (s.recompute_op_sac &&
+      (s.recompute != Recompute::kSelective || s.recompute_mlp_up || c.num_experts > 0 ||
+       c.mla() || c.attention_backend == AttentionBackend::kUnfused)) {
+    return absl::InvalidArgumentError(
+        "training.recompute_granularity \"selective+op\" (torchtitan's per-op policy) replays a "
+        "dense Llama block with flash attention; this model has experts, latent or unfused "
+        "attention (use \"selective\" or \"full\")");
   }
   if (s.expert_parallel > 1 && c.num_experts == 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -186,6 +186,20 @@ struct ShardSpec {
   // XLA drops its replay. Scenario: training.recompute_granularity
   // "selective+mlp_up".
   bool recompute_mlp_up = false;
+  // With kSelective, PyTorch's per-op selective checkpointing under
+  // torchtitan's policy (selective_ac_option "op": _apply_ac_to_transformer_block
+  // in parallelize_llama.py, the same from February 2024 to mid 2025): the
+  // outputs of aten.mm, SDPA and the TP reduce-scatter are saved except every
+  // second aten.mm; everything else in the block is recomputed when its
+  // backward begins (non-reentrant checkpoint, stopping once the last saved
+  // tensor is back). A Llama block's mms run wq, wk, wv, wo, w1, w3, w2, so
+  // wk, wo and w3 are replayed, with the norms, RoPE, the residual add, the
+  // SwiGLU product and the sequence-parallel all-gathers. Float8 linears run
+  // aten._scaled_mm, which the list does not save, so under fp8 every linear
+  // but w2 (whose output no backward reads) is replayed with its input cast.
+  // The attention core is not. Scenario: training.recompute_granularity
+  // "selective+op".
+  bool recompute_op_sac = false;
   // With kSelective, Megatron-Core's recompute modules (--recompute-modules;
   // transformer_config.py recompute_modules): which parts of a layer's
   // forward are replayed just before their backward. Setting the list

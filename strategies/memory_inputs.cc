@@ -14,6 +14,7 @@ models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
   in.shard.dtype = p.precision;
   in.shard.recompute = p.recompute;
   in.shard.recompute_mlp_up = p.recompute_mlp_up;
+  in.shard.recompute_op_sac = p.recompute_op_sac;
   in.shard.modules = p.recompute_modules;
   in.shard.expert_parallel = p.expert_parallel;
   in.shard.expert_tensor_parallel = p.expert_tp();

@@ -62,6 +62,10 @@ struct ParallelConfig {
   // (models::ShardSpec::recompute_mlp_up; training.recompute_granularity
   // "selective+mlp_up").
   bool recompute_mlp_up = false;
+  // Selective recompute under torchtitan's per-op policy
+  // (models::ShardSpec::recompute_op_sac; training.recompute_granularity
+  // "selective+op").
+  bool recompute_op_sac = false;
   // Megatron-Core's selective recompute modules (models::RecomputeModules;
   // training.recompute_modules).
   models::RecomputeModules recompute_modules;

@@ -372,6 +372,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.dtype = in.parallel->precision;
   shard.recompute = in.parallel->recompute;
   shard.recompute_mlp_up = in.parallel->recompute_mlp_up;
+  shard.recompute_op_sac = in.parallel->recompute_op_sac;
   shard.modules = in.parallel->recompute_modules;
   shard.expert_parallel = in.parallel->expert_parallel;
   shard.expert_tensor_parallel = in.parallel->expert_tp();

@@ -178,6 +178,7 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
     if (absl::StartsWith(s, "torchtitan")) {
       a.zero_stage_with_pipeline = 2;
       a.eager_unless_compiled = true;
+      a.op_selective = true;
       a.text += "; with pp > 1 parameters stay gathered across micro-batches and gradients are "
                 "reduce-scattered once per step (ZeRO-2; torchtitan's apply_fsdp)";
     }

@@ -42,6 +42,11 @@ struct RowAssumptions {
   // The stack runs eager PyTorch unless the row says it compiled the model
   // (training.elementwise "eager" where StatesCompile is false).
   bool eager_unless_compiled = false;
+  // The stack's selective checkpointing is per-op (torchtitan's
+  // selective_ac_option "op", its default): a row's "selective" or
+  // "selective (op)" runs recompute_granularity "selective+op"; "selective
+  // (layer)" keeps Megatron's selective.
+  bool op_selective = false;
   std::string precision;  // when the row states none
   std::string attention;  // training.attention; "" = the stack's default
   std::string text;       // the whole assumption, for the report

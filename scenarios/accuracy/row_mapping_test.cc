@@ -79,6 +79,10 @@ TEST(RowMappingTest, CompileIsReadFromTheRowsText) {
   EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->eager_unless_compiled);
   EXPECT_FALSE(AssumptionsForStack("nemo-automodel (x)")->eager_unless_compiled);
   EXPECT_FALSE(AssumptionsForStack("nemo-25.04 (x)")->eager_unless_compiled);
+  // Only torchtitan's selective is per-op (selective_ac_option "op").
+  EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->op_selective);
+  EXPECT_FALSE(AssumptionsForStack("nemo-automodel (x)")->op_selective);
+  EXPECT_FALSE(AssumptionsForStack("meta-llama3 (x)")->op_selective);
 }
 
 TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {

@@ -317,10 +317,20 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     }
     gb = static_cast<int>(derived);
   }
-  // "selective (op)" -> "selective": the simulator's selective is Megatron's.
-  // "selective+mlp_up" (a JAX remat policy the row states) passes through.
-  std::string recompute = t.Get(row, "recompute");
-  recompute = recompute.substr(0, recompute.find(" ("));
+  // "selective (op)" -> "selective": the simulator's selective is Megatron's,
+  // or torchtitan's per-op policy ("selective+op") for a stack whose
+  // selective is per-op. "selective+mlp_up" (a JAX remat policy the row
+  // states) passes through.
+  const std::string recompute_cell = t.Get(row, "recompute");
+  std::string recompute = recompute_cell.substr(0, recompute_cell.find(" ("));
+  if (a.op_selective && recompute == "selective" &&
+      !absl::StrContains(recompute_cell, "(layer)")) {
+    recompute = "selective+op";
+    absl::StrAppend(&assumptions,
+                    "per-op selective checkpointing (torchtitan's policy: every second mm, the "
+                    "elementwise ops and the sequence-parallel gathers replayed; fp8 linears "
+                    "replayed whole); ");
+  }
   if (recompute.empty() && !recipe.recompute_modules.empty()) {
     recompute = "selective";
     for (const std::string& m : recipe.recompute_modules) {

@@ -21,11 +21,13 @@ absl::Status WithField(const absl::Status& s, std::string_view field) {
 
 absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
   if (s == "none") return models::Recompute::kNone;
-  if (s == "selective" || s == "selective+mlp_up") return models::Recompute::kSelective;
+  if (s == "selective" || s == "selective+mlp_up" || s == "selective+op") {
+    return models::Recompute::kSelective;
+  }
   if (s == "full") return models::Recompute::kFull;
   return absl::InvalidArgumentError(
       absl::StrCat("training.recompute_granularity=\"", std::string(s),
-                   "\" is not known; use none, selective, selective+mlp_up or full"));
+                   "\" is not known; use none, selective, selective+mlp_up, selective+op or full"));
 }
 
 // training.recompute_modules: Megatron-Core module names; the list replaces
@@ -214,6 +216,16 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
       ParseRecomputeModules(t.recompute_modules(), pc.recompute);
   if (!modules.ok()) return modules.status();
   pc.recompute_modules = *modules;
+  // torchtitan's per-op policy saves the attention core's output.
+  pc.recompute_op_sac = t.recompute_granularity() == "selective+op";
+  if (pc.recompute_op_sac) {
+    if (t.recompute_modules_size() > 0) {
+      return absl::InvalidArgumentError(
+          "training.recompute_modules are Megatron-Core's and recompute_granularity="
+          "\"selective+op\" is torchtitan's per-op policy; drop the list or use \"selective\"");
+    }
+    pc.recompute_modules.core_attn = false;
+  }
   if (pc.recompute_mlp_up && r.model.num_experts > 0) {
     return absl::InvalidArgumentError(
         "training.recompute_granularity=\"selective+mlp_up\" replays a dense MLP and this model "

@@ -347,6 +347,37 @@ TEST(ResolveTest, SelectiveWithMlpUpSitsBetweenSelectiveAndFull) {
       << e.status();
 }
 
+// recompute_granularity "selective+op" (torchtitan's per-op policy) replays
+// three of a Llama block's seven matmuls and no attention: slower than
+// Megatron's selective here, faster than full; echoed; Megatron's module list
+// beside it is refused naming the field.
+TEST(ResolveTest, SelectiveOpIsTorchtitansPerOpPolicy) {
+  auto with = [](const char* granularity) {
+    config::Scenario s = Parse(R"pb(
+      cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+      model { preset: "llama3-8b" }
+      training { micro_batch_size: 1 global_batch_size: 8 }
+    )pb");
+    s.mutable_training()->set_recompute_granularity(granularity);
+    return s;
+  };
+  const double op = StepSeconds(with("selective+op"));
+  EXPECT_LT(StepSeconds(with("selective")), op);
+  EXPECT_LT(op, StepSeconds(with("full")));
+  absl::StatusOr<ResolvedScenario> r = Resolve(with("selective+op"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->parallel.recompute_op_sac);
+  EXPECT_FALSE(r->parallel.recompute_modules.core_attn);
+  EXPECT_EQ(r->echo.training().recompute_granularity(), "selective+op");
+  EXPECT_EQ(r->echo.training().recompute_modules_size(), 0);
+  config::Scenario modules = with("selective+op");
+  modules.mutable_training()->add_recompute_modules("mlp");
+  absl::StatusOr<ResolvedScenario> e = Resolve(modules);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("training.recompute_modules"), std::string::npos)
+      << e.status();
+}
+
 TEST(ResolveTest, RecomputeModulesReplaceTheDefaultAndNameTheFieldWhenBad) {
   auto with = [](const std::string& granularity, std::vector<std::string> modules) {
     config::Scenario s = Parse(R"pb(

@@ -45,6 +45,10 @@ void FillStepFigures(const ResolvedScenario& s, const strategies::StepStats::Sum
       (s.parallel.recompute_mlp_up
            ? models::MlpUpForwardFlops(s.model, s.parallel.global_batch_size)
            : 0.0) +
+      (s.parallel.recompute_op_sac
+           ? models::OpSacForwardFlops(s.model, s.parallel.global_batch_size,
+                                       s.parallel.precision == models::Dtype::kFp8)
+           : 0.0) +
       models::RecomputeModulesExtraFlops(s.model, s.parallel.global_batch_size,
                                          s.parallel.recompute, s.parallel.recompute_modules);
   const bool finetune = s.finetune.method != models::FinetuneMethod::kFull;
