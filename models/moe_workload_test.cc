@@ -87,6 +87,17 @@ TEST(MoeWorkloadTest, MixtralLayerFollowsTheAllToAllDispatcher) {
   }
   EXPECT_EQ(Get(w.layer_forward, "router_gemm").streams, 0);
   EXPECT_EQ(Get(w.layer_forward, "qkv_gemm").streams, 0);
+  // One cuBLAS launch per local expert (2 here), forward and backward; the
+  // dense GEMMs launch once.
+  for (const char* name : {"expert_fc1_gemm", "expert_fc2_gemm"}) {
+    EXPECT_EQ(Get(w.layer_forward, name).kernels, 2) << name;
+  }
+  for (const char* name : {"expert_fc1_gemm_dgrad", "expert_fc1_gemm_wgrad",
+                           "expert_fc2_gemm_dgrad", "expert_fc2_gemm_wgrad"}) {
+    EXPECT_EQ(Get(w.layer_backward, name).kernels, 2) << name;
+  }
+  EXPECT_EQ(Get(w.layer_forward, "router_gemm").kernels, 1);
+  EXPECT_EQ(Get(w.layer_backward, "qkv_gemm_dgrad").kernels, 1);
   // The all-gather over tp collects the 2 x 4096 expert rows, h = 4096 bf16.
   const Op& ag = Get(w.layer_forward, "tp_allgather_moe_dispatch");
   EXPECT_EQ(ag.group, CommGroup::kTensor);

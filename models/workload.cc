@@ -178,7 +178,8 @@ void Replay(const std::vector<Op>& fwd, const std::vector<std::string_view>& nam
 // expert i on compute stream i mod 4 (TE multi_stream_cublas_gemm,
 // transformer_engine/common/gemm/cublaslt_gemm.cu; 4 streams:
 // common/include/transformer_engine/multi_stream.h), not as one batched
-// kernel: each expert's GEMM fills the SMs on its own.
+// kernel: each expert's GEMM fills the SMs on its own, and the host launches
+// each one (Op::kernels = local experts).
 constexpr int kGroupedGemmStreams = 4;
 
 void MoeForward(const Dims& d, std::vector<Op>* ops) {
@@ -202,9 +203,11 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
   if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
   ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
   ops->back().streams = kGroupedGemmStreams;
+  ops->back().kernels = static_cast<int>(std::max<int64_t>(1, d.experts_local));
   ops->push_back(MemoryBound(d, d.act_name, routed * d.fe_local * d.act * (d.swiglu ? 3 : 2)));
   ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.fe_local, d.experts_local));
   ops->back().streams = kGroupedGemmStreams;
+  ops->back().kernels = static_cast<int>(std::max<int64_t>(1, d.experts_local));
   if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
   if (d.expert_sp) {
     ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,

@@ -86,11 +86,13 @@ Op Gemm(const Dims& d, std::string name, int64_t m, int64_t n, int64_t k, int64_
 Op Dgrad(const Dims& d, const Op& fwd) {
   Op op = Gemm(d, fwd.name + "_dgrad", fwd.m, fwd.k, fwd.n, fwd.batch);
   op.streams = fwd.streams;
+  op.kernels = fwd.kernels;
   return op;
 }
 Op Wgrad(const Dims& d, const Op& fwd) {
   Op op = Gemm(d, fwd.name + "_wgrad", fwd.k, fwd.n, fwd.m, fwd.batch);
   op.streams = fwd.streams;
+  op.kernels = fwd.kernels;
   return op;
 }
 

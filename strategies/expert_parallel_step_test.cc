@@ -232,6 +232,29 @@ TEST(ExpertParallelStepTest, DispatcherSyncHoldsTheHostUntilTheGpuReachesIt) {
   EXPECT_LT(free.summary.step_time, r.summary.step_time);
 }
 
+// After the sync the grouped expert GEMMs launch one cuBLAS GEMM per local
+// expert, each at the host time per op: SmallMoe's 8 experts over ep 2 are 4
+// launches per grouped GEMM, over ep 4 two.
+TEST(ExpertParallelStepTest, GroupedGemmLaunchesOnePerLocalExpert) {
+  const FlatNetwork net;
+  const sim::Duration per_op = sim::Microseconds(20);
+  auto forward_host = [&](int ep) {
+    ParallelConfig p = Sixteen(ep);
+    p.expert_tensor_parallel = 1;
+    StepRun r = Step(p, 16, net, {.host_per_op = per_op});
+    sim::Duration total = sim::Duration::Zero();
+    for (sim::TaskId t = 0; t < r.plan.graph.NumTasks(); ++t) {
+      const sim::TaskGraph::Task& task = r.plan.graph.task(t);
+      const TaskInfo& info = r.plan.infos[task.tag];
+      if (info.op->name == "host_launch" && info.phase == Phase::kForward) total += task.duration;
+    }
+    return total;
+  };
+  // 4 simulated GPUs (2 tp ranks x 2 stages) x 2 layers x 2 micro-batches,
+  // each forward pass 2 x (4 - 2) more launches at ep 2.
+  EXPECT_EQ(forward_host(2) - forward_host(4), per_op * (4 * 2 * 2 * 4));
+}
+
 // ZeRO-3 / FSDP on an MoE model: each layer's dense shard is gathered and
 // reduced over the data-parallel group, its experts over the
 // expert-data-parallel group, per micro-batch and pass, with no bucketed

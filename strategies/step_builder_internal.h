@@ -231,7 +231,7 @@ class Builder {
   template <typename OpList>
   absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer);
   void Launch(size_t num_ops, const Ctx& ctx, int layer);
-  void LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync);
+  void LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync, int kernels = 1);
   absl::Status Send(int stage, int to_pos, bool forward, int mb);
   const models::Op& PipelineEngineOp();
   void MarkGradDone(const std::vector<int>& gpus, int index);

@@ -142,7 +142,7 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   }
   for (size_t k = 0; k < ops.size(); ++k) {
     const models::Op& op = Deref(ops[k]);
-    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/k == sync);
+    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/k == sync, Deref(ops[k]).kernels);
     if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
       CLUSTERSIM_RETURN_IF_ERROR(AddExpertCollective(op, ctx, layer));
     } else if (op.kind == models::OpKind::kCollective) {
@@ -193,15 +193,18 @@ void Builder::Launch(size_t num_ops, const Ctx& ctx, int layer) {
 // all-to-all splits and the grouped GEMM's group sizes are host arguments.
 // The host cannot run ahead past that point: it launches the next op only once
 // the GPU has reached it (`at_sync`), and each later op of the pass waits for
-// its own launch, so the GPU idles where its kernels are shorter than a launch.
-void Builder::LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync) {
+// its own launch (`kernels` host launches: a grouped expert GEMM launches one
+// per local expert), so the GPU idles where its kernels are shorter than a
+// launch.
+void Builder::LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync, int kernels) {
   if (in_.host_overhead_per_op <= sim::Duration::Zero()) return;
   Launch(0, ctx, layer);  // creates launch_op_
   TaskInfo info{.op = launch_op_, .phase = ctx.phase, .microbatch = ctx.microbatch,
                 .layer = layer, .stage = ctx.stage, .chunk = ctx.chunk};
   const uint32_t tag = NewInfo(info);
   for (int i : *ctx.gpus) {
-    const sim::TaskId t = plan_.graph.AddTask(gpu_[i].lane.host, in_.host_overhead_per_op, tag);
+    const sim::TaskId t = plan_.graph.AddTask(
+        gpu_[i].lane.host, in_.host_overhead_per_op * static_cast<int64_t>(kernels), tag);
     if (at_sync) After(gpu_[i].last, t);
     gpu_[i].waits.push_back(t);
   }
