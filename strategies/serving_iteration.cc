@@ -119,7 +119,7 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) c
   const models::TransformerConfig& m = spec_.replica.model;
   const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
   const int64_t tp = b.AttentionTp();
-  const int64_t T = b.Rows(t.tokens), h = m.hidden_size, d = m.head_dim();
+  const int64_t T = b.RankRows(t), h = m.hidden_size, d = m.head_dim();
   const int64_t heads = b.Heads();
   const int64_t kv_heads = std::max<int64_t>(1, m.num_query_groups / tp);
   const int64_t f = m.ffn_hidden_size / tp;
@@ -165,12 +165,15 @@ void ServingCostModel::AppendAttention(const IterationTotals& t, std::vector<Op>
   const int64_t ep = spec_.replica.expert_parallel, d = m.head_dim(), heads = b.Heads();
   const int64_t kv_heads = std::max<int64_t>(1, m.num_query_groups / b.AttentionTp());
   const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
-  if (t.prefill_tokens > 0) {
-    const int64_t q_tokens = ShareOf(t.prefill_tokens, ep);
-    const int64_t kv_tokens = ShareOf(t.prefill_kv_tokens, ep);
+  // Prompts placed whole on attention ranks: the busiest rank's.
+  const bool placed = ep > 1 && t.rank_tokens > 0;
+  if (placed ? t.rank_prefill_tokens > 0 : t.prefill_tokens > 0) {
+    const int64_t q_tokens = placed ? t.rank_prefill_tokens : ShareOf(t.prefill_tokens, ep);
+    const int64_t kv_tokens = placed ? t.rank_prefill_kv_tokens : ShareOf(t.prefill_kv_tokens, ep);
     // The causal pairs are counted exactly in the flops (causal stays false).
-    sim::Flops flops(4.0 * static_cast<double>(heads * d) * t.prefill_pairs);
-    if (ep > 1) flops = flops * (1.0 / static_cast<double>(ep));
+    sim::Flops flops(4.0 * static_cast<double>(heads * d) *
+                     (placed ? t.rank_prefill_pairs : t.prefill_pairs));
+    if (ep > 1 && !placed) flops = flops * (1.0 / static_cast<double>(ep));
     ops->push_back(ServingAttentionOp(
         "attention_prefill", heads, q_tokens, kv_tokens, d, attention_dtype_, flops.count(),
         q_tokens * heads * d * 2 * 2 + kv_tokens * 2 * kv_heads * d * kv_bytes));
@@ -193,7 +196,7 @@ std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
   // batch with the whole (replicated) vocabulary.
   const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
   const int64_t tp = b.AttentionTp();
-  const int64_t T = b.Rows(t.tokens), S = b.Rows(t.sampled), h = m.hidden_size;
+  const int64_t T = b.RankRows(t), S = b.Rows(t.sampled), h = m.hidden_size;
   const int64_t vocab = m.vocab_size / tp;
   std::vector<Op> ops;
   ops.push_back(ServingMemoryOp("embedding", T * h * 2 * 2));
@@ -262,13 +265,15 @@ sim::Duration ServingCostModel::DecodeArithmetic(const Op& op) const {
   return sim::Duration::FromSecondsDouble(op.flops.count() / rate);
 }
 
-ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled) {
-  const auto key = std::make_pair(tokens, sampled);
+ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled,
+                                                 int64_t rank_tokens) {
+  const auto key = std::make_tuple(tokens, sampled, rank_tokens);
   auto it = linear_.find(key);
   if (it != linear_.end()) return it->second;
   IterationTotals t;
   t.tokens = tokens;
   t.sampled = sampled;
+  t.rank_tokens = rank_tokens;
   Part part;
   const models::TransformerConfig& m = spec_.replica.model;
   const int dense = m.num_experts > 0 ? m.moe_first_dense_layers : 0;
@@ -281,7 +286,7 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
 
 IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   SIM_CHECK(t.tokens >= 1) << "an iteration needs at least one token";
-  const Part linear = Linear(t.tokens, t.sampled);
+  const Part linear = Linear(t.tokens, t.sampled, t.rank_tokens);
   // The attention ops are the part that depends on the sequences' contexts;
   // they are the same in a dense layer, whose MLP is cheaper to build than the
   // MoE one's routing expectations.

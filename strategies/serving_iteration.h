@@ -61,7 +61,8 @@
 // (no overlap between batches across stages, as one vLLM virtual engine).
 // Nothing overlaps inside an iteration (vLLM runs them in one stream).
 //
-// The GEMM and collective part depends only on (T, S): it is memoised.
+// The GEMM and collective part depends only on (T, S) and, under data-parallel
+// attention, the busiest rank's rows: it is memoised.
 //
 // Explicit head dimensions, latent attention, expert FFN sizes, shared
 // experts, dense-first layers and expert parallelism
@@ -77,6 +78,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -113,6 +115,15 @@ struct IterationTotals {
   // their causal query-key pairs (context + 1 for a plain decode step).
   int64_t decode_queries = 0;
   double decode_pairs = 0;
+  // Data-parallel attention (expert parallelism): the busiest attention
+  // rank's share when the scheduler places each prompt whole on one rank
+  // (strategies/serving_scheduler.h): its new tokens (its 1/ep of the decode
+  // queries plus its prompts) and its prompts' tokens, Σ (context + new) and
+  // causal pairs. rank_tokens 0: the work is spread evenly, ceil(x / ep) each.
+  int64_t rank_tokens = 0;
+  int64_t rank_prefill_tokens = 0;
+  int64_t rank_prefill_kv_tokens = 0;
+  double rank_prefill_pairs = 0;
 };
 IterationTotals Summarise(const std::vector<SequenceWork>& work);
 
@@ -176,7 +187,7 @@ class ServingCostModel {
   // Costs `ops` of the iteration `t` (x `times`) into `part`.
   absl::Status Add(const std::vector<models::Op>& ops, const IterationTotals& t, int64_t times,
                    Part* part) const;
-  Part& Linear(int64_t tokens, int64_t sampled);
+  Part& Linear(int64_t tokens, int64_t sampled, int64_t rank_tokens);
   // Prefill and decode attention of a grouped-query (non-latent) model.
   void AppendAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;
   // Decode attention's CUDA-core arithmetic time (0 when the bound is off).
@@ -186,7 +197,7 @@ class ServingCostModel {
   const models::KernelModel* kernels_;
   const topology::NetworkModel* network_;
   models::Dtype gemm_dtype_, attention_dtype_;
-  std::map<std::pair<int64_t, int64_t>, Part> linear_;  // by (T, S)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Part> linear_;  // by (T, S, rank tokens)
 };
 
 }  // namespace clustersim::strategies

@@ -104,6 +104,10 @@ ServingOpBuilder::ServingOpBuilder(const models::ReplicaModel& replica, models::
 
 int64_t ServingOpBuilder::Rows(int64_t tokens) const { return (tokens + ep_ - 1) / ep_; }
 
+int64_t ServingOpBuilder::RankRows(const IterationTotals& t) const {
+  return ep_ > 1 && t.rank_tokens > 0 ? t.rank_tokens : Rows(t.tokens);
+}
+
 int64_t ServingOpBuilder::Heads() const {
   return replica_->model.num_attention_heads / AttentionTp();
 }
@@ -117,7 +121,7 @@ Op ServingOpBuilder::Gemm(std::string name, int64_t rows, int64_t n, int64_t k, 
 
 void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>* ops) const {
   const models::TransformerConfig& m = replica_->model;
-  const int64_t rows = Rows(t.tokens), h = m.hidden_size, heads = Heads();
+  const int64_t rows = RankRows(t), h = m.hidden_size, heads = Heads();
   const int64_t d = m.head_dim(), v = m.v_head_dim, nope = m.qk_nope_head_dim;
   const int64_t c = m.kv_lora_rank, latent = m.kv_lora_rank + m.qk_rope_head_dim;
   const int64_t kv_bytes = models::BytesPerElement(replica_->kv_cache_dtype);
@@ -131,14 +135,19 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
   ops->push_back(Gemm("kv_down_gemm", rows, latent, h));
   ops->push_back(ServingMemoryOp("kv_latent_norm", rows * c * 2 * 2));
   ops->push_back(ServingMemoryOp("kv_cache_write", rows * latent * (2 + kv_bytes)));
-  // Under EP each GPU runs 1/ep of the sequences (balanced).
-  if (t.prefill_tokens > 0) {
-    const int64_t kv_tokens = ShareOf(t.prefill_kv_tokens, ep_);
-    const int64_t q_tokens = ShareOf(t.prefill_tokens, ep_);
+  // Under EP each GPU decodes 1/ep of the sequences (balanced) and runs the
+  // prompts placed on it (the busiest rank's), or 1/ep of them when spread.
+  const bool placed = ep_ > 1 && t.rank_tokens > 0;
+  if (placed ? t.rank_prefill_tokens > 0 : t.prefill_tokens > 0) {
+    const int64_t kv_tokens =
+        placed ? t.rank_prefill_kv_tokens : ShareOf(t.prefill_kv_tokens, ep_);
+    const int64_t q_tokens = placed ? t.rank_prefill_tokens : ShareOf(t.prefill_tokens, ep_);
+    const double pairs =
+        placed ? t.rank_prefill_pairs : t.prefill_pairs / static_cast<double>(ep_);
     ops->push_back(Gemm("attention_prefill_kv_up", kv_tokens, heads * (nope + v), c));
     ops->push_back(ServingAttentionOp(
         "attention_prefill", heads, q_tokens, kv_tokens, d, attention_dtype_,
-        2.0 * static_cast<double>(heads * (d + v)) * t.prefill_pairs / static_cast<double>(ep_),
+        2.0 * static_cast<double>(heads * (d + v)) * pairs,
         q_tokens * heads * (d + v) * 2 + kv_tokens * heads * (d + v) * 2 +
             kv_tokens * latent * kv_bytes));
   }
@@ -174,7 +183,7 @@ double ServingOpBuilder::ModelFlops(const Op& op, const IterationTotals& t) cons
 void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) const {
   const models::TransformerConfig& m = replica_->model;
   const bool gated = m.activation == models::Activation::kSwiglu;
-  const int64_t h = m.hidden_size, rows = Rows(t.tokens), k = m.moe_top_k;
+  const int64_t h = m.hidden_size, rows = RankRows(t), k = m.moe_top_k;
   ops->push_back(ServingGemm("router_gemm", rows, m.num_experts, h, attention_dtype_, 16.0));
   ExpertRows r;
   if (ep_ > 1) {
@@ -188,13 +197,15 @@ void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) co
     const int64_t busiest = static_cast<int64_t>(std::ceil(r.busiest));
     // Each of its rows goes to one of its E/ep experts.
     r.padded = ExpectedPaddedRows(per_gpu, 1, busiest, kGroupedGemmTileRows);
-    ops->push_back(
-        ServingCollective("ep_alltoall_dispatch", models::CommKind::kAllToAll, busiest * h * 2));
+    // The all-to-all waits for the GPU that receives or sends the most rows.
+    const int64_t exchanged = std::max(busiest, (t.rank_tokens > 0 ? t.rank_tokens : 0) * k);
+    ops->push_back(ServingCollective("ep_alltoall_dispatch", models::CommKind::kAllToAll,
+                                     exchanged * h * 2));
     ops->push_back(GroupedGemm("expert_gate_up_gemm", r, gated ? 2 * f : f, h, experts));
     ops->push_back(ServingMemoryOp("activation", busiest * f * (gated ? 3 : 2) * 2));
     ops->push_back(GroupedGemm("expert_down_gemm", r, h, f, experts));
-    ops->push_back(
-        ServingCollective("ep_alltoall_combine", models::CommKind::kAllToAll, busiest * h * 2));
+    ops->push_back(ServingCollective("ep_alltoall_combine", models::CommKind::kAllToAll,
+                                     exchanged * h * 2));
   } else {
     // Routed experts as one grouped GEMM over the T·k routed rows, every
     // expert sharded over TP, reading the weights of the experts the batch

@@ -46,13 +46,20 @@
 // data-parallel attention + EP, e.g. SGLang --enable-dp-attention --ep-size):
 // ep must equal tensor_parallel_size; the replica's ep GPUs each run
 // attention, the shared experts, the dense MLPs, the embedding and the LM head
-// with whole weights on their own 1/ep of the batch (T/ep rows, 1/ep of the
-// sequences and their KV cache; balanced), and each holds E/ep experts. The
+// with whole weights on their own share of the batch, and each holds E/ep
+// experts. Decode steps are balanced (T/ep rows, 1/ep of the sequences and
+// their KV cache: TensorRT-LLM and SGLang give each new request to the rank
+// with the fewest); a prompt runs whole on the rank it was given, so when the
+// scheduler places prompts (IterationTotals::rank_tokens > 0) the attention
+// and other non-expert ops run the busiest rank's rows and prompts, which
+// every rank waits for at the all-to-alls. The
 // routed rows are not balanced: the layer waits for the busiest GPU, whose
 // expected R rows (ExpectedMaxRankRows, above T·k/ep) size its ops. Per MoE
 // layer:
 //   ep_alltoall_dispatch    R rows of h 16-bit values to the busiest GPU (each
-//                           GPU sends (T/ep)·k on average, its own included)
+//                           GPU sends (T/ep)·k on average, its own included),
+//                           or the busiest rank's own rows x k when it sends
+//                           more than that (a rank holding a whole prompt)
 //   expert_gate_up_gemm,    over its R rows in whole tiles, reading the weights
 //   activation,             of the experts of its E/ep that they touch
 //   expert_down_gemm
@@ -118,6 +125,10 @@ class ServingOpBuilder {
   bool data_parallel_attention() const { return ep_ > 1; }
   // Rows of the non-expert ops on one GPU: T, or ceil(T/ep) under EP.
   int64_t Rows(int64_t tokens) const;
+  // The non-expert rows of the iteration `t` on the busiest GPU: Rows(T), or
+  // under EP the busiest attention rank's tokens when the scheduler placed
+  // each prompt on one rank (IterationTotals::rank_tokens).
+  int64_t RankRows(const IterationTotals& t) const;
   // Heads on one GPU: a/tp, or a under EP.
   int64_t Heads() const;
   // Tensor-parallel split of the non-expert weights: tp, or 1 under EP.

@@ -176,6 +176,32 @@ TEST_F(ServingMoeTest, ExpertParallelAllToAll) {
   EXPECT_GT(c.communication, sim::Duration::Zero());
 }
 
+// A prompt of 1000 tokens placed whole on one of 8 attention ranks, beside 64
+// decode steps: that rank runs its 8 decode rows plus the 1000 prompt rows in
+// every non-expert op and the prompt's whole causal attention, and sends its
+// 1008 x 8 routed rows in the all-to-all; spread, each rank would run 133.
+TEST_F(ServingMoeTest, PromptPlacedOnOneAttentionRank) {
+  ServingCostModel model = Model("deepseek-v3-671b", 8, 8);
+  std::vector<SequenceWork> w(64, {.new_tokens = 1, .context = 2000, .decode = true});
+  w.push_back({.new_tokens = 1000, .context = 0, .decode = false});
+  IterationTotals t = Summarise(w);
+  const std::vector<models::Op> spread = model.LayerOps(t);
+  EXPECT_EQ(FindOp(spread, "q_down_gemm")->m, (64 + 1000 + 7) / 8);
+  t.rank_tokens = 8 + 1000;
+  t.rank_prefill_tokens = 1000;
+  t.rank_prefill_kv_tokens = 1000;
+  t.rank_prefill_pairs = 1000 * 1001 / 2.0;
+  const std::vector<models::Op> placed = model.LayerOps(t);
+  EXPECT_EQ(FindOp(placed, "q_down_gemm")->m, 1008);
+  EXPECT_EQ(FindOp(placed, "shared_gate_up_gemm")->m, 1008);
+  EXPECT_EQ(FindOp(placed, "attention_prefill")->m, 1000);
+  EXPECT_DOUBLE_EQ(FindOp(placed, "attention_prefill")->flops.count(),
+                   2.0 * 128 * (192 + 128) * 1000 * 1001 / 2.0);
+  EXPECT_EQ(FindOp(placed, "attention_decode")->m, 8);  // decode stays balanced
+  EXPECT_EQ(FindOp(placed, "ep_alltoall_dispatch")->comm_bytes.count(), 1008 * 8 * 7168 * 2);
+  EXPECT_GT(model.Cost(t).time, model.Cost(Summarise(w)).time);
+}
+
 TEST_F(ServingMoeTest, ExpertParallelErrorsNameTheField) {
   absl::StatusOr<ServingCostModel> uneven =
       ServingCostModel::Create(Spec("deepseek-v3-671b", 8, 4), *kernels_, *network_);

@@ -86,6 +86,8 @@ class Server {
     ++run_.preemptions;
   }
 
+  int64_t budget_used(int64_t budget) const { return config_.max_tokens_per_step - budget; }
+
   // One decode step for every running sequence past its prefill; preempts the
   // newest sequences while blocks run out.
   void ScheduleDecodes(int64_t* budget) {
@@ -134,6 +136,43 @@ class Server {
     }
   }
 
+  bool DataParallel() const { return config_.attention_dp_ranks > 1 && !config_.chunked_prefill; }
+
+  // The rank a whole prompt of `chunk` tokens runs on: the one with the fewest
+  // new tokens so far; -1 when it does not fit that rank's share of the budget.
+  int PlacePrompt(int64_t chunk) const {
+    const auto least = std::min_element(rank_load_.begin(), rank_load_.end());
+    const int64_t per_rank = config_.max_tokens_per_step / config_.attention_dp_ranks;
+    if (*least + chunk > per_rank) return -1;
+    return static_cast<int>(least - rank_load_.begin());
+  }
+
+  // TensorRT-LLM's attention-DP balancing: whether this iteration may start
+  // new prompts (see SchedulerConfig::adp_balance).
+  bool AdpAdmitsNow(int64_t decodes) {
+    const int64_t ranks = config_.attention_dp_ranks;
+    const int64_t slots = config_.max_batch_size - static_cast<int64_t>(running_.size());
+    const bool every_rank_prompt =
+        slots > 0 && std::min<int64_t>(static_cast<int64_t>(waiting_.size()), slots) >= ranks;
+    const bool every_rank_decodes = decodes >= ranks;
+    if (every_rank_prompt) {
+      adp_waiting_iters_ = 0;
+      if (!every_rank_decodes) return true;
+      if (adp_batching_iters_ < config_.adp_batching_wait_iters) {
+        ++adp_batching_iters_;
+        return false;
+      }
+      adp_batching_iters_ = 0;
+      return true;
+    }
+    ++adp_waiting_iters_;
+    if (adp_waiting_iters_ >= config_.adp_timeout_iters || !every_rank_decodes) {
+      adp_waiting_iters_ = 0;
+      return true;
+    }
+    return false;
+  }
+
   // Admits queued requests FCFS while sequences, tokens and blocks allow.
   void Admit(int64_t* budget) {
     while (!waiting_.empty() && *budget > 0 &&
@@ -147,6 +186,13 @@ class Server {
       const int64_t chunk = config_.chunked_prefill ? std::min(uncached, *budget) : uncached;
       // A recomputed sequence may outgrow the budget; alone it still runs.
       if (chunk > *budget && !work_.empty()) return;
+      int rank = 0;
+      if (DataParallel()) {
+        rank = PlacePrompt(chunk);
+        if (rank < 0 && !work_.empty()) return;
+        rank = std::max(rank, 0);
+        rank_load_[rank] += chunk;
+      }
       waiting_.pop_front();
       s.prefilled = requests_[i].cached_tokens;
       s.blocks = blocks;
@@ -157,18 +203,64 @@ class Server {
                        .decode = false,
                        .samples = chunk == uncached});
       owners_.push_back(i);
+      work_rank_.resize(work_.size(), -1);
+      work_rank_.back() = rank;
       *budget -= std::min(chunk, *budget);
     }
+  }
+
+  // Decode steps alone run a captured CUDA graph's batch (see
+  // SchedulerConfig::cuda_graph_batch_sizes): the GEMM rows grow to it.
+  void PadToCudaGraph(IterationTotals* t) const {
+    if (config_.cuda_graph_batch_sizes.empty() || t->prefill_tokens > 0 ||
+        t->decode_queries != t->decode_seqs) {
+      return;
+    }
+    const int64_t ranks = std::max(1, config_.attention_dp_ranks);
+    const int64_t per_rank = CeilDiv(t->decode_seqs, ranks);
+    for (int size : config_.cuda_graph_batch_sizes) {
+      if (size >= per_rank) {
+        t->tokens = std::max(t->tokens, size * ranks);
+        return;
+      }
+    }
+  }
+
+  // Under data-parallel attention, the busiest rank's share of the iteration
+  // (IterationTotals::rank_tokens); nothing when no prompt runs (decode steps
+  // are spread evenly, as without placement).
+  void AddBusiestRank(IterationTotals* t) const {
+    if (!DataParallel() || t->prefill_tokens == 0) return;
+    const int busiest =
+        static_cast<int>(std::max_element(rank_load_.begin(), rank_load_.end()) - rank_load_.begin());
+    std::vector<SequenceWork> prompts;
+    for (size_t w = 0; w < work_.size(); ++w) {
+      if (!work_[w].decode && w < work_rank_.size() && work_rank_[w] == busiest) {
+        prompts.push_back(work_[w]);
+      }
+    }
+    const IterationTotals p = Summarise(prompts);
+    t->rank_tokens = rank_load_[busiest];
+    t->rank_prefill_tokens = p.prefill_tokens;
+    t->rank_prefill_kv_tokens = p.prefill_kv_tokens;
+    t->rank_prefill_pairs = p.prefill_pairs;
   }
 
   void StartIteration() {
     work_.clear();
     owners_.clear();
+    work_rank_.clear();
+    rank_load_.assign(std::max(1, config_.attention_dp_ranks), 0);
     int64_t budget = config_.max_tokens_per_step;
     if (config_.chunked_prefill) {
       ScheduleDecodes(&budget);
       ScheduleRunningPrefills(&budget);
       Admit(&budget);
+    } else if (config_.mixed_whole_prompts) {
+      ScheduleDecodes(&budget);
+      const int64_t decodes = static_cast<int64_t>(work_.size());
+      for (int64_t& load : rank_load_) load = CeilDiv(budget_used(budget), config_.attention_dp_ranks);
+      if (!DataParallel() || !config_.adp_balance || AdpAdmitsNow(decodes)) Admit(&budget);
     } else {
       Admit(&budget);
       if (work_.empty()) ScheduleDecodes(&budget);
@@ -183,7 +275,9 @@ class Server {
       return;
     }
     busy_ = true;
-    const IterationTotals totals = Summarise(work_);
+    IterationTotals totals = Summarise(work_);
+    AddBusiestRank(&totals);
+    PadToCudaGraph(&totals);
     const IterationCost c = cost_(totals);
     ++run_.num_iterations;
     run_.busy += c.time;
@@ -261,6 +355,9 @@ class Server {
   bool busy_ = false;
   std::vector<SequenceWork> work_;  // the iteration in flight
   std::vector<int64_t> owners_;     // its sequences
+  std::vector<int> work_rank_;      // data-parallel attention: each prompt's rank
+  std::vector<int64_t> rank_load_;  // new tokens per attention rank this iteration
+  int adp_waiting_iters_ = 0, adp_batching_iters_ = 0;
   double batch_sum_ = 0;
   std::optional<ClosedLoopClients> clients_;
   ServingRun run_;

@@ -89,6 +89,37 @@ struct SchedulerConfig {
   int speculative_tokens = 0;
   double acceptance_rate = 0;
   uint64_t speculative_seed = 0;
+  // Data-parallel attention (expert parallelism) over this many ranks; 1:
+  // none. Without chunked prefill each admitted prompt runs whole on one
+  // rank, the one with the fewest new tokens in the iteration, within that
+  // rank's share of the token budget (max_tokens_per_step / ranks); decode
+  // steps are spread evenly. The iteration's IterationTotals carry the
+  // busiest rank's share (rank_tokens and its prompts), which every rank
+  // waits for at the MoE all-to-alls.
+  int attention_dp_ranks = 1;
+  // TensorRT-LLM's in-flight batching without chunked context
+  // (enable_chunked_context false): every iteration takes all decode steps
+  // first, then admits whole prompts into the rest of the token budget, in
+  // the same iteration. False: vLLM V0's prefill-alone iterations (above).
+  bool mixed_whole_prompts = false;
+  // TensorRT-LLM's attention-DP balancing (attention_dp_config.enable_balance,
+  // batching_wait_iters, timeout_iters; PyExecutor._balance_adp_requests),
+  // with attention_dp_ranks > 1 and mixed_whole_prompts: new prompts are held
+  // until every rank has one (queued requests >= ranks, within
+  // max_batch_size), and then for `adp_batching_wait_iters` more iterations
+  // while every rank decodes; a rank short of a prompt holds them for at most
+  // `adp_timeout_iters` iterations, or none when some rank has nothing to
+  // decode.
+  bool adp_balance = false;
+  int adp_batching_wait_iters = 0;
+  int adp_timeout_iters = 0;
+  // CUDA graphs with padding (TensorRT-LLM cuda_graph_config: batch_sizes,
+  // enable_padding), in ascending order, per attention rank: an iteration of
+  // decode steps alone runs the smallest captured batch that holds the
+  // busiest rank's sequences, so every rank computes that many rows (the
+  // padding rows run the GEMMs, experts and all-to-alls, not attention);
+  // above the largest, no padding. Empty: none.
+  std::vector<int> cuda_graph_batch_sizes;
   // Set by another thread to stop the simulation early (sim/run_control.h);
   // null: runs to the end.
   const std::atomic<bool>* cancel = nullptr;

@@ -284,13 +284,30 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   } else if (ep > 1) {
     m.expert_parallel = ep;
     m.assumptions.push_back(absl::StrCat(
-        "ep ", ep, " with data-parallel attention: requests balanced over the ", ep,
-        " attention ranks"));
+        "ep ", ep, " with data-parallel attention: decode steps balanced over the ", ep,
+        " attention ranks, each prompt whole on one rank"));
   } else if (attention_dp) {
     needs.push_back("data-parallel attention without expert parallelism");
   }
   if (const int pp = Count(t, row, "pp"); pp > 1) {
     needs.push_back(absl::StrCat("pipeline-parallel serving (pp ", pp, ")"));
+  }
+  if (const std::string& sizes = t.Get(row, "cuda_graph_batch_sizes"); !sizes.empty()) {
+    for (absl::string_view part : absl::StrSplit(sizes, ';')) {
+      int size = 0;
+      if (!absl::SimpleAtoi(part, &size) || size < 1 ||
+          (!m.cuda_graph_batch_sizes.empty() && size <= m.cuda_graph_batch_sizes.back())) {
+        needs.push_back(absl::StrCat("cuda_graph_batch_sizes '", sizes,
+                                     "' as ascending ';'-separated batch sizes >= 1"));
+        m.cuda_graph_batch_sizes.clear();
+        break;
+      }
+      m.cuda_graph_batch_sizes.push_back(size);
+    }
+    if (!m.cuda_graph_batch_sizes.empty()) {
+      m.assumptions.push_back(absl::StrCat("CUDA graphs padded to the captured batches ", sizes,
+                                           " per attention rank (decode-only iterations)"));
+    }
   }
   if (!needs.empty()) {
     m.not_supported = absl::StrCat("needs ", absl::StrJoin(needs, "; "));
@@ -453,6 +470,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     spec->set_acceptance_rate(m.spec_acceptance_rate);
   }
   if (m.expert_parallel > 1) inf->set_expert_parallel_size(m.expert_parallel);
+  for (int size : m.cuda_graph_batch_sizes) inf->add_cuda_graph_batch_sizes(size);
   if (m.max_batch_size > 0) inf->set_max_batch_size(m.max_batch_size);
   if (m.max_tokens_per_step > 0) inf->set_max_tokens_per_step(m.max_tokens_per_step);
   if (m.prefill_gpus > 0) {

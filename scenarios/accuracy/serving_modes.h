@@ -121,6 +121,9 @@ struct ServingModeMapping {
   double spec_acceptance_rate = 0;
   // Expert parallelism with data-parallel attention (0: none); equals the tp.
   int expert_parallel = 0;
+  // CUDA graph batch sizes with padding the row states (cuda_graph_batch_sizes
+  // column, ';'-separated, per attention rank); empty: none.
+  std::vector<int> cuda_graph_batch_sizes;
   // Scheduler limits the row states (max_batch_size, max_num_tokens columns),
   // for the whole replica: the stated per-rank values times the attention
   // ranks (0: not stated; the simulator's defaults or trtllm-bench's).

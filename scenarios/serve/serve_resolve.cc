@@ -325,6 +325,36 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   // Scheduler and memory.
   strategies::SchedulerConfig& sc = r.scheduler;
   sc.chunked_prefill = inf.chunked_prefill();
+  sc.attention_dp_ranks = std::max(1, rep.expert_parallel);
+  sc.mixed_whole_prompts = inf.mixed_whole_prompts();
+  if (inf.mixed_whole_prompts()) ei->set_mixed_whole_prompts(true);
+  for (int i = 0; i < inf.cuda_graph_batch_sizes_size(); ++i) {
+    const int size = inf.cuda_graph_batch_sizes(i);
+    if (size < 1 || (i > 0 && size <= inf.cuda_graph_batch_sizes(i - 1))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inference.cuda_graph_batch_sizes[", i, "]=", size,
+          " must be >= 1 and above the one before; list the captured batches in ascending order"));
+    }
+    sc.cuda_graph_batch_sizes.push_back(size);
+    ei->add_cuda_graph_batch_sizes(size);
+  }
+  if (inf.has_attention_dp_balance()) {
+    const config::AttentionDpBalance& b = inf.attention_dp_balance();
+    if (b.batching_wait_iters() < 0 || b.timeout_iters() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inference.attention_dp_balance: batching_wait_iters=", b.batching_wait_iters(),
+          " and timeout_iters=", b.timeout_iters(), " must be >= 0"));
+    }
+    if (rep.expert_parallel <= 1 || !inf.mixed_whole_prompts() || inf.chunked_prefill()) {
+      return absl::InvalidArgumentError(
+          "inference.attention_dp_balance needs expert_parallel_size > 1 and "
+          "mixed_whole_prompts without chunked_prefill; remove it or set them");
+    }
+    sc.adp_balance = true;
+    sc.adp_batching_wait_iters = b.batching_wait_iters();
+    sc.adp_timeout_iters = b.timeout_iters();
+    *ei->mutable_attention_dp_balance() = b;
+  }
   const int64_t longest = sw.prompt.Longest() + sw.output.Longest();
   sc.max_batch_size = inf.has_max_batch_size() ? inf.max_batch_size()
                                                : std::max(256, sw.poisson ? 0 : sw.batch_size);
