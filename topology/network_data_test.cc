@@ -13,7 +13,8 @@ namespace {
 
 TEST(NetworkDataTest, LinksParseWithSources) {
   const std::vector<LinkTechnology>& links = LinkTechnologies();
-  ASSERT_EQ(links.size(), 13u);  // 3 NVLink, 3 PCIe, 3 InfiniBand, 4 Ethernet (with eth-10g)
+  // 3 NVLink, 3 PCIe, 4 InfiniBand-class (with Omni-Path), 4 Ethernet (with eth-10g)
+  ASSERT_EQ(links.size(), 14u);
   std::set<LinkKind> kinds;
   for (const LinkTechnology& t : links) {
     SCOPED_TRACE(std::string(t.name));
