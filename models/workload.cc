@@ -2,13 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "models/workload_ops.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
@@ -68,6 +65,7 @@ using workload_internal::Collective;
 using workload_internal::ColumnParallelBackward;
 using workload_internal::Dgrad;
 using workload_internal::Dims;
+using workload_internal::EagerRope;
 using workload_internal::FindOp;
 using workload_internal::Fp8CastBytes;
 using workload_internal::Gemm;
@@ -77,8 +75,13 @@ using workload_internal::LatentProjectionsBackward;
 using workload_internal::MakeDims;
 using workload_internal::MemoryBound;
 using workload_internal::MemoryBoundBackward;
+using workload_internal::MlpReplay;
+using workload_internal::MlpUpReplay;
 using workload_internal::NormBackward;
 using workload_internal::NormForward;
+using workload_internal::OpSacReplay;
+using workload_internal::Replay;
+using workload_internal::RopeElements;
 using workload_internal::RopeBackward;
 using workload_internal::RopeForward;
 using workload_internal::RowParallelBackward;
@@ -86,12 +89,6 @@ using workload_internal::SharedExpertsBackward;
 using workload_internal::SharedExpertsForward;
 using workload_internal::Sixteen;
 using workload_internal::Wgrad;
-
-// Eager PyTorch rotates the query and key heads in its own kernels (RoPE
-// models; latent attention keeps its decoupled RoPE key inside its
-// projections). The query and key values of one shard.
-bool EagerRope(const Dims& d) { return d.eager && !d.learned_positions && !d.mla; }
-int64_t RopeElements(const Dims& d) { return d.tokens * (d.a_local + d.g_local) * d.d; }
 
 Op AttentionForward(const Dims& d) {
   Op op;
@@ -146,17 +143,6 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
   ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * d.act));
   ops->push_back(MemoryBound(d, "attention_dropout", scores * (2 * d.act + 1)));
   ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
-}
-
-// Appends copies of the forward ops `names`, marked recomputed: a
-// selective-recompute replay just before the backward that reads them.
-void Replay(const std::vector<Op>& fwd, const std::vector<std::string_view>& names,
-            std::vector<Op>* ops) {
-  for (std::string_view name : names) {
-    Op again = FindOp(fwd, name);
-    again.recompute = true;
-    ops->push_back(std::move(again));
-  }
 }
 
 // Megatron-core MoE layer with the all-to-all token dispatcher
@@ -344,71 +330,6 @@ void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, bool repla
   ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));
 }
 
-// The selective replay of the dense MLP's input side (ShardSpec::
-// recompute_mlp_up): layernorm2, the sequence-parallel gather, fc1 and the
-// activation, which the fc2 and activation backward read.
-void MlpUpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
-  std::vector<std::string_view> names = {"layernorm2"};
-  if (d.sp) names.push_back("tp_allgather_mlp");
-  names.push_back("fc1_gemm");
-  names.push_back(d.act_name);
-  Replay(fwd, names, ops);
-}
-
-// Recompute module "mlp": the dense MLP's whole forward (gather, fc1, the
-// activation, fc2 and the output collective) before its backward.
-void MlpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
-  std::vector<std::string_view> names;
-  if (d.sp) names.push_back("tp_allgather_mlp");
-  names.insert(names.end(), {"fc1_gemm", d.act_name, "fc2_gemm"});
-  if (d.sp) {
-    names.push_back("tp_reducescatter_mlp");
-  } else if (d.t > 1) {
-    names.push_back("tp_allreduce_mlp");
-  }
-  Replay(fwd, names, ops);
-}
-
-// ShardSpec::recompute_op_sac: the block's forward replayed in order up to the
-// SwiGLU product, with the ops torchtitan's policy saves (wq, wv, w1, SDPA, the
-// reduce-scatters) left out. bf16 replays wk and w3 as slices of the fused
-// QKV and FC1 GEMMs; fp8 replays both whole and casts their inputs again.
-void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
-  const bool fp8 = d.dtype == Dtype::kFp8;
-  std::vector<Op> replay;
-  auto again = [&](std::string_view name) { replay.push_back(FindOp(fwd, name)); };
-  // A slice of a fused forward GEMM: the same rows and inner size, n columns.
-  auto slice = [&](std::string_view name, std::string part, int64_t n) {
-    const Op& g = FindOp(fwd, name);
-    replay.push_back(Gemm(d, absl::StrCat(std::string(name), "_", part), g.m, n, g.k));
-  };
-  again("layernorm1");
-  if (d.sp) again("tp_allgather_attn");
-  if (fp8) {
-    again("qkv_gemm");
-  } else {
-    slice("qkv_gemm", "wk", d.g_local * d.d);
-  }
-  if (EagerRope(d)) again("rope");
-  again("out_proj_gemm");
-  again("dropout_residual1");
-  again("layernorm2");
-  if (d.sp) again("tp_allgather_mlp");
-  if (fp8) {
-    again("fc1_gemm");
-  } else if (d.swiglu) {
-    slice("fc1_gemm", "w3", d.f_local);
-  }
-  again(d.act_name);
-  if (const int64_t cast = Fp8CastBytes(replay, /*backward=*/false); cast > 0) {
-    replay.insert(replay.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));
-  }
-  for (Op& op : replay) {
-    op.recompute = true;
-    ops->push_back(std::move(op));
-  }
-}
-
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s) {
   const Recompute recompute = s.recompute;
   std::vector<Op> ops;
@@ -553,144 +474,7 @@ ContextRing MakeContextRing(const Dims& d, int cp) {
   return r;
 }
 
-std::string Divisors(int64_t n) {
-  std::vector<int64_t> out;
-  for (int64_t i = 1; i <= n && i <= 64; ++i) {
-    if (n % i == 0) out.push_back(i);
-  }
-  return absl::StrJoin(out, ", ");
-}
-
 }  // namespace
-
-absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
-  if (s.tensor_parallel < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor_model_parallel_size must be >= 1 (got ", s.tensor_parallel, ")"));
-  }
-  if (s.context_parallel < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "context_parallel_size must be >= 1 (got ", s.context_parallel, ")"));
-  }
-  if (s.micro_batch_size < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("micro_batch_size must be >= 1 (got ", s.micro_batch_size, ")"));
-  }
-  if (s.dtype == Dtype::kInt8) {
-    return absl::InvalidArgumentError(
-        "precision int8 is not a training precision; use bf16, fp16, fp8, tf32 or fp32");
-  }
-  if (s.expert_parallel < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expert_model_parallel_size must be >= 1 (got ", s.expert_parallel, ")"));
-  }
-  if (s.expert_tensor_parallel < 0 || s.tensor_parallel % s.ExpertTp() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expert_tensor_parallel_size=", s.expert_tensor_parallel,
-        " must divide tensor_model_parallel_size=", s.tensor_parallel, " (0: the same)"));
-  }
-  if (!(s.grad_accumulate_bytes >= 0 && s.grad_accumulate_bytes <= 64)) {
-    return absl::InvalidArgumentError(absl::StrCat("grad_accumulate_bytes=",
-                                                   s.grad_accumulate_bytes,
-                                                   " must be in [0, 64] bytes per weight"));
-  }
-  if (s.recompute_mlp_up && s.recompute != Recompute::kSelective) {
-    return absl::InvalidArgumentError(
-        "recompute_mlp_up needs selective recompute (training.recompute_granularity "
-        "\"selective+mlp_up\"); full recompute already replays the MLP");
-  }
-  if (s.modules.mla_up_proj && !c.mla()) {
-    return absl::InvalidArgumentError(
-        "training.recompute_modules \"mla_up_proj\" needs multi-latent attention "
-        "(model.kv_lora_rank > 0); drop it from the list");
-  }
-  if (s.modules.moe_act && c.num_experts == 0) {
-    return absl::InvalidArgumentError(
-        "training.recompute_modules \"moe_act\" needs a mixture-of-experts model "
-        "(model.num_experts > 0); drop it from the list");
-  }
-  if (s.recompute_mlp_up && s.modules.mlp) {
-    return absl::InvalidArgumentError(
-        "training.recompute_granularity \"selective+mlp_up\" and recompute module \"mlp\" both "
-        "replay the dense MLP; use one");
-  }
-  if (s.recompute_mlp_up && c.num_experts > 0) {
-    return absl::UnimplementedError(
-        "recompute_mlp_up replays a dense MLP; this mixture-of-experts model has routed experts "
-        "(use training.recompute_granularity \"selective\")");
-  }
-  if (s.recompute_op_sac &&
-      (s.recompute != Recompute::kSelective || s.recompute_mlp_up || c.num_experts > 0 ||
-       c.mla() || c.attention_backend == AttentionBackend::kUnfused)) {
-    return absl::InvalidArgumentError(
-        "training.recompute_granularity \"selective+op\" (torchtitan's per-op policy) replays a "
-        "dense Llama block with flash attention; this model has experts, latent or unfused "
-        "attention (use \"selective\" or \"full\")");
-  }
-  if (s.expert_parallel > 1 && c.num_experts == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expert_model_parallel_size=", s.expert_parallel, " needs a mixture-of-experts model; "
-        "model.num_experts is 0 (set expert_model_parallel_size to 1)"));
-  }
-  if (c.num_experts > 0 && s.tensor_parallel > 1 && !s.sequence_parallel) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model.num_experts=", c.num_experts, " with tensor_model_parallel_size=",
-        s.tensor_parallel, " needs sequence_parallel=true (Megatron-core's MoE layer refuses to "
-        "train with tensor parallelism without it); turn sequence parallelism on or use tp 1"));
-  }
-  if (c.num_experts > 0 && c.num_experts % s.expert_parallel != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expert_model_parallel_size=", s.expert_parallel, " does not divide model.num_experts=",
-        c.num_experts, "; try one of ", Divisors(c.num_experts)));
-  }
-  const int t = s.tensor_parallel;
-  // Routed experts are split over the expert TP ranks, shared experts over tp.
-  for (auto [field, value, split] :
-       {std::tuple<absl::string_view, int, int>{"moe_ffn_hidden_size", c.moe_ffn_hidden_size,
-                                                s.ExpertTp()},
-        {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size, t}}) {
-    if (value % split != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(split == t ? "tensor_model_parallel_size=" : "expert_tensor_parallel_size=",
-                       split, " does not divide model.", field, "=", value, "; try one of ",
-                       Divisors(value)));
-    }
-  }
-  const int64_t common = std::gcd(std::gcd(c.num_attention_heads, c.num_query_groups),
-                                  std::gcd(c.ffn_hidden_size, c.vocab_size));
-  for (auto [field, value] :
-       {std::pair<absl::string_view, int>{"num_attention_heads", c.num_attention_heads},
-        {"num_query_groups", c.num_query_groups},
-        {"ffn_hidden_size", c.ffn_hidden_size},
-        {"vocab_size", c.vocab_size}}) {
-    if (value % t != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor_model_parallel_size=", t, " does not divide model.", field, "=", value,
-          "; try one of ", Divisors(common),
-          field == "vocab_size" ? " (or pad the vocabulary to a multiple of 128·tp as Megatron does)"
-                                : ""));
-    }
-  }
-  const int cp = s.context_parallel;
-  if (cp > 1 && c.attention_backend == AttentionBackend::kUnfused) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "context_parallel_size=", cp, " needs training.attention=flash; Megatron's unfused "
-        "attention supports no context parallelism (set context_parallel_size to 1)"));
-  }
-  if (cp > 1 && c.seq_length % (2 * cp) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "context_parallel_size=", cp, " needs model.seq_length=", c.seq_length,
-        " divisible by 2·context_parallel_size=", 2 * cp, " (load-balanced causal chunks)"));
-  }
-  if (s.sequence_parallel && t > 1 &&
-      (static_cast<int64_t>(s.micro_batch_size) * (c.seq_length / cp)) % t != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sequence_parallel needs micro_batch_size·seq_length/context_parallel_size=",
-        static_cast<int64_t>(s.micro_batch_size) * (c.seq_length / cp),
-        " divisible by tensor_model_parallel_size=", t));
-  }
-  return absl::OkStatus();
-}
 
 // One multi-token-prediction module (Megatron-Core MultiTokenPredictionLayer):
 // RMSNorms of the hidden state and of the shifted token embedding, their

@@ -198,4 +198,10 @@ Op InputGather(const Dims& d, std::string name) {
   return op;
 }
 
+// Eager PyTorch rotates the query and key heads in its own kernels (RoPE
+// models; latent attention keeps its decoupled RoPE key inside its
+// projections). The query and key values of one shard.
+bool EagerRope(const Dims& d) { return d.eager && !d.learned_positions && !d.mla; }
+int64_t RopeElements(const Dims& d) { return d.tokens * (d.a_local + d.g_local) * d.d; }
+
 }  // namespace clustersim::models::workload_internal

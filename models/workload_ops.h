@@ -123,6 +123,20 @@ void SharedExpertsBackward(const Dims& d, const std::vector<Op>& fwd, std::vecto
 void LatentProjections(const Dims& d, std::vector<Op>* ops);
 void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
 
+// Selective-recompute replays (models/workload_recompute.cc). Replay appends
+// copies of the forward ops `names`, marked recomputed; MlpUpReplay replays
+// the dense MLP's input side (norm, gather, fc1, activation); MlpReplay the
+// whole dense MLP (recompute module "mlp"); OpSacReplay torchtitan's per-op
+// policy. EagerRope: whether eager PyTorch rotates Q and K in kernels of its
+// own; RopeElements: the query and key values of one shard.
+void Replay(const std::vector<Op>& fwd, const std::vector<std::string_view>& names,
+            std::vector<Op>* ops);
+void MlpUpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops);
+void MlpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops);
+void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops);
+bool EagerRope(const Dims& d);
+int64_t RopeElements(const Dims& d);
+
 }  // namespace clustersim::models::workload_internal
 
 #endif  // CLUSTERSIM_MODELS_WORKLOAD_OPS_H_
