@@ -9,6 +9,7 @@
 #include "sim/check.h"
 #include "sim/simulator.h"
 #include "strategies/serving_closed_loop.h"
+#include "strategies/serving_dp_placement.h"
 #include "strategies/serving_speculative.h"
 
 namespace clustersim::strategies {
@@ -37,7 +38,10 @@ class Server {
         seqs_(requests.size()),
         free_blocks_(config.kv_blocks),
         watermark_blocks_(static_cast<int64_t>(
-            std::ceil(config.watermark * static_cast<double>(config.kv_blocks)))) {
+            std::ceil(config.watermark * static_cast<double>(config.kv_blocks)))),
+        placement_(config.attention_dp_ranks, config.max_tokens_per_step),
+        balancer_(config.attention_dp_ranks, config.adp_batching_wait_iters,
+                  config.adp_timeout_iters) {
     run_.requests.resize(requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
       run_.requests[i].arrival = requests[i].arrival;
@@ -138,39 +142,13 @@ class Server {
 
   bool DataParallel() const { return config_.attention_dp_ranks > 1 && !config_.chunked_prefill; }
 
-  // The rank a whole prompt of `chunk` tokens runs on: the one with the fewest
-  // new tokens so far; -1 when it does not fit that rank's share of the budget.
-  int PlacePrompt(int64_t chunk) const {
-    const auto least = std::min_element(rank_load_.begin(), rank_load_.end());
-    const int64_t per_rank = config_.max_tokens_per_step / config_.attention_dp_ranks;
-    if (*least + chunk > per_rank) return -1;
-    return static_cast<int>(least - rank_load_.begin());
-  }
-
-  // TensorRT-LLM's attention-DP balancing: whether this iteration may start
-  // new prompts (see SchedulerConfig::adp_balance).
+  // TensorRT-LLM's attention-DP balancing (SchedulerConfig::adp_balance):
+  // whether this iteration may start new prompts.
   bool AdpAdmitsNow(int64_t decodes) {
-    const int64_t ranks = config_.attention_dp_ranks;
     const int64_t slots = config_.max_batch_size - static_cast<int64_t>(running_.size());
-    const bool every_rank_prompt =
-        slots > 0 && std::min<int64_t>(static_cast<int64_t>(waiting_.size()), slots) >= ranks;
-    const bool every_rank_decodes = decodes >= ranks;
-    if (every_rank_prompt) {
-      adp_waiting_iters_ = 0;
-      if (!every_rank_decodes) return true;
-      if (adp_batching_iters_ < config_.adp_batching_wait_iters) {
-        ++adp_batching_iters_;
-        return false;
-      }
-      adp_batching_iters_ = 0;
-      return true;
-    }
-    ++adp_waiting_iters_;
-    if (adp_waiting_iters_ >= config_.adp_timeout_iters || !every_rank_decodes) {
-      adp_waiting_iters_ = 0;
-      return true;
-    }
-    return false;
+    const int64_t startable =
+        std::max<int64_t>(0, std::min(static_cast<int64_t>(waiting_.size()), slots));
+    return balancer_.AdmitsNow(startable, decodes);
   }
 
   // Admits queued requests FCFS while sequences, tokens and blocks allow.
@@ -188,10 +166,9 @@ class Server {
       if (chunk > *budget && !work_.empty()) return;
       int rank = 0;
       if (DataParallel()) {
-        rank = PlacePrompt(chunk);
+        rank = placement_.Place(chunk);
         if (rank < 0 && !work_.empty()) return;
         rank = std::max(rank, 0);
-        rank_load_[rank] += chunk;
       }
       waiting_.pop_front();
       s.prefilled = requests_[i].cached_tokens;
@@ -203,54 +180,15 @@ class Server {
                        .decode = false,
                        .samples = chunk == uncached});
       owners_.push_back(i);
-      work_rank_.resize(work_.size(), -1);
-      work_rank_.back() = rank;
+      if (DataParallel()) placement_.Assign(work_.size() - 1, rank, chunk);
       *budget -= std::min(chunk, *budget);
     }
-  }
-
-  // Decode steps alone run a captured CUDA graph's batch (see
-  // SchedulerConfig::cuda_graph_batch_sizes): the GEMM rows grow to it.
-  void PadToCudaGraph(IterationTotals* t) const {
-    if (config_.cuda_graph_batch_sizes.empty() || t->prefill_tokens > 0 ||
-        t->decode_queries != t->decode_seqs) {
-      return;
-    }
-    const int64_t ranks = std::max(1, config_.attention_dp_ranks);
-    const int64_t per_rank = CeilDiv(t->decode_seqs, ranks);
-    for (int size : config_.cuda_graph_batch_sizes) {
-      if (size >= per_rank) {
-        t->tokens = std::max(t->tokens, size * ranks);
-        return;
-      }
-    }
-  }
-
-  // Under data-parallel attention, the busiest rank's share of the iteration
-  // (IterationTotals::rank_tokens); nothing when no prompt runs (decode steps
-  // are spread evenly, as without placement).
-  void AddBusiestRank(IterationTotals* t) const {
-    if (!DataParallel() || t->prefill_tokens == 0) return;
-    const int busiest =
-        static_cast<int>(std::max_element(rank_load_.begin(), rank_load_.end()) - rank_load_.begin());
-    std::vector<SequenceWork> prompts;
-    for (size_t w = 0; w < work_.size(); ++w) {
-      if (!work_[w].decode && w < work_rank_.size() && work_rank_[w] == busiest) {
-        prompts.push_back(work_[w]);
-      }
-    }
-    const IterationTotals p = Summarise(prompts);
-    t->rank_tokens = rank_load_[busiest];
-    t->rank_prefill_tokens = p.prefill_tokens;
-    t->rank_prefill_kv_tokens = p.prefill_kv_tokens;
-    t->rank_prefill_pairs = p.prefill_pairs;
   }
 
   void StartIteration() {
     work_.clear();
     owners_.clear();
-    work_rank_.clear();
-    rank_load_.assign(std::max(1, config_.attention_dp_ranks), 0);
+    placement_.Reset();
     int64_t budget = config_.max_tokens_per_step;
     if (config_.chunked_prefill) {
       ScheduleDecodes(&budget);
@@ -259,7 +197,7 @@ class Server {
     } else if (config_.mixed_whole_prompts) {
       ScheduleDecodes(&budget);
       const int64_t decodes = static_cast<int64_t>(work_.size());
-      for (int64_t& load : rank_load_) load = CeilDiv(budget_used(budget), config_.attention_dp_ranks);
+      if (DataParallel()) placement_.SpreadDecodes(budget_used(budget));
       if (!DataParallel() || !config_.adp_balance || AdpAdmitsNow(decodes)) Admit(&budget);
     } else {
       Admit(&budget);
@@ -276,8 +214,10 @@ class Server {
     }
     busy_ = true;
     IterationTotals totals = Summarise(work_);
-    AddBusiestRank(&totals);
-    PadToCudaGraph(&totals);
+    // Under data-parallel attention, the busiest rank's share of an iteration
+    // with prompts; decode steps alone are spread evenly.
+    if (DataParallel() && totals.prefill_tokens > 0) placement_.BusiestRank(work_, &totals);
+    PadToCudaGraph(config_.cuda_graph_batch_sizes, config_.attention_dp_ranks, &totals);
     const IterationCost c = cost_(totals);
     ++run_.num_iterations;
     run_.busy += c.time;
@@ -355,9 +295,8 @@ class Server {
   bool busy_ = false;
   std::vector<SequenceWork> work_;  // the iteration in flight
   std::vector<int64_t> owners_;     // its sequences
-  std::vector<int> work_rank_;      // data-parallel attention: each prompt's rank
-  std::vector<int64_t> rank_load_;  // new tokens per attention rank this iteration
-  int adp_waiting_iters_ = 0, adp_batching_iters_ = 0;
+  DpPromptPlacement placement_;  // data-parallel attention: the prompts' ranks
+  AdpBalancer balancer_;
   double batch_sum_ = 0;
   std::optional<ClosedLoopClients> clients_;
   ServingRun run_;

@@ -89,7 +89,8 @@ struct SchedulerConfig {
   int speculative_tokens = 0;
   double acceptance_rate = 0;
   uint64_t speculative_seed = 0;
-  // Data-parallel attention (expert parallelism) over this many ranks; 1:
+  // Data-parallel attention (expert parallelism, strategies/serving_dp_placement.h)
+  // over this many ranks; 1:
   // none. Without chunked prefill each admitted prompt runs whole on one
   // rank, the one with the fewest new tokens in the iteration, within that
   // rank's share of the token budget (max_tokens_per_step / ranks); decode
