@@ -138,7 +138,7 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) c
     ops.push_back(ServingMemoryOp("kv_cache_write", T * 2 * kv_heads * d * (2 + kv_bytes)));
     AppendAttention(t, &ops);
   }
-  ops.push_back(gemm("o_proj_gemm", T, h, heads * m.value_head_dim()));
+  ops.push_back(b.AttentionGemm("o_proj_gemm", T, h, heads * m.value_head_dim()));
   if (tp > 1) {
     ops.push_back(ServingCollective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
   }

@@ -51,7 +51,9 @@
 // Weight bytes of every GEMM follow the weight format (models/quantization.h:
 // 4-bit weights stream 4.16 bits per weight), so decode, which is bound by
 // reading the weights, speeds up with quantisation; the GEMM runs in the
-// format's compute dtype. A decode step of Llama 3 8B in BF16 on one H100
+// format's compute dtype. DeepSeek's NVFP4 checkpoint (an MLA MoE model)
+// quantises only its FFNs: its attention projections stay 16-bit
+// (ServingOpBuilder::AttentionGemm, strategies/serving_moe.h). A decode step of Llama 3 8B in BF16 on one H100
 // streams ~15 GB: ~5.2 ms at 86% of 3.35 TB/s, plus kernel overheads.
 //
 // Iteration time = L x (layer ops + all-reduces) + once-per-iteration ops +

@@ -119,6 +119,15 @@ Op ServingOpBuilder::Gemm(std::string name, int64_t rows, int64_t n, int64_t k, 
                      matrices, batch);
 }
 
+Op ServingOpBuilder::AttentionGemm(std::string name, int64_t rows, int64_t n, int64_t k,
+                                   int64_t batch) const {
+  const models::TransformerConfig& m = replica_->model;
+  if (m.mla() && m.num_experts > 0 && replica_->weight_format == models::WeightFormat::kNvfp4) {
+    return ServingGemm(std::move(name), rows, n, k, attention_dtype_, 16.0, 1, batch);
+  }
+  return Gemm(std::move(name), rows, n, k, 1, batch);
+}
+
 void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>* ops) const {
   const models::TransformerConfig& m = replica_->model;
   const int64_t rows = RankRows(t), h = m.hidden_size, heads = Heads();
@@ -126,13 +135,13 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
   const int64_t c = m.kv_lora_rank, latent = m.kv_lora_rank + m.qk_rope_head_dim;
   const int64_t kv_bytes = models::BytesPerElement(replica_->kv_cache_dtype);
   if (m.q_lora_rank > 0) {
-    ops->push_back(Gemm("q_down_gemm", rows, m.q_lora_rank, h));
+    ops->push_back(AttentionGemm("q_down_gemm", rows, m.q_lora_rank, h));
     ops->push_back(ServingMemoryOp("q_latent_norm", rows * m.q_lora_rank * 2 * 2));
-    ops->push_back(Gemm("q_up_gemm", rows, heads * d, m.q_lora_rank));
+    ops->push_back(AttentionGemm("q_up_gemm", rows, heads * d, m.q_lora_rank));
   } else {
-    ops->push_back(Gemm("q_gemm", rows, heads * d, h));
+    ops->push_back(AttentionGemm("q_gemm", rows, heads * d, h));
   }
-  ops->push_back(Gemm("kv_down_gemm", rows, latent, h));
+  ops->push_back(AttentionGemm("kv_down_gemm", rows, latent, h));
   ops->push_back(ServingMemoryOp("kv_latent_norm", rows * c * 2 * 2));
   ops->push_back(ServingMemoryOp("kv_cache_write", rows * latent * (2 + kv_bytes)));
   // Under EP each GPU decodes 1/ep of the sequences (balanced) and runs the
@@ -144,7 +153,7 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
     const int64_t q_tokens = placed ? t.rank_prefill_tokens : ShareOf(t.prefill_tokens, ep_);
     const double pairs =
         placed ? t.rank_prefill_pairs : t.prefill_pairs / static_cast<double>(ep_);
-    ops->push_back(Gemm("attention_prefill_kv_up", kv_tokens, heads * (nope + v), c));
+    ops->push_back(AttentionGemm("attention_prefill_kv_up", kv_tokens, heads * (nope + v), c));
     ops->push_back(ServingAttentionOp(
         "attention_prefill", heads, q_tokens, kv_tokens, d, attention_dtype_,
         2.0 * static_cast<double>(heads * (d + v)) * pairs,
@@ -154,13 +163,13 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
   if (t.decode_seqs > 0) {
     // One query per sequence, or 1 + k under speculative decoding.
     const int64_t seqs = ShareOf(t.decode_queries, ep_), cached = ShareOf(t.decode_kv_tokens, ep_);
-    ops->push_back(Gemm("attention_decode_q_absorb", seqs, c, nope, 1, heads));
+    ops->push_back(AttentionGemm("attention_decode_q_absorb", seqs, c, nope, heads));
     ops->push_back(
         ServingAttentionOp("attention_decode", heads, seqs, cached, latent, attention_dtype_,
                            2.0 * static_cast<double>(heads) * static_cast<double>(latent + c) *
                                t.decode_pairs / static_cast<double>(ep_),
                            cached * latent * kv_bytes + seqs * heads * (latent + c) * 2));
-    ops->push_back(Gemm("attention_decode_v_absorb", seqs, v, c, 1, heads));
+    ops->push_back(AttentionGemm("attention_decode_v_absorb", seqs, v, c, heads));
   }
 }
 

@@ -138,6 +138,14 @@ class ServingOpBuilder {
   models::Op Gemm(std::string name, int64_t rows, int64_t n, int64_t k, double matrices = 1,
                   int64_t batch = 1) const;
 
+  // A latent-attention projection (the o projection included): 16-bit in an
+  // MLA MoE model's NVFP4 checkpoint, which quantises only the FFNs
+  // (nvidia/DeepSeek-R1-FP4: "The MoE layers inside this checkpoint have been
+  // quantized into FP4", TensorRT-LLM tech blog 3; tech blog 1's precision
+  // table: attention modules bf16, dense FFN and MoE layers nvfp4); else Gemm
+  // (other models' checkpoints: no source states which layers they keep).
+  models::Op AttentionGemm(std::string name, int64_t rows, int64_t n, int64_t k,
+                           int64_t batch = 1) const;
   // MLA: projections, cache write and the prefill/decode attention (see the file comment).
   void LatentAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;
   // Router, routed experts (EP all-to-alls when ep > 1) and shared experts.

@@ -108,6 +108,35 @@ TEST_F(ServingMoeTest, AbsorbedDecodeReadsTheLatentCache) {
   EXPECT_EQ(FindOp(ops, "kv_cache_write")->bytes.count(), 8 * 576 * (2 + 1));
 }
 
+// DeepSeek's NVFP4 checkpoint (nvidia/DeepSeek-R1-FP4) quantises only its
+// FFNs: the latent-attention projections stay 16-bit (2 bytes per weight,
+// BF16 GEMMs), the routed and shared experts run in FP4. Other models' NVFP4
+// checkpoints keep every GEMM in FP4.
+TEST_F(ServingMoeTest, Nvfp4MoeCheckpointKeepsAttentionIn16Bit) {
+  ServingModelSpec spec = Spec("deepseek-v3-671b", 8, 8);
+  spec.replica.weight_format = models::WeightFormat::kNvfp4;
+  ServingOpBuilder b(spec.replica, models::Dtype::kFp4, models::Dtype::kBf16);
+  std::vector<models::Op> ops;
+  const IterationTotals t = Decode(64, 1023);
+  b.LatentAttention(t, &ops);
+  b.MoeMlp(t, &ops);
+  const models::Op* q = FindOp(ops, "q_up_gemm");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->dtype, models::Dtype::kBf16);
+  const int64_t rows = 8, n = 128 * 192, k = 1536;  // 64 sequences over 8 ranks
+  EXPECT_EQ(q->bytes.count(), rows * k * 2 + rows * n * 2 + k * n * 2);
+  EXPECT_EQ(FindOp(ops, "attention_decode_q_absorb")->dtype, models::Dtype::kBf16);
+  EXPECT_EQ(FindOp(ops, "expert_gate_up_gemm")->dtype, models::Dtype::kFp4);
+  EXPECT_EQ(FindOp(ops, "shared_down_gemm")->dtype, models::Dtype::kFp4);
+
+  for (const char* preset : {"gpt3-6.7b", "mixtral-8x7b"}) {
+    ServingModelSpec other = Spec(preset, 1);
+    other.replica.weight_format = models::WeightFormat::kNvfp4;
+    const ServingOpBuilder o(other.replica, models::Dtype::kFp4, models::Dtype::kBf16);
+    EXPECT_EQ(o.AttentionGemm("o_proj_gemm", 8, 4096, 4096).dtype, models::Dtype::kFp4) << preset;
+  }
+}
+
 // MoE layers: expert FFN 2048, one shared expert of 2048; the first three
 // layers run the dense 18432 MLP. All split over tp 8.
 TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
