@@ -11,11 +11,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "models/gpu_catalog.h"
+#include "scenarios/accuracy/serving_modes_internal.h"
 #include "scenarios/accuracy/serving_row_features.h"
-#include "scenarios/accuracy/trtllm_bench_settings.h"
 
 namespace clustersim::scenarios {
+
+using serving_modes_internal::Count;
+using serving_modes_internal::Features;
+
 namespace {
 
 constexpr std::string_view kModes[] = {"fixed-batch", "offline", "server",
@@ -23,51 +26,6 @@ constexpr std::string_view kModes[] = {"fixed-batch", "offline", "server",
 constexpr std::string_view kFeatures[] = {
     "fixed-batch", "offline", "server", "concurrency", "poisson", "trace",       "spec",
     "disagg",      "moe",     "mla",    "fp4",         "fp8-kv",  "prefix-cache"};
-// Setting columns that hold a count or a rate (empty = not stated).
-constexpr std::string_view kNumericColumns[] = {"concurrency",
-                                                "request_rate",
-                                                "ttft_limit_ms",
-                                                "tpot_limit_ms",
-                                                "spec_tokens",
-                                                "acceptance_len",
-                                                "ep",
-                                                "pp",
-                                                "num_nodes",
-                                                "max_batch_size",
-                                                "max_num_tokens"};
-constexpr std::string_view kRequiredColumns[] = {"id",
-                                                 "source",
-                                                 "model",
-                                                 "device",
-                                                 "num_devices",
-                                                 "tp",
-                                                 "weight_dtype",
-                                                 "kv_dtype",
-                                                 "framework",
-                                                 "input_len",
-                                                 "output_len",
-                                                 "batch_or_concurrency",
-                                                 "metric",
-                                                 "value",
-                                                 "unit",
-                                                 "notes",
-                                                 "mode",
-                                                 "feature",
-                                                 "concurrency",
-                                                 "request_rate",
-                                                 "ttft_limit_ms",
-                                                 "tpot_limit_ms",
-                                                 "spec_method",
-                                                 "spec_tokens",
-                                                 "acceptance_len",
-                                                 "disagg_prefill",
-                                                 "disagg_decode",
-                                                 "ep",
-                                                 "pp",
-                                                 "attention_dp",
-                                                 "num_nodes",
-                                                 "dataset"};
-
 template <size_t N>
 bool Contains(const std::string_view (&list)[N], std::string_view s) {
   for (std::string_view x : list) {
@@ -76,26 +34,12 @@ bool Contains(const std::string_view (&list)[N], std::string_view s) {
   return false;
 }
 
-std::set<std::string> Features(const sim::CsvTable& t, const sim::CsvTable::Row& row) {
-  std::set<std::string> out;
-  for (absl::string_view f : absl::StrSplit(t.Get(row, "feature"), ';', absl::SkipEmpty())) {
-    out.insert(std::string(f));
-  }
-  return out;
-}
-
 // "a, b, c" of a list of names.
 template <size_t N>
 std::string Join(const std::string_view (&list)[N]) {
   std::string out;
   for (std::string_view x : list) absl::StrAppend(&out, out.empty() ? "" : ", ", std::string(x));
   return out;
-}
-
-// A whole count > 0 in `column`, or 0 when empty or not a count.
-int Count(const sim::CsvTable& t, const sim::CsvTable::Row& row, std::string_view column) {
-  int n = 0;
-  return absl::SimpleAtoi(t.Get(row, column), &n) && n > 0 ? n : 0;
 }
 
 // A number > 0 in `column`, or 0 when empty or not a number.
@@ -143,6 +87,27 @@ constexpr MlperfLengths kMlperfLengths[] = {
 constexpr int kDefaultOfflineRequests = 200;
 
 }  // namespace
+
+namespace serving_modes_internal {
+
+std::set<std::string> Features(const sim::CsvTable& t, const sim::CsvTable::Row& row) {
+  std::set<std::string> out;
+  for (absl::string_view f : absl::StrSplit(t.Get(row, "feature"), ';', absl::SkipEmpty())) {
+    out.insert(std::string(f));
+  }
+  return out;
+}
+
+// A whole count > 0 in `column`, or 0 when empty or not a count.
+int Count(const sim::CsvTable& t, const sim::CsvTable::Row& row, std::string_view column) {
+  int n = 0;
+  return absl::SimpleAtoi(t.Get(row, column), &n) && n > 0 ? n : 0;
+}
+
+std::string KnownModes() { return Join(kModes); }
+std::string KnownFeatures() { return Join(kFeatures); }
+
+}  // namespace serving_modes_internal
 
 ShareGptDataset ShareGptLengthsFile(std::string_view dataset) {
   static const std::regex kPrompts(R"(^ShareGPT (\d+) prompts\b)");
@@ -439,155 +404,6 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
     m.assumptions.push_back("a closed loop of one client runs one request at a time: a batch of 1");
   }
   return m;
-}
-
-absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& t,
-                              const sim::CsvTable::Row& row, config::Scenario* s,
-                              std::vector<std::string>* assumptions) {
-  config::InferenceConfig* inf = s->mutable_inference();
-  config::InferenceWorkload* wl = inf->mutable_workload();
-  if (m.workload_kind == "offline" || m.workload_kind == "server" ||
-      m.workload_kind == "concurrency") {
-    wl->clear_batch_size();
-    wl->set_kind(m.workload_kind);
-    wl->set_num_requests(m.num_requests);
-  }
-  if (m.workload_kind == "concurrency") wl->set_concurrency(m.concurrency);
-  if (m.duration_s > 0) wl->set_duration_s(m.duration_s);
-  if (!m.lengths_file.empty()) {
-    wl->clear_prompt_length();
-    wl->clear_output_length();
-    wl->set_lengths_file(m.lengths_file);
-    if (m.output_tokens_mean > 0) wl->set_output_tokens_mean(m.output_tokens_mean);
-  }
-  if (m.warmup_requests > 0) wl->set_warmup_requests(m.warmup_requests);
-  if (m.ttft_limit_ms > 0) inf->set_target_time_to_first_token_ms(m.ttft_limit_ms);
-  if (m.tpot_limit_ms > 0) inf->set_target_time_per_output_token_ms(m.tpot_limit_ms);
-  if (!m.spec_method.empty()) {
-    config::SpeculativeConfig* spec = inf->mutable_speculative();
-    spec->set_method(m.spec_method);
-    spec->set_num_speculative_tokens(m.spec_tokens);
-    spec->set_acceptance_rate(m.spec_acceptance_rate);
-  }
-  if (m.expert_parallel > 1) inf->set_expert_parallel_size(m.expert_parallel);
-  for (int size : m.cuda_graph_batch_sizes) inf->add_cuda_graph_batch_sizes(size);
-  if (m.max_batch_size > 0) inf->set_max_batch_size(m.max_batch_size);
-  if (m.max_tokens_per_step > 0) inf->set_max_tokens_per_step(m.max_tokens_per_step);
-  if (m.prefill_gpus > 0) {
-    config::DisaggregatedConfig* d = inf->mutable_disaggregated();
-    d->mutable_prefill()->set_num_gpus(m.prefill_gpus);
-    d->mutable_prefill()->set_tensor_parallel_size(m.disagg_tp);
-    d->mutable_decode()->set_num_gpus(m.decode_gpus);
-    d->mutable_decode()->set_tensor_parallel_size(m.disagg_tp);
-    s->mutable_cluster()->set_num_gpus(m.prefill_gpus + m.decode_gpus);
-    // Each pool carries its own parallelism; the colocated fields stay unset.
-    inf->clear_tensor_parallel_size();
-    inf->clear_pipeline_parallel_size();
-  }
-  if (m.trtllm_engine_defaults) {
-    inf->set_max_batch_size(kTrtllmEngineMaxBatch);
-    inf->set_max_tokens_per_step(kTrtllmEngineMaxTokens);
-    inf->set_chunked_prefill(true);
-  }
-  // Limits the row states replace the ones trtllm-bench would pick.
-  if (!m.trtllm_bench || m.max_batch_size > 0) return absl::OkStatus();
-  // trtllm-bench's own batch and token limits for this model, mapping and
-  // lengths, from the row's architecture columns (an MoE row's scenario
-  // takes its catalog preset) and the scenario's formats.
-  absl::StatusOr<const models::GpuSpec*> gpu =
-      models::GpuCatalog::Default().Find(s->cluster().gpu());
-  if (!gpu.ok()) return gpu.status();
-  double params_b = 0;
-  int layers = 0, hidden = 0, heads = 0, kv_heads = 0;
-  if (!absl::SimpleAtod(t.Get(row, "params_b"), &params_b) || !(params_b > 0) ||
-      !absl::SimpleAtoi(t.Get(row, "layers"), &layers) ||
-      !absl::SimpleAtoi(t.Get(row, "hidden"), &hidden) ||
-      !absl::SimpleAtoi(t.Get(row, "heads"), &heads) || heads < 1 ||
-      !absl::SimpleAtoi(t.Get(row, "kv_heads"), &kv_heads)) {
-    return absl::InvalidArgumentError(
-        "trtllm-bench limits need the row's params_b, layers, hidden, heads and kv_heads");
-  }
-  const std::string kv_dtype =
-      inf->has_kv_cache_dtype() ? inf->kv_cache_dtype() : std::string("bf16");
-  TrtllmBenchModel tm{.params = params_b * 1e9,
-                      .layers = layers,
-                      .kv_heads = kv_heads,
-                      .head_size = hidden / heads,
-                      .tp = inf->tensor_parallel_size(),
-                      .pp = std::max(1, inf->pipeline_parallel_size()),
-                      .input_len = wl->prompt_length().value(),
-                      .output_len = wl->output_length().value(),
-                      .weight_bytes = inf->weight_dtype() == "fp8"     ? 1.0
-                                      : inf->weight_dtype() == "nvfp4" ? 0.5
-                                                                       : 2.0,
-                      .kv_bytes = kv_dtype == "fp8" ? 1.0 : 2.0,
-                      .device_memory_gib = (*gpu)->memory.ToGiB()};
-  absl::StatusOr<TrtllmBenchLimits> limits = TrtllmBenchSettings(tm);
-  if (!limits.ok()) return limits.status();
-  inf->set_max_batch_size(limits->max_batch_size);
-  inf->set_max_tokens_per_step(limits->max_num_tokens);
-  inf->set_chunked_prefill(true);
-  assumptions->push_back(absl::StrFormat(
-      "trtllm-bench's own limits (bench/build/tuning.py): max batch %d, max tokens %d "
-      "(KV for %.0f requests of ISL+OSL at 0.95 of free memory); generation first, context "
-      "chunked into the token budget",
-      limits->max_batch_size, limits->max_num_tokens, limits->kv_cache_max_requests));
-  return absl::OkStatus();
-}
-
-absl::Status CheckServingDeployedTable(const sim::CsvTable& t, std::string_view origin) {
-  for (std::string_view c : kRequiredColumns) {
-    if (t.Column(c) < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(std::string(origin), ": column '", std::string(c),
-                       "' is missing (see tests/validation/serving-deployed/README.md)"));
-    }
-  }
-  std::set<std::string> ids;
-  for (size_t i = 0; i < t.rows.size(); ++i) {
-    const sim::CsvTable::Row& row = t.rows[i];
-    const std::string& id = t.Get(row, "id");
-    auto bad = [&](std::string_view column, std::string_view why) {
-      return absl::InvalidArgumentError(absl::StrCat(std::string(origin), " line ", t.row_lines[i],
-                                                     " (", id, "): ", std::string(column), " ",
-                                                     std::string(why)));
-    };
-    if (id.empty()) return bad("id", "is empty");
-    if (!ids.insert(id).second) return bad("id", "repeats an earlier row");
-    if (t.Get(row, "source").empty()) return bad("source", "is empty; every row names its source");
-    double value = 0;
-    if (!absl::SimpleAtod(t.Get(row, "value"), &value) || !std::isfinite(value)) {
-      return bad("value", absl::StrCat("'", t.Get(row, "value"), "' is not a number"));
-    }
-    if (t.Get(row, "metric").empty() || t.Get(row, "unit").empty()) {
-      return bad("metric/unit", "is empty");
-    }
-    if (!IsKnownServingMode(t.Get(row, "mode"))) {
-      return bad("mode", absl::StrCat("'", t.Get(row, "mode"), "' is not one of ", Join(kModes)));
-    }
-    const std::set<std::string> features = Features(t, row);
-    if (features.empty()) return bad("feature", "is empty; list the features the row needs");
-    for (const std::string& f : features) {
-      if (!IsKnownServingFeature(f)) {
-        return bad("feature", absl::StrCat("'", f, "' is not one of ", Join(kFeatures)));
-      }
-    }
-    for (std::string_view c : kNumericColumns) {
-      double x = 0;
-      const std::string& cell = t.Get(row, c);
-      if (!cell.empty() && (!absl::SimpleAtod(cell, &x) || !(x >= 0))) {
-        return bad(c, absl::StrCat("'", cell, "' is not a number >= 0"));
-      }
-    }
-    const std::string& dp = t.Get(row, "attention_dp");
-    if (!dp.empty() && dp != "true" && dp != "false") {
-      return bad("attention_dp", absl::StrCat("'", dp, "' is not true, false or empty"));
-    }
-    if (t.Get(row, "mode") == "fixed-batch" && Count(t, row, "batch_or_concurrency") == 0) {
-      return bad("batch_or_concurrency", "must give the batch of a fixed-batch row");
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace clustersim::scenarios
