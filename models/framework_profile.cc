@@ -89,6 +89,17 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
                                     "no separate pass: gradients accumulate in the weight-gradient "
                                     "GEMMs or in 16 bits"};
   }
+  if (in.has_flat_parameter()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.flat_parameter(), where + ".flat_parameter", 0, 1,
+                                         false, &p.flat_parameter));
+    if (p.flat_parameter.value != 0 && p.flat_parameter.value != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ".flat_parameter.value=",
+                                                     p.flat_parameter.value,
+                                                     " must be 0 (none) or 1 (FSDP1)"));
+    }
+  } else {
+    p.flat_parameter = {0, "prior", "", "", "no FlatParameter gradient passes"};
+  }
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
                             "FlashAttention-2, or the kernel attention_factor describes"};

@@ -45,6 +45,9 @@ struct FrameworkProfile {
   // Bytes per parameter per micro-batch to accumulate bf16 gradients into
   // fp32 (0: none); acts only on bf16 steps.
   ProfileValue bf16_grad_accumulate_bytes;
+  // 1: FSDP1's FlatParameter gradient passes (models::FlatParameterGradBytes);
+  // 0: none.
+  ProfileValue flat_parameter;
   // The stack's attention kernel against FlashAttention-2 (1 when unset).
   ProfileValue attention_kernel_forward, attention_kernel_backward;
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures

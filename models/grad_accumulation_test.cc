@@ -1,5 +1,7 @@
-// The bf16 optimizer's per-micro-batch fp32 gradient accumulation
-// (ShardSpec::grad_accumulate_bytes; DeepSpeed's BF16_Optimizer).
+// Memory passes over the gradients after every micro-batch's backward: the
+// bf16 optimizer's fp32 gradient accumulation (ShardSpec::grad_accumulate_bytes;
+// DeepSpeed's BF16_Optimizer) and FSDP1's FlatParameter handling
+// (ShardSpec::flat_grad_bytes, FlatParameterGradBytes).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -73,6 +75,69 @@ TEST(GradAccumulationTest, OnlyTheDeepSpeedProfileAccumulatesSeparately) {
   EXPECT_EQ((*c.Find("megatron-deepspeed"))->bf16_grad_accumulate_bytes.value, 18);
   EXPECT_EQ((*c.Find("megatron-core"))->bf16_grad_accumulate_bytes.value, 0);
   EXPECT_EQ((*c.Find("pytorch-fsdp2"))->bf16_grad_accumulate_bytes.value, 0);
+}
+
+TransformerConfig Gpt() {
+  TransformerConfig c;
+  c.name = "mpt-like";
+  c.num_layers = 4;
+  c.hidden_size = 1024;
+  c.ffn_hidden_size = 4096;
+  c.num_attention_heads = 8;
+  c.num_query_groups = 8;
+  c.seq_length = 2048;
+  c.vocab_size = 50368;
+  c.add_bias_linear = false;
+  return c;
+}
+
+// Concatenation into the flat gradient (2 + 2), the cast to an fp32 reduce
+// dtype (2 + 4) and the pre-division in it (4 + 4); with a bf16 reduce no
+// cast and a 16-bit division.
+TEST(FlatParameterTest, BytesPerWeightFollowTheReduceDtype) {
+  EXPECT_EQ(FlatParameterGradBytes(4), 18);
+  EXPECT_EQ(FlatParameterGradBytes(2), 8);
+}
+
+// One pass per backward list over the weights its gradients cover, after
+// the list's other ops; none in the forward.
+TEST(FlatParameterTest, OnePassAfterEachBackwardList) {
+  const TransformerConfig c = Gpt();
+  ShardSpec s;
+  s.micro_batch_size = 2;
+  s.flat_grad_bytes = 18;
+  absl::StatusOr<Workload> w = BuildWorkload(c, s);
+  ASSERT_TRUE(w.ok()) << w.status();
+  const int64_t h = c.hidden_size;
+  const Op& layer = w->layer_backward.back();
+  EXPECT_EQ(layer.name, "fsdp_flat_grad");
+  EXPECT_EQ(layer.kind, OpKind::kMemoryBound);
+  EXPECT_EQ(layer.bytes.count(), 18 * (12 * h * h));  // qkv 3h^2, proj h^2, fc1/fc2 8h^2
+  EXPECT_EQ(w->embedding_backward.back().bytes.count(), 18 * int64_t{c.vocab_size} * h);
+  EXPECT_EQ(Count(w->layer_forward, "fsdp_flat_grad"), 0);
+  EXPECT_EQ(Count(w->layer_backward, "fsdp_flat_grad"), 1);
+  EXPECT_EQ(Count(w->layer_backward, "grad_accumulate_fp32"), 0);
+
+  s.flat_grad_bytes = 0;
+  absl::StatusOr<Workload> none = BuildWorkload(c, s);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(Count(none->layer_backward, "fsdp_flat_grad"), 0);
+  EXPECT_EQ(none->layer_backward.size() + 1, w->layer_backward.size());
+
+  s.flat_grad_bytes = 65;
+  absl::StatusOr<Workload> bad = BuildWorkload(c, s);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "flat_grad_bytes"));
+}
+
+// Only FSDP1's profile shards through a FlatParameter; FSDP2 shards per
+// parameter (DTensor) and Megatron / DeepSpeed keep their own buffers.
+TEST(FlatParameterTest, OnlyThePytorchFsdpProfileHasIt) {
+  const FrameworkCatalog& c = FrameworkCatalog::Default();
+  EXPECT_EQ((*c.Find("pytorch-fsdp"))->flat_parameter.value, 1);
+  for (const char* other : {"pytorch-fsdp2", "megatron-core", "megatron-deepspeed", "jax-xla"}) {
+    EXPECT_EQ((*c.Find(other))->flat_parameter.value, 0) << other;
+  }
 }
 
 }  // namespace

@@ -55,6 +55,10 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
         "expert_tensor_parallel_size=", s.expert_tensor_parallel,
         " must divide tensor_model_parallel_size=", s.tensor_parallel, " (0: the same)"));
   }
+  if (!(s.flat_grad_bytes >= 0 && s.flat_grad_bytes <= 64)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "flat_grad_bytes=", s.flat_grad_bytes, " must be in [0, 64] bytes per weight"));
+  }
   if (!(s.grad_accumulate_bytes >= 0 && s.grad_accumulate_bytes <= 64)) {
     return absl::InvalidArgumentError(absl::StrCat("grad_accumulate_bytes=",
                                                    s.grad_accumulate_bytes,

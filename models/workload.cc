@@ -501,22 +501,22 @@ void MultiTokenPrediction(const Dims& d, Workload* w) {
 
 namespace {
 
-// DeepSpeed's BF16_Optimizer (runtime/bf16_optimizer.py): after every
-// micro-batch's backward the pipeline engine calls update_hp_grads, which for
-// each parameter converts its bf16 gradient to fp32 and adds it into the fp32
-// gradient buffer, one pass over the stage's weights per micro-batch. Appended
-// to a backward list with the weights that list's gradients cover: the
-// weight-gradient GEMMs' outputs, and the embedding table (its scatter-add).
-// Norm weights and biases are left out (O(h) against O(h^2)).
-void AppendGradAccumulation(const Dims& d, double bytes_per_weight, int64_t extra_weights,
-                            std::vector<Op>* backward) {
+// A memory pass over the gradients after every micro-batch's backward, as
+// `name`: DeepSpeed's BF16_Optimizer (runtime/bf16_optimizer.py), whose
+// pipeline engine calls update_hp_grads to convert each bf16 gradient to fp32
+// and add it into the fp32 gradient buffer ("grad_accumulate_fp32"), or
+// FSDP1's FlatParameter handling (FlatParameterGradBytes, "fsdp_flat_grad").
+// Appended to a backward list with the weights that list's gradients cover:
+// the weight-gradient GEMMs' outputs, and the embedding table (its
+// scatter-add). Norm weights and biases are left out (O(h) against O(h^2)).
+void AppendGradPass(const Dims& d, const char* name, double bytes_per_weight,
+                    int64_t extra_weights, std::vector<Op>* backward) {
   int64_t weights = extra_weights;
   for (const Op& op : *backward) {
     if (absl::EndsWith(op.name, "_wgrad")) weights += op.batch * op.m * op.n;
   }
   if (weights == 0) return;
-  backward->push_back(MemoryBound(d, "grad_accumulate_fp32",
-                                  static_cast<int64_t>(bytes_per_weight * weights)));
+  backward->push_back(MemoryBound(d, name, static_cast<int64_t>(bytes_per_weight * weights)));
 }
 
 }  // namespace
@@ -546,15 +546,24 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   Head(d, &w);
   for (int i = 0; i < c.mtp_num_layers; ++i) MultiTokenPrediction(d, &w);
   if (s.context_parallel > 1) w.context_ring = MakeContextRing(d, s.context_parallel);
-  if (s.grad_accumulate_bytes > 0) {
-    const double b = s.grad_accumulate_bytes;
-    AppendGradAccumulation(d, b, d.v_local * d.h, &w.embedding_backward);
-    AppendGradAccumulation(d, b, 0, &w.layer_backward);
-    AppendGradAccumulation(d, b, 0, &w.dense_layer_backward);
-    AppendGradAccumulation(d, b, 0, &w.head_backward);
-    AppendGradAccumulation(d, b, 0, &w.mtp_backward);
+  const std::pair<const char*, double> passes[] = {
+      {"grad_accumulate_fp32", s.grad_accumulate_bytes}, {"fsdp_flat_grad", s.flat_grad_bytes}};
+  for (const auto& [name, b] : passes) {
+    if (b <= 0) continue;
+    AppendGradPass(d, name, b, d.v_local * d.h, &w.embedding_backward);
+    for (std::vector<Op>* list :
+         {&w.layer_backward, &w.dense_layer_backward, &w.head_backward, &w.mtp_backward}) {
+      AppendGradPass(d, name, b, 0, list);
+    }
   }
   return w;
+}
+
+double FlatParameterGradBytes(int reduce_bytes) {
+  const double concat = 2 + 2;
+  const double cast = reduce_bytes != 2 ? 2 + reduce_bytes : 0;
+  const double predivide = 2.0 * reduce_bytes;
+  return concat + cast + predivide;
 }
 
 }  // namespace clustersim::models

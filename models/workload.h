@@ -215,6 +215,11 @@ struct ShardSpec {
   // writes 4, add_ reads 4 + 4 and writes 4: 18). Appended to each backward
   // list as "grad_accumulate_fp32"; 0: none.
   double grad_accumulate_bytes = 0;
+  // Bytes per weight element read and written after each micro-batch's
+  // backward by FSDP1's FlatParameter gradient handling
+  // (FlatParameterGradBytes). Appended to each backward list as
+  // "fsdp_flat_grad"; 0: none.
+  double flat_grad_bytes = 0;
   int ExpertTp() const {
     return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
   }
@@ -267,6 +272,22 @@ struct Workload {
 absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s);
 
 // REQUIRES nothing: validates `c` and `s` first.
+// Memory traffic per parameter, in bytes, of PyTorch FSDP1's FlatParameter
+// gradient handling after every micro-batch's backward, for 16-bit
+// parameters whose gradients are reduce-scattered in `reduce_bytes` (2 or 4)
+// bytes per element. The module's weights are views into the unit's flat
+// parameter, so autograd's split backward concatenates their gradients into
+// the flat gradient (reads 2, writes 2); a reduce dtype other than the
+// parameter's casts it whole (reads 2, writes reduce_bytes); FSDP's default
+// reduce-scatter hook pre-divides the whole unsharded gradient by the
+// gradient_predivide_factor, which exceeds 1 on every group of two or more
+// ranks (reads and writes reduce_bytes). torch/distributed/fsdp/
+// _runtime_utils.py _post_backward_hook and algorithms/_comm_hooks/
+// default_hooks.py reduce_scatter_hook (pytorch/pytorch 00ae0bc91a). The
+// sharded remainder (post-divide, accumulation, cast back) is 1/dp of this and
+// left out. DEFAULT mixed precision (fp32 reduce): 18; PURE (bf16): 8.
+double FlatParameterGradBytes(int reduce_bytes);
+
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s);
 
 }  // namespace clustersim::models

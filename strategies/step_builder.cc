@@ -377,6 +377,10 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.expert_parallel = in.parallel->expert_parallel;
   shard.expert_tensor_parallel = in.parallel->expert_tp();
   shard.grad_accumulate_bytes = in.grad_accumulate_bytes;
+  const ParallelConfig& pc = *in.parallel;
+  if (in.flat_parameter && pc.zero_stage >= 2 && pc.data_parallel * pc.context_parallel > 1) {
+    shard.flat_grad_bytes = models::FlatParameterGradBytes(in.zero3_grad_reduce_bytes);
+  }
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);
   if (!w.ok()) return w.status();
   if (auto st = models::ApplyFinetune(*in.model, in.finetune, shard, &*w); !st.ok()) return st;

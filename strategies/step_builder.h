@@ -176,6 +176,12 @@ struct StepInputs {
   // BF16_Optimizer). Default and source: the stack profile's
   // bf16_grad_accumulate_bytes on bf16 steps; 0: none.
   double grad_accumulate_bytes = 0;
+  // The stack shards through FSDP1's FlatParameter: with parameters sharded
+  // (zero_stage 2 or 3 over a data x context group of two or more ranks),
+  // every micro-batch's backward adds models::FlatParameterGradBytes(
+  // zero3_grad_reduce_bytes) of memory traffic per weight. Default and
+  // source: the stack profile's flat_parameter.
+  bool flat_parameter = false;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
   // LoRA / QLoRA (models/finetune_ops.h): the frozen base runs no weight

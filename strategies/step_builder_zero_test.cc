@@ -1,10 +1,29 @@
 #include "strategies/step_builder.h"
 
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "strategies/step_builder_test_util.h"
 
 namespace clustersim::strategies {
 namespace {
+
+// The plan of one step with ZeRO gradients reduced in `reduce_bytes`.
+StepPlan ZeroPlan(const models::TransformerConfig& model, const ParallelConfig& p,
+                  const models::KernelModel& kernels, const FixedNetwork& net, int reduce_bytes,
+                  bool flat_parameter) {
+  StepInputs in;
+  in.model = &model;
+  in.parallel = &p;
+  in.kernels = &kernels;
+  in.network = &net;
+  in.zero3_grad_reduce_bytes = reduce_bytes;
+  in.flat_parameter = flat_parameter;
+  in.mode.record_task_infos = true;
+  absl::StatusOr<StepPlan> plan = BuildStep(in);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *std::move(plan) : StepPlan{};
+}
 
 TEST(StepBuilderTest, ZeroThreeGathersEveryLayerAndReducesPerMicrobatch) {
   FixedNetwork net;
@@ -44,15 +63,8 @@ TEST(StepBuilderTest, ZeroThreeReducesGradientsInTheStacksDtype) {
   ASSERT_TRUE(ValidateParallelConfig(model, 4, &p).ok());
   const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
   auto bytes_of = [&](int reduce_bytes, const char* name) {
-    StepInputs in;
-    in.model = &model;
-    in.parallel = &p;
-    in.kernels = &kernels;
-    in.network = &net;
-    in.zero3_grad_reduce_bytes = reduce_bytes;
-    absl::StatusOr<StepPlan> plan = BuildStep(in);
-    EXPECT_TRUE(plan.ok()) << plan.status();
-    for (const TaskInfo& info : plan->infos) {
+    const StepPlan plan = ZeroPlan(model, p, kernels, net, reduce_bytes, false);
+    for (const TaskInfo& info : plan.infos) {
       if (info.is_collective && info.op->name == name && info.layer == 0) {
         return info.op->comm_bytes.count();
       }
@@ -64,6 +76,38 @@ TEST(StepBuilderTest, ZeroThreeReducesGradientsInTheStacksDtype) {
   EXPECT_EQ(bytes_of(4, "zero3_grad_reduce_scatter"), 2 * reduce16);
   EXPECT_EQ(bytes_of(4, "zero3_param_allgather"), bytes_of(2, "zero3_param_allgather"));
   EXPECT_EQ(bytes_of(2, "zero3_param_allgather"), reduce16);
+}
+
+// FSDP1's FlatParameter (StepInputs::flat_parameter): every micro-batch's
+// backward of each layer ends with the flat-gradient pass, sized by the reduce
+// dtype, but only where parameters are sharded over two or more ranks.
+TEST(StepBuilderTest, FlatParameterPassOnlyWhereParametersAreSharded) {
+  FixedNetwork net;
+  const models::TransformerConfig model = SmallGpt();
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
+  auto passes = [&](int zero_stage, int gpus, int reduce_bytes, int64_t* bytes) {
+    ParallelConfig p;
+    p.micro_batch_size = 1;
+    p.global_batch_size = 2 * gpus;  // 2 micro-batches
+    p.zero_stage = zero_stage;
+    EXPECT_TRUE(ValidateParallelConfig(model, gpus, &p).ok());
+    const StepPlan plan = ZeroPlan(model, p, kernels, net, reduce_bytes, true);
+    int n = 0;
+    for (const TaskInfo& info : plan.infos) {
+      if (info.op != nullptr && info.op->name == "fsdp_flat_grad" && info.layer == 0) {
+        ++n;
+        *bytes = info.op->bytes.count();
+      }
+    }
+    return n;
+  };
+  int64_t fp32 = 0, bf16 = 0, unused = 0;
+  EXPECT_EQ(passes(3, 4, 4, &fp32), 2);  // one per micro-batch
+  EXPECT_EQ(passes(3, 4, 2, &bf16), 2);
+  EXPECT_EQ(fp32 * 8, bf16 * 18);        // FlatParameterGradBytes: 18 and 8
+  EXPECT_EQ(passes(2, 4, 4, &unused), 2);
+  EXPECT_EQ(passes(1, 4, 4, &unused), 0);  // parameters whole
+  EXPECT_EQ(passes(3, 1, 4, &unused), 0);  // one rank holds every shard
 }
 
 // ZeRO-3 / FSDP on a pipeline: every stage gathers its own layers before each

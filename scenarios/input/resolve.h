@@ -56,6 +56,8 @@ struct ResolvedScenario {
   // Bytes per parameter per micro-batch that accumulate 16-bit gradients into
   // fp32: the profile's bf16_grad_accumulate_bytes on bf16 steps, else 0.
   double grad_accumulate_bytes = 0;
+  // FSDP1's FlatParameter gradient passes: the profile's flat_parameter.
+  bool flat_parameter = false;
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };
