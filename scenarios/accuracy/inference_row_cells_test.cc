@@ -1,0 +1,56 @@
+#include "scenarios/accuracy/inference_row_cells.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+TEST(MatchDevice, MapsSourceTextToTheCatalogAndSaysWhatItAssumed) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(MatchDevice("NVIDIA H100 SXM 80GB", &notes).catalog, "h100-sxm5-80gb");
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(MatchDevice("A100", &notes).catalog, "a100-sxm4-80gb");
+  ASSERT_EQ(notes.size(), 1u);  // no size stated: the assumption is written down
+  EXPECT_EQ(MatchDevice("A100 40GB SXM", &notes).catalog, "a100-sxm4-40gb");
+  const DeviceMatch unknown = MatchDevice("TPU v5e", &notes);
+  EXPECT_TRUE(unknown.catalog.empty());
+  EXPECT_NE(unknown.reason.find("TPU v5e"), std::string::npos);
+}
+
+TEST(MatchDtype, WeightAndKvFormats) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(MatchDtype("FP8", false, &notes).name, "fp8");
+  const DtypeMatch awq = MatchDtype("AWQ 4-bit", false, &notes);
+  EXPECT_EQ(awq.name, "int4-awq");
+  EXPECT_EQ(awq.group_size, 128);
+  EXPECT_EQ(MatchDtype("FP4", false, &notes).name, "nvfp4");
+  EXPECT_FALSE(MatchDtype("MXFP4", false, &notes).reason.empty());
+  // A KV cache has no 4-bit format here, and an unstated one is the default.
+  EXPECT_FALSE(MatchDtype("int4-gptq", true, &notes).reason.empty());
+  const DtypeMatch unstated_kv = MatchDtype("", true, &notes);
+  EXPECT_TRUE(unstated_kv.name.empty());
+  EXPECT_TRUE(unstated_kv.reason.empty());
+  EXPECT_FALSE(MatchDtype("", false, &notes).reason.empty());  // weights must be stated
+}
+
+TEST(MatchLength, BoundsZeroAndUnstatedLengths) {
+  std::vector<std::string> notes;
+  std::string reason;
+  EXPECT_EQ(MatchLength("512", "prompt", "ttft_ms", 1, &notes, &reason), 512);
+  EXPECT_EQ(MatchLength(">500", "prompt", "ttft_ms", 1, &notes, &reason), 500);
+  EXPECT_EQ(MatchLength("0", "prompt", "tpot_ms", 1, &notes, &reason), 1);
+  EXPECT_EQ(MatchLength("", "output", "gen_tokens_per_s", 128, &notes, &reason), 128);
+  EXPECT_TRUE(reason.empty());
+  EXPECT_EQ(notes.size(), 3u);
+  EXPECT_EQ(MatchLength("", "prompt", "ttft_ms", 1, &notes, &reason), 0);
+  EXPECT_NE(reason.find("ttft_ms"), std::string::npos);
+  reason.clear();
+  MatchLength("many", "prompt", "ttft_ms", 1, &notes, &reason);
+  EXPECT_NE(reason.find("'many'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios
