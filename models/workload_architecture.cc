@@ -1,7 +1,11 @@
 // Architecture variants of the transformer layer (models/workload.h):
-// Megatron-core's shared experts and multi-head latent attention, forward and
-// backward, for models/workload.cc.
+// Megatron-core's routed and shared experts and multi-head latent attention,
+// forward and backward, for models/workload.cc.
+#include <algorithm>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "models/workload_ops.h"
@@ -84,6 +88,115 @@ void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::v
   } else if (d.t > 1) {
     out->push_back(Collective(d, "tp_allreduce_attn_bwd", CommKind::kAllReduce, BoundaryBytes(d)));
   }
+}
+
+// Megatron-core MoE layer with the all-to-all token dispatcher
+// (token_dispatcher.py, MoEAlltoAllTokenDispatcher), experts tensor-parallel
+// like the dense MLP (expert TP = tp, sequence parallel required): every TP
+// rank routes only its own ln_tokens = tokens/tp, permutes the k·cf copies
+// (moe_sent rows), all-to-alls them over the expert-parallel group, then
+// all-gathers them over the tensor group so each TP shard of an expert sees
+// the tokens of all tp x ep ranks, sorts them by local expert, runs the
+// grouped expert GEMMs; the combine mirrors it (unsort, reduce-scatter over
+// tp, all-to-all over ep, unpermute). With expert TP 1 (parallel folding) the
+// experts are whole on each rank and the tp all-gather / reduce-scatter drop
+// out: the all-to-all alone carries each rank's shard. The all-to-all of the fp32 routing
+// probabilities (4 bytes per row against h·2) and the token-count all-gather
+// are left out.
+//
+// The grouped expert GEMMs (Megatron-core TEGroupedMLP, --moe-grouped-gemm:
+// Transformer Engine's GroupedLinear) run one cuBLAS GEMM per local expert,
+// expert i on compute stream i mod 4 (TE multi_stream_cublas_gemm,
+// transformer_engine/common/gemm/cublaslt_gemm.cu; 4 streams:
+// common/include/transformer_engine/multi_stream.h), not as one batched
+// kernel: each expert's GEMM fills the SMs on its own, and the host launches
+// each one (Op::kernels = local experts).
+constexpr int kGroupedGemmStreams = 4;
+
+void MoeForward(const Dims& d, std::vector<Op>* ops) {
+  const int64_t routed = d.experts_local * d.expert_tokens;  // expert rows on this rank
+  ops->push_back(Gemm(d, "router_gemm", d.ln_tokens, d.experts, d.h));
+  // fp32 logits: read for the softmax, write probabilities; top-k writes an
+  // fp32 weight and an int64 index per choice.
+  ops->push_back(MemoryBound(d, "router_softmax_topk",
+                             d.ln_tokens * d.experts * 4 * 2 + d.ln_tokens * d.top_k * (4 + 8)));
+  ops->push_back(MemoryBound(d, "moe_permute", (d.ln_tokens + d.moe_sent) * d.h * d.act));
+  if (d.ep > 1) {
+    ops->push_back(Collective(d, "ep_alltoall_dispatch", CommKind::kAllToAll,
+                              d.moe_sent * d.h * d.act, CommGroup::kExpert));
+  }
+  if (d.expert_sp) {
+    ops->push_back(Collective(d, "tp_allgather_moe_dispatch", CommKind::kAllGather,
+                              routed * d.h * d.act));
+  }
+  // Chunks arrive grouped by source rank; regroup them by local expert.
+  const bool sort = d.experts_local > 1 && (d.ep > 1 || d.expert_sp);
+  if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
+  ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
+  ops->back().streams = kGroupedGemmStreams;
+  ops->back().kernels = static_cast<int>(std::max<int64_t>(1, d.experts_local));
+  ops->push_back(MemoryBound(d, d.act_name, routed * d.fe_local * d.act * (d.swiglu ? 3 : 2)));
+  ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.fe_local, d.experts_local));
+  ops->back().streams = kGroupedGemmStreams;
+  ops->back().kernels = static_cast<int>(std::max<int64_t>(1, d.experts_local));
+  if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
+  if (d.expert_sp) {
+    ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,
+                              routed * d.h * d.act));
+  }
+  if (d.ep > 1) {
+    ops->push_back(Collective(d, "ep_alltoall_combine", CommKind::kAllToAll,
+                              d.moe_sent * d.h * d.act, CommGroup::kExpert));
+  }
+  // Weighted sum of the k expert outputs back into token order.
+  ops->push_back(MemoryBound(d, "moe_unpermute",
+                             (d.moe_sent + d.ln_tokens) * d.h * d.act + d.ln_tokens * d.top_k * 4));
+  if (d.fs_local > 0) SharedExpertsForward(d, ops);
+}
+
+// Backward of MoeForward, in reverse: each collective's backward is its
+// dual (all-to-all -> all-to-all, reduce-scatter -> all-gather, all-gather ->
+// reduce-scatter). The expert GEMMs keep their gathered inputs, so nothing is
+// re-gathered; the input gradient stays on the sequence-parallel shard.
+void MoeBackward(const Dims& d, const std::vector<Op>& fwd, bool replay_act,
+                 std::vector<Op>* out) {
+  auto dual = [&](std::string_view name, std::string bwd_name, CommKind kind) {
+    for (const Op& op : fwd) {
+      if (op.name != name) continue;
+      Op b = op;
+      b.name = std::move(bwd_name);
+      b.comm = kind;
+      out->push_back(std::move(b));
+    }
+  };
+  auto memory_bwd = [&](std::string_view name) {
+    for (const Op& op : fwd) {
+      if (op.name == name) out->push_back(MemoryBoundBackward(d, op));
+    }
+  };
+  if (d.fs_local > 0) SharedExpertsBackward(d, fwd, out);
+  memory_bwd("moe_unpermute");
+  dual("ep_alltoall_combine", "ep_alltoall_combine_bwd", CommKind::kAllToAll);
+  dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
+  memory_bwd("moe_unsort_chunks");
+  // Recompute module "moe_act": the activation's output is dropped after fc2
+  // and replayed when fc2's backward needs it.
+  if (replay_act) Replay(fwd, {d.act_name}, out);
+  const Op& fc2 = FindOp(fwd, "expert_fc2_gemm");
+  out->push_back(Dgrad(d, fc2));
+  out->push_back(Wgrad(d, fc2));
+  memory_bwd(d.act_name);
+  const Op& fc1 = FindOp(fwd, "expert_fc1_gemm");
+  out->push_back(Dgrad(d, fc1));
+  out->push_back(Wgrad(d, fc1));
+  memory_bwd("moe_sort_chunks");
+  dual("tp_allgather_moe_dispatch", "tp_reducescatter_moe_dispatch_bwd", CommKind::kReduceScatter);
+  dual("ep_alltoall_dispatch", "ep_alltoall_dispatch_bwd", CommKind::kAllToAll);
+  memory_bwd("moe_permute");
+  memory_bwd("router_softmax_topk");
+  const Op& router = FindOp(fwd, "router_gemm");
+  out->push_back(Dgrad(d, router));
+  out->push_back(Wgrad(d, router));
 }
 
 }  // namespace clustersim::models::workload_internal

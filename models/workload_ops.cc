@@ -148,7 +148,7 @@ Op RopeForward(const Dims& d, int64_t elements) {
   return Eager(d, "rope", elements * (2 * d.act + 16), 6);
 }
 
-Op RopeBackward(const Dims& d, const Op& fwd) {
+Op RopeBackward(const Dims& /*d*/, const Op& fwd) {
   Op op = fwd;
   op.name = "rope_bwd";
   op.recompute = false;

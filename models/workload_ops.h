@@ -115,9 +115,13 @@ void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view bloc
 void RowParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
                          std::vector<Op>* out);
 
-// Architecture variants (models/workload_architecture.cc): the shared
-// experts' MLP and multi-head latent attention's projections, forward and
-// backward.
+// Architecture variants (models/workload_architecture.cc): the routed
+// experts' layer (MoeBackward replays the activation when `replay_act`), the
+// shared experts' MLP and multi-head latent attention's projections, forward
+// and backward.
+void MoeForward(const Dims& d, std::vector<Op>* ops);
+void MoeBackward(const Dims& d, const std::vector<Op>& fwd, bool replay_act,
+                 std::vector<Op>* out);
 void SharedExpertsForward(const Dims& d, std::vector<Op>* ops);
 void SharedExpertsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
 void LatentProjections(const Dims& d, std::vector<Op>* ops);
