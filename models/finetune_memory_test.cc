@@ -6,17 +6,13 @@
 #include "gtest/gtest.h"
 #include "models/finetune.h"
 #include "models/memory_model.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
+using testing::Preset;
 using ::testing::HasSubstr;
-
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
 
 // LLaMA 65B (Touvron et al. 2023, arXiv 2302.13971, Table 2: dim 8192, 64
 // heads, 80 layers; FFN int(2·4h/3) rounded up to a multiple of 256 = 22016,

@@ -3,15 +3,12 @@
 #include <cmath>
 
 #include "gtest/gtest.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
+using testing::Preset;
 
 double RelativeError(double got, double want) { return std::abs(got - want) / want; }
 

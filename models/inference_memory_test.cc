@@ -2,19 +2,15 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
+using testing::Preset;
 using sim::GiB;
 using sim::MiB;
 using ::testing::HasSubstr;
-
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
 
 const GpuSpec& Gpu(std::string_view name) { return **GpuCatalog::Default().Find(name); }
 

@@ -4,18 +4,14 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
+using testing::Preset;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
 
 MemoryVerdict Judge(const MemoryInputs& in, sim::Bytes capacity) {
   EXPECT_TRUE(ValidateMemoryInputs(in).ok()) << ValidateMemoryInputs(in);

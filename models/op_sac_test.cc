@@ -8,24 +8,15 @@
 #include "gtest/gtest.h"
 #include "models/flops.h"
 #include "models/workload.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
+using testing::Build;
+using testing::Preset;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
-
-Workload Build(const TransformerConfig& c, const ShardSpec& s) {
-  absl::StatusOr<Workload> w = BuildWorkload(c, s);
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *w;
-}
 
 ShardSpec OpSac(int tp, Dtype dtype) {
   ShardSpec s{.tensor_parallel = tp, .sequence_parallel = tp > 1, .dtype = dtype,

@@ -9,25 +9,16 @@
 #include "models/flops.h"
 #include "models/memory_model.h"
 #include "models/workload.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
+using testing::Build;
+using testing::Preset;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
-
-Workload Build(const TransformerConfig& c, const ShardSpec& s) {
-  absl::StatusOr<Workload> w = BuildWorkload(c, s);
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *w;
-}
 
 std::vector<std::string> Replayed(const std::vector<Op>& ops) {
   std::vector<std::string> names;

@@ -6,17 +6,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
+using testing::Preset;
 using ::testing::HasSubstr;
-
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
 
 TEST(ModelCatalogTest, ShipsThePresetsUsersAskFor) {
   for (const char* name :

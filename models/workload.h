@@ -271,7 +271,6 @@ struct Workload {
 // parallelism.
 absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s);
 
-// REQUIRES nothing: validates `c` and `s` first.
 // Memory traffic per parameter, in bytes, of PyTorch FSDP1's FlatParameter
 // gradient handling after every micro-batch's backward, for 16-bit
 // parameters whose gradients are reduce-scattered in `reduce_bytes` (2 or 4)
@@ -288,6 +287,7 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s);
 // left out. DEFAULT mixed precision (fp32 reduce): 18; PURE (bf16): 8.
 double FlatParameterGradBytes(int reduce_bytes);
 
+// REQUIRES nothing: validates `c` and `s` first.
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s);
 
 }  // namespace clustersim::models

@@ -6,30 +6,16 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/flops.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
+using testing::Build;
+using testing::Names;
+using testing::Preset;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-TransformerConfig Preset(std::string_view name) {
-  absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find(name);
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
-
-Workload Build(const TransformerConfig& c, const ShardSpec& s) {
-  absl::StatusOr<Workload> w = BuildWorkload(c, s);
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *w;
-}
-
-std::vector<std::string> Names(const std::vector<Op>& ops) {
-  std::vector<std::string> names;
-  for (const Op& op : ops) names.push_back(op.name);
-  return names;
-}
 
 const Op& Get(const std::vector<Op>& ops, std::string_view name) {
   for (const Op& op : ops) {

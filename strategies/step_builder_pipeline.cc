@@ -142,7 +142,7 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   }
   for (size_t k = 0; k < ops.size(); ++k) {
     const models::Op& op = Deref(ops[k]);
-    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/k == sync, Deref(ops[k]).kernels);
+    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/k == sync, op.kernels);
     if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
       CLUSTERSIM_RETURN_IF_ERROR(AddExpertCollective(op, ctx, layer));
     } else if (op.kind == models::OpKind::kCollective) {

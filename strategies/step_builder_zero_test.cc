@@ -8,21 +8,28 @@
 namespace clustersim::strategies {
 namespace {
 
+// The plan of one step of `model` under `p`, with the fields of `in` that a
+// test varies (everything but the model, parallelism, kernels and network).
+StepPlan PlanWith(StepInputs in, const models::TransformerConfig& model, const ParallelConfig& p,
+                  const models::KernelModel& kernels, const FixedNetwork& net) {
+  in.model = &model;
+  in.parallel = &p;
+  in.kernels = &kernels;
+  in.network = &net;
+  in.mode.record_task_infos = true;
+  absl::StatusOr<StepPlan> plan = BuildStep(in);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? *std::move(plan) : StepPlan{};
+}
+
 // The plan of one step with ZeRO gradients reduced in `reduce_bytes`.
 StepPlan ZeroPlan(const models::TransformerConfig& model, const ParallelConfig& p,
                   const models::KernelModel& kernels, const FixedNetwork& net, int reduce_bytes,
                   bool flat_parameter) {
   StepInputs in;
-  in.model = &model;
-  in.parallel = &p;
-  in.kernels = &kernels;
-  in.network = &net;
   in.zero3_grad_reduce_bytes = reduce_bytes;
   in.flat_parameter = flat_parameter;
-  in.mode.record_task_infos = true;
-  absl::StatusOr<StepPlan> plan = BuildStep(in);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  return plan.ok() ? *std::move(plan) : StepPlan{};
+  return PlanWith(in, model, p, kernels, net);
 }
 
 TEST(StepBuilderTest, ZeroThreeGathersEveryLayerAndReducesPerMicrobatch) {
@@ -167,15 +174,11 @@ TEST(StepBuilderTest, Bf16OptimizerAccumulatesInFp32AndAllReducesWholeGradients)
   const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
   auto count = [&](double accumulate_bytes, std::string_view name) {
     StepInputs in;
-    in.model = &model;
-    in.parallel = &p;
-    in.kernels = &kernels;
-    in.network = &net;
     in.grad_accumulate_bytes = accumulate_bytes;
-    absl::StatusOr<StepPlan> plan = BuildStep(in);
-    EXPECT_TRUE(plan.ok()) << plan.status();
     int n = 0;
-    for (const TaskInfo& info : plan->infos) n += info.op != nullptr && info.op->name == name;
+    for (const TaskInfo& info : PlanWith(in, model, p, kernels, net).infos) {
+      n += info.op != nullptr && info.op->name == name;
+    }
     return n;
   };
   EXPECT_EQ(count(0, "grad_accumulate_fp32"), 0);

@@ -347,19 +347,27 @@ TEST(ResolveTest, SelectiveWithMlpUpSitsBetweenSelectiveAndFull) {
       << e.status();
 }
 
+// An 8-GPU H100 run of `preset` (micro-batch 1, global batch 8) under the
+// given recompute granularity and modules.
+config::Scenario RecomputeScenario(const std::string& preset, const std::string& granularity,
+                                   const std::vector<std::string>& modules) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    training { micro_batch_size: 1 global_batch_size: 8 }
+  )pb");
+  s.mutable_model()->set_preset(preset);
+  s.mutable_training()->set_recompute_granularity(granularity);
+  for (const std::string& m : modules) s.mutable_training()->add_recompute_modules(m);
+  return s;
+}
+
 // recompute_granularity "selective+op" (torchtitan's per-op policy) replays
 // three of a Llama block's seven matmuls and no attention: slower than
 // Megatron's selective here, faster than full; echoed; Megatron's module list
 // beside it is refused naming the field.
 TEST(ResolveTest, SelectiveOpIsTorchtitansPerOpPolicy) {
   auto with = [](const char* granularity) {
-    config::Scenario s = Parse(R"pb(
-      cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
-      model { preset: "llama3-8b" }
-      training { micro_batch_size: 1 global_batch_size: 8 }
-    )pb");
-    s.mutable_training()->set_recompute_granularity(granularity);
-    return s;
+    return RecomputeScenario("llama3-8b", granularity, {});
   };
   const double op = StepSeconds(with("selective+op"));
   EXPECT_LT(StepSeconds(with("selective")), op);
@@ -380,14 +388,7 @@ TEST(ResolveTest, SelectiveOpIsTorchtitansPerOpPolicy) {
 
 TEST(ResolveTest, RecomputeModulesReplaceTheDefaultAndNameTheFieldWhenBad) {
   auto with = [](const std::string& granularity, std::vector<std::string> modules) {
-    config::Scenario s = Parse(R"pb(
-      cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
-      model { preset: "llama2-7b" }
-      training { micro_batch_size: 1 global_batch_size: 8 }
-    )pb");
-    s.mutable_training()->set_recompute_granularity(granularity);
-    for (const std::string& m : modules) s.mutable_training()->add_recompute_modules(m);
-    return s;
+    return RecomputeScenario("llama2-7b", granularity, modules);
   };
   absl::StatusOr<ResolvedScenario> r = Resolve(with("selective", {"layernorm", "mlp"}));
   ASSERT_TRUE(r.ok()) << r.status();
