@@ -90,6 +90,54 @@ std::vector<std::string> DeepSeekRecomputeModules(const std::string& release,
   return {"mla_up_proj"};
 }
 
+// NeMo 2's performance scripts as dgxc-benchmarking's 25.05 release runs them
+// (support/25.05, c5c765f268): each workload's setup.sh checks out
+// NVIDIA/NeMo at a pinned commit inside the nemo:25.04.01 image.
+// - DeepSeek-V3 (deepseek_v3/pretraining, NeMo 7a8f1cc7bc):
+//   scripts/performance/llm/pretrain_deepseek_v3.py gives the first stage
+//   64/pp - 1 layers, the last 64/pp - 2 and the others 64/pp; the recipe
+//   (recipes/deepseek_v3.py, pretrain_recipe(use_mtp=True)) trains one
+//   multi-token-prediction module; launch.sh passes --recompute_modules
+//   mla_up_proj on H100 and core_attn on GB200 (selective, applied by
+//   scripts/performance/utils.py). The script also drops tokens
+//   (MegatronTokenDropCallback: capacity 1.0, padded), which the simulator
+//   does not model: its all-to-all dispatcher stays dropless.
+// - Llama 3.1 405B (llama3.1, NeMo 6f2c6fdaff): recipes/llama31_405b.py's
+//   trainer() sets account_for_embedding_ and account_for_loss_in_pipeline_split.
+void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std::string& notes,
+                    int layers, int pp, int vp, RecipeParallelism& r) {
+  auto append = [&r](const std::string& text) {
+    absl::StrAppend(&r.text, r.text.empty() ? "" : "; ", text);
+  };
+  const int chunks = pp * vp;
+  if (preset == "deepseek-v3-671b") {
+    const bool h100 = absl::StartsWith(gpu, "h100"), gb200 = absl::StartsWith(gpu, "gb200");
+    if (h100 || gb200) {
+      r.recompute_modules = {h100 ? "mla_up_proj" : "core_attn"};
+      append(absl::StrCat("selective recompute of ", r.recompute_modules.front(),
+                          " (dgxc-benchmarking 25.05 launch.sh)"));
+    }
+    r.mtp_num_layers = absl::StrContains(notes, "without multi-token prediction") ? 0 : 1;
+    append(r.mtp_num_layers > 0 ? "one multi-token-prediction module (the recipe's default)"
+                                : "no multi-token prediction (stated)");
+    if (layers == 61 && vp == 1 && pp >= 2 && 64 % pp == 0) {
+      const int middle = 64 / pp;
+      r.layout = Chunks(pp, middle - 1, middle, middle - 2);
+      append(absl::StrCat("NeMo's DeepSeek-V3 pipeline split (", middle - 1,
+                          " layers on the first stage, ", middle - 2, " on the last, ", middle,
+                          " on the others)"));
+    }
+    append("dropless token dispatch (the script's token drop is not modelled)");
+    return;
+  }
+  if (preset == "llama3.1-405b" && chunks >= 2 && (layers + 2) % chunks == 0) {
+    const int per = (layers + 2) / chunks;
+    r.layout = Chunks(chunks, per - 1, per, per - 1);
+    append(absl::StrCat("embedding and loss each counted as a layer in the pipeline split (",
+                        per - 1, " layers on the first and last chunk, ", per, " on the others)"));
+  }
+}
+
 }  // namespace
 
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
@@ -138,6 +186,10 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
   } else if (experts > 0 && absl::StrContains(notes, "DeepEP")) {
     r.moe_dispatcher = "deepep";
     append("DeepEP token dispatch (stated)");
+  }
+  if (absl::StartsWith(absl::AsciiStrToLower(stack), "nemo-25.04")) {
+    Nemo2504Recipe(preset, gpu, notes, layers, pp, vp, r);
+    return r;
   }
   if (!bridge || chunks < 2) return r;
   if (preset == "deepseek-v3-671b") {

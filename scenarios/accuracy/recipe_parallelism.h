@@ -34,6 +34,12 @@
 //   (recompute_granularity "selective", recompute_modules; by release and GPU,
 //   the .cc names the file of each release), which replaces Megatron-Core's
 //   default attention-core replay.
+// NeMo 2 performance scripts at the NeMo commits dgxc-benchmarking 25.05
+// pins (stack "nemo-25.04..."; the .cc names the files): DeepSeek-V3's
+// first/last stages take 64/pp - 1 and 64/pp - 2 layers, with one
+// multi-token-prediction module and the launcher's selective recompute
+// module (mla_up_proj on H100, core_attn on GB200); Llama 3.1 405B counts
+// the embedding and the loss as layers, as above.
 // Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
 // dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //

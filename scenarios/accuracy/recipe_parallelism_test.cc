@@ -75,6 +75,34 @@ TEST(RecipeParallelismTest, EmbeddingAndLossCountAsLayersFor405BAndQwen235B) {
   EXPECT_EQ(dense.expert_tensor_parallel, 0);
 }
 
+TEST(RecipeParallelismTest, NeMo2504ScriptsSplitDeepSeekAnd405B) {
+  constexpr const char* kDgxc = "nemo-25.04 (dgxc-benchmarking 25.05 release)";
+  // pretrain_deepseek_v3.py: 64/pp per middle stage, one and two fewer at the ends.
+  const RecipeParallelism h100 =
+      ForRecipe(kDgxc, "TP2 PP16 EP64 ETP1", "deepseek-v3-671b", "h100-sxm5-80gb", 61, 16, 1, 64);
+  EXPECT_THAT(h100.layout, ElementsAre(3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2));
+  EXPECT_EQ(h100.mtp_num_layers, 1);
+  EXPECT_THAT(h100.recompute_modules, ElementsAre("mla_up_proj"));
+  EXPECT_EQ(h100.expert_tensor_parallel, 1);
+  EXPECT_TRUE(h100.moe_dispatcher.empty());
+  const RecipeParallelism gb =
+      ForRecipe(kDgxc, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1, 32);
+  EXPECT_THAT(gb.layout, ElementsAre(15, 16, 16, 14));
+  EXPECT_THAT(gb.recompute_modules, ElementsAre("core_attn"));
+  EXPECT_THAT(gb.text, HasSubstr("token drop is not modelled"));
+  EXPECT_EQ(Sum(ForRecipe(kDgxc, "", "deepseek-v3-671b", "h100-sxm5-80gb", 61, 8, 1).layout), 61);
+  // recipes/llama31_405b.py: the embedding and the loss count as layers.
+  const std::vector<int> llama = ForRecipe("nemo-25.04.01 (setup imports nvcr.io/nvidia/nemo:25.04.01)",
+                                           "", "llama3.1-405b", "h100-sxm5-80gb", 126, 8, 8)
+                                     .layout;
+  ASSERT_EQ(llama.size(), 64u);
+  EXPECT_EQ(llama.front(), 1);
+  EXPECT_EQ(llama[1], 2);
+  EXPECT_EQ(Sum(llama), 126);
+  // Other models of the release keep their own split.
+  EXPECT_TRUE(ForRecipe(kDgxc, "", "llama3-70b", "h100-sxm5-80gb", 80, 4, 5).layout.empty());
+}
+
 TEST(RecipeParallelismTest, GB200JobsGetTheLaunchersSegments) {
   EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 256), 64);  // 64 trays: segment 16
   EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 128), 64);
@@ -94,8 +122,10 @@ TEST(RecipeParallelismTest, OtherStacksFoldOnlyWhereTheNotesSayETP1) {
       ForRecipe(nemo, "TP4 PP1", "grok-1-314b", "gb200-186gb", 64, 1, 1);
   EXPECT_EQ(silent.expert_tensor_parallel, 0);
   EXPECT_TRUE(silent.layout.empty());
-  // Not a Megatron-Bridge recipe: no layout is assumed.
-  EXPECT_TRUE(ForRecipe(nemo, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1).layout.empty());
+  // Neither a Megatron-Bridge recipe nor a NeMo script with a stated split.
+  EXPECT_TRUE(ForRecipe("nemo-24.11 (NeMo Megatron launcher)", "", "deepseek-v3-671b",
+                        "gb200-186gb", 61, 4, 1)
+                  .layout.empty());
 }
 
 // Megatron-Bridge's DeepSeek-V3 presets choose the dispatcher by release and
@@ -163,7 +193,7 @@ TEST(RecipeParallelismTest, DeepSeekRecomputeModulesFollowTheReleaseAndGpu) {
   // Other models and stacks: none assumed.
   EXPECT_TRUE(ForRecipe(kBridge, "", "qwen3-30b-a3b", "b200-sxm-180gb", 48, 1, 1, 8)
                   .recompute_modules.empty());
-  EXPECT_TRUE(ForRecipe("nemo-25.04 (dgxc-benchmarking)", "", "deepseek-v3-671b",
+  EXPECT_TRUE(ForRecipe("nemo-24.11 (NeMo Megatron launcher)", "", "deepseek-v3-671b",
                         "h100-sxm5-80gb", 61, 8, 1, 64)
                   .recompute_modules.empty());
 }
