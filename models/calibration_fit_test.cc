@@ -144,7 +144,9 @@ TEST(CalibrationFitTest, ShippedCalibrationsAreTheFitOfThePublishedPoints) {
     ASSERT_TRUE(file.ok()) << file.status();
     absl::StatusOr<std::vector<Measurement>> points = SelectMeasurements(*file);
     ASSERT_TRUE(points.ok()) << points.status();
-    absl::StatusOr<FitResult> fit = FitCalibration(Gpu(gpu), *points);
+    const std::vector<std::string> fixed(file->fixed_parameters().begin(),
+                                         file->fixed_parameters().end());
+    absl::StatusOr<FitResult> fit = FitCalibration(Gpu(gpu), *points, {}, fixed);
     ASSERT_TRUE(fit.ok()) << fit.status();
     std::printf("%s\n", FormatValidation(gpu, file->provenance(), *fit).c_str());
     const Calibration* shipped = Calibration::Shipped(gpu);
@@ -225,6 +227,28 @@ TEST(CalibrationFitTest, B200CalibrationIsTheFitLessTheTimingMethod) {
   EXPECT_FALSE(written.has_kernel_overhead_us());
   EXPECT_NE(written.fit_method().find("timing method (spec fallback kept): kernel_overhead_us"),
             std::string::npos);
+}
+
+// The H200 file holds three compute-bound GEMMs of 87-193 us, which cannot
+// separate a per-kernel overhead of a few microseconds from the ceilings: it
+// names the overhead in fixed_parameters, and the shipped calibration keeps
+// the kernel model's fallback rather than a value the ridge happened to reach.
+TEST(CalibrationFitTest, H200CalibrationHoldsTheKernelOverheadAtTheFallback) {
+  const std::string path = "models/data/calibration/h200-sxm-141gb.measurements.textproto";
+  absl::StatusOr<config::MeasurementFile> file = ParseMeasurementFile(SourceFile(path), path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->fixed_parameters_size(), 1);
+  EXPECT_EQ(file->fixed_parameters(0), "kernel_overhead_us");
+  const Calibration* shipped = Calibration::Shipped("h200-sxm-141gb");
+  ASSERT_NE(shipped, nullptr);
+  EXPECT_FALSE(shipped->params().kernel_overhead.has_value());
+  // The kernel model then charges the H200 the fallback overhead per kernel.
+  const KernelModelParams params;
+  const KernelModel kernels(Gpu("h200-sxm-141gb"), params, shipped);
+  Op launch;
+  launch.kind = OpKind::kMemoryBound;
+  launch.name = "launch";
+  EXPECT_EQ(kernels.Cost(launch).time, params.kernel_overhead);
 }
 
 // The GB200 file holds cuDNN attention only (cudnn/SOURCE.md) and names the

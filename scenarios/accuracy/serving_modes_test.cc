@@ -139,6 +139,33 @@ TEST(ServingModesTest, EveryShippedRowRunsOrNamesWhatItNeeds) {
   }
 }
 
+// Settings the shipped rows infer where their source is silent, each argued in
+// the row's notes and SOURCES.md: the NIM rows' FP8 KV cache (the capacity
+// their page's saturated runs imply) and the trtllm-bench Qwen3-235B-A22B
+// rows' attention DP (the page's MoE options) with ep 8 (the same repository's
+// Qwen3-235B benchmark script).
+TEST(ServingModesTest, ShippedRowsRunTheSettingsTheirNotesInfer) {
+  const sim::CsvTable t = ShippedTable();
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(t);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  int nim = 0, qwen = 0;
+  for (const InferenceRun& r : *runs) {
+    if (r.id.starts_with("NIM-")) {
+      ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+      EXPECT_EQ(r.scenario->inference().kv_cache_dtype(), "fp8") << r.id;
+      ++nim;
+    }
+    if (r.id == "TRTPO-24" || r.id == "TRTPO-25" || r.id == "TRTPO-26") {
+      ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+      EXPECT_EQ(r.scenario->inference().tensor_parallel_size(), 8) << r.id;
+      EXPECT_EQ(r.scenario->inference().expert_parallel_size(), 8) << r.id;
+      ++qwen;
+    }
+  }
+  EXPECT_EQ(nim, 12);
+  EXPECT_EQ(qwen, 3);
+}
+
 // An MLPerf offline row without lengths, its data set named by `dataset`.
 std::string MlperfOfflineRow(const std::string& dataset) {
   const std::string row = Set(Row("M1", "output_tokens_per_s_total", "offline", "offline", ""),
