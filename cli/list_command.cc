@@ -54,7 +54,8 @@ void PrintFrameworks(std::ostream& out) {
         {"attention_kernel_fwd", &p.attention_kernel_forward},
         {"attention_kernel_bwd", &p.attention_kernel_backward},
         {"bf16_grad_acc_bytes", &p.bf16_grad_accumulate_bytes},
-        {"flat_parameter", &p.flat_parameter}};
+        {"flat_parameter", &p.flat_parameter},
+        {"per_param_sharding", &p.per_parameter_sharding}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,
                              v->kind == "prior" ? "(not fitted)" : v->training_split);

@@ -302,7 +302,7 @@ TEST(CalibrationFitTest, Gb200CalibrationIsTheAttentionFitWithTheOverheadHeld) {
 // (formulas, not the measured table) costs every attention point at its
 // measured time: on the B200 with the fallback overhead the file leaves out.
 TEST(CalibrationFitTest, ShippedAttentionCurvesReproduceEveryAttentionPoint) {
-  for (const char* gpu : {"h100-sxm5-80gb", "b200-sxm-180gb", "gb200-186gb"}) {
+  for (const char* gpu : {"h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-186gb"}) {
     const std::string path = std::string("models/data/calibration/") + gpu + ".measurements.textproto";
     absl::StatusOr<config::MeasurementFile> file = ParseMeasurementFile(SourceFile(path), path);
     ASSERT_TRUE(file.ok()) << file.status();
@@ -336,14 +336,22 @@ TEST(CalibrationFitTest, ShippedAttentionCurvesReproduceEveryAttentionPoint) {
       EXPECT_NEAR(model.Cost(m.op).time.ToSeconds() / m.median.ToSeconds(), 1, 1e-4)
           << gpu << " " << m.label;
     }
-    EXPECT_EQ(attention, 6 + (std::string(gpu) == "h100-sxm5-80gb" ? 2 : 0)) << gpu;
+    // The H100's eight cuDNN points, which the H200 (the same die) carries too.
+    const bool hopper = std::string(gpu) == "h100-sxm5-80gb" || std::string(gpu) == "h200-sxm-141gb";
+    EXPECT_EQ(attention, 6 + (hopper ? 2 : 0)) << gpu;
   }
   // Without attention points there is no curve: the constant (or prior) stays.
-  for (const char* gpu : {"a100-sxm4-80gb", "h200-sxm-141gb"}) {
-    const Calibration* shipped = Calibration::Shipped(gpu);
-    ASSERT_NE(shipped, nullptr);
-    EXPECT_TRUE(shipped->params().For(Dtype::kBf16).attention_fwd_curve.empty()) << gpu;
-    EXPECT_TRUE(shipped->params().For(Dtype::kBf16).attention_bwd_curve.empty()) << gpu;
+  const Calibration* a100 = Calibration::Shipped("a100-sxm4-80gb");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_TRUE(a100->params().For(Dtype::kBf16).attention_fwd_curve.empty());
+  EXPECT_TRUE(a100->params().For(Dtype::kBf16).attention_bwd_curve.empty());
+  // The H200's curve is the H100's: the same points.
+  const DtypeFit& h100 = Calibration::Shipped("h100-sxm5-80gb")->params().For(Dtype::kBf16);
+  const DtypeFit& h200 = Calibration::Shipped("h200-sxm-141gb")->params().For(Dtype::kBf16);
+  ASSERT_EQ(h100.attention_fwd_curve.size(), h200.attention_fwd_curve.size());
+  for (size_t i = 0; i < h100.attention_fwd_curve.size(); ++i) {
+    EXPECT_NEAR(h100.attention_fwd_curve[i].efficiency, h200.attention_fwd_curve[i].efficiency,
+                0.005) << h100.attention_fwd_curve[i].seq;
   }
 }
 

@@ -100,6 +100,18 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   } else {
     p.flat_parameter = {0, "prior", "", "", "no FlatParameter gradient passes"};
   }
+  if (in.has_per_parameter_sharding()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.per_parameter_sharding(),
+                                         where + ".per_parameter_sharding", 0, 1, false,
+                                         &p.per_parameter_sharding));
+    if (p.per_parameter_sharding.value != 0 && p.per_parameter_sharding.value != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ".per_parameter_sharding.value=",
+                                                     p.per_parameter_sharding.value,
+                                                     " must be 0 (none) or 1 (FSDP2)"));
+    }
+  } else {
+    p.per_parameter_sharding = {0, "prior", "", "", "no per-parameter copy passes"};
+  }
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
                             "FlashAttention-2, or the kernel attention_factor describes"};

@@ -48,6 +48,9 @@ struct FrameworkProfile {
   // 1: FSDP1's FlatParameter gradient passes (models::FlatParameterGradBytes);
   // 0: none.
   ProfileValue flat_parameter;
+  // 1: FSDP2's per-parameter copy passes (models::PerParameterGatherCopyBytes,
+  // PerParameterGradCopyBytes); 0: none.
+  ProfileValue per_parameter_sharding;
   // The stack's attention kernel against FlashAttention-2 (1 when unset).
   ProfileValue attention_kernel_forward, attention_kernel_backward;
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures

@@ -59,6 +59,12 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
     return absl::InvalidArgumentError(absl::StrCat(
         "flat_grad_bytes=", s.flat_grad_bytes, " must be in [0, 64] bytes per weight"));
   }
+  if (!(s.gather_copy_bytes >= 0 && s.gather_copy_bytes <= 64) ||
+      !(s.grad_copy_bytes >= 0 && s.grad_copy_bytes <= 64)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gather_copy_bytes=", s.gather_copy_bytes, " and grad_copy_bytes=", s.grad_copy_bytes,
+        " must be in [0, 64] bytes per weight"));
+  }
   if (!(s.grad_accumulate_bytes >= 0 && s.grad_accumulate_bytes <= 64)) {
     return absl::InvalidArgumentError(absl::StrCat("grad_accumulate_bytes=",
                                                    s.grad_accumulate_bytes,

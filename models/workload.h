@@ -220,6 +220,17 @@ struct ShardSpec {
   // (FlatParameterGradBytes). Appended to each backward list as
   // "fsdp_flat_grad"; 0: none.
   double flat_grad_bytes = 0;
+  // Bytes per weight element read and written by FSDP2's per-parameter
+  // sharding (fully_shard) on the compute stream: the all-gather copy-out
+  // (PerParameterGatherCopyBytes) at the start of each micro-batch's forward
+  // and again of its backward, which gathers anew, as "fsdp_gather_copy_out";
+  // the reduce-scatter copy-in (PerParameterGradCopyBytes) at the end of each
+  // backward list, as "fsdp_grad_copy_in". 0: none.
+  // Routed experts' weights ("expert_" GEMMs) take part only when their
+  // expert-data-parallel group shards them (more than one rank).
+  double gather_copy_bytes = 0;
+  double grad_copy_bytes = 0;
+  bool copy_experts = false;
   int ExpertTp() const {
     return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
   }
@@ -286,6 +297,18 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s);
 // sharded remainder (post-divide, accumulation, cast back) is 1/dp of this and
 // left out. DEFAULT mixed precision (fp32 reduce): 18; PURE (bf16): 8.
 double FlatParameterGradBytes(int reduce_bytes);
+
+// FSDP2 (torch.distributed.fsdp fully_shard, torch/distributed/fsdp/
+// _fully_shard/_fsdp_collectives.py): after each all-gather,
+// foreach_all_gather_copy_out splits the gathered buffer into the unsharded
+// parameters (split_with_sizes_copy on the current stream): one read and one
+// write of each gathered parameter, 2 x param_bytes per weight.
+double PerParameterGatherCopyBytes(int param_bytes);
+// Before each reduce-scatter, foreach_reduce copies the unsharded 16-bit
+// gradients into the reduce-scatter input in reduce_dtype (_chunk_cat, which
+// widens bf16 to fp32 as it copies, on the current stream): 2 + reduce_bytes
+// per weight.
+double PerParameterGradCopyBytes(int reduce_bytes);
 
 // REQUIRES nothing: validates `c` and `s` first.
 absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSpec& s);

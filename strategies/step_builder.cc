@@ -381,6 +381,14 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   if (in.flat_parameter && pc.zero_stage >= 2 && pc.data_parallel * pc.context_parallel > 1) {
     shard.flat_grad_bytes = models::FlatParameterGradBytes(in.zero3_grad_reduce_bytes);
   }
+  if (in.per_parameter_sharding && pc.zero_stage == 3 &&
+      pc.data_parallel * pc.context_parallel > 1) {
+    shard.gather_copy_bytes = models::PerParameterGatherCopyBytes(2);
+    shard.copy_experts = pc.expert_data_parallel() > 1;
+    if (in.finetune.method == models::FinetuneMethod::kFull) {
+      shard.grad_copy_bytes = models::PerParameterGradCopyBytes(in.zero3_grad_reduce_bytes);
+    }
+  }
   absl::StatusOr<models::Workload> w = models::BuildWorkload(*in.model, shard);
   if (!w.ok()) return w.status();
   if (auto st = models::ApplyFinetune(*in.model, in.finetune, shard, &*w); !st.ok()) return st;

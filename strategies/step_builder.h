@@ -182,6 +182,16 @@ struct StepInputs {
   // zero3_grad_reduce_bytes) of memory traffic per weight. Default and
   // source: the stack profile's flat_parameter.
   bool flat_parameter = false;
+  // The stack shards through FSDP2's per-parameter fully_shard: with
+  // parameters gathered per micro-batch (zero_stage 3 over a data x context
+  // group of two or more ranks), every micro-batch's forward and backward
+  // copy the gathered 16-bit parameters out
+  // (models::PerParameterGatherCopyBytes(2)) and its backward copies the
+  // gradients into the reduce-scatter input
+  // (models::PerParameterGradCopyBytes(zero3_grad_reduce_bytes); none for
+  // LoRA, whose frozen base has no gradients). Default and source: the stack
+  // profile's per_parameter_sharding.
+  bool per_parameter_sharding = false;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
   // LoRA / QLoRA (models/finetune_ops.h): the frozen base runs no weight

@@ -117,6 +117,43 @@ TEST(StepBuilderTest, FlatParameterPassOnlyWhereParametersAreSharded) {
   EXPECT_EQ(passes(3, 1, 4, &unused), 0);  // one rank holds every shard
 }
 
+// FSDP2's per-parameter sharding (StepInputs::per_parameter_sharding): each
+// micro-batch's forward and backward of a layer copy its gathered parameters
+// out, and the backward copies its gradients in, sized by the reduce dtype;
+// only where ZeRO-3 gathers per micro-batch over two or more ranks.
+TEST(StepBuilderTest, PerParameterCopiesOnlyWhereZeroThreeGathers) {
+  FixedNetwork net;
+  const models::TransformerConfig model = SmallGpt();
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
+  auto copies = [&](int zero_stage, int gpus, int reduce_bytes, const char* name, int64_t* bytes) {
+    ParallelConfig p;
+    p.micro_batch_size = 1;
+    p.global_batch_size = 2 * gpus;  // 2 micro-batches
+    p.zero_stage = zero_stage;
+    EXPECT_TRUE(ValidateParallelConfig(model, gpus, &p).ok());
+    StepInputs in;
+    in.zero3_grad_reduce_bytes = reduce_bytes;
+    in.per_parameter_sharding = true;
+    const StepPlan plan = PlanWith(in, model, p, kernels, net);
+    int n = 0;
+    for (const TaskInfo& info : plan.infos) {
+      if (info.op != nullptr && info.op->name == name && info.layer == 0) {
+        ++n;
+        *bytes = info.op->bytes.count();
+      }
+    }
+    return n;
+  };
+  int64_t out = 0, fp32 = 0, bf16 = 0, unused = 0;
+  EXPECT_EQ(copies(3, 4, 4, "fsdp_gather_copy_out", &out), 4);  // forward and backward, x2
+  EXPECT_EQ(copies(3, 4, 4, "fsdp_grad_copy_in", &fp32), 2);
+  EXPECT_EQ(copies(3, 4, 2, "fsdp_grad_copy_in", &bf16), 2);
+  EXPECT_EQ(fp32 * 4, bf16 * 6);  // PerParameterGradCopyBytes: 6 and 4
+  EXPECT_EQ(out * 6, fp32 * 4);   // PerParameterGatherCopyBytes(2): 4
+  EXPECT_EQ(copies(2, 4, 4, "fsdp_gather_copy_out", &unused), 0);  // gathered once per step
+  EXPECT_EQ(copies(3, 1, 4, "fsdp_gather_copy_out", &unused), 0);  // one rank holds it whole
+}
+
 // ZeRO-3 / FSDP on a pipeline: every stage gathers its own layers before each
 // micro-batch's forward and backward and reduce-scatters their gradients after
 // each micro-batch's backward (DeepSpeed's default; strategies/step_builder.h).

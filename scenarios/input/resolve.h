@@ -58,6 +58,8 @@ struct ResolvedScenario {
   double grad_accumulate_bytes = 0;
   // FSDP1's FlatParameter gradient passes: the profile's flat_parameter.
   bool flat_parameter = false;
+  // FSDP2's per-parameter copy passes: the profile's per_parameter_sharding.
+  bool per_parameter_sharding = false;
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };
