@@ -141,6 +141,11 @@ void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops
 bool EagerRope(const Dims& d);
 int64_t RopeElements(const Dims& d);
 
+// Appends the sharding's memory passes (ShardSpec grad_accumulate_bytes,
+// flat_grad_bytes, gather_copy_bytes, grad_copy_bytes) to `w`'s op lists
+// (workload_grad_passes.cc).
+void AddGradientPasses(const Dims& d, const ShardSpec& s, Workload* w);
+
 }  // namespace clustersim::models::workload_internal
 
 #endif  // CLUSTERSIM_MODELS_WORKLOAD_OPS_H_
