@@ -90,6 +90,61 @@ std::vector<std::string> DeepSeekRecomputeModules(const std::string& release,
   return {"mla_up_proj"};
 }
 
+// The recompute modules of Megatron-Bridge's GPT-OSS 120B performance presets:
+// - 25.09, tag v0.1.0rc4: no GPT-OSS preset.
+// - 25.11, tag v0.2.0, configs/gpt_oss/workload_base_configs.py: GB200, B200
+//   and H100 list recompute_modules ["layernorm", "moe_act"], but that
+//   release's set_recompute_overrides (utils/helpers.py) sets only the list,
+//   and neither the GPT-OSS recipe nor its provider sets a granularity;
+//   Megatron-Core reads the list only under recompute_granularity "selective",
+//   so nothing is replayed.
+// - 26.04, tag v0.4.0, configs/gpt_oss/gpt_oss_workload_base_configs.py: the
+//   same list on GB200, B200 and H100 (the V2 presets inherit V1's), and
+//   _set_recompute_overrides (utils/overrides.py, commit c9dd05869, first
+//   tagged v0.3.0) sets recompute_granularity "selective" with it.
+// Other releases: as 26.04.
+std::vector<std::string> GptOssRecomputeModules(const std::string& release,
+                                                const std::string& gpu) {
+  if (release == "25.09" || release == "25.11") return {};
+  for (const char* g : {"gb200", "b200", "h100"}) {
+    if (absl::StartsWith(gpu, g)) return {"layernorm", "moe_act"};
+  }
+  return {};
+}
+
+// Selective recompute's modules of a Megatron-Bridge performance preset, by
+// model, release and GPU; `name` is set to the model's name for the row's
+// report. The presets of the other models the tables hold state none:
+// - Qwen3 (30B-A3B, 235B-A22B): the performance scripts reset
+//   recompute_granularity, recompute_method and recompute_num_layers to None
+//   (v0.1.0rc4 configs/qwen3/*_llm_pretrain.yaml; v0.2.0
+//   configs/qwen3/qwen3_llm_pretrain.py and v0.4.0
+//   configs/qwen/qwen3_llm_pretrain.py set_qwen3_common_configs), and no
+//   preset lists modules.
+// - Llama 3 70B and Llama 3.1 405B: no preset of the tables' GPUs and
+//   precisions recomputes (v0.1.0rc4 configs/llama3 and llama31 yaml: only
+//   B200 FP8 70B, recompute_num_layers 5; v0.4.0
+//   llama31_workload_base_configs.py: B200 and GB200 NVFP4 V1
+//   recompute_num_layers 1, reset to None by GB200 NVFP4 V2).
+// - Llama 3 8B: the H100 FP8-CS preset (v0.2.0 configs/llama3/
+//   workload_base_configs.py, v0.4.0 llama3_workload_base_configs.py) sets
+//   recompute_num_layers 5, full recompute of 5 of the 32 layers (method
+//   "block"); the simulator recomputes every layer or none, so that row keeps
+//   the stack's default.
+std::vector<std::string> BridgeRecomputeModules(const std::string& release,
+                                                const std::string& preset, const std::string& gpu,
+                                                int ep, std::string* name) {
+  if (preset == "deepseek-v3-671b") {
+    *name = "DeepSeek-V3";
+    return DeepSeekRecomputeModules(release, gpu, ep);
+  }
+  if (preset == "gpt-oss-120b") {
+    *name = "GPT-OSS";
+    return GptOssRecomputeModules(release, gpu);
+  }
+  return {};
+}
+
 // NeMo 2's performance scripts as dgxc-benchmarking's 25.05 release runs them
 // (support/25.05, c5c765f268): each workload's setup.sh checks out
 // NVIDIA/NeMo at a pinned commit inside the nemo:25.04.01 image.
@@ -173,10 +228,15 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
   auto append = [&r](const std::string& text) {
     absl::StrAppend(&r.text, r.text.empty() ? "" : "; ", text);
   };
+  if (bridge) {
+    std::string name;
+    r.recompute_modules = BridgeRecomputeModules(BridgeRelease(stack), preset, gpu, ep, &name);
+    if (!r.recompute_modules.empty()) {
+      append(absl::StrCat("selective recompute of ", absl::StrJoin(r.recompute_modules, " and "),
+                          " (the ", name, " performance preset's recompute_modules)"));
+    }
+  }
   if (bridge && preset == "deepseek-v3-671b") {
-    r.recompute_modules = DeepSeekRecomputeModules(BridgeRelease(stack), gpu, ep);
-    append(absl::StrCat("selective recompute of ", absl::StrJoin(r.recompute_modules, " and "),
-                        " (the DeepSeek-V3 performance preset's recompute_modules)"));
     r.moe_dispatcher = DeepSeekDispatcher(BridgeRelease(stack), gpu, ep);
     append(r.moe_dispatcher.empty()
                ? std::string("all-to-all token dispatch (the DeepSeek-V3 performance preset's)")

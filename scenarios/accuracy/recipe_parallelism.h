@@ -30,10 +30,12 @@
 //   release and GPU (moe_flex_dispatcher_backend; the .cc names the file of
 //   each release); the simulator costs HybridEP and DeepEP alike
 //   (strategies/expert_dispatch.h).
-// - the DeepSeek-V3 presets train with selective recompute of named modules
-//   (recompute_granularity "selective", recompute_modules; by release and GPU,
-//   the .cc names the file of each release), which replaces Megatron-Core's
-//   default attention-core replay.
+// - the DeepSeek-V3 presets, and from 26.04 the GPT-OSS 120B ones, train
+//   with selective recompute of named modules (recompute_granularity
+//   "selective", recompute_modules; by release and GPU, the .cc names the
+//   file of each release), which replaces Megatron-Core's default
+//   attention-core replay; the Llama 3 / 3.1 and Qwen3 presets of the tables'
+//   rows recompute nothing (the .cc says why, per model).
 // NeMo 2 performance scripts at the NeMo commits dgxc-benchmarking 25.05
 // pins (stack "nemo-25.04..."; the .cc names the files): DeepSeek-V3's
 // first/last stages take 64/pp - 1 and 64/pp - 2 layers, with one

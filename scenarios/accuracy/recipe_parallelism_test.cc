@@ -190,12 +190,40 @@ TEST(RecipeParallelismTest, DeepSeekRecomputeModulesFollowTheReleaseAndGpu) {
   EXPECT_THAT(modules(r2604, "b200-sxm-180gb", 16, 1, 8), ElementsAre("mla_up_proj"));
   EXPECT_THAT(ForRecipe(kBridge, "", "deepseek-v3-671b", "b200-sxm-180gb", 61, 16, 1, 8).text,
               HasSubstr("selective recompute of mla_up_proj"));
-  // Other models and stacks: none assumed.
-  EXPECT_TRUE(ForRecipe(kBridge, "", "qwen3-30b-a3b", "b200-sxm-180gb", 48, 1, 1, 8)
-                  .recompute_modules.empty());
+  // Other stacks: none assumed.
   EXPECT_TRUE(ForRecipe("nemo-24.11 (NeMo Megatron launcher)", "", "deepseek-v3-671b",
                         "h100-sxm5-80gb", 61, 8, 1, 64)
                   .recompute_modules.empty());
+}
+
+TEST(RecipeParallelismTest, GptOssRecomputesFrom2604AndOtherPresetsNothing) {
+  const std::string r2509 = "nemo-25.09 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  auto modules = [](const std::string& stack, const std::string& preset, const std::string& gpu,
+                    int layers, int pp, int ep) {
+    return ForRecipe(stack, "", preset, gpu, layers, pp, 1, ep).recompute_modules;
+  };
+  // 26.04: layernorm and moe_act on GB200, B200 and H100.
+  EXPECT_THAT(modules(r2604, "gpt-oss-120b", "gb200-186gb", 36, 1, 64),
+              ElementsAre("layernorm", "moe_act"));
+  EXPECT_THAT(modules(r2604, "gpt-oss-120b", "b200-sxm-180gb", 36, 1, 8),
+              ElementsAre("layernorm", "moe_act"));
+  EXPECT_THAT(modules(r2604, "gpt-oss-120b", "h100-sxm5-80gb", 36, 4, 8),
+              ElementsAre("layernorm", "moe_act"));
+  EXPECT_THAT(ForRecipe(r2604, "", "gpt-oss-120b", "gb200-186gb", 36, 1, 1, 64).text,
+              HasSubstr("selective recompute of layernorm and moe_act (the GPT-OSS"));
+  // 25.11: the list without a selective granularity replays nothing.
+  EXPECT_TRUE(modules(kBridge, "gpt-oss-120b", "gb200-186gb", 36, 1, 64).empty());
+  EXPECT_TRUE(modules(kBridge, "gpt-oss-120b", "h100-sxm5-80gb", 36, 4, 8).empty());
+  // Qwen3 and Llama presets: nothing, at every release.
+  for (const std::string& stack : {r2509, std::string(kBridge), r2604}) {
+    EXPECT_TRUE(modules(stack, "qwen3-30b-a3b", "b200-sxm-180gb", 48, 1, 8).empty());
+    EXPECT_TRUE(modules(stack, "qwen3-235b-a22b", "h100-sxm5-80gb", 94, 8, 32).empty());
+    EXPECT_TRUE(modules(stack, "llama3.1-405b", "gb200-186gb", 126, 16, 1).empty());
+    EXPECT_TRUE(modules(stack, "llama3-8b", "h100-sxm5-80gb", 32, 1, 1).empty());
+  }
+  // GPT-OSS under another stack: none assumed.
+  EXPECT_TRUE(modules("torchtitan", "gpt-oss-120b", "h100-sxm5-80gb", 36, 1, 8).empty());
 }
 
 }  // namespace
