@@ -165,7 +165,8 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
 bool MixtureOfExperts(const config::ModelConfig& m) {
   if (m.has_num_experts()) return m.num_experts() > 0;
   if (m.preset().empty()) return false;
-  const absl::StatusOr<models::TransformerConfig> c = models::ModelCatalog::Default().Find(m.preset());
+  const absl::StatusOr<models::TransformerConfig> c =
+      models::ModelCatalog::Default().Find(m.preset());
   return c.ok() && c->num_experts > 0;
 }
 

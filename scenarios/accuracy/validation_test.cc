@@ -205,8 +205,9 @@ TEST(ValidationTest, TorchtitanPipelineKeepsParametersGathered) {
 // micro-batches the row runs faster than the same row without the setting;
 // a dense model with the setting keeps the per-micro-batch ZeRO-3.
 TEST(ValidationTest, AutomodelMoeWithFsdpOptimizationsSyncsOncePerStep) {
-  const std::string moe = ",x,Qwen3 MoE 30B,48,2048,32,4096,151936,H100-SXM-80GB (DGX-H100),8,1,1,1,,"
-                          "4,256,full,iteration_time_s,1,";
+  const std::string moe =
+      ",x,Qwen3 MoE 30B,48,2048,32,4096,151936,H100-SXM-80GB (DGX-H100),8,1,1,1,,4,256,full,"
+      "iteration_time_s,1,";
   const std::string dense = ",x,GPT,8,4096,32,2048,51200,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,64,"
                             "full,iteration_time_s,1,";
   const std::string stated = "enable_fsdp_optimizations: true,nemo-automodel (FSDP2),bf16,";
