@@ -161,6 +161,15 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
   return recompute;
 }
 
+// Whether the row's model routes tokens to experts (stated or its preset's).
+bool MixtureOfExperts(const config::ModelConfig& m) {
+  if (m.has_num_experts()) return m.num_experts() > 0;
+  if (m.preset().empty()) return false;
+  const absl::StatusOr<models::TransformerConfig> c =
+      models::ModelCatalog::Default().Find(m.preset());
+  return c.ok() && c->num_experts > 0;
+}
+
 // What the row's software stack does: sequence parallelism, the optimizer's
 // sharding and overlaps, its profile, gradient-reduction precision, eager or
 // compiled elementwise kernels, precision and attention kernel.
@@ -180,6 +189,23 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
     const int stage = pp > 1 && a.zero_stage_with_pipeline > 0 ? a.zero_stage_with_pipeline
                                                                  : a.zero_stage;
     p->set_zero_stage(absl::StrContains(notes, "SHARD_GRAD_OP") ? 2 : stage);
+  }
+  // A mixture-of-experts model whose stack defers the gradient sync and keeps
+  // parameters gathered across micro-batches (RowAssumptions::
+  // deferred_sync_setting): ZeRO-2, parameters gathered once per step and
+  // gradients reduce-scattered once. FSDP2 reduce-scatters each unit from its
+  // post-backward hook while the last backward goes on: overlap_grad_reduce.
+  // Its first forward's prefetched all-gather is costed as ZeRO-2's gather
+  // after the optimizer step (overlap_param_gather needs Megatron's
+  // distributed optimizer), and the once-per-step FSDP2 copy passes are not
+  // charged.
+  if (a.zero_stage == 3 && !a.deferred_sync_setting.empty() &&
+      absl::StrContains(notes, a.deferred_sync_setting) && MixtureOfExperts(s->model())) {
+    p->set_zero_stage(2);
+    p->set_overlap_grad_reduce(true);
+    absl::StrAppend(assumptions, a.deferred_sync_setting,
+                    " (stated; MoE): parameters gathered once per step and gradients "
+                    "reduce-scattered once, in the last micro-batch's backward (ZeRO-2); ");
   }
   config::TrainingConfig* tr = s->mutable_training();
   tr->set_framework(a.framework);

@@ -188,6 +188,18 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
     if (absl::StartsWith(s, "nemo-automodel")) {
       a.grad_reduce_bytes = 2;
       a.text += "; gradients reduce-scattered in bf16 (AutoModel's FSDP2Config default)";
+      // AutoModel's mixture-of-experts models (MoEFSDPSyncMixin,
+      // nemo_automodel/components/moe/fsdp_mixin.py at e458120124) with
+      // model.backend.enable_fsdp_optimizations (default false,
+      // components/models/common/utils.py BackendConfig) call FSDP2's
+      // set_requires_gradient_sync(False) and set_reshard_after_backward(False)
+      // on every micro-batch but the last (recipes/llm/benchmark.py
+      // prepare_for_grad_accumulation / prepare_for_final_backward), and their
+      // blocks do not reshard after the forward (moe/config.py
+      // MoEParallelizerConfig.reshard_after_forward = False): parameters are
+      // gathered in the first forward and kept, gradients reduce-scattered
+      // in the last backward. The dense models have no such mixin.
+      a.deferred_sync_setting = "enable_fsdp_optimizations: true";
     }
     return a;
   }

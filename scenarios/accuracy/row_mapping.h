@@ -38,6 +38,11 @@ struct RowAssumptions {
   // The sharding with pipeline parallelism, where the stack changes it
   // (torchtitan keeps parameters whole across micro-batches: 2); 0: zero_stage.
   int zero_stage_with_pipeline = 0;
+  // A setting that, stated in a row's notes for a mixture-of-experts model,
+  // keeps parameters gathered across the step's micro-batches and defers the
+  // gradient reduce-scatter to the last one: the row runs ZeRO-2 with
+  // overlap_grad_reduce. "": none.
+  std::string deferred_sync_setting;
   int grad_reduce_bytes = 0;  // training.grad_reduce_bytes; 0: the profile's
   // The stack runs eager PyTorch unless the row says it compiled the model
   // (training.elementwise "eager" where StatesCompile is false).

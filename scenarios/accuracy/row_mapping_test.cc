@@ -113,6 +113,11 @@ TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
   EXPECT_EQ(AssumptionsForStack("torchtitan 9dec370")->zero_stage, 3);
   EXPECT_EQ(AssumptionsForStack("torchtitan 9dec370")->zero_stage_with_pipeline, 2);
   EXPECT_EQ(AssumptionsForStack("nemo-automodel (x)")->zero_stage_with_pipeline, 0);
+  // AutoModel's MoE models defer the gradient sync when the row states
+  // enable_fsdp_optimizations; torchtitan has no such setting.
+  EXPECT_EQ(AssumptionsForStack("nemo-automodel (x)")->deferred_sync_setting,
+            "enable_fsdp_optimizations: true");
+  EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->deferred_sync_setting.empty());
   EXPECT_EQ(AssumptionsForStack("mxnet 1.2").status().code(), absl::StatusCode::kNotFound);
   // The published sources run Megatron-Core, each with its own recipe.
   EXPECT_EQ(AssumptionsForSource("MCORE24").framework, "megatron-core");

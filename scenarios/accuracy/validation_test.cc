@@ -200,6 +200,32 @@ TEST(ValidationTest, TorchtitanPipelineKeepsParametersGathered) {
   EXPECT_LT(r->rows[0].predicted, r->rows[1].predicted);
 }
 
+// NeMo AutoModel's MoE models with enable_fsdp_optimizations stated gather
+// parameters once per step and reduce gradients once (ZeRO-2): with 8
+// micro-batches the row runs faster than the same row without the setting;
+// a dense model with the setting keeps the per-micro-batch ZeRO-3.
+TEST(ValidationTest, AutomodelMoeWithFsdpOptimizationsSyncsOncePerStep) {
+  const std::string moe =
+      ",x,Qwen3 MoE 30B,48,2048,32,4096,151936,H100-SXM-80GB (DGX-H100),8,1,1,1,,4,256,full,"
+      "iteration_time_s,1,";
+  const std::string dense = ",x,GPT,8,4096,32,2048,51200,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,64,"
+                            "full,iteration_time_s,1,";
+  const std::string stated = "enable_fsdp_optimizations: true,nemo-automodel (FSDP2),bf16,";
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kStackHeader) + "M-01" + moe + stated + "8\n" + "M-02" + moe +
+          ",nemo-automodel (FSDP2),bf16,8\n" + "D-01" + dense + stated + "\n",
+      "automodel.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "automodel.csv", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 3u);
+  for (const ValidationRow& row : r->rows) ASSERT_TRUE(row.supported) << row.id << row.reason;
+  EXPECT_NE(r->rows[0].assumptions.find("ZeRO-2"), std::string::npos) << r->rows[0].assumptions;
+  EXPECT_EQ(r->rows[1].assumptions.find("ZeRO-2"), std::string::npos) << r->rows[1].assumptions;
+  EXPECT_EQ(r->rows[2].assumptions.find("ZeRO-2"), std::string::npos) << r->rows[2].assumptions;
+  EXPECT_LT(r->rows[0].predicted, r->rows[1].predicted);
+}
+
 TEST(ValidationTest, StopFlagCancelsBetweenRows) {
   absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
       std::string(kStackHeader) +
