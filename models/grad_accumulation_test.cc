@@ -10,9 +10,13 @@
 #include "gtest/gtest.h"
 #include "models/framework_profile.h"
 #include "models/workload.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
+
+using testing::Count;
+using testing::SmallDense;
 
 TransformerConfig Bloom() {
   absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find("bloom-176b");
@@ -27,12 +31,6 @@ ShardSpec Shard(double bytes) {
   s.recompute = Recompute::kFull;
   s.grad_accumulate_bytes = bytes;
   return s;
-}
-
-int Count(const std::vector<Op>& ops, std::string_view name) {
-  int n = 0;
-  for (const Op& op : ops) n += op.name == name ? 1 : 0;
-  return n;
 }
 
 // One pass per backward list over the weights its gradients cover: a BLOOM
@@ -77,20 +75,6 @@ TEST(GradAccumulationTest, OnlyTheDeepSpeedProfileAccumulatesSeparately) {
   EXPECT_EQ((*c.Find("pytorch-fsdp2"))->bf16_grad_accumulate_bytes.value, 0);
 }
 
-TransformerConfig Gpt() {
-  TransformerConfig c;
-  c.name = "mpt-like";
-  c.num_layers = 4;
-  c.hidden_size = 1024;
-  c.ffn_hidden_size = 4096;
-  c.num_attention_heads = 8;
-  c.num_query_groups = 8;
-  c.seq_length = 2048;
-  c.vocab_size = 50368;
-  c.add_bias_linear = false;
-  return c;
-}
-
 // Concatenation into the flat gradient (2 + 2), the cast to an fp32 reduce
 // dtype (2 + 4) and the pre-division in it (4 + 4); with a bf16 reduce no
 // cast and a 16-bit division.
@@ -102,7 +86,7 @@ TEST(FlatParameterTest, BytesPerWeightFollowTheReduceDtype) {
 // One pass per backward list over the weights its gradients cover, after
 // the list's other ops; none in the forward.
 TEST(FlatParameterTest, OnePassAfterEachBackwardList) {
-  const TransformerConfig c = Gpt();
+  const TransformerConfig c = SmallDense();
   ShardSpec s;
   s.micro_batch_size = 2;
   s.flat_grad_bytes = 18;

@@ -10,29 +10,13 @@
 #include "gtest/gtest.h"
 #include "models/framework_profile.h"
 #include "models/workload.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
 
-TransformerConfig Gpt() {
-  TransformerConfig c;
-  c.name = "gpt-like";
-  c.num_layers = 4;
-  c.hidden_size = 1024;
-  c.ffn_hidden_size = 4096;
-  c.num_attention_heads = 8;
-  c.num_query_groups = 8;
-  c.seq_length = 2048;
-  c.vocab_size = 50368;
-  c.add_bias_linear = false;
-  return c;
-}
-
-int Count(const std::vector<Op>& ops, std::string_view name) {
-  int n = 0;
-  for (const Op& op : ops) n += op.name == name ? 1 : 0;
-  return n;
-}
+using testing::Count;
+using testing::SmallDense;
 
 // The copy-out reads and writes each gathered 16-bit parameter (2 + 2); the
 // copy-in reads the 16-bit gradient and writes it in the reduce dtype.
@@ -48,7 +32,7 @@ TEST(PerParameterShardingTest, BytesPerWeight) {
 // Full recompute replays the forward after the backward's copy-out, without
 // a second one (the backward gathers once).
 TEST(PerParameterShardingTest, CopyOutFirstAndCopyInLast) {
-  const TransformerConfig c = Gpt();
+  const TransformerConfig c = SmallDense();
   ShardSpec s;
   s.micro_batch_size = 2;
   s.tensor_parallel = 2;

@@ -2,7 +2,8 @@
 //
 // Helpers for models/ tests: a catalog preset and a built workload, each
 // failing the calling test (not crashing it) when the catalog or the builder
-// refuses; the names of a list of ops, for ElementsAre.
+// refuses; the names of a list of ops, for ElementsAre; how often an op occurs
+// in a list; a small hand-built dense model.
 #ifndef CLUSTERSIM_MODELS_WORKLOAD_TESTING_H_
 #define CLUSTERSIM_MODELS_WORKLOAD_TESTING_H_
 
@@ -33,6 +34,29 @@ inline std::vector<std::string> Names(const std::vector<Op>& ops) {
   std::vector<std::string> names;
   for (const Op& op : ops) names.push_back(op.name);
   return names;
+}
+
+// Occurrences of the op `name` in `ops`.
+inline int Count(const std::vector<Op>& ops, std::string_view name) {
+  int n = 0;
+  for (const Op& op : ops) n += op.name == name ? 1 : 0;
+  return n;
+}
+
+// A small dense GPT-style model, not from the catalog: 4 layers, hidden 1024,
+// FFN 4096, 8 heads, 2,048 tokens, no linear biases.
+inline TransformerConfig SmallDense() {
+  TransformerConfig c;
+  c.name = "small-dense";
+  c.num_layers = 4;
+  c.hidden_size = 1024;
+  c.ffn_hidden_size = 4096;
+  c.num_attention_heads = 8;
+  c.num_query_groups = 8;
+  c.seq_length = 2048;
+  c.vocab_size = 50368;
+  c.add_bias_linear = false;
+  return c;
 }
 
 }  // namespace clustersim::models::testing
