@@ -145,6 +145,19 @@ std::vector<std::string> BridgeRecomputeModules(const std::string& release,
   return {};
 }
 
+// account_for_embedding_ and account_for_loss_in_pipeline_split: the
+// embedding and the loss count as a layer each, so every one of `chunks`
+// chunks holds (layers + 2) / chunks layers and the first and last one fewer;
+// nothing when that does not divide.
+void CountEmbeddingAndLoss(int layers, int chunks, RecipeParallelism& r) {
+  if ((layers + 2) % chunks != 0) return;
+  const int per = (layers + 2) / chunks;
+  r.layout = Chunks(chunks, per - 1, per, per - 1);
+  absl::StrAppend(&r.text, r.text.empty() ? "" : "; ",
+                  "embedding and loss each counted as a layer in the pipeline split (", per - 1,
+                  " layers on the first and last chunk, ", per, " on the others)");
+}
+
 // NeMo 2's performance scripts as dgxc-benchmarking's 25.05 release runs them
 // (support/25.05, c5c765f268): each workload's setup.sh checks out
 // NVIDIA/NeMo at a pinned commit inside the nemo:25.04.01 image.
@@ -185,12 +198,7 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
     append("dropless token dispatch (the script's token drop is not modelled)");
     return;
   }
-  if (preset == "llama3.1-405b" && chunks >= 2 && (layers + 2) % chunks == 0) {
-    const int per = (layers + 2) / chunks;
-    r.layout = Chunks(chunks, per - 1, per, per - 1);
-    append(absl::StrCat("embedding and loss each counted as a layer in the pipeline split (",
-                        per - 1, " layers on the first and last chunk, ", per, " on the others)"));
-  }
+  if (preset == "llama3.1-405b" && chunks >= 2) CountEmbeddingAndLoss(layers, chunks, r);
 }
 
 }  // namespace
@@ -271,11 +279,8 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                                 : "no multi-token prediction (stated)");
     return r;
   }
-  if ((preset == "llama3.1-405b" || preset == "qwen3-235b-a22b") && (layers + 2) % chunks == 0) {
-    const int per = (layers + 2) / chunks;
-    r.layout = Chunks(chunks, per - 1, per, per - 1);
-    append(absl::StrCat("embedding and loss each counted as a layer in the pipeline split (",
-                        per - 1, " layers on the first and last chunk, ", per, " on the others)"));
+  if (preset == "llama3.1-405b" || preset == "qwen3-235b-a22b") {
+    CountEmbeddingAndLoss(layers, chunks, r);
   }
   return r;
 }
