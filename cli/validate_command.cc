@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/cross_validation_input.h"
 #include "cli/parse_args.h"
+#include "cli/row_scenarios.h"
 #include "scenarios/accuracy/cross_validation.h"
 #include "scenarios/accuracy/inference_validation.h"
 #include "scenarios/accuracy/validation.h"
@@ -142,7 +143,7 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
   std::vector<std::string> source_bounds;
   bool help = false, loso = false, check_band = false;
   int threads = 1;
-  std::string format = "text";
+  std::string format = "text", scenario_dir;
   double source_target = 12;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
   d.add_options()("target", po::value(&target)->default_value(10),
@@ -176,6 +177,9 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
                                   "with --leave-one-source-out: tables simulated in parallel")(
       "format", po::value(&format)->default_value("text"),
       "text | json (one object per table row: measured, predicted, error_pct or not_run)")(
+      "write-scenarios", po::value(&scenario_dir),
+      "training tables: write each row's scenario to DIR/<id>.textproto (rerun it with "
+      "clustersim run)")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -217,6 +221,14 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
     return absl::InvalidArgumentError(
         "--format json lists table rows; --leave-one-source-out prints text only");
   }
+  if (loso && !scenario_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--write-scenarios writes the rows of one validation; run it without "
+        "--leave-one-source-out");
+  }
+  if (!scenario_dir.empty()) {
+    if (absl::Status s = PrepareScenarioDir(scenario_dir); !s.ok()) return s;
+  }
   if (loso) {
     if (vm["target"].defaulted()) target = 8;
     return CrossValidate(io, files, threads, stride, offset, target, source_target, max_mape,
@@ -232,6 +244,10 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
     absl::StatusOr<sim::CsvTable> table = sim::ParseCsv(*text, f);
     if (!table.ok()) return table.status();
     if (scenarios::IsInferenceRunsTable(*table)) {
+      if (!scenario_dir.empty()) {
+        *io.err << "clustersim: " << f
+                << " is a serving table; --write-scenarios writes training rows only\n";
+      }
       // Serving rows: every row with its setup and prediction or reason.
       absl::StatusOr<scenarios::InferenceValidationReport> inference =
           scenarios::ValidateInferenceTable(
@@ -269,8 +285,15 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
                                   .pipeline_p2p_host_us = pipeline_p2p_host,
                                   .framework_attention_factor = attention_factor,
                                   .framework_gemm_factor = gemm_factor,
+                                  .keep_scenarios = !scenario_dir.empty(),
                                   .cancel = io.control != nullptr ? &io.control->cancel : nullptr});
     if (!report.ok()) return report.status();
+    if (!scenario_dir.empty()) {
+      absl::StatusOr<int> written = WriteRowScenarios(scenario_dir, f, report->rows);
+      if (!written.ok()) return written.status();
+      *io.err << "clustersim: wrote " << *written << " row scenarios to " << scenario_dir
+              << "\n";
+    }
     for (const scenarios::ValidationRow& r : report->rows) {
       if (!json) break;
       JsonRow row;

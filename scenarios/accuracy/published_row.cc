@@ -408,7 +408,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   tr->set_recompute_granularity(recompute);
   v.assumptions = absl::StrCat(assumptions, a.text, gpu_note.empty() ? "" : "; ", gpu_note);
 
-  absl::StatusOr<config::Result> r = Simulate(s, options);
+  absl::StatusOr<config::Result> r = Simulate(s, options, &v.scenario);
   if (!r.ok()) {
     v.reason = std::string(r.status().message());
     return v;

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/text_format.h"
 #include "models/transformer_config.h"
 #include "scenarios/accuracy/validation_rows.h"
 #include "scenarios/input/resolve.h"
@@ -56,7 +57,8 @@ void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Sce
   // overflow for hidden sizes over 2^29, found by fuzzing).
 }
 
-absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOptions& options) {
+absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOptions& options,
+                                        std::string* kept) {
   if (options.host_overhead_us >= 0) {
     s.mutable_training()->set_host_overhead_us_per_op(options.host_overhead_us);
   }
@@ -65,6 +67,9 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   }
   if (options.framework_attention_factor > 0) {
     s.mutable_training()->set_framework_attention_factor(options.framework_attention_factor);
+  }
+  if (options.keep_scenarios && kept != nullptr) {
+    google::protobuf::TextFormat::PrintToString(s, kept);
   }
   absl::StatusOr<ResolvedScenario> r = Resolve(s);
   if (!r.ok()) return r.status();

@@ -44,6 +44,9 @@ struct ValidationRow {
   std::string stack;        // the framework profile it ran with
   std::string gpu;          // catalog name, or the row's own where the catalog has none
   int num_gpus = 0;
+  // The scenario the row ran (text format, with every override applied), kept
+  // under ValidationOptions::keep_scenarios; empty when the row never got one.
+  std::string scenario;
 };
 
 struct SourceSummary {
@@ -103,6 +106,9 @@ struct ValidationOptions {
   // Resolve each row's scenario but simulate none (tests/fuzz): every row is
   // kept unsupported, with Resolve's error or "not simulated (resolve only)".
   bool resolve_only = false;
+  // Keep each row's scenario in ValidationRow::scenario (validate
+  // --write-scenarios), so that `clustersim run` can reproduce the row.
+  bool keep_scenarios = false;
   // Set by another thread to stop between rows (sim/run_control.h): the
   // table then returns CANCELLED. Null: runs every row.
   const std::atomic<bool>* cancel = nullptr;

@@ -31,8 +31,10 @@ bool ParallelSize(const sim::CsvTable& t, const sim::CsvTable::Row& row, std::st
 void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Scenario* s);
 
 // Runs `s` under the options' overrides and returns the result, or the reason
-// it cannot run.
-absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOptions& options);
+// it cannot run. With options.keep_scenarios, `kept` receives the scenario as
+// run, in text format.
+absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOptions& options,
+                                        std::string* kept);
 
 // One row of a published-runs.csv-shaped table (published_row.cc).
 ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row,

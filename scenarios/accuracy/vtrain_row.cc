@@ -99,7 +99,7 @@ ValidationRow VtrainRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, c
     v.reason = "tp x dp x pp does not equal the GPU count";
     return v;
   }
-  absl::StatusOr<config::Result> r = Simulate(s, options);
+  absl::StatusOr<config::Result> r = Simulate(s, options, &v.scenario);
   if (!r.ok()) {
     v.reason = std::string(r.status().message());
     return v;

@@ -1,0 +1,98 @@
+// `clustersim validate --write-scenarios DIR`: each row's file, run by
+// `clustersim run`, gives the step time the validation predicted for it; bad
+// uses of the flag exit 2 naming it.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace clustersim {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+std::string Slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ValidateScenariosTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_ = std::getenv("CLUSTERSIM_SOURCE_DIR");
+    bin_ = std::string(std::getenv("CLUSTERSIM_BINARY_DIR")) + "/cli/clustersim";
+    dir_ = std::filesystem::temp_directory_path() /
+           ("clustersim_rows_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Outcome Run(const std::string& args) {
+    const std::string cmd = bin_ + " " + args + " >" + (dir_ / "out").string() + " 2>" +
+                            (dir_ / "err").string();
+    const int status = std::system(cmd.c_str());
+    return {WEXITSTATUS(status), Slurp(dir_ / "out"), Slurp(dir_ / "err")};
+  }
+
+  std::string src_, bin_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(ValidateScenariosTest, EveryWrittenRowRerunsToItsPredictedStepTime) {
+  const std::filesystem::path rows = dir_ / "rows";
+  Outcome v = Run("validate " + src_ + "/tests/validation/published-runs.csv " + src_ +
+                  "/tests/validation/vtrain/ground_truth_multi.csv --stride 9 --format json "
+                  "--write-scenarios " + rows.string());
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_NE(v.err.find("row scenarios to"), std::string::npos) << v.err;
+  // Rows of the step-time metric: their prediction is the run's step time.
+  const std::regex row(
+      R"re("id": "([^"]+)", "source": "[^"]*", "metric": "iteration_time_s", "measured": [^,]+, "predicted": ([0-9.eE+-]+))re");
+  int checked = 0;
+  for (std::sregex_iterator it(v.out.begin(), v.out.end(), row), end; it != end; ++it) {
+    const std::string id = (*it)[1];
+    const double predicted = std::stod((*it)[2]);
+    const std::filesystem::path file = rows / (id + ".textproto");
+    ASSERT_TRUE(std::filesystem::exists(file)) << id;
+    EXPECT_NE(Slurp(file).find("# Validation row " + id), std::string::npos);
+    Outcome r = Run("run " + file.string() + " --format json");
+    ASSERT_EQ(r.code, 0) << id << ": " << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"("step_time_s": ([0-9.eE+-]+))")))
+        << r.out;
+    EXPECT_NEAR(std::stod(m[1]), predicted, 1e-9 * predicted) << id;
+    ++checked;
+  }
+  EXPECT_GE(checked, 10) << v.out;
+}
+
+TEST_F(ValidateScenariosTest, AFileInPlaceOfTheDirectoryExitsTwo) {
+  std::ofstream(dir_ / "taken") << "x";
+  Outcome o = Run("validate " + src_ + "/tests/validation/published-runs.csv --stride 50 "
+                  "--write-scenarios " + (dir_ / "taken").string());
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--write-scenarios"), std::string::npos) << o.err;
+}
+
+TEST_F(ValidateScenariosTest, CrossValidationRefusesTheFlag) {
+  Outcome o = Run("validate --leave-one-source-out " + src_ +
+                  "/tests/validation/published-runs.csv --write-scenarios " +
+                  (dir_ / "rows").string());
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--write-scenarios"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace clustersim
