@@ -14,7 +14,7 @@
 namespace clustersim::scenarios {
 namespace {
 
-using testing::Parse;
+using resolve_testing::Parse;
 
 TEST(ResolveTest, CustomNodeBuildsItsOwnCluster) {
   absl::StatusOr<config::Scenario> s = LoadScenarioFile(

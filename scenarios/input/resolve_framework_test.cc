@@ -11,8 +11,8 @@
 namespace clustersim::scenarios {
 namespace {
 
-using testing::Parse;
-using testing::StepSeconds;
+using resolve_testing::Parse;
+using resolve_testing::StepSeconds;
 
 const models::FrameworkProfile& DefaultStack() {
   return **models::FrameworkCatalog::Default().Find(models::FrameworkCatalog::kDefault);

@@ -12,8 +12,8 @@
 namespace clustersim::scenarios {
 namespace {
 
-using testing::Parse;
-using testing::StepSeconds;
+using resolve_testing::Parse;
+using resolve_testing::StepSeconds;
 
 // recompute_granularity "selective+mlp_up" replays fc1 in every layer's
 // backward on top of the attention core (slower than selective alone, faster

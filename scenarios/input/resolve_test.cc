@@ -11,7 +11,7 @@
 namespace clustersim::scenarios {
 namespace {
 
-using testing::Parse;
+using resolve_testing::Parse;
 
 TEST(ResolveTest, FillsDefaultsAndDerivesDataParallel) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(

@@ -13,7 +13,7 @@
 #include "scenarios/proto/scenario.pb.h"
 #include "scenarios/run/runner.h"
 
-namespace clustersim::scenarios::testing {
+namespace clustersim::scenarios::resolve_testing {
 
 inline config::Scenario Parse(const char* text) {
   absl::StatusOr<config::Scenario> s = ParseScenarioText(text, "test");
@@ -30,6 +30,6 @@ inline double StepSeconds(const config::Scenario& s) {
   return res->step_time_s();
 }
 
-}  // namespace clustersim::scenarios::testing
+}  // namespace clustersim::scenarios::resolve_testing
 
 #endif  // CLUSTERSIM_SCENARIOS_INPUT_RESOLVE_TESTING_H_

@@ -11,8 +11,8 @@ namespace clustersim::scenarios {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Base;
-using testing::Serve;
+using serve_mode_testing::Base;
+using serve_mode_testing::Serve;
 
 // A server run under llama2-70b's limits lasting `duration_s`.
 std::function<void(config::InferenceConfig*)> ServerFor(double duration_s) {

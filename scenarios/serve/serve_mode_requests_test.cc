@@ -15,9 +15,9 @@ namespace clustersim::scenarios {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Base;
-using testing::Serve;
-using testing::WriteTemp;
+using serve_mode_testing::Base;
+using serve_mode_testing::Serve;
+using serve_mode_testing::WriteTemp;
 
 // An offline run of `requests` requests whose lengths come from `path`.
 config::Scenario OfflineFromLengthsFile(const std::string& path, int requests) {

@@ -13,8 +13,8 @@ namespace clustersim::scenarios {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Base;
-using testing::Serve;
+using serve_mode_testing::Base;
+using serve_mode_testing::Serve;
 
 // Offline: every request at time zero is the capacity measurement itself.
 TEST(ServeModeTest, OfflineThroughputIsTheBurstCapacity) {

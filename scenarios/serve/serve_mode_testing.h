@@ -19,7 +19,7 @@
 #include "scenarios/serve/serve_resolve.h"
 #include "scenarios/serve/serve_runner.h"
 
-namespace clustersim::scenarios::testing {
+namespace clustersim::scenarios::serve_mode_testing {
 
 // Llama 3 8B BF16 on one H100, the shipped serving example's deployment.
 inline config::Scenario Base(std::string_view kind) {
@@ -51,6 +51,6 @@ inline std::string WriteTemp(const std::string& name, const std::string& text) {
   return path;
 }
 
-}  // namespace clustersim::scenarios::testing
+}  // namespace clustersim::scenarios::serve_mode_testing
 
 #endif  // CLUSTERSIM_SCENARIOS_SERVE_SERVE_MODE_TESTING_H_
