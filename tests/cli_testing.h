@@ -1,9 +1,9 @@
 // File: tests/cli_testing.h
 //
-// The fixture of the cli_*test.cc files, which run the built clustersim binary
-// as a user would: Run passes a command line and returns the exit code,
-// stdout and stderr (tests/binary_fixture.h gives the paths and the
-// temporary folder).
+// The fixture of the tests that run the built clustersim binary as a user
+// would (cli_*test.cc, validate_scenarios_cli_test.cc): Run passes a command
+// line and returns the exit code, stdout and stderr (tests/binary_fixture.h
+// gives the paths and the temporary folder).
 #ifndef CLUSTERSIM_TESTS_CLI_TESTING_H_
 #define CLUSTERSIM_TESTS_CLI_TESTING_H_
 

@@ -1,54 +1,19 @@
 // `clustersim validate --write-scenarios DIR`: each row's file, run by
 // `clustersim run`, gives the step time the validation predicted for it; bad
 // uses of the flag exit 2 naming it.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/cli_testing.h"
+#include "tests/slurp.h"
 
 namespace clustersim {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-std::string Slurp(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class ValidateScenariosTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    src_ = std::getenv("CLUSTERSIM_SOURCE_DIR");
-    bin_ = std::string(std::getenv("CLUSTERSIM_BINARY_DIR")) + "/cli/clustersim";
-    dir_ = std::filesystem::temp_directory_path() /
-           ("clustersim_rows_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  Outcome Run(const std::string& args) {
-    const std::string cmd = bin_ + " " + args + " >" + (dir_ / "out").string() + " 2>" +
-                            (dir_ / "err").string();
-    const int status = std::system(cmd.c_str());
-    return {WEXITSTATUS(status), Slurp(dir_ / "out"), Slurp(dir_ / "err")};
-  }
-
-  std::string src_, bin_;
-  std::filesystem::path dir_;
-};
+class ValidateScenariosTest : public CliTest {};
 
 TEST_F(ValidateScenariosTest, EveryWrittenRowRerunsToItsPredictedStepTime) {
   const std::filesystem::path rows = dir_ / "rows";
