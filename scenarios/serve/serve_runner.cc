@@ -1,18 +1,15 @@
 #include "scenarios/serve/serve_runner.h"
 
-#include <algorithm>
-#include <cmath>
 #include <optional>
+#include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "models/calibration.h"
 #include "models/inference_memory.h"
 #include "models/kernel_model.h"
-#include "scenarios/serve/serve_goodput.h"
-#include "scenarios/serve/serve_requests.h"
+#include "scenarios/serve/serve_replica.h"
 #include "scenarios/serve/serve_speculative.h"
 #include "scenarios/serve/serve_trace.h"
 #include "sim/status_macros.h"
@@ -25,129 +22,7 @@
 namespace clustersim::scenarios {
 namespace {
 
-using strategies::ServingRequest;
 using strategies::ServingRun;
-
-// What one simulated replica measured.
-struct Measured {
-  config::LatencyStats ttft, tpot, e2e;
-  double duration_s = 0;  // first arrival to last finish
-  double output_tokens = 0, prompt_tokens = 0, requests = 0;
-  double OutputPerS() const { return duration_s > 0 ? output_tokens / duration_s : 0; }
-};
-
-// The requests of `run` from index `first` on (index = send order; the
-// earlier ones are warm-up); the duration runs from the first measured
-// request's arrival to the run's end.
-Measured Measure(const ServingRun& run, int64_t first = 0) {
-  Measured m;
-  std::vector<double> ttft, tpot, e2e;
-  const int64_t end = static_cast<int64_t>(run.requests.size());
-  first = std::min(first, end);
-  for (int64_t i = first; i < end; ++i) {
-    const strategies::RequestRecord& r = run.requests[i];
-    ttft.push_back((r.first_token - r.arrival).ToMilliseconds());
-    e2e.push_back((r.finish - r.arrival).ToMilliseconds());
-    if (r.output_tokens > 1) {
-      tpot.push_back((r.finish - r.first_token).ToMilliseconds() /
-                     static_cast<double>(r.output_tokens - 1));
-    }
-    m.output_tokens += static_cast<double>(r.output_tokens);
-    m.prompt_tokens += static_cast<double>(r.prompt_tokens);
-  }
-  m.requests = static_cast<double>(end - first);
-  m.ttft = LatencyOf(std::move(ttft));
-  m.tpot = LatencyOf(std::move(tpot));
-  m.e2e = LatencyOf(std::move(e2e));
-  if (end > first) m.duration_s = (run.end - run.requests[first].arrival).ToSeconds();
-  return m;
-}
-
-// One replica's simulations of the scenario's requests (serve_requests.h).
-class Replica {
- public:
-  Replica(const ResolvedServe& s, strategies::IterationCostFn cost,
-          strategies::SchedulerConfig scheduler)
-      : requests_(s, scheduler.kv_blocks * scheduler.kv_block_size),
-        server_(s.mode.kind == "server"),
-        duration_s_(s.mode.duration_s),
-        think_time_(s.mode.think_time),
-        scheduler_(scheduler),
-        cost_(std::move(cost)) {}
-
-  // Offered rate of one replica (0 for a fixed batch).
-  double OfferedRate() const { return requests_.OfferedRate(); }
-  // The asked run's first measured request (serve_requests.h).
-  int64_t MeasuredFirst() const { return requests_.MeasuredFirst(); }
-  // Whether runs last duration_s ("server", and "offline" with a duration)
-  // rather than a fixed number of requests.
-  bool Timed() const { return duration_s_ > 0; }
-  bool Server() const { return server_; }
-
-  // The asked workload; `server_rate_per_s` is a "server" run's arrival rate,
-  // `timed_count` a timed offline run's requests.
-  absl::StatusOr<ServingRun> Run(bool keep, double server_rate_per_s, int64_t timed_count) {
-    if (server_) return RunTimed(server_rate_per_s, requests_.ServerCount(server_rate_per_s), keep);
-    if (Timed()) return RunTimed(0, timed_count, keep);
-    strategies::SchedulerConfig asked = scheduler_;
-    asked.closed_loop_clients = requests_.Clients();
-    asked.think_time = think_time_;
-    return strategies::SimulateServing(requests_.Asked(), asked, cost_, keep);
-  }
-  // rate 0: every request at once.
-  absl::StatusOr<ServingRun> RunAt(double rate_per_s) {
-    return strategies::SimulateServing(requests_.At(rate_per_s), scheduler_, cost_, false);
-  }
-  // A rate-search probe: a "server" run as long as the asked one
-  // (serve_requests.h), otherwise the re-timed requests of At.
-  absl::StatusOr<ServingRun> Probe(double rate_per_s) {
-    if (!server_) return RunAt(rate_per_s);
-    return RunTimed(rate_per_s, requests_.ServerCount(rate_per_s));
-  }
-  // A timed run's capacity burst: every request at once, as many as keep the
-  // replica busy for duration_s. Sized as loadgen sizes the Offline query,
-  // 1.1 x duration_s x the rate expected (here: the rate the previous burst
-  // measured), starting from the replica's share of num_requests; a larger
-  // burst batches better, so it is resized until it lasts duration_s (at most
-  // 5 bursts). `count` gets its requests.
-  absl::StatusOr<ServingRun> TimedBurst(int64_t* count) {
-    *count = requests_.ServerCount(0);
-    absl::StatusOr<ServingRun> burst = RunTimed(0, *count);
-    for (int i = 0; i < 4 && burst.ok(); ++i) {
-      const double span_s = (burst->end - sim::Time::Zero()).ToSeconds();
-      if (span_s >= duration_s_ || span_s <= 0) break;
-      *count = static_cast<int64_t>(
-          std::ceil(kLoadgenSlack * duration_s_ * static_cast<double>(*count) / span_s));
-      burst = RunTimed(0, *count);
-    }
-    return burst;
-  }
-
- private:
-  absl::StatusOr<ServingRun> RunTimed(double rate_per_s, int64_t count, bool keep = false) {
-    if (count > kMaxTimedRequests) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "inference.workload.duration_s=%g takes %d requests on one replica (over %d); "
-          "shorten the duration",
-          duration_s_, count, kMaxTimedRequests));
-    }
-    return strategies::SimulateServing(requests_.Drawn(rate_per_s, count), scheduler_, cost_,
-                                       keep);
-  }
-
-  // loadgen's kSlack: the Offline query holds 1.1 x min_duration x the
-  // expected QPS samples (loadgen/test_settings_internal.cc).
-  static constexpr double kLoadgenSlack = 1.1;
-  // The most requests one replica's timed run may hold.
-  static constexpr int64_t kMaxTimedRequests = 10'000'000;
-
-  ReplicaRequests requests_;
-  const bool server_;
-  const double duration_s_;
-  sim::Duration think_time_;
-  strategies::SchedulerConfig scheduler_;
-  strategies::IterationCostFn cost_;
-};
 
 void FillMemory(const models::InferenceMemory& m, const models::InferenceVerdict& v, int block_size,
                 int64_t sequence_length, config::ServeMemory* out) {
@@ -164,85 +39,6 @@ void FillMemory(const models::InferenceMemory& m, const models::InferenceVerdict
   out->set_max_concurrent_sequences(m.max_concurrent_sequences);
   out->set_fits(m.fits);
   out->set_verdict(v.fits ? v.summary : absl::StrCat(v.summary, "; ", v.remedy));
-}
-
-bool MeetsTargets(const ResolvedServe& s, const Measured& m) {
-  return (s.target_tpot_ms <= 0 || m.tpot.p99() <= s.target_tpot_ms) &&
-         (s.target_ttft_ms <= 0 || m.ttft.p99() <= s.target_ttft_ms);
-}
-
-// Returns one replica's rate to run a "server" workload at: the rate found,
-// the capacity, or 1% of the capacity when the targets are unreachable (0
-// without a target).
-absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& replica,
-                                           double capacity, config::ServeSustainable* out) {
-  out->set_target_tpot_ms(s.target_tpot_ms);
-  out->set_target_ttft_ms(s.target_ttft_ms);
-  out->set_criterion(
-      "p99 TPOT <= target and p99 TTFT <= target (MLPerf Inference server scenario)");
-  if (s.target_tpot_ms <= 0 && s.target_ttft_ms <= 0) {
-    out->set_status("no target");
-    out->set_detail(
-        "set inference.target_time_per_output_token_ms and/or "
-        "target_time_to_first_token_ms (--target-tpot-ms, --target-ttft-ms)");
-    return 0.0;
-  }
-  auto measure = [&](double rate) -> absl::StatusOr<Measured> {
-    absl::StatusOr<ServingRun> run = replica.Probe(rate);
-    if (!run.ok()) return run.status();
-    return Measure(*run);
-  };
-  double lo = 0.01 * capacity, hi = capacity;
-  absl::StatusOr<Measured> at_lo = measure(lo);
-  if (!at_lo.ok()) return at_lo.status();
-  if (!MeetsTargets(s, *at_lo)) {
-    out->set_status("unreachable");
-    out->set_detail(absl::StrFormat(
-        "even at %.3g req/s (1%% of capacity) p99 TPOT is %.2f ms and p99 TTFT %.1f ms; "
-        "quantise, raise tensor parallelism or use a faster GPU",
-        lo * s.replicas, at_lo->tpot.p99(), at_lo->ttft.p99()));
-    return lo;
-  }
-  absl::StatusOr<Measured> at_hi = measure(hi);
-  if (!at_hi.ok()) return at_hi.status();
-  Measured best = *at_lo;
-  // A "server" run's capacity burst drains at its end, so its rate lies below
-  // the steady state a run of duration_s can sustain: while the targets hold
-  // at the bound, raise it by a quarter (at most 8 times; loadgen's peak
-  // search likewise raises its rate until a run fails).
-  for (int i = 0; i < 8 && replica.Server() && MeetsTargets(s, *at_hi); ++i) {
-    lo = hi;
-    best = *at_hi;
-    hi *= 1.25;
-    at_hi = measure(hi);
-    if (!at_hi.ok()) return at_hi.status();
-  }
-  if (MeetsTargets(s, *at_hi)) {
-    out->set_status("capacity");
-    out->set_detail(replica.Server()
-                        ? "the targets hold up to 1.25^8 times the capacity"
-                        : "the targets hold up to the capacity; beyond it the queue grows");
-    lo = hi;
-    best = *at_hi;
-  } else {
-    out->set_status("found");
-    for (int i = 0; i < 14; ++i) {
-      const double mid = 0.5 * (lo + hi);
-      absl::StatusOr<Measured> m = measure(mid);
-      if (!m.ok()) return m.status();
-      if (MeetsTargets(s, *m)) {
-        lo = mid;
-        best = *m;
-      } else {
-        hi = mid;
-      }
-    }
-    out->set_detail(absl::StrFormat("at that rate p99 TPOT %.2f ms, p99 TTFT %.1f ms",
-                                    best.tpot.p99(), best.ttft.p99()));
-  }
-  out->set_max_request_rate_per_s(lo * s.replicas);
-  out->set_output_tokens_per_s(best.OutputPerS() * s.replicas);
-  return lo;
 }
 
 }  // namespace
