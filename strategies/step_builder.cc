@@ -1,14 +1,12 @@
 // The builder's core: simulated GPUs and their lanes, the order of the step's
-// parts (Build), each GPU's chain of work, op and collective costs, and
-// collective tasks. The other parts are in the step_builder_*.cc files
-// (step_builder_internal.h lists them).
+// parts (Build), each GPU's chain of work, op costs and compute tasks. The
+// other parts are in the step_builder_*.cc files (step_builder_internal.h
+// lists them).
 #include "strategies/step_builder.h"
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -214,121 +212,6 @@ void Builder::AddCompute(const models::Op& op, const Ctx& ctx, int layer, int ro
     // first op has ended: that op stays a task of its own.
     if (merge_chains_ && !starts_layer) gpu_[i].mergeable = t;
   }
-}
-
-// Costs a collective over `gpus`, once per (op, group): every micro-batch
-// and layer repeats the same few collectives.
-absl::StatusOr<topology::CollectiveEstimate> Builder::Estimate(const models::Op& op,
-                                                               topology::Collective kind,
-                                                               const std::vector<int>& gpus) {
-  const auto key = std::make_tuple(&op, gpus.front(), gpus.back());
-  auto it = comm_costs_.find(key);
-  if (it != comm_costs_.end()) return it->second;
-  topology::CollectiveRequest req{kind, gpus, op.comm_bytes, in_.algorithm, in_.protocol};
-  absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
-  if (e.ok()) comm_costs_.emplace(key, *e);
-  if (e.ok() && plan_.folded_context_parallel && context_fold_exact_) {
-    context_fold_exact_ = SameOnEveryContextRank(req, e->time);
-  }
-  return e;
-}
-
-// Whether each copy of `req` on the other context-parallel ranks (its GPUs'
-// cp coordinates shifted by 1..cp-1) takes `time` too. A group that the
-// shift maps onto itself (the data x context group) is one shared task.
-bool Builder::SameOnEveryContextRank(topology::CollectiveRequest req,
-                                     sim::Duration time) const {
-  std::vector<int> original = req.gpus;
-  std::sort(original.begin(), original.end());
-  const std::vector<int> gpus = req.gpus;
-  for (int k = 1; k < p_.context_parallel; ++k) {
-    for (size_t j = 0; j < gpus.size(); ++j) {
-      RankCoords c = placement_.CoordsOf(gpus[j]);
-      c.cp = (c.cp + k) % p_.context_parallel;
-      req.gpus[j] = placement_.GpuOf(c);
-    }
-    std::vector<int> shifted = req.gpus;
-    std::sort(shifted.begin(), shifted.end());
-    if (shifted == original) continue;
-    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
-    if (!e.ok() || e->time != time) return false;
-  }
-  return true;
-}
-
-// Adds a collective task over `lanes`: fixed-duration from the estimate, or
-// external (CollectiveTiming::kExternal) with its request recorded.
-sim::TaskId Builder::AddCollectiveTask(const std::vector<sim::ResourceId>& lanes,
-                                       const topology::CollectiveEstimate& est, TaskInfo info,
-                                       topology::Collective kind, const std::vector<int>& gpus,
-                                       sim::Bytes bytes) {
-  if (in_.mode.collectives == CollectiveTiming::kAnalytic) {
-    return plan_.graph.AddTask(lanes, est.time, NewInfo(info));
-  }
-  info.request = static_cast<int32_t>(plan_.requests.size());
-  auto [group, added] = request_group_index_.try_emplace(
-      gpus, static_cast<int32_t>(plan_.request_groups.size()));
-  if (added) plan_.request_groups.push_back(gpus);
-  plan_.requests.push_back({kind, est.algorithm, est.protocol, group->second, bytes});
-  plan_.request_copies.push_back(FoldCopiesOf(gpus));
-  return plan_.graph.AddExternalTask(lanes, NewInfo(info));
-}
-
-// The copies of a collective over `gpus` on the data-parallel replicas and
-// tensor-parallel ranks the folds left out that can share a link with the
-// simulated traffic (StepPlan::fold_copies), built once per group: every shift
-// of the folded coordinates, less those that map the group onto itself or
-// onto a copy already listed, and those confined to one server that holds no
-// simulated GPU (such a copy shares no link with anything simulated, and that
-// server's own traffic is the simulated servers' over again). A kept copy on
-// another data-parallel replica makes the data-parallel fold inexact
-// (data_fold_exact). -1 when no copy is kept.
-int32_t Builder::FoldCopiesOf(const std::vector<int>& gpus) {
-  if (!plan_.folded_data_parallel && !plan_.folded_tensor_parallel) return -1;
-  if (!data_fold_exact_) return -1;  // BuildStep builds the graph again without it
-  auto [it, added] = fold_copy_index_.try_emplace(gpus, -1);
-  if (!added) return it->second;
-  std::vector<int> sorted = gpus;
-  std::sort(sorted.begin(), sorted.end());
-  std::set<std::vector<int>> seen = {sorted};
-  std::vector<std::vector<int>> copies;
-  const int dp_shifts = plan_.folded_data_parallel ? p_.data_parallel : 1;
-  const int tp_shifts = plan_.folded_tensor_parallel ? p_.tensor_parallel : 1;
-  std::vector<int> copy(gpus.size());
-  for (int d = 0; d < dp_shifts; ++d) {
-    for (int t = 0; t < tp_shifts; ++t) {
-      if (d == 0 && t == 0) continue;
-      for (size_t j = 0; j < gpus.size(); ++j) {
-        RankCoords c = placement_.CoordsOf(gpus[j]);
-        c.dp = (c.dp + d) % p_.data_parallel;
-        c.tp = (c.tp + t) % p_.tensor_parallel;
-        copy[j] = placement_.GpuOf(c);
-      }
-      sorted = copy;
-      std::sort(sorted.begin(), sorted.end());
-      if (!seen.insert(sorted).second || !MayShareLinks(copy)) continue;
-      if (d != 0) data_fold_exact_ = false;
-      copies.push_back(copy);
-    }
-  }
-  if (copies.empty()) return -1;
-  it->second = static_cast<int32_t>(plan_.fold_copies.size());
-  plan_.fold_copies.push_back(std::move(copies));
-  return it->second;
-}
-
-// Whether a folded-away copy of a collective over `gpus` can share a link with
-// simulated traffic: it spans servers (and so the fabric), or one of its
-// servers holds a simulated GPU. Without a cluster, every copy can.
-bool Builder::MayShareLinks(const std::vector<int>& gpus) const {
-  const topology::Cluster* cluster = in_.cluster;
-  if (cluster == nullptr) return true;
-  for (int g : gpus) {
-    if (g >= cluster->num_gpus()) return true;  // the network reports it
-    const int node = cluster->NodeOf(g);
-    if (simulated_node_[node] || node != cluster->NodeOf(gpus.front())) return true;
-  }
-  return false;
 }
 
 // Local indices of the simulated GPUs of `group`, in group order.

@@ -3,8 +3,9 @@
 // Private to BuildStep (strategies/step_builder.h); include it only from the
 // step_builder*.cc files. Declares the builder that emits one training step's
 // task graph. Its methods are defined by concern:
-//   step_builder.cc               GPUs and lanes, chains, op and collective
-//                                 costs, collective tasks, BuildStep
+//   step_builder.cc               GPUs and lanes, chains, op costs, BuildStep
+//   step_builder_collectives.cc   collective costs and tasks, the copies the
+//                                 folds leave out (StepPlan::fold_copies)
 //   step_builder_pipeline.cc      pipeline actions (passes per micro-batch and
 //                                 stage), host launches, stage-to-stage sends
 //   step_builder_tensor.cc        tensor- and expert-parallel collectives
@@ -211,6 +212,11 @@ class Builder {
   void Chain(int i, sim::TaskId t);
   const models::OpCost& CostOf(const models::Op& op, int row_chunks = 1);
   void AddCompute(const models::Op& op, const Ctx& ctx, int layer, int row_chunks = 1);
+  std::vector<int> SimulatedMembers(const std::vector<int>& group) const;
+  const std::vector<int>& DataContextGroupOf(int i);
+  const std::vector<int>& ExpertDataGroupOf(int i);
+
+  // step_builder_collectives.cc
   absl::StatusOr<topology::CollectiveEstimate> Estimate(const models::Op& op,
                                                         topology::Collective kind,
                                                         const std::vector<int>& gpus);
@@ -221,9 +227,6 @@ class Builder {
                                 sim::Bytes bytes);
   int32_t FoldCopiesOf(const std::vector<int>& gpus);
   bool MayShareLinks(const std::vector<int>& gpus) const;
-  std::vector<int> SimulatedMembers(const std::vector<int>& group) const;
-  const std::vector<int>& DataContextGroupOf(int i);
-  const std::vector<int>& ExpertDataGroupOf(int i);
 
   // step_builder_pipeline.cc
   absl::Status AddAction(int stage, const PipelineAction& a,
