@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "models/transformer_config.h"
+#include "scenarios/accuracy/published_row_stack.h"
 #include "scenarios/accuracy/recipe_parallelism.h"
 #include "scenarios/accuracy/row_mapping.h"
 #include "scenarios/accuracy/validation_rows.h"
@@ -130,108 +131,6 @@ std::string RowBatch(const sim::CsvTable& t, const sim::CsvTable::Row& batch_row
     *gb = static_cast<int>(derived);
   }
   return "";
-}
-
-// The recompute granularity to simulate: the row's, the recipe's recompute
-// modules, or the stack's default.
-std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
-                         const RowAssumptions& a, const RecipeParallelism& recipe,
-                         config::Scenario* s, std::string* assumptions) {
-  // "selective (op)" -> "selective": the simulator's selective is Megatron's,
-  // or torchtitan's per-op policy ("selective+op") for a stack whose
-  // selective is per-op. "selective+mlp_up" (a JAX remat policy the row
-  // states) passes through.
-  const std::string recompute_cell = t.Get(row, "recompute");
-  std::string recompute = recompute_cell.substr(0, recompute_cell.find(" ("));
-  if (a.op_selective && recompute == "selective" &&
-      !absl::StrContains(recompute_cell, "(layer)")) {
-    recompute = "selective+op";
-    absl::StrAppend(assumptions,
-                    "per-op selective checkpointing (torchtitan's policy: every second mm, the "
-                    "elementwise ops and the sequence-parallel gathers replayed; fp8 linears "
-                    "replayed whole); ");
-  }
-  if (recompute.empty() && !recipe.recompute_modules.empty()) {
-    recompute = "selective";
-    for (const std::string& m : recipe.recompute_modules) {
-      s->mutable_training()->add_recompute_modules(m);
-    }
-  }
-  if (recompute.empty()) recompute = a.recompute;
-  return recompute;
-}
-
-// Whether the row's model routes tokens to experts (stated or its preset's).
-bool MixtureOfExperts(const config::ModelConfig& m) {
-  if (m.has_num_experts()) return m.num_experts() > 0;
-  if (m.preset().empty()) return false;
-  const absl::StatusOr<models::TransformerConfig> c =
-      models::ModelCatalog::Default().Find(m.preset());
-  return c.ok() && c->num_experts > 0;
-}
-
-// What the row's software stack does: sequence parallelism, the optimizer's
-// sharding and overlaps, its profile, gradient-reduction precision, eager or
-// compiled elementwise kernels, precision and attention kernel.
-void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const RowAssumptions& a,
-                   const std::string& notes, int tp, int pp, config::Scenario* s,
-                   std::string* assumptions) {
-  config::ParallelismConfig* p = s->mutable_parallelism();
-  const std::string sp = t.Get(row, "seq_parallel");
-  const bool sequence_parallel = sp.empty() ? (a.sequence_parallel && tp > 1) : sp == "yes";
-  p->set_sequence_parallel(sequence_parallel);
-  p->set_use_distributed_optimizer(a.distributed_optimizer);
-  p->set_overlap_grad_reduce(a.overlap_grad_reduce);
-  if (a.tp_comm_overlap && sequence_parallel) p->set_tp_comm_overlap(true);
-  if (a.overlap_param_gather) p->set_overlap_param_gather(true);
-  // FSDP's SHARD_GRAD_OP keeps parameters whole: ZeRO stage 2.
-  if (a.zero_stage > 0) {
-    const int stage = pp > 1 && a.zero_stage_with_pipeline > 0 ? a.zero_stage_with_pipeline
-                                                                 : a.zero_stage;
-    p->set_zero_stage(absl::StrContains(notes, "SHARD_GRAD_OP") ? 2 : stage);
-  }
-  // A mixture-of-experts model whose stack defers the gradient sync and keeps
-  // parameters gathered across micro-batches (RowAssumptions::
-  // deferred_sync_setting): ZeRO-2, parameters gathered once per step and
-  // gradients reduce-scattered once. FSDP2 reduce-scatters each unit from its
-  // post-backward hook while the last backward goes on: overlap_grad_reduce.
-  // Its first forward's prefetched all-gather is costed as ZeRO-2's gather
-  // after the optimizer step (overlap_param_gather needs Megatron's
-  // distributed optimizer), and the once-per-step FSDP2 copy passes are not
-  // charged.
-  if (a.zero_stage == 3 && !a.deferred_sync_setting.empty() &&
-      absl::StrContains(notes, a.deferred_sync_setting) && MixtureOfExperts(s->model())) {
-    p->set_zero_stage(2);
-    p->set_overlap_grad_reduce(true);
-    absl::StrAppend(assumptions, a.deferred_sync_setting,
-                    " (stated; MoE): parameters gathered once per step and gradients "
-                    "reduce-scattered once, in the last micro-batch's backward (ZeRO-2); ");
-  }
-  config::TrainingConfig* tr = s->mutable_training();
-  tr->set_framework(a.framework);
-  // Composer's FSDP mixed precision PURE reduces in bf16 (DEFAULT: fp32, the
-  // pytorch-fsdp profile's value).
-  if (absl::StrContains(notes, "FSDP MP mode PURE")) {
-    tr->set_grad_reduce_bytes(2);
-  } else if (a.grad_reduce_bytes > 0) {
-    tr->set_grad_reduce_bytes(a.grad_reduce_bytes);
-  }
-  if (a.eager_unless_compiled) {
-    if (StatesCompile(absl::StrCat(notes, " ", t.Get(row, "source")))) {
-      absl::StrAppend(assumptions, "torch.compile (stated): fused elementwise kernels; ");
-    } else {
-      tr->set_elementwise("eager");
-      absl::StrAppend(assumptions,
-                      "eager PyTorch (no torch.compile stated; the stack's default): composite "
-                      "RMSNorm, RoPE and SwiGLU kernels; ");
-    }
-  }
-  const std::string precision = t.Get(row, "precision");
-  tr->set_precision(!precision.empty()                   ? precision
-                    : absl::StrContains(notes, "FP8")    ? "fp8"
-                    : absl::StrContains(notes, "fp16") ? "fp16"
-                                                       : a.precision);
-  if (!a.attention.empty()) tr->set_attention(a.attention);
 }
 
 // The row's metric from the simulated result, or the reason it is not

@@ -1,0 +1,37 @@
+// File: scenarios/accuracy/published_row_stack.h
+//
+// For published_row.cc: what a training row's software stack does to its
+// scenario (scenarios/accuracy/row_mapping.h's RowAssumptions): the recompute
+// granularity, sequence parallelism, the optimizer's sharding and overlaps,
+// gradient-reduction precision, eager or compiled elementwise kernels,
+// precision and attention kernel. What it fills in is appended to
+// `assumptions`.
+#ifndef CLUSTERSIM_SCENARIOS_ACCURACY_PUBLISHED_ROW_STACK_H_
+#define CLUSTERSIM_SCENARIOS_ACCURACY_PUBLISHED_ROW_STACK_H_
+
+#include <string>
+
+#include "scenarios/accuracy/recipe_parallelism.h"
+#include "scenarios/accuracy/row_mapping.h"
+#include "scenarios/proto/scenario.pb.h"
+#include "sim/csv_table.h"
+
+namespace clustersim::scenarios::validation_internal {
+
+// The recompute granularity to simulate: the row's, the recipe's recompute
+// modules (added to s's training section), or the stack's default.
+std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
+                         const RowAssumptions& a, const RecipeParallelism& recipe,
+                         config::Scenario* s, std::string* assumptions);
+
+// Sets s's parallelism and training fields that the row's stack decides:
+// sequence parallelism, the optimizer's sharding and overlaps, its profile,
+// gradient-reduction precision, eager or compiled elementwise kernels,
+// precision and attention kernel. REQUIRES: s's model set.
+void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const RowAssumptions& a,
+                   const std::string& notes, int tp, int pp, config::Scenario* s,
+                   std::string* assumptions);
+
+}  // namespace clustersim::scenarios::validation_internal
+
+#endif  // CLUSTERSIM_SCENARIOS_ACCURACY_PUBLISHED_ROW_STACK_H_
