@@ -60,6 +60,8 @@ namespace {
 
 using workload_internal::ActivationBackward;
 using workload_internal::ActivationForward;
+using workload_internal::AttentionCoreBackward;
+using workload_internal::AttentionCoreForward;
 using workload_internal::BoundaryBytes;
 using workload_internal::Collective;
 using workload_internal::ColumnParallelBackward;
@@ -72,6 +74,7 @@ using workload_internal::Gemm;
 using workload_internal::InputGather;
 using workload_internal::LatentProjections;
 using workload_internal::LatentProjectionsBackward;
+using workload_internal::MakeContextRing;
 using workload_internal::MakeDims;
 using workload_internal::MemoryBound;
 using workload_internal::MemoryBoundBackward;
@@ -91,61 +94,6 @@ using workload_internal::SharedExpertsBackward;
 using workload_internal::SharedExpertsForward;
 using workload_internal::Sixteen;
 using workload_internal::Wgrad;
-
-Op AttentionForward(const Dims& d) {
-  Op op;
-  op.name = "attention_fwd";
-  op.kind = OpKind::kAttention;
-  op.batch = d.b * d.a_local;
-  op.m = d.s_local;
-  op.n = d.s;
-  op.k = d.d;
-  op.causal = true;
-  op.flops = sim::Flops(4.0 * op.batch * op.m * op.n * op.k);
-  const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
-  const int64_t kv = d.b * d.s * d.g_local * d.d;       // K and V each
-  op.bytes = sim::Bytes((2 * q + 2 * kv) * d.act);
-  if (d.dv != d.d) {
-    // MLA: Q·K^T over d (nope + rope), P·V over the value dimension dv.
-    op.flops = sim::Flops(2.0 * op.batch * op.m * op.n * (d.d + d.dv));
-    op.bytes =
-        sim::Bytes((d.b * d.s_local * d.a_local + d.b * d.s * d.g_local) * (d.d + d.dv) * d.act);
-  }
-  op.dtype = d.attn_dtype;
-  return op;
-}
-
-// FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x FLOPs);
-// reads Q, K, V, O, dO and writes dQ, dK, dV (~2x the forward traffic).
-Op AttentionBackward(const Op& fwd) {
-  Op op = fwd;
-  op.name = "attention_bwd";
-  op.flops = fwd.flops * 2.5;
-  op.bytes = fwd.bytes * 2;
-  op.recompute = false;
-  return op;
-}
-
-// Elements of the b·(a/tp)·s_q·s_kv attention scores of the unfused path.
-int64_t ScoreElements(const Dims& d) { return d.b * d.a_local * d.s_local * d.s; }
-
-// The attention core's forward ops: one FlashAttention kernel, or Megatron's
-// unfused CoreAttention (K and V expanded to all a/tp heads, as Megatron's
-// repeat_interleave does for GQA): S = Q·K^T as a batched GEMM, the fused
-// scale-mask-softmax (reads S, writes P), dropout (reads P, writes P' and a
-// 1-byte mask) and O = P'·V. Every product is the full s_q x s_kv: no kernel
-// skips the causal half.
-void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
-  if (!d.unfused_attention) {
-    ops->push_back(AttentionForward(d));
-    return;
-  }
-  const int64_t batch = d.b * d.a_local, scores = ScoreElements(d);
-  ops->push_back(Gemm(d, "attention_scores_gemm", d.s_local, d.s, d.d, batch));
-  ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * d.act));
-  ops->push_back(MemoryBound(d, "attention_dropout", scores * (2 * d.act + 1)));
-  ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
-}
 
 std::vector<Op> LayerForward(const Dims& d) {
   std::vector<Op> ops;
@@ -189,38 +137,6 @@ std::vector<Op> LayerForward(const Dims& d) {
     ops.insert(ops.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));  // after layernorm1
   }
   return ops;
-}
-
-// Backward of AttentionCoreForward, after the selective-recompute copy of its
-// forward when `recompute` is kSelective (Korthikanti et al. 2022 recompute
-// the attention core; Megatron-core does so for FlashAttention too). Unfused:
-// dP' = dO·V^T and dV = P'^T·dO, dropout backward (reads dP' and the mask,
-// writes dP), softmax backward (reads P and dP, writes dS), dQ = dS·K and
-// dK = dS^T·Q. Both operands of these GEMMs are activations, so none is a
-// weight gradient (no "_wgrad" name: zero-bubble schedules must not defer them).
-void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, bool replay,
-                           std::vector<Op>* ops) {
-  if (replay) {
-    Replay(fwd,
-           d.unfused_attention
-               ? std::vector<std::string_view>{"attention_scores_gemm", "attention_softmax",
-                                               "attention_dropout", "attention_context_gemm"}
-               : std::vector<std::string_view>{"attention_fwd"},
-           ops);
-  }
-  if (!d.unfused_attention) {
-    ops->push_back(AttentionBackward(FindOp(fwd, "attention_fwd")));
-    return;
-  }
-  const int64_t scores = ScoreElements(d);
-  const Op& context = FindOp(fwd, "attention_context_gemm");
-  ops->push_back(Gemm(d, "attention_dprobs_gemm", context.m, context.k, context.n, context.batch));
-  ops->push_back(Gemm(d, "attention_dv_gemm", context.k, context.n, context.m, context.batch));
-  ops->push_back(MemoryBound(d, "attention_dropout_bwd", scores * (2 * d.act + 1)));
-  ops->push_back(MemoryBound(d, "attention_softmax_bwd", 3 * scores * d.act));
-  const Op& qk = FindOp(fwd, "attention_scores_gemm");
-  ops->push_back(Gemm(d, "attention_dq_gemm", qk.m, qk.k, qk.n, qk.batch));
-  ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));
 }
 
 std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s) {
@@ -328,43 +244,6 @@ void Head(const Dims& d, Workload* w) {
       MemoryBound(d, "cross_entropy_bwd", d.tokens * d.v_local * (8 + 4 + d.act)));
   ColumnParallelBackward(d, lm_head, "head", &w->head_backward);
   w->head_backward.push_back(NormBackward(d, norm, d.ln_tokens * d.h));
-}
-
-// Transformer Engine's ring attention (see the header): the local causal
-// block, then cp - 1 half blocks against the K/V that arrive from the ring.
-ContextRing MakeContextRing(const Dims& d, int cp) {
-  ContextRing r;
-  r.steps = cp;
-  auto attention = [&d](std::string name, int64_t keys, bool causal) {
-    Op op;
-    op.name = std::move(name);
-    op.kind = OpKind::kAttention;
-    op.batch = d.b * d.a_local;
-    op.m = d.s_local;
-    op.n = keys;
-    op.k = d.d;
-    op.causal = causal;
-    op.flops = sim::Flops(4.0 * op.batch * op.m * op.n * op.k);
-    const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
-    const int64_t kv = d.b * keys * d.g_local * d.d;      // K and V each
-    op.bytes = sim::Bytes((2 * q + 2 * kv) * d.act);
-    op.dtype = d.attn_dtype;
-    return op;
-  };
-  r.forward_diagonal = attention("attention_fwd_ring_diagonal", d.s_local, true);
-  r.forward_step = attention("attention_fwd_ring_step", d.s_local / 2, false);
-  r.backward_diagonal = AttentionBackward(r.forward_diagonal);
-  r.backward_diagonal.name = "attention_bwd_ring_diagonal";
-  r.backward_step = AttentionBackward(r.forward_step);
-  r.backward_step.name = "attention_bwd_ring_step";
-  const int64_t kv_chunk = 2 * d.b * d.s_local * d.g_local * d.d * d.act;  // K and V
-  r.forward_exchange = Collective(d, "cp_kv_sendrecv", CommKind::kSendRecv, kv_chunk,
-                                  CommGroup::kContext);
-  r.backward_exchange = Collective(d, "cp_kv_dkv_sendrecv", CommKind::kSendRecv, 2 * kv_chunk,
-                                   CommGroup::kContext);
-  r.backward_final_exchange = Collective(d, "cp_dkv_sendrecv", CommKind::kSendRecv, kv_chunk,
-                                         CommGroup::kContext);
-  return r;
 }
 
 }  // namespace

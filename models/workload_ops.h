@@ -141,6 +141,16 @@ void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops
 bool EagerRope(const Dims& d);
 int64_t RopeElements(const Dims& d);
 
+// The attention core (models/workload_attention.cc): FlashAttention's fused
+// kernel or, with Dims::unfused_attention, Megatron's CoreAttention (scores
+// GEMM, softmax, dropout, context GEMM) appended to `ops`; its backward, after
+// the selective-recompute replay of its forward when `replay`; and Transformer
+// Engine's context-parallel ring attention over `cp` ranks.
+void AttentionCoreForward(const Dims& d, std::vector<Op>* ops);
+void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, bool replay,
+                           std::vector<Op>* ops);
+ContextRing MakeContextRing(const Dims& d, int cp);
+
 // Appends the sharding's memory passes (ShardSpec grad_accumulate_bytes,
 // flat_grad_bytes, gather_copy_bytes, grad_copy_bytes) to `w`'s op lists
 // (workload_grad_passes.cc).
