@@ -192,7 +192,8 @@ class FlowNetwork : private sim::EventHandler {
   void StartPhase(int collective);
   void EndPhase(int collective);
   void OnCompletion();
-  // Re-solves the rates of the flows connected to `seeds_` and clears it.
+  // Re-solves the rates of the flows connected to `seeds_` and clears it
+  // (flow_network_resolve.cc, with Settle and ReportRates).
   void Resolve();
   void Settle(FlowState& f, sim::Time now);
   // now + d, or Time::Infinite() (and clock_status_ set, naming `what`) when
