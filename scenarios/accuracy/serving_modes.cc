@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -18,6 +17,7 @@ namespace clustersim::scenarios {
 
 using serving_modes_internal::Count;
 using serving_modes_internal::Features;
+using serving_modes_internal::StatedRequests;
 
 namespace {
 
@@ -48,40 +48,6 @@ double Number(const sim::CsvTable& t, const sim::CsvTable::Row& row, std::string
   return absl::SimpleAtod(t.Get(row, column), &x) && x > 0 ? x : 0;
 }
 
-// N of "..., N requests" in a dataset cell ("synthetic fixed 128/128, 30000
-// requests"), or 0 when it states none.
-int StatedRequests(const std::string& dataset) {
-  static const std::regex kRequests(R"((\d+) requests)");
-  std::smatch match;
-  int n = 0;
-  if (!std::regex_search(dataset, match, kRequests) || !absl::SimpleAtoi(match[1].str(), &n)) {
-    return 0;
-  }
-  return n;
-}
-
-// The MLPerf Inference data sets whose per-sample token lengths are in
-// tests/validation/serving-deployed/datasets/ (SOURCES.md): benchmark name as
-// the dataset cell writes it, file, samples, and the reference model's mean
-// output tokens per sample where the file's outputs are another model's.
-// llama2-70b's outputs are OpenOrca's GPT-4 answers (218.9 tokens on average);
-// Llama 2 70B's reference run generates 294.45 per sample (mlcommons/inference
-// language/llama2-70b/README.md, "Tokens per sample"), the centre of the
-// +-10% band its accuracy check holds every submission to. The other files'
-// reference outputs are the benchmark's own (their means equal the accuracy
-// targets' TOKENS_PER_SAMPLE).
-struct MlperfLengths {
-  std::string_view benchmark, file;
-  int samples;
-  double output_tokens_mean;
-};
-constexpr MlperfLengths kMlperfLengths[] = {
-    {"llama2-70b", "datasets/mlperf-llama2-70b.csv", 24576, 294.45},
-    {"mixtral-8x7b", "datasets/mlperf-mixtral-8x7b.csv", 15000, 0},
-    {"llama3.1-405b", "datasets/mlperf-llama3.1-405b.csv", 8313, 0},
-    {"deepseek-r1", "datasets/mlperf-deepseek-r1.csv", 4388, 0},
-};
-
 // Requests of an offline row whose source states none: serve's default
 // (scenarios/serve/serve_mode.h).
 constexpr int kDefaultOfflineRequests = 200;
@@ -108,27 +74,6 @@ std::string KnownModes() { return Join(kModes); }
 std::string KnownFeatures() { return Join(kFeatures); }
 
 }  // namespace serving_modes_internal
-
-ShareGptDataset ShareGptLengthsFile(std::string_view dataset) {
-  static const std::regex kPrompts(R"(^ShareGPT (\d+) prompts\b)");
-  std::smatch match;
-  const std::string cell(dataset);
-  int n = 0;
-  if (!std::regex_search(cell, match, kPrompts) || !absl::SimpleAtoi(match[1].str(), &n)) {
-    return {};
-  }
-  return {n};
-}
-
-MlperfDataset MlperfLengthsFile(std::string_view dataset) {
-  const std::vector<std::string> words =
-      absl::StrSplit(std::string(dataset), ' ', absl::SkipEmpty());
-  if (words.size() < 2 || words[0] != "mlperf") return {};
-  for (const MlperfLengths& l : kMlperfLengths) {
-    if (words[1] == l.benchmark) return {std::string(l.file), l.samples, l.output_tokens_mean};
-  }
-  return {};
-}
 
 bool IsKnownServingMode(std::string_view mode) { return Contains(kModes, mode); }
 bool IsKnownServingFeature(std::string_view feature) { return Contains(kFeatures, feature); }
