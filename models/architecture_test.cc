@@ -167,7 +167,8 @@ TEST(ArchitectureTest, SharedExpertsAndDenseFirstLayersInTheWorkload) {
   shard.expert_parallel = 2;
   absl::StatusOr<Workload> w = BuildWorkload(m, shard);
   ASSERT_TRUE(w.ok()) << w.status();
-  EXPECT_EQ(w->first_dense_layers, 1);
+  EXPECT_TRUE(w->IsDenseLayer(0));
+  EXPECT_FALSE(w->IsDenseLayer(1));
   EXPECT_EQ(&w->LayerForwardOps(0), &w->dense_layer_forward);
   EXPECT_EQ(&w->LayerForwardOps(1), &w->layer_forward);
   int expert_fc1 = 0, shared_fc1 = 0, dense_fc1 = 0;

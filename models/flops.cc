@@ -28,11 +28,12 @@ ForwardFlops Forward(const TransformerConfig& c) {
     attention = 2.0 * s * (q + kv + a * v * h);
   }
   // MLP: 2·s·h·f·(2 or 3)·k for the routed experts (f = the expert FFN
-  // size), plus the shared experts; dense-first layers run the dense MLP.
+  // size), plus the shared experts; the dense layers of an MoE model
+  // (TransformerConfig::IsMoeLayer) run the dense MLP.
   const double shared =
       c.moe_shared_expert_ffn_size > 0 ? 4.0 * s * h * c.moe_shared_expert_ffn_size * gate : 0.0;
   const double moe_mlp = 4.0 * s * h * c.expert_ffn_size() * gate * experts_per_token + shared;
-  const double dense_layers = c.num_experts > 0 ? c.moe_first_dense_layers : 0;
+  const double dense_layers = c.num_experts > 0 ? c.num_dense_layers() : 0;
   ForwardFlops fwd;
   fwd.layer_gemms = (L - dense_layers) * (attention + moe_mlp) +
                     dense_layers * (attention + 4.0 * s * h * f * gate);
@@ -78,7 +79,7 @@ double RecomputeModulesExtraFlops(const TransformerConfig& c, int64_t global_bat
   }
   if (m.mlp) {
     const double gate = c.activation == Activation::kSwiglu ? 1.5 : 1.0;
-    const double dense_layers = c.num_experts > 0 ? c.moe_first_dense_layers : c.num_layers;
+    const double dense_layers = c.num_dense_layers();
     per_sequence += dense_layers * 4.0 * s * h * c.ffn_hidden_size * gate;
   }
   return static_cast<double>(global_batch) * per_sequence;

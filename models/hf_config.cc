@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -98,27 +99,62 @@ absl::StatusOr<Activation> ParseActivation(const Reader& r, bool gated) {
                               "\" is not known; use silu (gated families), gelu, relu or relu2"));
 }
 
-// Expert FFN size, shared experts and dense-first layers of an MoE config:
-// moe_intermediate_size (Qwen2/3-MoE, DeepSeek); shared experts as
+// Llama 4 (transformers models/llama4/configuration_llama4.py and
+// modeling_llama4.py): intermediate_size is each routed expert's FFN size and
+// that of the one shared expert every MoE layer has (Llama4TextMoe's
+// shared_expert), intermediate_size_mlp the dense layers' FFN size.
+void ReadLlama4Sizes(int intermediate, int intermediate_mlp, TransformerConfig* c) {
+  c->ffn_hidden_size = intermediate_mlp;
+  c->moe_ffn_hidden_size = intermediate;
+  c->moe_shared_expert_ffn_size = intermediate;
+}
+
+// Interleaved MoE layers: interleave_moe_layer_step (Llama 4) or
+// decoder_sparse_step (Qwen-MoE) → moe_layer_step; both make layer i MoE when
+// (i + 1) % step == 0. An explicit moe_layers list (Llama 4) must be that
+// pattern.
+absl::Status ReadMoeLayerStep(const Reader& r, TransformerConfig* c) {
+  std::optional<int> step;
+  for (const char* field : {"interleave_moe_layer_step", "decoder_sparse_step"}) {
+    CLUSTERSIM_ASSIGN_OR_RETURN(auto s, r.PositiveInt(field, false));
+    if (s && !step) step = s;
+  }
+  if (step) c->moe_layer_step = *step;
+  const Value* listed = r.Find("moe_layers");
+  if (listed == nullptr || listed->kind_case() != Value::kListValue) return absl::OkStatus();
+  std::vector<int> pattern;
+  for (int l = 0; l < c->num_layers; ++l) {
+    if (c->IsMoeLayer(l)) pattern.push_back(l);
+  }
+  const auto& values = listed->list_value().values();
+  bool same = static_cast<size_t>(values.size()) == pattern.size();
+  for (int i = 0; same && i < values.size(); ++i) {
+    same = values[i].kind_case() == Value::kNumberValue && values[i].number_value() == pattern[i];
+  }
+  if (same) return absl::OkStatus();
+  return r.Error(absl::StrCat(
+      "\"moe_layers\" lists other layers than every \"interleave_moe_layer_step\"=",
+      step ? *step : 1,
+      "-th one; only that pattern (layer i MoE when (i + 1) % step == 0) is modelled"));
+}
+
+// Expert FFN size, shared experts, dense-first and interleaved layers of an
+// MoE config: moe_intermediate_size (Qwen2/3-MoE, DeepSeek); shared experts as
 // n_shared_experts x moe_intermediate_size (DeepSeek) or
 // shared_expert_intermediate_size (Qwen2-MoE); first_k_dense_replace
-// (DeepSeek). Qwen-MoE's decoder_sparse_step != 1 or a non-empty
-// mlp_only_layers (dense layers anywhere) is refused.
+// (DeepSeek); ReadMoeLayerStep. A non-empty mlp_only_layers (Qwen-MoE's dense
+// layers at any index) is refused.
 absl::Status ReadMoeExtras(const Reader& r, std::optional<int> moe_ffn,
                            std::optional<int> shared_ffn, TransformerConfig* c) {
   CLUSTERSIM_ASSIGN_OR_RETURN(auto n_shared, r.PositiveInt("n_shared_experts", false));
   CLUSTERSIM_ASSIGN_OR_RETURN(auto first_dense, r.PositiveInt("first_k_dense_replace", false));
-  CLUSTERSIM_ASSIGN_OR_RETURN(auto sparse_step, r.PositiveInt("decoder_sparse_step", false));
-  if (sparse_step && *sparse_step != 1) {
-    return r.Error(absl::StrCat("\"decoder_sparse_step\"=", *sparse_step,
-                                " (MoE every few layers) is not modelled; only 1"));
-  }
   if (const Value* only = r.Find("mlp_only_layers"); only != nullptr &&
                                                      only->kind_case() == Value::kListValue &&
                                                      only->list_value().values_size() > 0) {
     return r.Error(
         "\"mlp_only_layers\" is not empty; dense layers among MoE layers are "
-        "modelled only as the first layers (first_k_dense_replace)");
+        "modelled as the first layers (first_k_dense_replace) or every few layers "
+        "(decoder_sparse_step, interleave_moe_layer_step)");
   }
   if (moe_ffn) c->moe_ffn_hidden_size = *moe_ffn;
   if (n_shared) {
@@ -132,7 +168,7 @@ absl::Status ReadMoeExtras(const Reader& r, std::optional<int> moe_ffn,
     c->moe_shared_expert_ffn_size = *shared_ffn;
   }
   if (first_dense) c->moe_first_dense_layers = *first_dense;
-  return absl::OkStatus();
+  return ReadMoeLayerStep(r, c);
 }
 
 // DeepSeek-V2/V3 multi-head latent attention: kv_lora_rank, q_lora_rank
@@ -153,6 +189,21 @@ absl::Status ReadLatentAttention(const Reader& r, int kv_lora, TransformerConfig
   return absl::OkStatus();
 }
 
+// A multimodal wrapper (Llama 4's Llama4ForConditionalGeneration) keeps the
+// language model's fields in "text_config": when the top level has no
+// "hidden_size", those fields replace the top level's (whose others, such as
+// tie_word_embeddings and _name_or_path, stay).
+void LiftTextConfig(Struct* root) {
+  auto& fields = *root->mutable_fields();
+  const auto text = fields.find("text_config");
+  if (fields.find("hidden_size") != fields.end() || text == fields.end() ||
+      text->second.kind_case() != Value::kStructValue) {
+    return;
+  }
+  const Struct inner = text->second.struct_value();
+  for (const auto& [key, value] : inner.fields()) fields[key] = value;
+}
+
 }  // namespace
 
 absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::string_view origin) {
@@ -163,6 +214,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(origin), ": not a JSON object: ", parsed.message().ToString()));
   }
+  LiftTextConfig(&root);
   const Reader r(root, origin);
   const std::string model_type = r.String("model_type");
   if (model_type == "gpt2") {
@@ -194,6 +246,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
   CLUSTERSIM_ASSIGN_OR_RETURN(auto shared_ffn,
                               r.PositiveInt("shared_expert_intermediate_size", false));
   CLUSTERSIM_ASSIGN_OR_RETURN(auto kv_lora, r.PositiveInt("kv_lora_rank", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto ffn_mlp, r.PositiveInt("intermediate_size_mlp", false));
 
   if (!seq && !max_pos) {
     return r.Error(
@@ -222,7 +275,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
                                 " exceeds \"num_local_experts\"=", *experts));
   }
   const bool gated =
-      model_type == "llama" || model_type == "mistral" || model_type == "mixtral" ||
+      absl::StartsWith(model_type, "llama") || model_type == "mistral" || model_type == "mixtral" ||
       absl::StartsWith(model_type, "qwen2") || absl::StartsWith(model_type, "qwen3") ||
       absl::StartsWith(model_type, "deepseek") || model_type == "gpt_oss" || r.GatedArchitecture();
   absl::StatusOr<Activation> activation = ParseActivation(r, gated);
@@ -247,6 +300,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
   c.moe_top_k = top_k ? *top_k : 0;
   if (head_dim_differs && !kv_lora) c.kv_channels = *head_dim;
   if (experts) {
+    if (ffn_mlp && absl::StartsWith(model_type, "llama4")) ReadLlama4Sizes(*ffn, *ffn_mlp, &c);
     CLUSTERSIM_RETURN_IF_ERROR(ReadMoeExtras(r, moe_ffn, shared_ffn, &c));
   }
   if (kv_lora) CLUSTERSIM_RETURN_IF_ERROR(ReadLatentAttention(r, *kv_lora, &c));

@@ -1,8 +1,11 @@
 // File: models/hf_config.h
 //
-// Imports a Hugging Face transformers `config.json` (Llama, Mistral, Mixtral,
-// Qwen2/3 and their MoE variants, DeepSeek-V2/V3, gpt-oss, Nemotron and other
-// decoder-only configs that use the Llama field names) as a TransformerConfig. JSON is parsed with
+// Imports a Hugging Face transformers `config.json` (Llama, Llama 4, Mistral,
+// Mixtral, Qwen2/3 and their MoE variants, DeepSeek-V2/V3, gpt-oss, Nemotron
+// and other decoder-only configs that use the Llama field names) as a
+// TransformerConfig. A multimodal config whose top level has no hidden_size
+// (Llama 4's Llama4ForConditionalGeneration) is read from its "text_config",
+// with the top level's other fields (tie_word_embeddings, _name_or_path). JSON is parsed with
 // protobuf's JSON → Struct parser; no other JSON library.
 //
 // Field mapping (HF → TransformerConfig):
@@ -15,7 +18,7 @@
 //   seq_length if present, else max_position_embeddings → seq_length (the
 //     context limit, e.g. 32768 for Mixtral: override model.seq_length for
 //     the training length);
-//   hidden_act: gated families (model_type llama, mistral, mixtral, qwen2,
+//   hidden_act: gated families (model_type llama*, mistral, mixtral, qwen2,
 //     or an architectures entry Llama*/Mistral*/Mixtral*/Qwen2*) with "silu"
 //     → SwiGLU; "gelu*" / "relu" → non-gated GeLU-shaped MLP; "relu2" →
 //     squared ReLU (Nemotron);
@@ -31,8 +34,13 @@
 //     dense layers' size); n_shared_experts x moe_intermediate_size (DeepSeek)
 //     or shared_expert_intermediate_size (Qwen2-MoE) →
 //     moe_shared_expert_ffn_size; first_k_dense_replace →
-//     moe_first_dense_layers; Qwen-MoE decoder_sparse_step other than 1 or a
-//     non-empty mlp_only_layers is refused;
+//     moe_first_dense_layers; interleave_moe_layer_step (Llama 4) or
+//     decoder_sparse_step (Qwen-MoE) → moe_layer_step (layer i MoE when
+//     (i + 1) % step == 0; an explicit Llama 4 moe_layers list must be that
+//     pattern); Qwen-MoE's non-empty mlp_only_layers is refused;
+//   Llama 4 (model_type llama4*): intermediate_size → the routed experts' and
+//     the one shared expert's FFN size, intermediate_size_mlp →
+//     ffn_hidden_size (the dense layers');
 //   kv_lora_rank, q_lora_rank (null: none), qk_nope_head_dim,
 //     qk_rope_head_dim, v_head_dim → multi-head latent attention (DeepSeek).
 // Gated (SwiGLU) families also include qwen2_moe, qwen3, qwen3_moe,
@@ -42,7 +50,10 @@
 // contexts) and attention sinks, its clamped SwiGLU (costed as SwiGLU),
 // Qwen3's per-head q/k RMSNorms (2·head_dim weights per layer), DeepSeek-V3's
 // multi-token-prediction module (num_nextn_predict_layers) and its router's
-// expert bias.
+// expert bias, and Llama 4's chunked attention (attention_chunk_size 8192 on
+// three of four layers: costed as full causal attention, exact up to 8192
+// tokens and an overestimate beyond; set model.seq_length to the training
+// length, since max_position_embeddings is 1M) and its q/k L2 norms.
 // Positions are rotary (no learned table) except for model_type "gpt2",
 // which is rejected (it uses n_embd/n_layer names; use a preset).
 // The name is `_name_or_path` if present, else "hf:" + origin.

@@ -153,11 +153,23 @@ TEST(HfConfigTest, ErrorsNameTheField) {
   ASSERT_FALSE(lone.ok());
   EXPECT_THAT(lone.status().message(), HasSubstr("\"v_head_dim\""));
 
-  absl::StatusOr<TransformerConfig> sparse_step =
+  absl::StatusOr<TransformerConfig> mlp_only =
       parse(R"(, "num_attention_heads": 32, "num_experts": 4, "num_experts_per_tok": 2,
-               "decoder_sparse_step": 2)");
-  ASSERT_FALSE(sparse_step.ok());
-  EXPECT_THAT(sparse_step.status().message(), HasSubstr("\"decoder_sparse_step\"=2"));
+               "mlp_only_layers": [3])");
+  ASSERT_FALSE(mlp_only.ok());
+  EXPECT_THAT(mlp_only.status().message(), HasSubstr("\"mlp_only_layers\""));
+
+  absl::StatusOr<TransformerConfig> moe_layers =
+      parse(R"(, "num_attention_heads": 32, "num_local_experts": 4, "num_experts_per_tok": 1,
+               "interleave_moe_layer_step": 2, "moe_layers": [0, 2])");
+  ASSERT_FALSE(moe_layers.ok());
+  EXPECT_THAT(moe_layers.status().message(), HasSubstr("\"moe_layers\""));
+
+  absl::StatusOr<TransformerConfig> too_sparse =
+      parse(R"(, "num_attention_heads": 32, "num_experts": 4, "num_experts_per_tok": 2,
+               "decoder_sparse_step": 40)");
+  ASSERT_FALSE(too_sparse.ok());
+  EXPECT_THAT(too_sparse.status().message(), HasSubstr("model.moe_layer_step=40"));
 
   absl::StatusOr<TransformerConfig> topk =
       parse(R"(, "num_attention_heads": 32, "num_local_experts": 2, "num_experts_per_tok": 3)");
@@ -176,6 +188,50 @@ TEST(HfConfigTest, ErrorsNameTheField) {
   EXPECT_FALSE(ParseHfConfig("{\"hidden_size\": ", "truncated").ok());
   EXPECT_EQ(LoadHfConfigFile("/nonexistent/config.json").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// Llama 4 Maverick (a multimodal config: the language model in text_config):
+// interleave_moe_layer_step 2 makes layers 1, 3, ..., 47 MoE;
+// intermediate_size is the routed and shared experts' FFN, intermediate_size_mlp
+// the dense layers'. The same model as the llama4-maverick-400b preset, 400B
+// total (models/testdata/README.md).
+TEST(HfConfigTest, Llama4MaverickInterleavesMoeLayers) {
+  TransformerConfig m = Load("Llama-4-Maverick-17B-128E.config.json");
+  EXPECT_EQ(m.num_layers, 48);
+  EXPECT_EQ(m.hidden_size, 5120);
+  EXPECT_EQ(m.num_query_groups, 8);
+  EXPECT_EQ(m.head_dim(), 128);
+  EXPECT_EQ(m.activation, Activation::kSwiglu);
+  EXPECT_FALSE(m.tied_embeddings);  // from the top level, beside text_config
+  EXPECT_EQ(m.num_experts, 128);
+  EXPECT_EQ(m.moe_top_k, 1);
+  EXPECT_EQ(m.ffn_hidden_size, 16384);
+  EXPECT_EQ(m.expert_ffn_size(), 8192);
+  EXPECT_EQ(m.moe_shared_expert_ffn_size, 8192);
+  EXPECT_EQ(m.moe_layer_step, 2);
+  EXPECT_FALSE(m.IsMoeLayer(0));
+  EXPECT_TRUE(m.IsMoeLayer(1));
+  EXPECT_TRUE(m.IsMoeLayer(47));
+  EXPECT_EQ(m.num_moe_layers(), 24);
+  absl::StatusOr<TransformerConfig> p = ModelCatalog::Default().Find("llama4-maverick-400b");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(CountParameters(m).Total(m.num_layers), CountParameters(*p).Total(p->num_layers));
+}
+
+// Qwen-MoE's decoder_sparse_step has the same convention as Llama 4's step.
+TEST(HfConfigTest, DecoderSparseStepInterleaves) {
+  absl::StatusOr<TransformerConfig> c = ParseHfConfig(
+      R"({"hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+          "intermediate_size": 256, "moe_intermediate_size": 32, "vocab_size": 128,
+          "max_position_embeddings": 64, "hidden_act": "silu", "model_type": "qwen2_moe",
+          "rms_norm_eps": 1e-6, "num_experts": 8, "num_experts_per_tok": 2,
+          "decoder_sparse_step": 2, "mlp_only_layers": []})",
+      "q");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->moe_layer_step, 2);
+  EXPECT_EQ(c->num_moe_layers(), 2);
+  EXPECT_TRUE(c->IsMoeLayer(3));
+  EXPECT_FALSE(c->IsMoeLayer(2));
 }
 
 // Non-gated families: GeLU-shaped MLP, LayerNorm without rms_norm_eps, and

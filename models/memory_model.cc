@@ -94,10 +94,11 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
   return scale * units * sbh;
 }
 
-// Mean over the layers (dense-first layers differ from the MoE ones).
+// Mean over the layers (an MoE model's dense layers, TransformerConfig::
+// IsMoeLayer, differ from the MoE ones).
 double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   const double moe = LayerActivationBytes(c, s, c.num_experts > 0);
-  const int dense = c.num_experts > 0 ? c.moe_first_dense_layers : 0;
+  const int dense = c.num_experts > 0 ? c.num_dense_layers() : 0;
   if (dense == 0) return moe;
   return ((c.num_layers - dense) * moe + dense * LayerActivationBytes(c, s, false)) / c.num_layers;
 }

@@ -62,6 +62,7 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.moe_ffn_hidden_size = p.moe_ffn_hidden_size();
   c.moe_shared_expert_ffn_size = p.moe_shared_expert_ffn_size();
   c.moe_first_dense_layers = p.moe_first_dense_layers();
+  c.moe_layer_step = p.moe_layer_step();
   c.moe_expert_load_cv = p.moe_expert_load_cv();
   c.q_lora_rank = p.q_lora_rank();
   c.kv_lora_rank = p.kv_lora_rank();
@@ -90,6 +91,7 @@ absl::Status ValidateArchitectureExtensions(const TransformerConfig& c) {
                               {"moe_ffn_hidden_size", c.moe_ffn_hidden_size},
                               {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size},
                               {"moe_first_dense_layers", c.moe_first_dense_layers},
+                              {"moe_layer_step", c.moe_layer_step},
                               {"q_lora_rank", c.q_lora_rank},
                               {"kv_lora_rank", c.kv_lora_rank},
                               {"qk_nope_head_dim", c.qk_nope_head_dim},
@@ -107,7 +109,8 @@ absl::Status ValidateArchitectureExtensions(const TransformerConfig& c) {
     for (auto [field, value] :
          {std::pair<absl::string_view, int>{"moe_ffn_hidden_size", c.moe_ffn_hidden_size},
           {"moe_shared_expert_ffn_size", c.moe_shared_expert_ffn_size},
-          {"moe_first_dense_layers", c.moe_first_dense_layers}}) {
+          {"moe_first_dense_layers", c.moe_first_dense_layers},
+          {"moe_layer_step", c.moe_layer_step > 1 ? c.moe_layer_step : 0}}) {
       if (value != 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("model.", field, "=", value,
@@ -120,6 +123,13 @@ absl::Status ValidateArchitectureExtensions(const TransformerConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model.moe_first_dense_layers=", c.moe_first_dense_layers,
         " must be below model.num_layers=", c.num_layers, " so that some layer has experts"));
+  }
+  if (c.num_experts > 0 && c.num_moe_layers() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.moe_layer_step=", c.moe_layer_step, " leaves no layer with experts (layer i has "
+        "them when (i + 1) % step == 0, from model.moe_first_dense_layers=",
+        c.moe_first_dense_layers, " on, of model.num_layers=", c.num_layers,
+        "); use a smaller step (Llama 4 Maverick: 2)"));
   }
   const bool any_mla =
       c.q_lora_rank > 0 || c.qk_nope_head_dim > 0 || c.qk_rope_head_dim > 0 || c.v_head_dim > 0;
@@ -325,7 +335,7 @@ ParameterCounts CountParameters(const TransformerConfig& c) {
   p.per_layer = common + experts * (mlp_one + mlp_bias(fe)) + router + shared;
   p.expert_per_layer = c.num_experts > 0 ? experts * (mlp_one + mlp_bias(fe)) : 0.0;
   p.linear_per_layer = attention + experts * mlp_one + shared_linear;
-  if (const int dense = c.moe_first_dense_layers; dense > 0) {
+  if (const int dense = c.num_experts > 0 ? c.num_dense_layers() : 0; dense > 0) {
     const double L = c.num_layers, moe = L - dense;
     p.per_layer = (moe * p.per_layer + dense * (common + mlp(f) + mlp_bias(f))) / L;
     p.expert_per_layer = moe * p.expert_per_layer / L;

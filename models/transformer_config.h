@@ -94,6 +94,17 @@ struct TransformerConfig {
   // MoE: the first layers are dense, with an MLP of ffn_hidden_size
   // (DeepSeek first_k_dense_replace = 3); 0 = every layer is MoE.
   int moe_first_dense_layers = 0;
+  // MoE: dense and MoE layers interleave, Hugging Face's
+  // interleave_moe_layer_step (Llama 4) and decoder_sparse_step (Qwen-MoE):
+  // layer i (from 0) has experts when (i + 1) % moe_layer_step == 0, so 2
+  // makes layers 1, 3, 5, ... MoE and the others dense (an MLP of
+  // ffn_hidden_size). Megatron-Core writes that as the list
+  // moe_layer_freq = [0, 1] * (L / 2) (NeMo's Llama4Experts128Config); its
+  // integer form N puts experts on layers i % N == 0 instead
+  // (megatron/core/models/gpt/gpt_layer_specs.py get_gpt_decoder_block_spec,
+  // NVIDIA/Megatron-LM @efbfb5f05e). 0 or 1 = every layer (after the
+  // dense-first ones).
+  int moe_layer_step = 0;
   // MoE: the router's skew, as the coefficient of variation (std / mean) of
   // the routed rows the experts of one layer receive in one iteration; 0 =
   // uniform routing. Serving's expert-parallel cost waits for the busiest
@@ -126,8 +137,23 @@ struct TransformerConfig {
   int expert_ffn_size() const {
     return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden_size;
   }
+  // Whether layer `layer` (0 .. num_layers - 1) has a mixture-of-experts MLP:
+  // never for a dense model; else not the dense-first layers, and with
+  // moe_layer_step > 1 only every moe_layer_step-th layer. The one place that
+  // decides it: parameters, FLOPs, memory, the step's layer ops and serving
+  // all ask here.
+  bool IsMoeLayer(int layer) const {
+    if (num_experts <= 0 || layer < moe_first_dense_layers) return false;
+    return moe_layer_step <= 1 || (layer + 1) % moe_layer_step == 0;
+  }
   // Layers with a mixture-of-experts MLP (0 for a dense model).
-  int num_moe_layers() const { return num_experts > 0 ? num_layers - moe_first_dense_layers : 0; }
+  int num_moe_layers() const {
+    int n = 0;
+    for (int l = 0; l < num_layers; ++l) n += IsMoeLayer(l) ? 1 : 0;
+    return n;
+  }
+  // Layers with a dense MLP of ffn_hidden_size.
+  int num_dense_layers() const { return num_layers - num_moe_layers(); }
 };
 
 // OK, or InvalidArgument naming the first bad field and a fix, e.g.
@@ -155,12 +181,13 @@ class ModelCatalog {
 // × experts, + router h·E for MoE) + norms (4h LayerNorm, 2h RMSNorm)
 // + biases ((a+2g)·d + h + f·(2 gated, else 1) + h) when add_bias_linear.
 // MoE layers use the expert FFN size for the E routed experts and add the
-// shared experts' MLP (3·h·f_shared gated); dense-first layers have the dense
+// shared experts' MLP (3·h·f_shared gated); dense layers of an MoE model
+// (dense-first or interleaved, TransformerConfig::IsMoeLayer) have the dense
 // MLP and no router. MLA replaces QKV by h·q_lora + q_lora·a·(nope + rope)
 // (or h·a·(nope + rope) without q_lora) + h·(kv_lora + rope)
 // + kv_lora·a·(nope + v), the output projection by a·v·h, and adds the
-// q_lora and kv_lora RMSNorms. With dense-first layers the per-layer figures
-// are means over all layers, so Total() is exact.
+// q_lora and kv_lora RMSNorms. With dense layers in an MoE model the
+// per-layer figures are means over all layers, so Total() is exact.
 struct ParameterCounts {
   double embedding = 0;   // V·h word embeddings + s·h learned positions
   double per_layer = 0;   // one transformer layer (mean over layers)

@@ -279,17 +279,19 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   Embedding(d, &w);
   w.layer_forward = LayerForward(d);
   w.layer_backward = LayerBackward(d, w.layer_forward, s);
-  if (c.num_experts > 0 && c.moe_first_dense_layers > 0) {
+  if (c.num_experts > 0 && c.num_dense_layers() > 0) {
     TransformerConfig dense = c;
     dense.num_experts = 0;
     dense.moe_top_k = 0;
     dense.moe_ffn_hidden_size = 0;
     dense.moe_shared_expert_ffn_size = 0;
     dense.moe_first_dense_layers = 0;
+    dense.moe_layer_step = 0;
     ShardSpec dense_shard = s;
     dense_shard.expert_parallel = 1;
     const Dims dd = MakeDims(dense, dense_shard);
-    w.first_dense_layers = c.moe_first_dense_layers;
+    w.dense_layers.resize(c.num_layers);
+    for (int l = 0; l < c.num_layers; ++l) w.dense_layers[l] = !c.IsMoeLayer(l);
     w.dense_layer_forward = LayerForward(dd);
     w.dense_layer_backward = LayerBackward(dd, w.dense_layer_forward, dense_shard);
   }

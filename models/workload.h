@@ -261,16 +261,20 @@ struct Workload {
   std::vector<Op> mtp_forward, mtp_backward;
   // context_parallel > 1: how attention_fwd / attention_bwd run as a ring.
   std::optional<ContextRing> context_ring;
-  // MoE models with dense-first layers (TransformerConfig.moe_first_dense_layers):
-  // layers [0, first_dense_layers) run these lists (a dense MLP of
-  // ffn_hidden_size), the others layer_forward / layer_backward.
-  int first_dense_layers = 0;
+  // MoE models with dense layers (dense-first or interleaved,
+  // TransformerConfig::IsMoeLayer): dense_layers[l] is true for each layer l
+  // that runs these lists (a dense MLP of ffn_hidden_size); the others run
+  // layer_forward / layer_backward. Empty when every layer runs those.
+  std::vector<bool> dense_layers;
   std::vector<Op> dense_layer_forward, dense_layer_backward;
+  bool IsDenseLayer(int layer) const {
+    return layer >= 0 && layer < static_cast<int>(dense_layers.size()) && dense_layers[layer];
+  }
   const std::vector<Op>& LayerForwardOps(int layer) const {
-    return layer < first_dense_layers ? dense_layer_forward : layer_forward;
+    return IsDenseLayer(layer) ? dense_layer_forward : layer_forward;
   }
   const std::vector<Op>& LayerBackwardOps(int layer) const {
-    return layer < first_dense_layers ? dense_layer_backward : layer_backward;
+    return IsDenseLayer(layer) ? dense_layer_backward : layer_backward;
   }
 };
 

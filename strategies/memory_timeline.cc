@@ -33,11 +33,14 @@ ActivationSizes ActivationSizesOf(const models::MemoryInputs& in) {
   more.model.num_layers = layers + 1;
   ActivationSizes s;
   s.per_layer = Activations(more) - all;
-  if (const int dense = in.model.moe_first_dense_layers; dense > 0 && in.model.num_experts > 0) {
-    // Dense-first layers make the per-layer figure a mean over the layers:
-    // doubling both counts keeps the mean, and the difference is L layers of it.
+  if (const int dense = in.model.num_dense_layers(); dense > 0 && in.model.num_experts > 0) {
+    // Dense layers in an MoE model make the per-layer figure a mean over the
+    // layers, which depends only on how many are dense: twice the layers with
+    // twice the dense ones (dense-first) keep the mean, and the difference is
+    // L layers of it.
     more.model.num_layers = 2 * layers;
     more.model.moe_first_dense_layers = 2 * dense;
+    more.model.moe_layer_step = 0;
     s.per_layer = (Activations(more) - all) / layers;
   }
   const int64_t extras = all - layers * s.per_layer;

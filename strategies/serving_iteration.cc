@@ -276,7 +276,8 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
   t.rank_tokens = rank_tokens;
   Part part;
   const models::TransformerConfig& m = spec_.replica.model;
-  const int dense = m.num_experts > 0 ? m.moe_first_dense_layers : 0;
+  // The MoE layers, then the dense ones (TransformerConfig::IsMoeLayer).
+  const int dense = m.num_experts > 0 ? m.num_dense_layers() : 0;
   absl::Status s = Add(LayerOps(t), t, m.num_layers - dense, &part);
   if (s.ok() && dense > 0) s = Add(LayerOps(t, /*moe=*/false), t, dense, &part);
   if (s.ok()) s = Add(IterationOps(t), t, 1, &part);

@@ -165,6 +165,30 @@ TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
   EXPECT_GT(model.Cost(t).time, sim::Duration::Zero());
 }
 
+// Llama 4 Maverick: layers 1, 3, ..., 47 run the 128 experts (ffn 8192) and
+// the shared expert, the other 24 the dense MLP of 16384; the iteration costs
+// 24 of each, as a model with its 24 dense layers first does, and not what a
+// model of 48 MoE layers costs.
+TEST_F(ServingMoeTest, InterleavedMoeLayers) {
+  ServingCostModel model = Model("llama4-maverick-400b", 8);
+  const IterationTotals t = Decode(16, 1000);
+  EXPECT_EQ(FindOp(model.LayerOps(t), "expert_gate_up_gemm")->n, 2 * 8192 / 8);
+  EXPECT_EQ(FindOp(model.LayerOps(t), "shared_gate_up_gemm")->n, 2 * 8192 / 8);
+  EXPECT_EQ(FindOp(model.LayerOps(t, /*moe=*/false), "gate_up_gemm")->n, 2 * 16384 / 8);
+  auto cost = [&](int step, int first_dense) {
+    ServingModelSpec spec = Spec("llama4-maverick-400b", 8);
+    spec.replica.model.moe_layer_step = step;
+    spec.replica.model.moe_first_dense_layers = first_dense;
+    absl::StatusOr<ServingCostModel> m = ServingCostModel::Create(spec, *kernels_, *network_);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m->Cost(t);
+  };
+  const IterationCost interleaved = model.Cost(t);
+  EXPECT_EQ(interleaved.time, cost(0, 24).time);
+  EXPECT_DOUBLE_EQ(interleaved.flops, cost(0, 24).flops);
+  EXPECT_LT(interleaved.time, cost(1, 0).time);  // all MoE reads 24 more layers of experts
+}
+
 // Qwen3: head_dim 128 with hidden/heads = 64: QKV and o_proj sized by it.
 TEST_F(ServingMoeTest, ExplicitHeadDim) {
   ServingCostModel model = Model("qwen3-235b-a22b", 4);

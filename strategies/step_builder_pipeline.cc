@@ -67,7 +67,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
         CLUSTERSIM_RETURN_IF_ERROR(
             whole
                 ? AddOps(w.LayerBackwardOps(l), ctx, l)
-                : AddOps(l < w.first_dense_layers ? dense_input_grad_ : layer_input_grad_, ctx, l));
+                : AddOps(w.IsDenseLayer(l) ? dense_input_grad_ : layer_input_grad_, ctx, l));
         if (whole && final_mb) MarkGradDone(gpus, l + 1);
         if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
       }
@@ -88,7 +88,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       }
       for (int l = end_layer - 1; l >= first_layer; --l) {
         CLUSTERSIM_RETURN_IF_ERROR(
-            AddOps(l < w.first_dense_layers ? dense_weight_grad_ : layer_weight_grad_, ctx, l));
+            AddOps(w.IsDenseLayer(l) ? dense_weight_grad_ : layer_weight_grad_, ctx, l));
         if (final_mb) MarkGradDone(gpus, l + 1);
         if (zero3_) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
       }

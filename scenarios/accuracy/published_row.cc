@@ -249,7 +249,6 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   }
   if (!t.Get(row, "cp").empty()) p->set_context_parallel_size(cp);
   if (!ParallelSize(t, *batch_row, "vp", &vp, &v.reason)) return v;
-  if (vp > 1) p->set_virtual_pipeline_model_parallel_size(vp);
   if (!layers_stated && !preset.empty()) {
     layers = models::ModelCatalog::Default().Find(preset)->num_layers;
   }
@@ -261,6 +260,8 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     v.reason = recipe.missing;
     return v;
   }
+  if (recipe.virtual_pipeline > 0) vp = recipe.virtual_pipeline;
+  if (vp > 1) p->set_virtual_pipeline_model_parallel_size(vp);
   for (const int chunk_layers : recipe.layout) p->add_pipeline_layout(chunk_layers);
   if (recipe.mtp_num_layers > 0) s.mutable_model()->set_mtp_num_layers(recipe.mtp_num_layers);
   if (!recipe.text.empty()) absl::StrAppend(&assumptions, recipe.text, "; ");

@@ -172,6 +172,16 @@ void CountEmbeddingAndLoss(int layers, int chunks, RecipeParallelism& r) {
 //   does not model: its all-to-all dispatcher stays dropless.
 // - Llama 3.1 405B (llama3.1, NeMo 6f2c6fdaff): recipes/llama31_405b.py's
 //   trainer() sets account_for_embedding_ and account_for_loss_in_pipeline_split.
+// - Llama 4 Maverick (llama4, NeMo 7a8f1cc7bc): launch.sh runs
+//   scripts/performance/llm/pretrain_llama4_e128.py with VP=1 on H100 (the
+//   README's table lists VP 12 there, which Megatron cannot interleave
+//   without a pipeline) and VP=12 on GB200; no recompute flag, and
+//   recommended_model_configs/model_configs_{gb200,h100}.csv give
+//   recompute_layers 0 and no recompute_modules; the model
+//   (gpt/model/llama.py Llama4Config) dispatches tokens all-to-all
+//   (moe_token_dispatcher_type "alltoall"); recipes/llama4_e128.py's
+//   MegatronTokenDropCallback caps each expert at capacity 1.0 with padding,
+//   which is the balanced top-1 load the simulator costs.
 void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std::string& notes,
                     int layers, int pp, int vp, RecipeParallelism& r) {
   auto append = [&r](const std::string& text) {
@@ -199,6 +209,14 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
     return;
   }
   if (preset == "llama3.1-405b" && chunks >= 2) CountEmbeddingAndLoss(layers, chunks, r);
+  if (preset == "llama4-maverick-400b") {
+    if (pp == 1 && vp > 1) {
+      r.virtual_pipeline = 1;
+      append("no interleaving (dgxc-benchmarking 25.05 llama4 launch.sh: VP=1 on H100)");
+    }
+    append("all-to-all token dispatch and no recompute (NeMo's llama4_e128 performance recipe); "
+           "its token drop at capacity 1.0 equals the balanced load");
+  }
 }
 
 }  // namespace

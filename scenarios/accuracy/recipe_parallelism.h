@@ -41,7 +41,9 @@
 // first/last stages take 64/pp - 1 and 64/pp - 2 layers, with one
 // multi-token-prediction module and the launcher's selective recompute
 // module (mla_up_proj on H100, core_attn on GB200); Llama 3.1 405B counts
-// the embedding and the loss as layers, as above.
+// the embedding and the loss as layers, as above; Llama 4 Maverick
+// (llama4_e128) dispatches all-to-all, recomputes nothing, and on H100
+// (pp 1) runs without interleaving (launch.sh VP=1; the README's VP 12).
 // Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
 // dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //
@@ -59,6 +61,9 @@ namespace clustersim::scenarios {
 
 struct RecipeParallelism {
   std::vector<int> layout;         // layers per model chunk; empty: none stated
+  // Virtual pipeline size the recipe runs where it differs from the row's
+  // table (the launcher's own setting); 0: the row's.
+  int virtual_pipeline = 0;
   int expert_tensor_parallel = 0;  // 0: unstated (the experts follow tp)
   int mtp_num_layers = 0;          // multi-token-prediction modules trained
   std::string moe_dispatcher;      // parallelism.moe_token_dispatcher; "": unstated

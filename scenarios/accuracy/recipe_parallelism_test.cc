@@ -103,6 +103,26 @@ TEST(RecipeParallelismTest, NeMo2504ScriptsSplitDeepSeekAnd405B) {
   EXPECT_TRUE(ForRecipe(kDgxc, "", "llama3-70b", "h100-sxm5-80gb", 80, 4, 5).layout.empty());
 }
 
+// Llama 4 Maverick (pretrain_llama4_e128.py): launch.sh's VP=1 on H100 (pp 1)
+// replaces the README's VP 12; GB200 keeps pp 2 x vp 12 and its even split;
+// the stated ETP1 folds the experts.
+TEST(RecipeParallelismTest, NeMo2504Llama4RunsH100WithoutInterleaving) {
+  constexpr const char* kDgxc = "nemo-25.04 (dgxc-benchmarking 25.05 release)";
+  const RecipeParallelism h100 = ForRecipe(kDgxc, "TP4 PP1 CP1 EP128 ETP4 DP128 VP12",
+                                           "llama4-maverick-400b", "h100-sxm5-80gb", 48, 1, 12, 128);
+  EXPECT_EQ(h100.virtual_pipeline, 1);
+  EXPECT_EQ(h100.expert_tensor_parallel, 0);  // ETP4 = tp
+  EXPECT_TRUE(h100.layout.empty());
+  EXPECT_TRUE(h100.recompute_modules.empty());
+  EXPECT_THAT(h100.text, HasSubstr("VP=1 on H100"));
+  const RecipeParallelism gb = ForRecipe(kDgxc, "TP1 PP2 CP1 EP64 ETP1 VP12",
+                                         "llama4-maverick-400b", "gb200-186gb", 48, 2, 12, 64);
+  EXPECT_EQ(gb.virtual_pipeline, 0);
+  EXPECT_EQ(gb.expert_tensor_parallel, 1);
+  EXPECT_TRUE(gb.layout.empty());
+  EXPECT_THAT(gb.text, HasSubstr("all-to-all token dispatch and no recompute"));
+}
+
 TEST(RecipeParallelismTest, GB200JobsGetTheLaunchersSegments) {
   EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 256), 64);  // 64 trays: segment 16
   EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 128), 64);

@@ -54,6 +54,7 @@ TEST(RowMappingTest, ModelNamesFindTheirPresets) {
   EXPECT_EQ(PresetFor("Qwen3 MoE 30B"), "qwen3-30b-a3b");
   EXPECT_EQ(PresetFor("GPT-OSS 120B"), "gpt-oss-120b");
   EXPECT_EQ(PresetFor("GPT-OSS 20B"), "gpt-oss-20b");
+  EXPECT_EQ(PresetFor("Llama 4 Maverick 400B (MoE 128 experts)"), "llama4-maverick-400b");
   EXPECT_EQ(PresetFor("Kimi K2"), "");
   EXPECT_EQ(PresetFor("MPT-7B"), "");
   EXPECT_EQ(PresetFor("GPT 1.7B"), "");
@@ -67,6 +68,7 @@ TEST(RowMappingTest, MixturesOfExpertsWithoutAPresetAreNamed) {
   EXPECT_NE(UnsupportedArchitecture("Some model", "128 experts top-8", ""), "");
   EXPECT_EQ(UnsupportedArchitecture("Llama 3 70B", "", ""), "");
   EXPECT_EQ(UnsupportedArchitecture("Mixtral 8x7B", "", "8"), "");  // a preset
+  EXPECT_EQ(UnsupportedArchitecture("Llama 4 Maverick 400B (MoE 128 experts)", "", "64"), "");
 }
 
 TEST(RowMappingTest, CompileIsReadFromTheRowsText) {

@@ -101,6 +101,7 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
     out->moe_shared_expert_ffn_size = in.moe_shared_expert_ffn_size();
   }
   if (in.has_moe_first_dense_layers()) out->moe_first_dense_layers = in.moe_first_dense_layers();
+  if (in.has_moe_layer_step()) out->moe_layer_step = in.moe_layer_step();
   if (in.has_q_lora_rank()) out->q_lora_rank = in.q_lora_rank();
   if (in.has_kv_lora_rank()) out->kv_lora_rank = in.kv_lora_rank();
   if (in.has_qk_nope_head_dim()) out->qk_nope_head_dim = in.qk_nope_head_dim();
@@ -132,6 +133,7 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
     out->set_moe_shared_expert_ffn_size(m.moe_shared_expert_ffn_size);
   }
   if (m.moe_first_dense_layers > 0) out->set_moe_first_dense_layers(m.moe_first_dense_layers);
+  if (m.moe_layer_step > 1) out->set_moe_layer_step(m.moe_layer_step);
   if (m.mtp_num_layers > 0) out->set_mtp_num_layers(m.mtp_num_layers);
   if (m.moe_expert_load_cv > 0) out->set_moe_expert_load_cv(m.moe_expert_load_cv);
   if (m.mla()) {

@@ -92,6 +92,22 @@ TEST(ResolveModelTest, ArchitectureFields) {
   dense.set_moe_first_dense_layers(2);
   EXPECT_THAT(ResolveModel(dense, &m).message(), HasSubstr("model.moe_first_dense_layers=2"));
 
+  // Llama 4 Maverick's interleaved MoE layers are echoed; overriding the step
+  // to 1 makes every layer MoE.
+  config::ModelConfig maverick;
+  maverick.set_preset("llama4-maverick-400b");
+  ASSERT_TRUE(ResolveModel(maverick, &m).ok());
+  EXPECT_EQ(m.num_moe_layers(), 24);
+  config::ModelConfig interleaved;
+  EchoModel(m, &interleaved);
+  EXPECT_EQ(interleaved.moe_layer_step(), 2);
+  EXPECT_FALSE(plain.has_moe_layer_step());
+  maverick.set_moe_layer_step(1);
+  ASSERT_TRUE(ResolveModel(maverick, &m).ok());
+  EXPECT_EQ(m.num_moe_layers(), 48);
+  maverick.set_moe_layer_step(-2);
+  EXPECT_THAT(ResolveModel(maverick, &m).message(), HasSubstr("model.moe_layer_step must be >= 0"));
+
   config::ModelConfig latent;
   latent.set_preset("deepseek-v3-671b");
   latent.set_v_head_dim(0);
