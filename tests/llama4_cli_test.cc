@@ -1,39 +1,18 @@
 // Llama 4 Maverick (interleaved dense and mixture-of-experts layers) through
 // the binary: served from its preset, trained from its preset and from its
 // Hugging Face config.json, the two giving the same step.
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "gtest/gtest.h"
-#include "tests/slurp.h"
+#include "tests/cli_testing.h"
 
 namespace clustersim {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Llama4CliTest = CliTest;
 
-Outcome RunClustersim(const std::string& args) {
-  const std::string bin = std::string(std::getenv("CLUSTERSIM_BINARY_DIR")) + "/cli/clustersim";
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("clustersim_llama4_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cmd = "timeout 120 " + bin + " " + args + " >" + (dir / "out").string() +
-                          " 2>" + (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  Outcome o{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir / "out"), Slurp(dir / "err")};
-  std::filesystem::remove_all(dir);
-  return o;
-}
-
-TEST(Llama4CliTest, ServesMaverickFromItsPreset) {
-  const Outcome o = RunClustersim(
+TEST_F(Llama4CliTest, ServesMaverickFromItsPreset) {
+  const Outcome o = Run(
       "serve --model llama4-maverick-400b --gpu h200-sxm-141gb --tp 8 --weight-dtype fp8 "
       "--kv-cache-dtype fp8 --num-requests 32 --request-rate 4 --no-curve");
   ASSERT_EQ(o.code, 0) << o.err;
@@ -41,16 +20,15 @@ TEST(Llama4CliTest, ServesMaverickFromItsPreset) {
   EXPECT_NE(o.out.find("TPOT p50/p90/p99"), std::string::npos) << o.out;
 }
 
-TEST(Llama4CliTest, TrainsTheSameFromThePresetAndTheHuggingFaceConfig) {
+TEST_F(Llama4CliTest, TrainsTheSameFromThePresetAndTheHuggingFaceConfig) {
   const std::string shard =
       " --gpu h100-sxm5-80gb --num-gpus 512 --tensor-model-parallel-size 4 --sequence-parallel "
       "--expert-model-parallel-size 128 --micro-batch-size 1 --global-batch-size 1024 "
       "--use-distributed-optimizer --format json";
-  const Outcome preset = RunClustersim("run --model llama4-maverick-400b" + shard);
+  const Outcome preset = Run("run --model llama4-maverick-400b" + shard);
   ASSERT_EQ(preset.code, 0) << preset.err;
-  const std::string config = std::string(std::getenv("CLUSTERSIM_SOURCE_DIR")) +
-                             "/models/testdata/Llama-4-Maverick-17B-128E.config.json";
-  const Outcome hf = RunClustersim("run --model-config " + config + " --seq-length 8192" + shard);
+  const std::string config = src_ + "/models/testdata/Llama-4-Maverick-17B-128E.config.json";
+  const Outcome hf = Run("run --model-config " + config + " --seq-length 8192" + shard);
   ASSERT_EQ(hf.code, 0) << hf.err;
   auto step = [](const std::string& json) {
     const size_t at = json.find("\"step_time_s\": ");
