@@ -32,8 +32,12 @@ scenarios::ValidationRow Row(const std::string& id, bool supported) {
   return r;
 }
 
+RowScenario Training(const scenarios::ValidationRow& r) {
+  return TrainingRowScenarios({r}).at(0);
+}
+
 TEST(RowScenariosTest, HeaderCarriesTheRowAndHowToRerunIt) {
-  const std::string text = RowScenarioText("rows/A-1.textproto", "t.csv", Row("A-1", true));
+  const std::string text = RowScenarioText("rows/A-1.textproto", "t.csv", Training(Row("A-1", true)));
   EXPECT_NE(text.find("# Validation row A-1 (source SRC) of t.csv."), std::string::npos) << text;
   EXPECT_NE(text.find("# measured iteration_time_s = 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# predicted 1.8 (-10.0%)"), std::string::npos) << text;
@@ -44,7 +48,7 @@ TEST(RowScenariosTest, HeaderCarriesTheRowAndHowToRerunIt) {
 }
 
 TEST(RowScenariosTest, AMultiLineReasonStaysInsideTheComment) {
-  const std::string text = RowScenarioText("p", "t.csv", Row("A-2", false));
+  const std::string text = RowScenarioText("p", "t.csv", Training(Row("A-2", false)));
   EXPECT_NE(text.find("# not run: needs a layout\n#   for pp 8\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("# predicted"), std::string::npos);
 }
@@ -55,12 +59,35 @@ TEST(RowScenariosTest, WritesOneFilePerRowWithAScenarioUnderASafeName) {
   scenarios::ValidationRow none = Row("B", true);
   none.scenario.clear();  // a row that never got a scenario
   absl::StatusOr<int> n = WriteRowScenarios((dir / "nested").string(), "t.csv",
-                                            {Row("a/b c", true), none});
+                                            TrainingRowScenarios({Row("a/b c", true), none}));
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(*n, 1);
   EXPECT_TRUE(std::filesystem::exists(dir / "nested" / "a_b_c.textproto"));
   EXPECT_FALSE(std::filesystem::exists(dir / "nested" / "B.textproto"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(RowScenariosTest, AServingRowRerunsWithServeAndKeepsItsAssumptions) {
+  scenarios::InferenceValidationRow r;
+  r.run.id = "S-1";
+  r.run.source = "SRV";
+  r.run.metric = "ttft_ms";
+  r.run.measured = 20;
+  r.run.assumptions = {"fp8 cache", "tp 2 inferred"};
+  r.run.scenario.emplace();
+  r.run.scenario->set_name("s");
+  r.predicted = 15;
+  r.error_pct = -25;
+  const std::string text =
+      RowScenarioText("rows/S-1.textproto", "serve.csv", ServingRowScenarios({r}).at(0));
+  EXPECT_NE(text.find("# predicted 15 (-25.0%): read off the result of `clustersim serve"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# assumptions: fp8 cache; tp 2 inferred\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# rerun: clustersim serve rows/S-1.textproto --no-curve\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("name: \"s\""), std::string::npos) << text;
 }
 
 TEST(RowScenariosTest, AFileWhereTheDirectoryShouldBeIsRefusedByFlagName) {

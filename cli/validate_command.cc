@@ -178,8 +178,8 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
       "format", po::value(&format)->default_value("text"),
       "text | json (one object per table row: measured, predicted, error_pct or not_run)")(
       "write-scenarios", po::value(&scenario_dir),
-      "training tables: write each row's scenario to DIR/<id>.textproto (rerun it with "
-      "clustersim run)")(
+      "write each row's scenario to DIR/<id>.textproto (rerun it with clustersim run, or "
+      "clustersim serve for a serving table)")(
       "help,h", po::bool_switch(&help), "show this help");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&files));
@@ -244,10 +244,6 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
     absl::StatusOr<sim::CsvTable> table = sim::ParseCsv(*text, f);
     if (!table.ok()) return table.status();
     if (scenarios::IsInferenceRunsTable(*table)) {
-      if (!scenario_dir.empty()) {
-        *io.err << "clustersim: " << f
-                << " is a serving table; --write-scenarios writes training rows only\n";
-      }
       // Serving rows: every row with its setup and prediction or reason.
       absl::StatusOr<scenarios::InferenceValidationReport> inference =
           scenarios::ValidateInferenceTable(
@@ -257,6 +253,13 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
                .host_us = serving_host,
                .decode_attention_flops_per_sm_cycle = decode_attention});
       if (!inference.ok()) return inference.status();
+      if (!scenario_dir.empty()) {
+        absl::StatusOr<int> written =
+            WriteRowScenarios(scenario_dir, f, ServingRowScenarios(inference->rows));
+        if (!written.ok()) return written.status();
+        *io.err << "clustersim: wrote " << *written << " row scenarios to " << scenario_dir
+                << "\n";
+      }
       for (const scenarios::InferenceValidationRow& r : inference->rows) {
         if (!json) break;
         JsonRow row;
@@ -289,7 +292,8 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
                                   .cancel = io.control != nullptr ? &io.control->cancel : nullptr});
     if (!report.ok()) return report.status();
     if (!scenario_dir.empty()) {
-      absl::StatusOr<int> written = WriteRowScenarios(scenario_dir, f, report->rows);
+      absl::StatusOr<int> written =
+          WriteRowScenarios(scenario_dir, f, TrainingRowScenarios(report->rows));
       if (!written.ok()) return written.status();
       *io.err << "clustersim: wrote " << *written << " row scenarios to " << scenario_dir
               << "\n";

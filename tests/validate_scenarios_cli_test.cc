@@ -1,5 +1,6 @@
-// `clustersim validate --write-scenarios DIR`: each row's file, run by
-// `clustersim run`, gives the step time the validation predicted for it; bad
+// `clustersim validate --write-scenarios DIR`: each training row's file, run
+// by `clustersim run`, gives the step time the validation predicted for it,
+// and each serving row's, served by `clustersim serve`, its throughput; bad
 // uses of the flag exit 2 naming it.
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,35 @@ TEST_F(ValidateScenariosTest, EveryWrittenRowRerunsToItsPredictedStepTime) {
     ++checked;
   }
   EXPECT_GE(checked, 10) << v.out;
+}
+
+TEST_F(ValidateScenariosTest, EveryWrittenServingRowServesToItsPredictedThroughput) {
+  const std::filesystem::path rows = dir_ / "serving";
+  Outcome v = Run("validate " + src_ +
+                  "/tests/validation/inference-runs.csv --stride 2 --format json "
+                  "--write-scenarios " + rows.string());
+  ASSERT_EQ(v.code, 0) << v.err;
+  // Rows whose metric is a field of the serve result as it is.
+  const std::regex row(
+      R"re("id": "([^"]+)", "source": "[^"]*", "metric": "(output_tokens_per_s_per_gpu|output_tokens_per_s_total)", "measured": [^,]+, "predicted": ([0-9.eE+-]+))re");
+  int checked = 0;
+  for (std::sregex_iterator it(v.out.begin(), v.out.end(), row), end; it != end; ++it) {
+    const std::string id = (*it)[1];
+    const std::string key =
+        (*it)[2] == "output_tokens_per_s_total" ? "output_tokens_per_s" : std::string((*it)[2]);
+    const double predicted = std::stod((*it)[3]);
+    const std::filesystem::path file = rows / (id + ".textproto");
+    ASSERT_TRUE(std::filesystem::exists(file)) << id;
+    EXPECT_NE(Slurp(file).find("# rerun: clustersim serve "), std::string::npos) << id;
+    Outcome r = Run("serve " + file.string() + " --no-curve --format json");
+    ASSERT_EQ(r.code, 0) << id << ": " << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\"" + key + R"(": ([0-9.eE+-]+))")))
+        << r.out;
+    EXPECT_NEAR(std::stod(m[1]), predicted, 1e-9 * predicted) << id;
+    ++checked;
+  }
+  EXPECT_GE(checked, 3) << v.out;
 }
 
 TEST_F(ValidateScenariosTest, AFileInPlaceOfTheDirectoryExitsTwo) {
