@@ -18,7 +18,7 @@ namespace {
 struct Values {
   std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
       dispatcher, tier, model_config, finetune, attention, framework, price_source, failure_profile,
-      storage, checkpoint_mode;
+      storage, checkpoint_mode, recompute_method;
   std::optional<double> checkpoint_interval;
   std::optional<double> straggler_fraction, straggler_throughput, throughput_spread;
   std::optional<double> power_cap;
@@ -26,7 +26,7 @@ struct Values {
   std::optional<uint64_t> seed;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, etp, vp, mbs, gbs, first_layers,
-      last_layers;
+      last_layers, recompute_layers;
   std::optional<double> price, purchase, amortisation, utilisation, pue, kwh, hosting, tokens;
   std::optional<int64_t> steps;
 };
@@ -107,6 +107,11 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "recompute-granularity", &v.recompute,
       "none|selective|full, selective+mlp_up (also replays the MLP's input projection) or "
       "selective+op (torchtitan's per-op policy)");
+  Opt(strategy, "recompute-method", &v.recompute_method,
+      "with full recompute: uniform (default; checkpoints every --recompute-num-layers layers) "
+      "or block (replays only the first --recompute-num-layers layers of each model chunk)");
+  Opt(strategy, "recompute-num-layers", &v.recompute_layers,
+      "with full recompute: the layers of a uniform group, or the block's replayed layers");
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
   Opt(strategy, "framework", &v.framework,
@@ -234,6 +239,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.mbs) t->set_micro_batch_size(*v.mbs);
   if (v.gbs) t->set_global_batch_size(*v.gbs);
   if (v.recompute) t->set_recompute_granularity(*v.recompute);
+  if (v.recompute_method) t->set_recompute_method(*v.recompute_method);
+  if (v.recompute_layers) t->set_recompute_num_layers(*v.recompute_layers);
   if (v.precision) t->set_precision(*v.precision);
   if (v.finetune) t->set_finetune(*v.finetune);
   if (v.attention) t->set_attention(*v.attention);

@@ -10,6 +10,8 @@ struct ForwardFlops {
   double layer_gemms = 0;      // QKV, output projection, MLP: all layers
   double attention_core = 0;   // QK^T and AV, unmasked: all layers
   double logits = 0;           // LM head
+  double moe_layer = 0;        // one layer's GEMMs (every layer of a dense model)
+  double dense_layer = 0;      // one dense layer's GEMMs in an MoE model
 };
 
 ForwardFlops Forward(const TransformerConfig& c) {
@@ -37,6 +39,8 @@ ForwardFlops Forward(const TransformerConfig& c) {
   ForwardFlops fwd;
   fwd.layer_gemms = (L - dense_layers) * (attention + moe_mlp) +
                     dense_layers * (attention + 4.0 * s * h * f * gate);
+  fwd.moe_layer = attention + moe_mlp;
+  fwd.dense_layer = attention + 4.0 * s * h * f * gate;
   // QK^T over the query/key head dimension, AV over the value dimension.
   fwd.attention_core = c.mla() ? L * 2.0 * s * s * a * (c.head_dim() + c.value_head_dim())
                                : L * 4.0 * s * s * attn_width;
@@ -58,6 +62,13 @@ double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, R
   if (r == Recompute::kFull) recomputed = fwd.layer_gemms + fwd.attention_core;
   if (r == Recompute::kSelective) recomputed = fwd.attention_core;
   return MegatronModelFlops(c, global_batch) + static_cast<double>(global_batch) * recomputed;
+}
+
+double LayerReplayFlops(const TransformerConfig& c, int64_t global_batch, int layer) {
+  const ForwardFlops fwd = Forward(c);
+  const bool dense = c.num_experts > 0 && !c.IsMoeLayer(layer);
+  return static_cast<double>(global_batch) *
+         ((dense ? fwd.dense_layer : fwd.moe_layer) + fwd.attention_core / c.num_layers);
 }
 
 double MlpUpForwardFlops(const TransformerConfig& c, int64_t global_batch) {

@@ -51,6 +51,12 @@ double MegatronModelFlops(const TransformerConfig& c, int64_t global_batch);
 // Model FLOPs plus the recomputed forward work of `r`.
 double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, Recompute r);
 
+// What full recompute's replay of layer `layer` (from 0) adds to
+// MegatronHardwareFlops for `global_batch` sequences: that layer's forward
+// GEMMs and attention core. Block recompute (ShardSpec::recompute_method)
+// leaves it out for the layers it does not replay.
+double LayerReplayFlops(const TransformerConfig& c, int64_t global_batch, int layer);
+
 // Forward FLOPs of every layer's dense MLP input projection (fc1: up, and gate
 // under SwiGLU) for `global_batch` sequences: what selective recompute with
 // ShardSpec::recompute_mlp_up replays on top of the attention core.

@@ -103,6 +103,47 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   return ((c.num_layers - dense) * moe + dense * LayerActivationBytes(c, s, false)) / c.num_layers;
 }
 
+// Activation bytes one micro-batch keeps in the `layers` transformer layers
+// of a stage split into `chunks` model chunks (as evenly as they divide), by
+// full recompute's method (ShardSpec::recompute_method; Megatron-Core
+// TransformerBlock._checkpointed_forward, per chunk). Block: the first
+// recompute_num_layers layers of each chunk keep their input checkpoint, the
+// others everything, as without recompute. Uniform: one checkpoint per group
+// of recompute_num_layers layers (a chunk's last group may be shorter).
+// Every other recompute keeps the same bytes in each layer.
+double StageLayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, int layers,
+                                 int chunks) {
+  const double per_layer = LayerActivationBytes(c, s);
+  if (s.recompute != Recompute::kFull) return per_layer * layers;
+  const int n = s.recompute_num_layers;
+  const bool block = s.recompute_method == RecomputeMethod::kBlock;
+  int checkpoints = 0, kept = 0;
+  for (int k = 0; k < chunks; ++k) {
+    const int in_chunk = layers / chunks + (k < layers % chunks ? 1 : 0);
+    checkpoints += block ? std::min(n, in_chunk) : (in_chunk + n - 1) / n;
+    if (block) kept += in_chunk - std::min(n, in_chunk);
+  }
+  if (kept == 0) return per_layer * checkpoints;
+  ShardSpec none = s;
+  none.recompute = Recompute::kNone;
+  return per_layer * checkpoints + LayerActivationBytes(c, none) * kept;
+}
+
+// Uniform full recompute of groups of n > 1 layers: while a group's backward
+// runs, the forward it replays holds the activations of all its layers at
+// once, for one micro-batch. Counted beyond the one layer's that the per-layer
+// accounting of full recompute (n = 1) leaves out, as Korthikanti et al.'s
+// does: n - 1 layers without recompute, n at most the largest chunk.
+double ReplayWindowBytes(const TransformerConfig& c, const ShardSpec& s, int layers, int chunks) {
+  if (s.recompute != Recompute::kFull || s.recompute_method != RecomputeMethod::kUniform) return 0;
+  const int largest_chunk = (layers + chunks - 1) / chunks;
+  const int window = std::min(s.recompute_num_layers, largest_chunk);
+  if (window <= 1) return 0;
+  ShardSpec none = s;
+  none.recompute = Recompute::kNone;
+  return (window - 1) * LayerActivationBytes(c, none);
+}
+
 // Ranks holding the same experts: tp·dp·cp / (expert TP·ep).
 int ExpertDataGroup(const MemoryInputs& in) {
   const ShardSpec& s = in.shard;
@@ -282,7 +323,9 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
   }
   const bool sp = s.sequence_parallel && s.tensor_parallel > 1;
   const double tokens = static_cast<double>(s.micro_batch_size) * c.seq_length / s.context_parallel;
-  double activations = LayerActivationBytes(c, s) * layers * in_flight;
+  const int chunks = std::min(in.virtual_pipeline, std::max(layers, 1));
+  double activations = StageLayerActivationBytes(c, s, layers, chunks) * in_flight +
+                       ReplayWindowBytes(c, s, layers, chunks);
   if (first) {
     // Token ids (int64) and the embedding dropout mask (1 byte) per in-flight micro-batch.
     activations += (8.0 * tokens + tokens * c.hidden_size / (sp ? t : 1.0)) * in_flight;

@@ -38,7 +38,12 @@
 //       output over the a·s'² scores; Korthikanti's accounting, pre-Flash);
 //     flash (default): 4·a/h, the fp32 logsumexp per head and token that
 //       FlashAttention keeps; Q, K, V and the output are counted above.
-//   full recompute keeps only the layer input: 2 (÷ tp with SP).
+//   full recompute keeps only the layer input: 2 (÷ tp with SP). By method
+//   (ShardSpec::recompute_method, over the stage's v chunks): block keeps
+//   that for the first recompute_num_layers layers of each chunk and the
+//   whole layer (as without recompute) for the others; uniform keeps one per
+//   group of recompute_num_layers layers, plus, once, the replayed group's
+//   other n − 1 layers whole while its backward runs.
 // Pipeline (first stage by default): layers of the stage × in-flight
 //   micro-batches min(m, p − stage), × (1 + (p−1)/(p·v)) when interleaved; plus
 //   the embedding input (8 B/token) and dropout mask per in-flight micro-batch on

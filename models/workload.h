@@ -121,6 +121,15 @@
 namespace clustersim::models {
 
 enum class Recompute { kNone, kSelective, kFull };
+// How full recompute picks the layers it replays (Megatron-Core
+// --recompute-method; megatron/core/transformer/transformer_block.py,
+// TransformerBlock._checkpointed_forward, per model chunk: a pipeline stage,
+// or one virtual-pipeline chunk of it). kUniform replays every layer and
+// checkpoints the input of each group of recompute_num_layers consecutive
+// layers; kBlock replays only the first recompute_num_layers layers of each
+// chunk, whose inputs are checkpointed, and the others keep all their
+// activations and replay nothing.
+enum class RecomputeMethod { kUniform, kBlock };
 enum class OpKind { kGemm, kAttention, kMemoryBound, kCollective };
 enum class CommGroup { kTensor, kContext, kExpert, kData, kPipeline };
 enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kSendRecv };
@@ -205,6 +214,13 @@ struct ShardSpec {
   // forward are replayed just before their backward. Setting the list
   // replaces Megatron's default, the attention core alone.
   RecomputeModules modules;
+  // With kFull, Megatron-Core's --recompute-method and --recompute-num-layers
+  // (RecomputeMethod). The workload's lists are the same for every method:
+  // layer_backward replays the forward, and a layer that block recompute
+  // leaves out runs it without the ops marked recompute (the step builder
+  // picks by the layer's place in its chunk). The memory model reads both.
+  RecomputeMethod recompute_method = RecomputeMethod::kUniform;
+  int recompute_num_layers = 1;
   int expert_parallel = 1;  // MoE: experts split over this many ranks (must divide num_experts)
   // MoE: ranks one routed expert is tensor-split over; 0 = tensor_parallel,
   // 1 = not split (parallel folding: strategies/expert_parallel.h).

@@ -16,6 +16,8 @@ models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
   in.shard.recompute_mlp_up = p.recompute_mlp_up;
   in.shard.recompute_op_sac = p.recompute_op_sac;
   in.shard.modules = p.recompute_modules;
+  in.shard.recompute_method = p.recompute_method;
+  in.shard.recompute_num_layers = p.recompute_num_layers;
   in.shard.expert_parallel = p.expert_parallel;
   in.shard.expert_tensor_parallel = p.expert_tp();
   in.pipeline_parallel = p.pipeline_parallel;

@@ -55,6 +55,31 @@ ActivationSizes ActivationSizesOf(const models::MemoryInputs& in) {
   return s;
 }
 
+ActivationSizes ActivationSizesOf(const models::MemoryInputs& in, const ParallelConfig& p) {
+  const models::ShardSpec& s = in.shard;
+  const int n = s.recompute_num_layers;
+  const bool block = s.recompute_method == models::RecomputeMethod::kBlock;
+  if (s.recompute != models::Recompute::kFull || (!block && n == 1)) return ActivationSizesOf(in);
+  models::MemoryInputs full = in;  // every layer keeps its input checkpoint
+  full.shard.recompute_method = models::RecomputeMethod::kUniform;
+  full.shard.recompute_num_layers = 1;
+  ActivationSizes sizes = ActivationSizesOf(full);
+  models::MemoryInputs none = in;
+  none.shard.recompute = models::Recompute::kNone;
+  const int64_t whole = ActivationSizesOf(none).per_layer;
+  const int layers = in.model.num_layers;
+  sizes.by_layer.assign(layers, 0);
+  for (int pos = 0; pos < p.pipeline_parallel * p.virtual_pipeline; ++pos) {
+    const auto [begin, end] = p.LayersOf(pos, layers);
+    for (int l = begin; l < end; ++l) {
+      const int i = l - begin;
+      const bool checkpoint = block ? i < n : i % n == 0;
+      sizes.by_layer[l] = checkpoint ? sizes.per_layer : (block ? whole : 0);
+    }
+  }
+  return sizes;
+}
+
 MemoryTimeline::MemoryTimeline(const strategies::StepPlan& plan,
                                std::function<int(uint32_t group)> stage_of,
                                std::vector<StaticMemory> static_by_stage, ActivationSizes sizes,
@@ -86,6 +111,7 @@ MemoryTimeline::GroupState& MemoryTimeline::StateOf(uint32_t group) {
 int64_t MemoryTimeline::SizeOf(int32_t layer) const {
   if (layer < 0) return sizes_.embedding;
   if (layer >= num_layers_) return sizes_.head;
+  if (!sizes_.by_layer.empty()) return sizes_.by_layer[layer];
   return sizes_.per_layer;
 }
 

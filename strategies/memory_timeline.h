@@ -56,6 +56,7 @@
 #include "models/memory_model.h"
 #include "sim/engine.h"
 #include "sim/task_graph.h"
+#include "strategies/parallel_config.h"
 #include "strategies/step_plan.h"
 #include "traces/trace_sink.h"
 
@@ -66,6 +67,9 @@ struct ActivationSizes {
   int64_t per_layer = 0;  // one transformer layer
   int64_t embedding = 0;  // first stage: token ids and the embedding dropout mask
   int64_t head = 0;       // last stage: final norm input and fp32 logits
+  // Full recompute by block, or uniform over groups of n > 1 layers: what
+  // each layer keeps instead of per_layer (indexed by layer; empty: none).
+  std::vector<int64_t> by_layer;
 };
 
 // The memory model's activation terms for one micro-batch, by differences of
@@ -74,6 +78,14 @@ struct ActivationSizes {
 // L-stage pipeline (one layer each) hold beyond their layer. REQUIRES:
 // ValidateMemoryInputs(in).ok().
 ActivationSizes ActivationSizesOf(const models::MemoryInputs& in);
+// The same, with ActivationSizes::by_layer set from the model chunks of `p`
+// when full recompute's method keeps different bytes in the layers of a
+// chunk: block, the input checkpoint in the first recompute_num_layers layers
+// of each chunk and the whole layer (as without recompute) in the others;
+// uniform, the checkpoint in the first layer of each group of
+// recompute_num_layers and nothing in the others. The replayed group's
+// activations during its backward are transient, not counted (see above).
+ActivationSizes ActivationSizesOf(const models::MemoryInputs& in, const ParallelConfig& p);
 
 // The static part of one stage's memory (bytes).
 struct StaticMemory {

@@ -233,8 +233,29 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::InvalidArgumentError(absl::StrCat(
         "parallelism.pipeline_schedule=interleaved-1f1b needs ", kVp, " > 1"));
   }
+  // Block recompute picks a layer's whole backward by its place in its chunk;
+  // a schedule that splits the backward into input and weight halves would
+  // need both halves in a replayed and a kept form.
+  if (p->recompute == models::Recompute::kFull &&
+      p->recompute_method == models::RecomputeMethod::kBlock &&
+      p->schedule == Schedule::kZeroBubbleH1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.recompute_method=\"block\" is not supported with "
+        "parallelism.pipeline_schedule=", std::string(ScheduleName(p->schedule)),
+        " (it splits the backward pass); use 1f1b or training.recompute_method=\"uniform\""));
+  }
   CLUSTERSIM_RETURN_IF_ERROR(ValidateContextParallel(model, *p));
   return ValidateExpertParallel(model, *p);
+}
+
+bool ParallelConfig::ReplaysLayer(int layer, int num_layers) const {
+  if (recompute != models::Recompute::kFull) return false;
+  if (recompute_method != models::RecomputeMethod::kBlock) return true;
+  for (int pos = 0; pos < pipeline_parallel * virtual_pipeline; ++pos) {
+    const auto [begin, end] = LayersOf(pos, num_layers);
+    if (layer >= begin && layer < end) return layer - begin < recompute_num_layers;
+  }
+  return false;
 }
 
 std::pair<int, int> ParallelConfig::LayersOf(int position, int num_layers) const {

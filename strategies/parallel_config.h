@@ -69,6 +69,10 @@ struct ParallelConfig {
   // Megatron-Core's selective recompute modules (models::RecomputeModules;
   // training.recompute_modules).
   models::RecomputeModules recompute_modules;
+  // Full recompute's method and layer count (models::RecomputeMethod;
+  // training.recompute_method, training.recompute_num_layers).
+  models::RecomputeMethod recompute_method = models::RecomputeMethod::kUniform;
+  int recompute_num_layers = 1;
   models::Dtype precision = models::Dtype::kBf16;
   // Uneven pipeline stages (Megatron-LM --decoder-first/last-pipeline-num-layers):
   // layers on the first and last stage; 0 = an even share. The middle stages
@@ -102,6 +106,11 @@ struct ParallelConfig {
   // [first, end) layers of model chunk `position` (chunk c of stage s is
   // position c * pp + s). REQUIRES: validated.
   std::pair<int, int> LayersOf(int position, int num_layers) const;
+  // Whether the backward of `layer` replays its forward: with full recompute
+  // by the block method, only the first recompute_num_layers layers of each
+  // model chunk do; every layer with the uniform method; none without full
+  // recompute. REQUIRES: validated.
+  bool ReplaysLayer(int layer, int num_layers) const;
   // Micro-batches each pipeline runs per step (gradient accumulation steps).
   int num_microbatches() const { return global_batch_size / (micro_batch_size * data_parallel); }
 };

@@ -137,6 +137,15 @@ void Builder::SplitBackward() {
   for (const models::Op& op : plan_.workload.head_backward) {
     (IsWeightGradient(op) ? head_weight_grad_ : head_input_grad_).push_back(&op);
   }
+  if (p_.recompute == models::Recompute::kFull &&
+      p_.recompute_method == models::RecomputeMethod::kBlock) {
+    for (const models::Op& op : plan_.workload.layer_backward) {
+      if (!op.recompute) layer_kept_backward_.push_back(&op);
+    }
+    for (const models::Op& op : plan_.workload.dense_layer_backward) {
+      if (!op.recompute) dense_kept_backward_.push_back(&op);
+    }
+  }
 }
 
 // Keeps a per-step op alive for the plan's lifetime. TaskInfo points into
@@ -257,6 +266,8 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.recompute_mlp_up = in.parallel->recompute_mlp_up;
   shard.recompute_op_sac = in.parallel->recompute_op_sac;
   shard.modules = in.parallel->recompute_modules;
+  shard.recompute_method = in.parallel->recompute_method;
+  shard.recompute_num_layers = in.parallel->recompute_num_layers;
   shard.expert_parallel = in.parallel->expert_parallel;
   shard.expert_tensor_parallel = in.parallel->expert_tp();
   shard.grad_accumulate_bytes = in.grad_accumulate_bytes;

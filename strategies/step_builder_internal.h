@@ -233,6 +233,7 @@ class Builder {
                          const std::vector<std::vector<int>>& tp_groups);
   template <typename OpList>
   absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer);
+  absl::Status AddLayerBackward(int layer, int in_chunk, const Ctx& ctx);
   void Launch(size_t num_ops, const Ctx& ctx, int layer);
   void LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync, int kernels = 1);
   absl::Status Send(int stage, int to_pos, bool forward, int mb);
@@ -333,6 +334,9 @@ class Builder {
   // The same split of Workload::dense_layer_backward (dense-first MoE layers).
   std::vector<const models::Op*> dense_input_grad_, dense_weight_grad_;
   std::vector<const models::Op*> head_input_grad_, head_weight_grad_;
+  // Block recompute: the layer lists' backward without the replayed forward
+  // (the ops marked recompute), for the layers it does not replay.
+  std::vector<const models::Op*> layer_kept_backward_, dense_kept_backward_;
   std::map<SendKey, sim::TaskId> sends_;
   std::vector<PendingInput> pending_inputs_;
   std::map<std::pair<const models::Op*, int>, models::OpCost> op_costs_;

@@ -66,7 +66,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       for (int l = end_layer - 1; l >= first_layer; --l) {
         CLUSTERSIM_RETURN_IF_ERROR(
             whole
-                ? AddOps(w.LayerBackwardOps(l), ctx, l)
+                ? AddLayerBackward(l, l - first_layer, ctx)
                 : AddOps(w.IsDenseLayer(l) ? dense_input_grad_ : layer_input_grad_, ctx, l));
         if (whole && final_mb) MarkGradDone(gpus, l + 1);
         if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
@@ -117,6 +117,22 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
     }
   }
   return absl::OkStatus();
+}
+
+// The whole backward of `layer`, the `in_chunk`-th (from 0) of its model
+// chunk: block recompute replays the forward of only the first
+// recompute_num_layers layers of each chunk; the others run their backward
+// without the ops marked recompute.
+absl::Status Builder::AddLayerBackward(int layer, int in_chunk, const Ctx& ctx) {
+  const models::Workload& w = plan_.workload;
+  const std::vector<models::Op>& ops = w.LayerBackwardOps(layer);
+  if (p_.recompute != models::Recompute::kFull ||
+      p_.recompute_method != models::RecomputeMethod::kBlock ||
+      in_chunk < p_.recompute_num_layers) {
+    return AddOps(ops, ctx, layer);
+  }
+  return AddOps(&ops == &w.layer_backward ? layer_kept_backward_ : dense_kept_backward_, ctx,
+                layer);
 }
 
 // The ops of one op list (a layer's, the head's or the embedding's pass) on

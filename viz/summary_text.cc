@@ -9,6 +9,15 @@
 namespace clustersim::viz {
 namespace {
 
+// The recompute granularity, with full recompute's method and layer count
+// when the scenario sets them (e.g. "full (block, 5 layers per chunk)").
+std::string RecomputeText(const config::TrainingConfig& t) {
+  if (!t.has_recompute_method()) return t.recompute_granularity();
+  const bool block = t.recompute_method() == "block";
+  return absl::StrFormat("%s (%s, %d layers %s)", t.recompute_granularity(), t.recompute_method(),
+                         t.recompute_num_layers(), block ? "per chunk" : "per checkpoint");
+}
+
 void Line(std::string* out, std::string_view label, std::string_view value) {
   absl::StrAppendFormat(out, "  %-26s %s\n", label, value);
 }
@@ -35,8 +44,7 @@ std::string FormatSummary(const config::Result& r) {
                        p.context_parallel_size(), p.data_parallel_size(),
                        s.training().micro_batch_size(), s.training().global_batch_size(),
                        r.num_microbatches(), p.pipeline_schedule(),
-                       s.training().recompute_granularity(),
-                       s.training().precision()));
+                       RecomputeText(s.training()), s.training().precision()));
   if (p.expert_model_parallel_size() > 1) {
     // Parallel folding (expert TP 1) spreads the experts over tp x dp x cp.
     const bool folded = p.expert_tensor_parallel_size() == 1 && p.tensor_model_parallel_size() > 1;

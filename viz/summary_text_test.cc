@@ -20,5 +20,21 @@ TEST(SummaryTextTest, ShowsKeyNumbersAndVerdict) {
   EXPECT_NE(text.find("DOES NOT FIT"), std::string::npos);
 }
 
+// Full recompute's method and layer count show beside the granularity when
+// the scenario sets them, and not otherwise.
+TEST(SummaryTextTest, ShowsTheRecomputeMethodWhenSet) {
+  config::Result r;
+  config::TrainingConfig* t = r.mutable_scenario()->mutable_training();
+  t->set_recompute_granularity("full");
+  EXPECT_NE(FormatSummary(r).find("recompute full, "), std::string::npos);
+  t->set_recompute_method("block");
+  t->set_recompute_num_layers(5);
+  EXPECT_NE(FormatSummary(r).find("recompute full (block, 5 layers per chunk)"), std::string::npos);
+  t->set_recompute_method("uniform");
+  t->set_recompute_num_layers(2);
+  EXPECT_NE(FormatSummary(r).find("recompute full (uniform, 2 layers per checkpoint)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace clustersim::viz

@@ -32,6 +32,33 @@ absl::StatusOr<models::Recompute> ParseRecompute(std::string_view s) {
 
 // training.recompute_modules: Megatron-Core module names; the list replaces
 // the default (the attention core alone).
+// training.recompute_method and recompute_num_layers: Megatron-Core's, which
+// it reads only with full recompute.
+absl::Status ParseRecomputeMethod(const config::TrainingConfig& t, strategies::ParallelConfig* pc) {
+  const bool method = t.has_recompute_method(), layers = t.has_recompute_num_layers();
+  if (!method && !layers) return absl::OkStatus();
+  if (pc->recompute != models::Recompute::kFull) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.", method ? "recompute_method" : "recompute_num_layers",
+        " needs training.recompute_granularity=\"full\" (Megatron reads it with full recompute "
+        "only); set it or drop the field"));
+  }
+  if (method && t.recompute_method() == "block") {
+    pc->recompute_method = models::RecomputeMethod::kBlock;
+  } else if (method && t.recompute_method() != "uniform") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("training.recompute_method=\"", t.recompute_method(),
+                     "\" is not a recompute method; use \"uniform\" or \"block\""));
+  }
+  if (layers && t.recompute_num_layers() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.recompute_num_layers=", t.recompute_num_layers(),
+        " must be >= 1 (layers per checkpointed group, or replayed per chunk); use 1 or more"));
+  }
+  if (layers) pc->recompute_num_layers = t.recompute_num_layers();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<models::RecomputeModules> ParseRecomputeModules(
     const google::protobuf::RepeatedPtrField<std::string>& names, models::Recompute recompute) {
   models::RecomputeModules m;
@@ -212,6 +239,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (!rc.ok()) return rc.status();
   pc.recompute = *rc;
   pc.recompute_mlp_up = t.recompute_granularity() == "selective+mlp_up";
+  CLUSTERSIM_RETURN_IF_ERROR(ParseRecomputeMethod(t, &pc));
   absl::StatusOr<models::RecomputeModules> modules =
       ParseRecomputeModules(t.recompute_modules(), pc.recompute);
   if (!modules.ok()) return modules.status();
@@ -363,6 +391,12 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (r.model.elementwise == models::ElementwiseKernels::kEager) et->set_elementwise("eager");
   et->set_recompute_granularity(t.has_recompute_granularity() ? t.recompute_granularity()
                                                               : "none");
+  // Full recompute's method and layer count, both resolved, when either is set.
+  if (t.has_recompute_method() || t.has_recompute_num_layers()) {
+    et->set_recompute_method(pc.recompute_method == models::RecomputeMethod::kBlock ? "block"
+                                                                                      : "uniform");
+    et->set_recompute_num_layers(pc.recompute_num_layers);
+  }
   // The modules selective recompute replays (empty without it), so a default
   // run shows Megatron's "core_attn".
   et->clear_recompute_modules();

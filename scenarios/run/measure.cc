@@ -16,6 +16,23 @@ void SetGib(const models::MemoryBreakdown& m, config::MemoryBreakdownGib* b) {
   b->set_other(m.other.count() / kGiB);
 }
 
+// Full recompute's replay of the layers block recompute does not replay
+// (strategies::ParallelConfig::ReplaysLayer), to take off the hardware FLOPs.
+double UnreplayedFlops(const ResolvedScenario& s) {
+  const strategies::ParallelConfig& p = s.parallel;
+  if (p.recompute != models::Recompute::kFull ||
+      p.recompute_method != models::RecomputeMethod::kBlock) {
+    return 0;
+  }
+  double flops = 0;
+  for (int l = 0; l < s.model.num_layers; ++l) {
+    if (!p.ReplaysLayer(l, s.model.num_layers)) {
+      flops += models::LayerReplayFlops(s.model, p.global_batch_size, l);
+    }
+  }
+  return flops;
+}
+
 }  // namespace
 
 void FillStepFigures(const ResolvedScenario& s, const strategies::StepStats::Summary& sum,
@@ -50,7 +67,8 @@ void FillStepFigures(const ResolvedScenario& s, const strategies::StepStats::Sum
                                        s.parallel.precision == models::Dtype::kFp8)
            : 0.0) +
       models::RecomputeModulesExtraFlops(s.model, s.parallel.global_batch_size,
-                                         s.parallel.recompute, s.parallel.recompute_modules);
+                                         s.parallel.recompute, s.parallel.recompute_modules) -
+      UnreplayedFlops(s);
   const bool finetune = s.finetune.method != models::FinetuneMethod::kFull;
   const double peak = s.gpu->PeakFlops(s.parallel.precision);
   r->set_model_tflops_per_gpu(model_flops / step_s / gpus / 1e12);

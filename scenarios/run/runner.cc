@@ -202,7 +202,7 @@ void ScenarioRun::AttachMemory() {
   const strategies::Placement& placement = placement_;
   memory_.emplace(
       *plan_, [&placement](uint32_t g) { return placement.CoordsOf(static_cast<int>(g)).pp; },
-      std::move(static_by_stage), strategies::ActivationSizesOf(memory_inputs_),
+      std::move(static_by_stage), strategies::ActivationSizesOf(memory_inputs_, s_.parallel),
       s_.model.num_layers, std::move(mo));
   // With a trace the timeline writes counters into the sink the simulation
   // thread writes to, so it is told inline; otherwise it may run beside it.
