@@ -25,7 +25,7 @@ bool MixtureOfExperts(const config::ModelConfig& m) {
 }  // namespace
 
 // The recompute granularity to simulate: the row's, the recipe's recompute
-// modules, or the stack's default.
+// modules or block recompute, or the stack's default.
 std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
                          const RowAssumptions& a, const RecipeParallelism& recipe,
                          config::Scenario* s, std::string* assumptions) {
@@ -48,6 +48,11 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
     for (const std::string& m : recipe.recompute_modules) {
       s->mutable_training()->add_recompute_modules(m);
     }
+  }
+  if (recompute.empty() && recipe.recompute_block_layers > 0) {
+    recompute = "full";
+    s->mutable_training()->set_recompute_method("block");
+    s->mutable_training()->set_recompute_num_layers(recipe.recompute_block_layers);
   }
   if (recompute.empty()) recompute = a.recompute;
   return recompute;

@@ -19,7 +19,8 @@
 namespace clustersim::scenarios::validation_internal {
 
 // The recompute granularity to simulate: the row's, the recipe's recompute
-// modules (added to s's training section), or the stack's default.
+// modules (added to s's training section) or block recompute (its method and
+// layer count added there), or the stack's default.
 std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
                          const RowAssumptions& a, const RecipeParallelism& recipe,
                          config::Scenario* s, std::string* assumptions);

@@ -126,11 +126,7 @@ std::vector<std::string> GptOssRecomputeModules(const std::string& release,
 //   B200 FP8 70B, recompute_num_layers 5; v0.4.0
 //   llama31_workload_base_configs.py: B200 and GB200 NVFP4 V1
 //   recompute_num_layers 1, reset to None by GB200 NVFP4 V2).
-// - Llama 3 8B: the H100 FP8-CS preset (v0.2.0 configs/llama3/
-//   workload_base_configs.py, v0.4.0 llama3_workload_base_configs.py) sets
-//   recompute_num_layers 5, full recompute of 5 of the 32 layers (method
-//   "block"); the simulator recomputes every layer or none, so that row keeps
-//   the stack's default.
+// - Llama 3 8B: see BridgeRecomputeBlockLayers.
 std::vector<std::string> BridgeRecomputeModules(const std::string& release,
                                                 const std::string& preset, const std::string& gpu,
                                                 int ep, std::string* name) {
@@ -143,6 +139,29 @@ std::vector<std::string> BridgeRecomputeModules(const std::string& release,
     return GptOssRecomputeModules(release, gpu);
   }
   return {};
+}
+
+// Full recompute by the block method (recompute_granularity "full",
+// recompute_method "block") of a Megatron-Bridge performance preset: how many
+// layers of each model chunk it replays, or 0 for none. The Llama 3 8B H100
+// FP8-CS preset sets recompute_num_layers 5 (25.11, tag v0.2.0,
+// scripts/performance/configs/llama3/workload_base_configs.py
+// LLAMA3_8B_H100_FP8_CS_BASE_CONFIG; 26.04, tag v0.4.0,
+// configs/llama/llama3_workload_base_configs.py
+// LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_CS_V1), which utils/helpers.py
+// set_recompute_overrides turns into full recompute by the block method: the
+// first 5 of the 32 layers (one chunk: tp = pp = 1). The 25.09 preset (tag
+// v0.1.0rc4, configs/llama3/llama3_8b_llm_pretrain.yaml, h100 fp8_cs) sets
+// none, nor do the H100 BF16 and other GPUs' presets. A row is FP8-CS when
+// its notes say so.
+int BridgeRecomputeBlockLayers(const std::string& release, const std::string& preset,
+                               const std::string& gpu, const std::string& notes) {
+  const bool preset_sets_it = release == "25.11" || release == "26.04";
+  if (preset_sets_it && preset == "llama3-8b" && absl::StartsWith(gpu, "h100") &&
+      absl::StrContains(notes, "FP8-CS")) {
+    return 5;
+  }
+  return 0;
 }
 
 // account_for_embedding_ and account_for_loss_in_pipeline_split: the
@@ -260,6 +279,12 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
     if (!r.recompute_modules.empty()) {
       append(absl::StrCat("selective recompute of ", absl::StrJoin(r.recompute_modules, " and "),
                           " (the ", name, " performance preset's recompute_modules)"));
+    }
+    r.recompute_block_layers = BridgeRecomputeBlockLayers(BridgeRelease(stack), preset, gpu, notes);
+    if (r.recompute_block_layers > 0) {
+      append(absl::StrCat("full recompute of the first ", r.recompute_block_layers,
+                          " layers of each model chunk (the performance preset's "
+                          "recompute_num_layers, method block)"));
     }
   }
   if (bridge && preset == "deepseek-v3-671b") {

@@ -34,7 +34,9 @@
 //   with selective recompute of named modules (recompute_granularity
 //   "selective", recompute_modules; by release and GPU, the .cc names the
 //   file of each release), which replaces Megatron-Core's default
-//   attention-core replay; the Llama 3 / 3.1 and Qwen3 presets of the tables'
+//   attention-core replay; the Llama 3 8B H100 FP8-CS preset (25.11 on)
+//   recomputes the first 5 layers in full (recompute_num_layers 5, method
+//   "block"); the other Llama 3 / 3.1 and the Qwen3 presets of the tables'
 //   rows recompute nothing (the .cc says why, per model).
 // NeMo 2 performance scripts at the NeMo commits dgxc-benchmarking 25.05
 // pins (stack "nemo-25.04..."; the .cc names the files): DeepSeek-V3's
@@ -70,6 +72,9 @@ struct RecipeParallelism {
   // Selective recompute's modules (training.recompute_modules, with
   // recompute_granularity "selective"); empty: the stack's default recompute.
   std::vector<std::string> recompute_modules;
+  // Full recompute by the block method (recompute_method "block"): the
+  // layers of each model chunk replayed; 0: none stated.
+  int recompute_block_layers = 0;
   std::string text;                // the assumption, for the row's report
   std::string missing;             // why the row's split cannot be pinned down, or ""
 };

@@ -246,5 +246,26 @@ TEST(RecipeParallelismTest, GptOssRecomputesFrom2604AndOtherPresetsNothing) {
   EXPECT_TRUE(modules("torchtitan", "gpt-oss-120b", "h100-sxm5-80gb", 36, 1, 8).empty());
 }
 
+// Llama 3 8B's H100 FP8-CS preset replays its first 5 layers in full from
+// 25.11 on; its other GPUs and precisions, and 25.09, replay none.
+TEST(RecipeParallelismTest, Llama3With8BOnH100Fp8CsRecomputesABlockOf5) {
+  const std::string r2509 = "nemo-25.09 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  const std::string cs = "FP8 per-tensor current scaling (FP8-CS)";
+  auto block = [](const std::string& stack, const std::string& notes, const std::string& gpu) {
+    return ForRecipe(stack, notes, "llama3-8b", gpu, 32, 1, 1, 1).recompute_block_layers;
+  };
+  EXPECT_EQ(block(kBridge, cs, "h100-sxm5-80gb"), 5);
+  EXPECT_EQ(block(r2604, cs, "h100-sxm5-80gb"), 5);
+  EXPECT_THAT(ForRecipe(kBridge, cs, "llama3-8b", "h100-sxm5-80gb", 32, 1, 1, 1).text,
+              HasSubstr("full recompute of the first 5 layers of each model chunk"));
+  EXPECT_EQ(block(r2509, cs, "h100-sxm5-80gb"), 0);
+  EXPECT_EQ(block(kBridge, "BF16", "h100-sxm5-80gb"), 0);
+  EXPECT_EQ(block(kBridge, cs, "b200-sxm-180gb"), 0);
+  EXPECT_EQ(ForRecipe("torchtitan", cs, "llama3-8b", "h100-sxm5-80gb", 32, 1, 1, 1)
+                .recompute_block_layers,
+            0);
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios
