@@ -253,7 +253,7 @@ bool ParallelConfig::ReplaysLayer(int layer, int num_layers) const {
   if (recompute_method != models::RecomputeMethod::kBlock) return true;
   for (int pos = 0; pos < pipeline_parallel * virtual_pipeline; ++pos) {
     const auto [begin, end] = LayersOf(pos, num_layers);
-    if (layer >= begin && layer < end) return layer - begin < recompute_num_layers;
+    if (layer >= begin && layer < end) return ReplaysInChunk(layer - begin);
   }
   return false;
 }

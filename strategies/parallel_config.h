@@ -111,6 +111,11 @@ struct ParallelConfig {
   // model chunk do; every layer with the uniform method; none without full
   // recompute. REQUIRES: validated.
   bool ReplaysLayer(int layer, int num_layers) const;
+  // The same for the `in_chunk`-th layer (from 0) of its model chunk.
+  bool ReplaysInChunk(int in_chunk) const {
+    return recompute == models::Recompute::kFull &&
+           (recompute_method != models::RecomputeMethod::kBlock || in_chunk < recompute_num_layers);
+  }
   // Micro-batches each pipeline runs per step (gradient accumulation steps).
   int num_microbatches() const { return global_batch_size / (micro_batch_size * data_parallel); }
 };

@@ -125,14 +125,10 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
 // without the ops marked recompute.
 absl::Status Builder::AddLayerBackward(int layer, int in_chunk, const Ctx& ctx) {
   const models::Workload& w = plan_.workload;
-  const std::vector<models::Op>& ops = w.LayerBackwardOps(layer);
-  if (p_.recompute != models::Recompute::kFull ||
-      p_.recompute_method != models::RecomputeMethod::kBlock ||
-      in_chunk < p_.recompute_num_layers) {
-    return AddOps(ops, ctx, layer);
+  if (p_.recompute != models::Recompute::kFull || p_.ReplaysInChunk(in_chunk)) {
+    return AddOps(w.LayerBackwardOps(layer), ctx, layer);
   }
-  return AddOps(&ops == &w.layer_backward ? layer_kept_backward_ : dense_kept_backward_, ctx,
-                layer);
+  return AddOps(w.IsDenseLayer(layer) ? dense_kept_backward_ : layer_kept_backward_, ctx, layer);
 }
 
 // The ops of one op list (a layer's, the head's or the embedding's pass) on
