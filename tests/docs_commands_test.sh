@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The docs test: every `clustersim …` command line inside a fenced code block of
-# README.md and docs/*.md is run against a fresh build and must exit 0, so the
+# README.md and docs/*.md is run against a fresh build and must exit 0, and the
+# output the docs show after a prompted command must be what it prints, so the
 # manual cannot drift from the binary.
 #
 # Usage: tests/docs_commands_test.sh [--source-dir DIR] [--bin CLUSTERSIM]
@@ -12,18 +13,31 @@
 #   CLUSTERSIM_DOCS_TIMEOUT: seconds per command (default 300).
 #   CLUSTERSIM_DOCS_KEEP=1: keep the scratch folder and print its path.
 #
-# What counts as a command, inside ``` or ~~~ fences (lines ending in `\` are
-# joined first):
+# What counts as a command, inside ``` or ~~~ fences (a command's lines ending
+# in `\` are joined first):
 #   clustersim ARGS, build/cli/clustersim ARGS, ./build/cli/clustersim ARGS,
 #   each optionally behind a `$ ` prompt      -> run; must exit 0
 #   `$ clustersim ARGS` whose next line in the block starts with
 #   `clustersim: error:`                      -> a documented error: must exit 2
-#                                                and print that line on stderr
 #   mpirun … clustersim ARGS                  -> run under mpirun if there is
 #                                                one, else reported as SKIP
-# In a block that has `$ ` prompts only the prompted lines are commands; the
-# rest is their output. Other lines in code blocks (output, comments, other
+# A prompt is `$ ` at the block's left margin (the fence's indentation); an
+# indented `$ ` is output. In a block that has prompts only the prompted lines
+# are commands; the lines after one, up to the next prompt or the end of the
+# block, are its shown output. Other lines in code blocks (comments, other
 # programs) are not run.
+#
+# Shown output is checked against what the command printed in the same run,
+# as a terminal shows it: every shown line must occur on its stdout or its
+# stderr (a documented error, notes), in order within each stream (docs may
+# show a subset), trailing whitespace aside. Two markers leave text out:
+#   a line that is only `...` or `…` (indented or not)  -> skipped (lines elided)
+#   a word `...` or `…` inside a line                   -> any text there
+#                                                (columns of a wide table elided)
+# There is no marker for text that varies between runs: outputs are
+# deterministic, and a doc must not show what is not (a wall-clock time).
+# A mismatch FAILs naming the doc's file:line, the shown line and the nearest
+# line printed (or the start of the output when no line is close).
 #
 # Rules the docs must keep (a command that breaks one FAILs without running):
 #   no placeholders (`...`, `…`, `<NAME>`), no shell loops around clustersim,
@@ -45,7 +59,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=$2; shift 2 ;;
     --mpiexec) mpiexec=$2; shift 2 ;;
     --no-mpi) mpiexec=none; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "docs_commands_test: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -79,15 +93,21 @@ done
 # Open MPI refuses to run as root (containers) unless told.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# Logical lines of every fenced block: FILE, LINE, BLOCK, PROMPTED, TEXT
-# separated by \037 (unit separator), one per line; continuation lines joined.
-# PROMPTED is 1 when the block has `$ ` prompts: then only those lines are
-# commands and the rest is output.
+# Logical lines of every fenced block: FILE, LINE, BLOCK, PROMPTED, PROMPT,
+# TEXT, SHOWN separated by \037 (unit separator), one per line. PROMPTED is 1
+# when the block has `$ ` prompts: then only those lines (PROMPT 1) are
+# commands and the rest is output. TEXT is the line without its indentation,
+# continuation lines joined; SHOWN is the line as the block shows it (less the
+# fence's indentation), for comparing with what a command printed. Output lines
+# are never joined.
 extract() {
   awk -v OFS='\037' '
+    function add(lineno, text, is_prompt, shown) {
+      nb++; bstart[nb] = lineno; btext[nb] = text; bprompt[nb] = is_prompt; bshown[nb] = shown
+    }
     function flush(   k) {
-      if (pending != "") { nb++; bstart[nb] = start; btext[nb] = pending; pending = "" }
-      for (k = 1; k <= nb; k++) print fname, bstart[k], block, prompted, btext[k]
+      if (pending != "") { add(start, pending, pprompt, pending); pending = "" }
+      for (k = 1; k <= nb; k++) print fname, bstart[k], block, prompted, bprompt[k], btext[k], bshown[k]
       nb = 0; prompted = 0
     }
     # A fence left open runs to the end of its file, as in Markdown.
@@ -99,16 +119,132 @@ extract() {
       stripped = line
       sub(/^[ \t]*/, "", stripped)
       if (fence == "") {
-        if (stripped ~ /^(```|~~~)/) { fence = substr(stripped, 1, 3); block++ }
+        if (stripped ~ /^(```|~~~)/) {
+          fence = substr(stripped, 1, 3); block++; indent = length(line) - length(stripped)
+        }
         next
       }
       if (pending == "" && index(stripped, fence) == 1) { flush(); fence = ""; next }
-      if (pending == "") { start = FNR; text = stripped } else { text = pending " " stripped }
+      shown = line
+      for (k = 0; k < indent && shown ~ /^[ \t]/; k++) shown = substr(shown, 2)
+      if (pending == "") {
+        is_prompt = (shown ~ /^\$ /)
+        if (prompted && !is_prompt) { add(FNR, stripped, 0, shown); next }
+        start = FNR; text = stripped; pprompt = is_prompt
+      } else {
+        text = pending " " stripped
+      }
       if (text ~ /\\$/) { pending = substr(text, 1, length(text) - 1); sub(/[ \t]+$/, "", pending); next }
       pending = ""
-      if (text ~ /^\$ /) prompted = 1
-      nb++; bstart[nb] = start; btext[nb] = text
+      if (pprompt) prompted = 1
+      add(start, text, pprompt, text)
     }' "$@"
+}
+
+# Checks the output a doc shows against what the command printed. SHOWN holds
+# the shown lines as LINE<tab>TEXT; OUT and ERR are the command's stdout and
+# stderr. Each shown line is looked for on stdout, then on stderr, after the
+# last line found on that stream. Prints one report per shown line not found,
+# naming DOC:LINE, and nothing when every line is. See the header for the
+# markers.
+check_shown() {
+  awk -v doc="$1" -v shown_file="$2" -v out_file="$3" -v err_file="$4" '
+    function rtrim(x) { sub(/[ \t\r]+$/, "", x); return x }
+    function esc(x,   r, c, k) {
+      r = ""
+      for (k = 1; k <= length(x); k++) {
+        c = substr(x, k, 1)
+        r = r (index("\\^$.[]|()*+?{}", c) ? "\\" c : c)
+      }
+      return r
+    }
+    # A regular expression for a line with `...` words (any text there), or
+    # "" for a line compared as it is.
+    function pattern(x,   t, pc, n, k, re) {
+      if (x !~ /(^|[ \t])(\.\.\.|…)([ \t]|$)/) return ""
+      t = x
+      sub(/^[ \t]*(\.\.\.|…)[ \t]+/, "\034", t)
+      gsub(/[ \t]+(\.\.\.|…)([ \t]+|$)/, "\034", t)
+      n = split(t, pc, "\034")
+      re = "^" (pc[1] == "" ? "(.*[ \t])?" : esc(pc[1]))
+      for (k = 2; k <= n; k++) {
+        if (k == n && pc[k] == "") re = re "([ \t].*)?"
+        else if (k == 2 && pc[1] == "") re = re esc(pc[k])
+        else re = re "[ \t](.*[ \t])?" esc(pc[k])
+      }
+      return re "$"
+    }
+    function matches(a, x, re) { return re == "" ? a == x : a ~ re }
+    # The first line of stream st in [from, to] that shows as x, or 0.
+    function find(st, from, to, x, re,   a) {
+      for (a = from; a <= to; a++) if (matches(got[st, a], x, re)) return a
+      return 0
+    }
+    # Characters the two lines share from their start.
+    function common(x, y,   k, m) {
+      m = length(x) < length(y) ? length(x) : length(y)
+      for (k = 1; k <= m && substr(x, k, 1) == substr(y, k, 1); k++) ;
+      return k - 1
+    }
+    # The printed line closest to x: the longest shared start with 3 or more
+    # characters that are not blank, preferring lines after the last found.
+    # Sets near_st and near_a (0 when none).
+    function nearest(x, anywhere,   st, a, l, len, shared) {
+      near_a = 0; len = 0
+      for (st = 1; st <= 2; st++) {
+        for (a = anywhere ? 1 : p[st]; a <= cnt[st]; a++) {
+          l = common(x, got[st, a]); shared = substr(x, 1, l); gsub(/[ \t]/, "", shared)
+          if (length(shared) >= 3 && l > len) { near_st = st; near_a = a; len = l }
+        }
+      }
+      if (near_a == 0 && !anywhere) nearest(x, 1)
+    }
+    function label(st, a) { return name[st] " " a }
+    BEGIN {
+      name[1] = "stdout"; name[2] = "stderr"
+      while ((getline l < shown_file) > 0) {
+        ns++; tab = index(l, "\t"); sline[ns] = substr(l, 1, tab - 1); stext[ns] = rtrim(substr(l, tab + 1))
+      }
+      cnt[1] = cnt[2] = 0  # lines per stream
+      while ((getline l < out_file) > 0) got[1, ++cnt[1]] = rtrim(l)
+      while ((getline l < err_file) > 0) got[2, ++cnt[2]] = rtrim(l)
+      p[1] = p[2] = 1  # per stream, the first line after the last one found
+      missing = 0
+      for (k = 1; k <= ns; k++) {
+        x = stext[k]
+        if (x ~ /^[ \t]*(\.\.\.|…)$/) continue
+        re = pattern(x)
+        found = 0
+        for (st = 1; st <= 2 && !found; st++) if ((found = find(st, p[st], cnt[st], x, re))) p[st] = found + 1
+        if (found) continue
+        if (++missing > 10) continue
+        where = doc ":" sline[k] ": "
+        if (cnt[1] + cnt[2] == 0) {
+          printf "%sshown, but the command printed nothing\n  shown      |%s\n", where, x
+          continue
+        }
+        earlier = 0
+        for (st = 1; st <= 2 && !earlier; st++) if ((earlier = find(st, 1, p[st] - 1, x, re))) est = st
+        if (earlier) {
+          printf "%sprinted as %s, before a line shown above it (order differs)\n", where, label(est, earlier)
+          printf "  shown      |%s\n", x
+          continue
+        }
+        printf "%sshown, but not printed (looked on stdout from its line %d, on stderr from %d)\n",
+               where, p[1], p[2]
+        printf "  shown      |%s\n", x
+        nearest(x, 0)
+        if (near_a) {
+          printf "  %-10s |%s\n", label(near_st, near_a), got[near_st, near_a]
+        } else {
+          st = cnt[1] ? 1 : 2; a0 = p[st] <= cnt[st] ? p[st] : 1
+          printf "  (no printed line starts like it; %s from line %d:)\n", name[st], a0
+          for (a = a0; a <= cnt[st] && a < a0 + 5; a++) printf "  %-10s |%s\n", label(st, a), got[st, a]
+        }
+      }
+      if (missing > 10) printf "... and %d more shown lines not printed\n", missing - 10
+      exit (missing > 0)
+    }'
 }
 
 # Prints the command with the binary substituted for its first `clustersim`
@@ -145,7 +281,7 @@ lint() {
   done
 }
 
-pass=0; fail=0; skip=0
+pass=0; fail=0; skip=0; checked=0
 failed=()
 results=$scratch/.results
 mkdir -p "$results"
@@ -156,15 +292,16 @@ mpi_re='^mpirun[[:space:]](.*[[:space:]])?(\./)?(build/cli/)?clustersim([[:space
 loop_re='(^|[[:space:];&|(])(for|while|until|do)[[:space:]]'
 anywhere_re='(^|[[:space:];&|(])(\./)?(build/cli/)?clustersim[[:space:]]'
 placeholder_re='<[A-Za-z_][A-Za-z_-]*>'
+elision_re='^[[:space:]]*(\.\.\.|…)[[:space:]]*$'
 
 mapfile -t lines < <(extract "${docs[@]}")
 n=${#lines[@]}
 for ((i = 0; i < n; i++)); do
-  IFS=$'\037' read -r file lineno block prompted text <<<"${lines[i]}"
-  where=${file#"$src"/}:$lineno
-  prompt=0
+  IFS=$'\037' read -r file lineno block prompted prompt text _ <<<"${lines[i]}"
+  doc=${file#"$src"/}
+  where=$doc:$lineno
   cmd=$text
-  if [[ $cmd == '$ '* ]]; then prompt=1; cmd=${cmd#'$ '}; fi
+  [ "$prompt" = 1 ] && cmd=${cmd#'$ '}
   # In a block with prompts, the lines without one are output.
   [ "$prompted" = 1 ] && [ "$prompt" = 0 ] && continue
   kind=""
@@ -180,14 +317,20 @@ for ((i = 0; i < n; i++)); do
   fi
   [ -n "$kind" ] || continue
 
-  # A documented error: `$ clustersim …` then `clustersim: error: …`.
+  # The output shown after a prompted command, up to the next prompt or the
+  # end of its block; a documented error when it starts with
+  # `clustersim: error:`.
+  shown=$results/$i.shown
+  : >"$shown"
+  nshown=0
   expect_error=""
-  if [ "$prompt" = 1 ] && [ $((i + 1)) -lt "$n" ]; then
-    IFS=$'\037' read -r _ _ nblock _ ntext <<<"${lines[i + 1]}"
-    if [ "$nblock" = "$block" ] && [[ $ntext == 'clustersim: error:'* ]]; then
-      expect_error=$ntext
-    fi
-  fi
+  for ((j = i + 1; prompt == 1 && j < n; j++)); do
+    IFS=$'\037' read -r _ slineno sblock _ sprompt stext sline <<<"${lines[j]}"
+    [ "$sblock" = "$block" ] && [ "$sprompt" = 0 ] || break
+    [ "$j" = $((i + 1)) ] && [[ $stext == 'clustersim: error:'* ]] && expect_error=$stext
+    printf '%s\t%s\n' "$slineno" "$sline" >>"$shown"
+    [[ $sline =~ $elision_re ]] || nshown=$((nshown + 1))
+  done
 
   why=$(lint "$cmd")
   if [ -n "$why" ]; then
@@ -209,16 +352,26 @@ for ((i = 0; i < n; i++)); do
   rc=$?
   secs=$(awk -v a="$c0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 
-  ok=0
+  rc_ok=0
   if [ -n "$expect_error" ]; then
-    if [ "$rc" = 2 ] && grep -qxF -- "$expect_error" "$err"; then ok=1; fi
+    [ "$rc" = 2 ] && rc_ok=1
   elif [ "$rc" = 0 ]; then
-    ok=1
+    rc_ok=1
   fi
-  if [ "$ok" = 1 ]; then
+  mismatch=""
+  if [ "$rc_ok" = 1 ] && [ "$nshown" -gt 0 ]; then
+    mismatch=$(check_shown "$doc" "$shown" "$out" "$err")
+    checked=$((checked + nshown))
+  fi
+  if [ "$rc_ok" = 1 ] && [ -z "$mismatch" ]; then
     label="PASS"; [ -n "$expect_error" ] && label="PASS (exit 2 as documented)"
     echo "$label  $where  ${secs}s  $cmd"
     pass=$((pass + 1))
+  elif [ "$rc_ok" = 1 ]; then
+    echo "FAIL  $where  ${secs}s  $cmd"
+    echo "      the output shown is not what it printed:"
+    printf '%s\n' "$mismatch" | sed 's/^/        /'
+    fail=$((fail + 1)); failed+=("$where  $cmd")
   else
     echo "FAIL  $where  ${secs}s  $cmd"
     if [ -n "$expect_error" ]; then
@@ -233,8 +386,8 @@ done
 
 total=$((pass + fail + skip))
 echo
-echo "docs commands: $total found in ${#docs[@]} files; $pass passed, $fail failed, $skip skipped" \
-     "($(( $(date +%s) - t0 )) s)"
+echo "docs commands: $total found in ${#docs[@]} files; $pass passed, $fail failed, $skip skipped;" \
+     "$checked shown output lines checked ($(( $(date +%s) - t0 )) s)"
 if [ "$total" -eq 0 ]; then
   echo "docs_commands_test: no clustersim commands found; is the source dir right?" >&2
   exit 1
