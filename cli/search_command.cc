@@ -112,9 +112,10 @@ absl::Status SearchCommand(const Args& args, CommandIo& io) {
   if (help) {
     *io.out << "usage: clustersim search [SCENARIO] --model M --gpu G --num-gpus N [flags]\n\n"
                "Enumerates tp, pp, vp, cp, ep, micro-batch, recompute, optimizer sharding and\n"
-               "schedule; rejects by divisibility and memory before simulating; simulates the\n"
-               "rest in parallel and ranks them. SCENARIO, if given, supplies the model,\n"
-               "cluster, batch and pricing; flags override it.\n\n"
+               "schedule; rejects by divisibility and memory before simulating (a candidate too\n"
+               "big without recompute also tries block recompute of the fewest layers per chunk\n"
+               "that fit, rc-blockN); simulates the rest in parallel and ranks them. SCENARIO,\n"
+               "if given, supplies the model, cluster, batch and pricing; flags override it.\n\n"
             << visible;
     return absl::OkStatus();
   }

@@ -1,6 +1,7 @@
 #include "models/memory_verdict.h"
 
 #include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -18,7 +19,8 @@ struct Candidate {
 std::string Gib(sim::Bytes b) { return absl::StrFormat("%.1f GiB", b.ToGiB()); }
 
 // The candidate changes for `term`, in the order they are preferred.
-std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term) {
+std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term,
+                                  sim::Bytes capacity, RemedyOptions options) {
   std::vector<Candidate> out;
   auto add = [&](std::string change, auto edit) {
     Candidate c{std::move(change), in};
@@ -62,6 +64,17 @@ std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term)
             m.shard.sequence_parallel = true;
             m.shard.recompute = Recompute::kSelective;
           });
+    }
+    // Ahead of the micro-batch and full recompute: replaying a few layers per
+    // chunk costs a fraction of replaying all of them.
+    if (options.block_recompute) {
+      if (const std::optional<int> n = SmallestBlockRecompute(in, capacity)) {
+        add(absl::StrCat("recompute the first ", *n, " layer", *n == 1 ? "" : "s",
+                         " of each model chunk (--recompute-granularity full "
+                         "--recompute-method block --recompute-num-layers ",
+                         *n, ")"),
+            [n](MemoryInputs& m) { m = WithBlockRecompute(m, *n); });
+      }
     }
     if (s.micro_batch_size > 1) {
       add(absl::StrCat("use a smaller micro-batch (--micro-batch-size ", s.micro_batch_size / 2,
@@ -120,7 +133,36 @@ std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term)
 
 }  // namespace
 
-MemoryVerdict JudgeMemory(const MemoryInputs& in, const MemoryBreakdown& m, sim::Bytes capacity) {
+MemoryInputs WithBlockRecompute(const MemoryInputs& in, int num_layers) {
+  MemoryInputs out = in;
+  out.shard.recompute = Recompute::kFull;
+  out.shard.recompute_method = RecomputeMethod::kBlock;
+  out.shard.recompute_num_layers = num_layers;
+  return out;
+}
+
+std::optional<int> SmallestBlockRecompute(const MemoryInputs& in, sim::Bytes capacity) {
+  auto peak = [&](int n) { return EstimateMemory(WithBlockRecompute(in, n)).Total(); };
+  // N = num_layers replays every layer of every chunk: full recompute.
+  const sim::Bytes every_layer = peak(in.model.num_layers);
+  if (every_layer > capacity) return std::nullopt;
+  int lo = 1, hi = in.model.num_layers;  // peak(hi) fits
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (peak(mid) <= capacity) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  // A layer kept whole holds more than its input checkpoint, so the peak
+  // equals full recompute's only once N covers every chunk.
+  if (peak(lo) == every_layer) return std::nullopt;
+  return lo;
+}
+
+MemoryVerdict JudgeMemory(const MemoryInputs& in, const MemoryBreakdown& m, sim::Bytes capacity,
+                          RemedyOptions options) {
   MemoryVerdict v;
   v.fits = m.Total() <= capacity;
   const std::array<std::pair<const char*, sim::Bytes>, 5> terms = {{{"weights", m.weights},
@@ -137,7 +179,7 @@ MemoryVerdict JudgeMemory(const MemoryInputs& in, const MemoryBreakdown& m, sim:
 
   const Candidate* best = nullptr;
   sim::Bytes best_total = m.Total();
-  const std::vector<Candidate> candidates = Candidates(in, v.biggest_term);
+  const std::vector<Candidate> candidates = Candidates(in, v.biggest_term, capacity, options);
   for (const Candidate& c : candidates) {
     if (!ValidateMemoryInputs(c.in).ok()) continue;  // e.g. tp not dividing the heads
     const sim::Bytes total = EstimateMemory(c.in).Total();

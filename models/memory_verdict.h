@@ -8,7 +8,9 @@
 // shortfall stated. Candidates, by biggest term:
 //   activations: FlashAttention (unfused attention without recompute: it
 //     drops the s² scores, named with their size); selective recompute;
-//     sequence parallelism (tp > 1); both;
+//     sequence parallelism (tp > 1); both; block recompute of the fewest
+//     layers per model chunk that fits (SmallestBlockRecompute; when the
+//     schedule allows it and it leaves some layer unreplayed);
 //     halve the micro-batch; full recompute;
 //   optimizer:   the distributed optimizer (dp·cp > 1); QLoRA (LoRA runs);
 //   gradients:   ZeRO stage 2 (dp·cp > 1); QLoRA (LoRA runs);
@@ -27,6 +29,7 @@
 #ifndef CLUSTERSIM_MODELS_MEMORY_VERDICT_H_
 #define CLUSTERSIM_MODELS_MEMORY_VERDICT_H_
 
+#include <optional>
 #include <string>
 
 #include "models/memory_model.h"
@@ -40,8 +43,28 @@ struct MemoryVerdict {
   std::string remedy;        // empty when it fits
 };
 
+// What the remedies may change beyond the memory model's own inputs.
+struct RemedyOptions {
+  // Block recompute needs a schedule that runs each layer's backward whole
+  // (strategies::ParallelConfig::AllowsBlockRecompute; not zb-h1).
+  bool block_recompute = true;
+};
+
 // REQUIRES: ValidateMemoryInputs(in).ok(), m == EstimateMemory(in).
-MemoryVerdict JudgeMemory(const MemoryInputs& in, const MemoryBreakdown& m, sim::Bytes capacity);
+MemoryVerdict JudgeMemory(const MemoryInputs& in, const MemoryBreakdown& m, sim::Bytes capacity,
+                          RemedyOptions options = {});
+
+// Megatron-Core's block recompute (--recompute-granularity full
+// --recompute-method block --recompute-num-layers N: full recompute of the
+// first N layers of each model chunk, the others kept whole): the smallest N
+// with which `in` fits `capacity` by EstimateMemory, or nullopt when none
+// does or the first that does replays every layer of the accounted stage
+// (then full recompute is the change). The peak falls as N grows, so N is
+// found by bisection. REQUIRES: ValidateMemoryInputs(in).ok().
+std::optional<int> SmallestBlockRecompute(const MemoryInputs& in, sim::Bytes capacity);
+
+// `in` with block recompute of the first `num_layers` layers of each chunk.
+MemoryInputs WithBlockRecompute(const MemoryInputs& in, int num_layers);
 
 }  // namespace clustersim::models
 

@@ -1,7 +1,9 @@
 #include "models/memory_verdict.h"
 
+#include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/workload_testing.h"
@@ -11,6 +13,7 @@ namespace {
 
 using testing::Preset;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 MemoryVerdict Judge(const MemoryInputs& in, sim::Bytes capacity) {
@@ -102,6 +105,98 @@ TEST(MemoryVerdictTest, WeightBoundRaisesTensorParallelism) {
   const MemoryVerdict v = Judge(in, sim::GiB(80));
   EXPECT_FALSE(v.fits);
   EXPECT_THAT(v.remedy, StartsWith("raise tp to "));
+}
+
+// Llama 2 70B at an 8,192-token context, tp 4 with sequence parallelism, pp 4
+// (20 layers a stage), dp 4 with the distributed optimizer, micro-batch 1:
+// 81.4 GiB without recompute on an 80 GiB GPU.
+MemoryInputs Llama70bLongContext() {
+  MemoryInputs in;
+  in.model = Preset("llama2-70b");
+  in.model.seq_length = 8192;
+  in.shard.tensor_parallel = 4;
+  in.shard.sequence_parallel = true;
+  in.pipeline_parallel = 4;
+  in.data_parallel = 4;
+  in.distributed_optimizer = true;
+  in.num_microbatches = 16;
+  return in;
+}
+
+sim::Bytes Peak(const MemoryInputs& in) { return EstimateMemory(in).Total(); }
+
+// Just over: recomputing one layer of each chunk is enough, and is named
+// ahead of full recompute with Megatron-Core's flags and the peak it reaches.
+TEST(MemoryVerdictTest, SlightlyOverSuggestsBlockRecomputeOfFewLayers) {
+  const MemoryInputs in = Llama70bLongContext();
+  EXPECT_EQ(SmallestBlockRecompute(in, sim::GiB(80)), 1);
+  const MemoryVerdict v = Judge(in, sim::GiB(80));
+  EXPECT_FALSE(v.fits);
+  EXPECT_EQ(v.biggest_term, "activations");
+  EXPECT_EQ(v.remedy,
+            "recompute the first 1 layer of each model chunk (--recompute-granularity full "
+            "--recompute-method block --recompute-num-layers 1): peak 79.3 GiB of 80.0 GiB");
+}
+
+// The smallest N: it fits and N - 1 does not, at every capacity from the
+// peak of all but one layer of each chunk to no recompute's; with two
+// virtual-pipeline chunks of 10 layers N stays below 10.
+TEST(MemoryVerdictTest, BlockRecomputeIsTheSmallestLayerCountThatFits) {
+  for (int vp : {1, 2}) {
+    MemoryInputs in = Llama70bLongContext();
+    in.virtual_pipeline = vp;
+    const int chunk = 20 / vp;
+    const sim::Bytes all_but_one = Peak(WithBlockRecompute(in, chunk - 1));
+    EXPECT_EQ(SmallestBlockRecompute(in, all_but_one), chunk - 1);
+    int last = 0;
+    for (sim::Bytes capacity = all_but_one; capacity < Peak(in);
+         capacity += sim::GiB(1)) {
+      const std::optional<int> n = SmallestBlockRecompute(in, capacity);
+      ASSERT_TRUE(n.has_value()) << capacity.ToGiB();
+      EXPECT_LT(*n, chunk) << capacity.ToGiB();
+      EXPECT_LE(Peak(WithBlockRecompute(in, *n)), capacity);
+      if (*n > 1) EXPECT_GT(Peak(WithBlockRecompute(in, *n - 1)), capacity);
+      if (last > 0) EXPECT_LE(*n, last) << "more memory never needs more layers";
+      last = *n;
+    }
+    EXPECT_GT(last, 0);
+  }
+}
+
+// When only recomputing every layer fits, full recompute is the remedy and no
+// block line is offered; when not even that fits, neither is.
+TEST(MemoryVerdictTest, NoBlockRecomputeWhenEveryLayerOrMoreIsNeeded) {
+  const MemoryInputs in = Llama70bLongContext();
+  const sim::Bytes full = Peak(WithBlockRecompute(in, in.model.num_layers));
+  const sim::Bytes just_full = full + sim::MiB(16);
+  EXPECT_EQ(SmallestBlockRecompute(in, just_full), std::nullopt);
+  EXPECT_THAT(Judge(in, just_full).remedy,
+              StartsWith("enable full recompute (--recompute-granularity full): peak"));
+
+  const sim::Bytes below_full = full - sim::MiB(16);
+  EXPECT_EQ(SmallestBlockRecompute(in, below_full), std::nullopt);
+  const MemoryVerdict v = Judge(in, below_full);
+  EXPECT_FALSE(v.fits);
+  EXPECT_THAT(v.remedy, Not(HasSubstr("--recompute-method block")));
+}
+
+// A schedule that splits the backward (zb-h1) cannot run block recompute:
+// the caller says so and full recompute is suggested instead.
+TEST(MemoryVerdictTest, BlockRecomputeOnlyWhereTheScheduleAllowsIt) {
+  const MemoryInputs in = Llama70bLongContext();
+  const MemoryVerdict v =
+      JudgeMemory(in, EstimateMemory(in), sim::GiB(80), {.block_recompute = false});
+  EXPECT_THAT(v.remedy, StartsWith("enable full recompute"));
+}
+
+// Already recomputing a block that is too small: a larger one is suggested.
+TEST(MemoryVerdictTest, TooSmallABlockSuggestsALargerOne) {
+  const MemoryInputs in = WithBlockRecompute(Llama70bLongContext(), 1);
+  const std::optional<int> n = SmallestBlockRecompute(in, sim::GiB(70));
+  ASSERT_TRUE(n.has_value());
+  EXPECT_GT(*n, 1);
+  EXPECT_THAT(Judge(in, sim::GiB(70)).remedy,
+              HasSubstr(absl::StrCat("--recompute-num-layers ", *n, "): peak")));
 }
 
 TEST(MemoryVerdictTest, FixedOverheadHasNoRemedyButABiggerGpu) {

@@ -233,12 +233,8 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::InvalidArgumentError(absl::StrCat(
         "parallelism.pipeline_schedule=interleaved-1f1b needs ", kVp, " > 1"));
   }
-  // Block recompute picks a layer's whole backward by its place in its chunk;
-  // a schedule that splits the backward into input and weight halves would
-  // need both halves in a replayed and a kept form.
   if (p->recompute == models::Recompute::kFull &&
-      p->recompute_method == models::RecomputeMethod::kBlock &&
-      p->schedule == Schedule::kZeroBubbleH1) {
+      p->recompute_method == models::RecomputeMethod::kBlock && !p->AllowsBlockRecompute()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "training.recompute_method=\"block\" is not supported with "
         "parallelism.pipeline_schedule=", std::string(ScheduleName(p->schedule)),

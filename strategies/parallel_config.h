@@ -116,6 +116,10 @@ struct ParallelConfig {
     return recompute == models::Recompute::kFull &&
            (recompute_method != models::RecomputeMethod::kBlock || in_chunk < recompute_num_layers);
   }
+  // Whether the schedule can run block recompute: it picks a layer's whole
+  // backward by its place in its chunk, so a schedule that splits the
+  // backward into input and weight halves (zb-h1) cannot.
+  bool AllowsBlockRecompute() const { return schedule != Schedule::kZeroBubbleH1; }
   // Micro-batches each pipeline runs per step (gradient accumulation steps).
   int num_microbatches() const { return global_batch_size / (micro_batch_size * data_parallel); }
 };

@@ -110,12 +110,32 @@ Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_mem
   }
   const models::MemoryBreakdown m = models::EstimateMemory(in);
   if (m.Total() <= gpu_memory) return {};
-  const models::MemoryVerdict v = models::JudgeMemory(in, m, gpu_memory);
+  const models::MemoryVerdict v = models::JudgeMemory(
+      in, m, gpu_memory, {.block_recompute = config->AllowsBlockRecompute()});
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   return {absl::StrCat("memory: ", v.biggest_term),
           absl::StrFormat("needs %.1f GiB per GPU of %.1f GiB (%s biggest); %s",
                           m.Total().count() / kGiB, gpu_memory.count() / kGiB, v.biggest_term,
                           v.remedy)};
+}
+
+std::optional<ParallelConfig> BlockRecomputeVariant(const models::TransformerConfig& model,
+                                                    sim::Bytes gpu_memory,
+                                                    const models::FinetuneSpec& finetune,
+                                                    int num_gpus, const ParallelConfig& config) {
+  if (!config.AllowsBlockRecompute()) return std::nullopt;
+  const std::optional<int> n =
+      models::SmallestBlockRecompute(MemoryInputsFor(model, config, finetune), gpu_memory);
+  if (!n) return std::nullopt;
+  ParallelConfig variant = config;
+  variant.recompute = models::Recompute::kFull;
+  variant.recompute_method = models::RecomputeMethod::kBlock;
+  variant.recompute_num_layers = *n;
+  variant.recompute_mlp_up = variant.recompute_op_sac = false;
+  if (!PruneStrategy(model, gpu_memory, finetune, num_gpus, &variant).reason.empty()) {
+    return std::nullopt;
+  }
+  return variant;
 }
 
 }  // namespace clustersim::strategies

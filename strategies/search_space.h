@@ -14,6 +14,9 @@
 //   ZeRO-3; schedule 1f1b or zb-h1 (pp > 1, vp = 1). Sequence parallelism is on
 //   whenever tp > 1, gradient reduction overlaps the backward pass; dp is
 //   derived.
+// Block recompute is not a dimension of its own: a strategy without recompute
+// that does not fit gets one variant, full recompute of the fewest layers per
+// model chunk that fits (BlockRecomputeVariant), right after it.
 //
 // Example:
 //   SearchSpace space{.num_gpus = 1024, .global_batch_size = 1024, .gpus_per_node = 8};
@@ -22,6 +25,7 @@
 #ifndef CLUSTERSIM_STRATEGIES_SEARCH_SPACE_H_
 #define CLUSTERSIM_STRATEGIES_SEARCH_SPACE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +58,18 @@ struct Pruning {
 };
 Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_memory,
                       const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config);
+
+// For a strategy that PruneStrategy rejected by memory: the same strategy with
+// Megatron-Core's block recompute of the first N layers of each model chunk,
+// N the smallest that fits (models::SmallestBlockRecompute), validated with
+// data_parallel derived. nullopt when there is none: the schedule cannot run
+// block recompute (zb-h1), full recompute does not fit either, or only every
+// layer fits (the full-recompute strategy is that). REQUIRES: `config` went
+// through PruneStrategy and its reason starts with "memory: ".
+std::optional<ParallelConfig> BlockRecomputeVariant(const models::TransformerConfig& model,
+                                                    sim::Bytes gpu_memory,
+                                                    const models::FinetuneSpec& finetune,
+                                                    int num_gpus, const ParallelConfig& config);
 
 }  // namespace clustersim::strategies
 

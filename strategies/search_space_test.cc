@@ -1,5 +1,6 @@
 #include "strategies/search_space.h"
 
+#include <optional>
 #include <set>
 
 #include "gmock/gmock.h"
@@ -71,6 +72,42 @@ TEST(SearchSpaceTest, PrunesByRuleUnsupportedFeatureAndMemory) {
   const Pruning mem = PruneStrategy(m, Memory("h100-sxm5-80gb"), {}, 64, &big);
   EXPECT_THAT(mem.reason, HasSubstr("memory: "));
   EXPECT_THAT(mem.detail, HasSubstr("of 80.0 GiB"));
+}
+
+// Llama 2 70B at an 8,192-token context, tp 4, pp 4, dp 4, micro-batch 1:
+// 81.4 GiB without recompute. Its block variant recomputes one layer of each
+// chunk and fits; under zb-h1, or when even full recompute would not fit,
+// there is none.
+TEST(SearchSpaceTest, BlockRecomputeVariantOfAStrategyJustOverMemory) {
+  models::TransformerConfig m = Model("llama2-70b");
+  m.seq_length = 8192;
+  const sim::Bytes gpu = Memory("h100-sxm5-80gb");
+  ParallelConfig over{.tensor_parallel = 4, .pipeline_parallel = 4, .sequence_parallel = true,
+                      .distributed_optimizer = true, .micro_batch_size = 1,
+                      .global_batch_size = 64};
+  ASSERT_EQ(PruneStrategy(m, gpu, {}, 64, &over).reason, "memory: activations");
+  const std::optional<ParallelConfig> block = BlockRecomputeVariant(m, gpu, {}, 64, over);
+  ASSERT_TRUE(block.has_value());
+  EXPECT_EQ(block->recompute, models::Recompute::kFull);
+  EXPECT_EQ(block->recompute_method, models::RecomputeMethod::kBlock);
+  EXPECT_EQ(block->recompute_num_layers, 1);
+  EXPECT_EQ(block->data_parallel, 4);
+  ParallelConfig check = *block;
+  EXPECT_EQ(PruneStrategy(m, gpu, {}, 64, &check).reason, "");
+
+  ParallelConfig zb = over;
+  zb.schedule = Schedule::kZeroBubbleH1;
+  ASSERT_EQ(PruneStrategy(m, gpu, {}, 64, &zb).reason, "memory: activations");
+  EXPECT_EQ(BlockRecomputeVariant(m, gpu, {}, 64, zb), std::nullopt);
+  const Pruning zb_why = PruneStrategy(m, gpu, {}, 64, &zb);
+  EXPECT_THAT(zb_why.detail, HasSubstr("enable full recompute"));
+
+  ParallelConfig unsharded = over;  // 16 B/param of model states on one GPU
+  unsharded.tensor_parallel = 1;
+  unsharded.pipeline_parallel = 1;
+  unsharded.sequence_parallel = false;
+  ASSERT_THAT(PruneStrategy(m, gpu, {}, 64, &unsharded).reason, HasSubstr("memory: "));
+  EXPECT_EQ(BlockRecomputeVariant(m, gpu, {}, 64, unsharded), std::nullopt);
 }
 
 }  // namespace

@@ -97,6 +97,36 @@ absl::Status SetScalar(pb::Message* m, const pb::FieldDescriptor* f, std::string
   }
 }
 
+// The `recompute` alias: a granularity ("none", "selective", "full", ...) or
+// full recompute by a method with its layer count, "block:N" or "uniform:N"
+// (Megatron-Core's --recompute-method and --recompute-num-layers). A
+// granularity other than full drops a method set before, which only full
+// recompute reads.
+absl::Status SetRecompute(const std::string& value, config::Scenario* scenario) {
+  config::TrainingConfig* t = scenario->mutable_training();
+  const size_t colon = value.find(':');
+  if (colon == std::string::npos) {
+    t->set_recompute_granularity(value);
+    if (value != "full") {
+      t->clear_recompute_method();
+      t->clear_recompute_num_layers();
+    }
+    return absl::OkStatus();
+  }
+  const std::string method = value.substr(0, colon);
+  int layers = 0;
+  if ((method != "block" && method != "uniform") ||
+      !absl::SimpleAtoi(value.substr(colon + 1), &layers) || layers < 1) {
+    return Bad("recompute", value,
+               "expected a granularity (none, selective, full) or block:N or uniform:N with "
+               "N >= 1 layers, e.g. recompute=block:5");
+  }
+  t->set_recompute_granularity("full");
+  t->set_recompute_method(method);
+  t->set_recompute_num_layers(layers);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status SetScenarioField(std::string_view assignment, config::Scenario* scenario) {
@@ -109,6 +139,7 @@ absl::Status SetScenarioField(std::string_view assignment, config::Scenario* sce
   const std::string text(assignment);
   std::string path(absl::StripAsciiWhitespace(absl::string_view(text).substr(0, eq)));
   const std::string value(absl::StripAsciiWhitespace(absl::string_view(text).substr(eq + 1)));
+  if (path == "recompute") return SetRecompute(value, scenario);
   for (const Alias& a : kAliases) {
     if (a.name == path) path = std::string(a.path);
   }

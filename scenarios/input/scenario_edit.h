@@ -6,7 +6,9 @@
 // or a short alias (tp, pp, vp, cp, ep, dp, mbs, gbs, recompute, zero,
 // distopt, sp, schedule, gpu, num_gpus, model, precision, tier, price,
 // price_source, train_tokens, train_steps). Values are parsed by the field's
-// type: numbers, true/false, strings as typed.
+// type: numbers, true/false, strings as typed. `recompute` also takes full
+// recompute by a method, "block:N" or "uniform:N" (training.recompute_method
+// and recompute_num_layers), and a granularity other than full clears those.
 //
 // Example:
 //   config::Scenario s = ...;

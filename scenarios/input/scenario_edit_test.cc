@@ -23,6 +23,32 @@ TEST(ScenarioEditTest, PathsAndAliasesSetTypedFields) {
   EXPECT_EQ(s.pricing().train_steps(), 1000);
 }
 
+// recompute=block:N is Megatron-Core's --recompute-granularity full
+// --recompute-method block --recompute-num-layers N; a later plain
+// granularity other than full drops the method.
+TEST(ScenarioEditTest, RecomputeAliasTakesAMethodAndLayerCount) {
+  config::Scenario s;
+  ASSERT_TRUE(SetScenarioField("recompute=block:5", &s).ok());
+  EXPECT_EQ(s.training().recompute_granularity(), "full");
+  EXPECT_EQ(s.training().recompute_method(), "block");
+  EXPECT_EQ(s.training().recompute_num_layers(), 5);
+  ASSERT_TRUE(SetScenarioField("recompute=full", &s).ok());
+  EXPECT_EQ(s.training().recompute_method(), "block");
+  ASSERT_TRUE(SetScenarioField("recompute=selective", &s).ok());
+  EXPECT_EQ(s.training().recompute_granularity(), "selective");
+  EXPECT_FALSE(s.training().has_recompute_method());
+  EXPECT_FALSE(s.training().has_recompute_num_layers());
+  ASSERT_TRUE(ApplyAssignments("training.recompute_granularity=full,"
+                               "training.recompute_method=uniform,"
+                               "training.recompute_num_layers=2",
+                               &s)
+                  .ok());
+  EXPECT_EQ(s.training().recompute_num_layers(), 2);
+  for (const char* bad : {"recompute=block:0", "recompute=block:x", "recompute=chunk:2"}) {
+    EXPECT_THAT(SetScenarioField(bad, &s).message(), HasSubstr("e.g. recompute=block:5")) << bad;
+  }
+}
+
 TEST(ScenarioEditTest, ErrorsNameTheFieldAndTheChoices) {
   config::Scenario s;
   EXPECT_THAT(SetScenarioField("parallelism.tensor_size=2", &s).message(),

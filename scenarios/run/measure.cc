@@ -123,7 +123,8 @@ void FillMemory(const ResolvedScenario& s, const models::MemoryInputs& in,
   out->set_peak_memory_gib(m.Total().count() / kGiB);
   const double capacity = s.gpu->memory.count() / kGiB;
   out->set_memory_capacity_gib(capacity);
-  const models::MemoryVerdict verdict = models::JudgeMemory(in, m, s.gpu->memory);
+  const models::MemoryVerdict verdict = models::JudgeMemory(
+      in, m, s.gpu->memory, {.block_recompute = s.parallel.AllowsBlockRecompute()});
   out->set_fits_in_memory(verdict.fits);
   out->mutable_memory_verdict()->set_biggest_term(verdict.biggest_term);
   out->mutable_memory_verdict()->set_remedy(verdict.remedy);

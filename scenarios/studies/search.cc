@@ -67,6 +67,13 @@ config::Scenario WithStrategy(const config::Scenario& base, const strategies::Pa
   t->set_micro_batch_size(c.micro_batch_size);
   t->set_global_batch_size(c.global_batch_size);
   t->set_recompute_granularity(std::string(RecomputeName(c.recompute)));
+  t->clear_recompute_method();
+  t->clear_recompute_num_layers();
+  if (c.recompute == models::Recompute::kFull &&
+      c.recompute_method == models::RecomputeMethod::kBlock) {
+    t->set_recompute_method("block");
+    t->set_recompute_num_layers(c.recompute_num_layers);
+  }
   return s;
 }
 
@@ -86,6 +93,8 @@ absl::StatusOr<ResolvedScenario> ResolveBase(const config::Scenario& base, int n
   s.clear_parallelism();
   s.mutable_training()->clear_micro_batch_size();
   s.mutable_training()->clear_recompute_granularity();
+  s.mutable_training()->clear_recompute_method();
+  s.mutable_training()->clear_recompute_num_layers();
   s.mutable_training()->set_global_batch_size(num_gpus);
   return Resolve(s);
 }
@@ -265,12 +274,24 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
         ++report.enumerated;
         const strategies::Pruning why =
             strategies::PruneStrategy(base->model, base->gpu->memory, base->finetune, num_gpus, &c);
-        if (!why.reason.empty()) {
-          ++rejections[why.reason];
+        if (why.reason.empty()) {
+          slots.push_back({WithStrategy(with_precision, c, num_gpus), clusters.back().get(),
+                           networks.back().get(), std::nullopt, ""});
           continue;
         }
-        slots.push_back({WithStrategy(with_precision, c, num_gpus), clusters.back().get(),
-                         networks.back().get(), std::nullopt, ""});
+        ++rejections[why.reason];
+        // Too big without recompute: try the same strategy recomputing the
+        // fewest layers per chunk that fit (strategies/search_space.h).
+        if (c.recompute != models::Recompute::kNone || why.reason.rfind("memory: ", 0) != 0) {
+          continue;
+        }
+        const std::optional<strategies::ParallelConfig> block = strategies::BlockRecomputeVariant(
+            base->model, base->gpu->memory, base->finetune, num_gpus, c);
+        if (block) {
+          ++report.enumerated;
+          slots.push_back({WithStrategy(with_precision, *block, num_gpus), clusters.back().get(),
+                           networks.back().get(), std::nullopt, ""});
+        }
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/input/resolve.h"
@@ -150,6 +151,46 @@ TEST(SearchTest, MergedCollectivesEqualStandaloneRuns) {
   EXPECT_GT(zero3, 100u);
   EXPECT_GT(tp, 100u);
   EXPECT_GT(ExpectEqualToStandaloneRuns(*r), 100u);
+}
+
+// GPT-3 1.3B at a 16,384-token context on one 40 GB A100: without recompute
+// no micro-batch fits; recomputing half the layers (block) does, and is
+// faster than recomputing all of them. Each strategy that does not fit
+// without recompute brings its block variant, counted as enumerated.
+TEST(SearchTest, BlockRecomputeIsSearchedAndCanBeTheFastest) {
+  SearchRequest req = Small(2);
+  req.base.mutable_cluster()->set_gpu("a100-sxm4-40gb");
+  req.base.mutable_model()->set_seq_length(16384);
+  req.gpu_counts = {1};
+  absl::StatusOr<SearchReport> r = RunSearch(req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->top.empty());
+  const config::TrainingConfig& best = r->top[0].result.scenario().training();
+  EXPECT_EQ(best.recompute_granularity(), "full");
+  EXPECT_EQ(best.recompute_method(), "block");
+  EXPECT_GT(best.recompute_num_layers(), 0);
+  EXPECT_LT(best.recompute_num_layers(), 24);
+  const std::string label = StrategyLabel(r->top[0].result.scenario());
+  EXPECT_THAT(label, HasSubstr(absl::StrCat(" rc-block", best.recompute_num_layers())));
+  size_t full = 0;
+  for (const StudyRow& row : r->top) {
+    const config::TrainingConfig& t = row.result.scenario().training();
+    if (t.recompute_granularity() != "full" || t.has_recompute_method()) continue;
+    ++full;
+    EXPECT_LT(r->top[0].result.step_time_s(), row.result.step_time_s());
+  }
+  EXPECT_GT(full, 0u);
+  size_t rejected = 0;
+  for (const auto& [reason, count] : r->rejections) rejected += count;
+  EXPECT_EQ(rejected + r->simulated, r->enumerated);
+  EXPECT_THAT(*FormatSearchReport(*r, "json"),
+              HasSubstr(absl::StrCat("\"recompute_method\": \"block\", \"recompute_num_layers\": ",
+                                     best.recompute_num_layers())));
+  ExpectEqualToStandaloneRuns(*r);
+  EXPECT_THAT(*ExplainStrategy(req, absl::StrCat("recompute=block:", best.recompute_num_layers())),
+              HasSubstr("feasible, simulated"));
+  EXPECT_THAT(*ExplainStrategy(req, "recompute=none"),
+              HasSubstr("--recompute-method block --recompute-num-layers"));
 }
 
 TEST(SearchTest, CostRankingAndBudget) {

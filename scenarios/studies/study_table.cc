@@ -93,6 +93,11 @@ std::string Aligned(const std::vector<std::vector<std::string>>& cells) {
   return out;
 }
 
+// Full recompute of the first recompute_num_layers layers of each chunk.
+bool IsBlockRecompute(const config::TrainingConfig& t) {
+  return t.recompute_granularity() == "full" && t.recompute_method() == "block";
+}
+
 }  // namespace
 
 std::string StrategyLabel(const config::Scenario& s, bool show_precision) {
@@ -106,7 +111,12 @@ std::string StrategyLabel(const config::Scenario& s, bool show_precision) {
   if (p.context_parallel_size() > 1) absl::StrAppend(&out, " cp", p.context_parallel_size());
   if (p.expert_model_parallel_size() > 1) absl::StrAppend(&out, " ep", p.expert_model_parallel_size());
   absl::StrAppend(&out, " dp", p.data_parallel_size(), " mbs", t.micro_batch_size(), " gbs",
-                  t.global_batch_size(), " rc-", t.recompute_granularity());
+                  t.global_batch_size(), " rc-");
+  if (IsBlockRecompute(t)) {
+    absl::StrAppend(&out, "block", t.recompute_num_layers());
+  } else {
+    absl::StrAppend(&out, t.recompute_granularity());
+  }
   if (p.zero_stage() > 0) {
     absl::StrAppend(&out, " zero", p.zero_stage());
   } else if (p.use_distributed_optimizer()) {
@@ -124,6 +134,10 @@ std::string StudyJsonObject(const StudyRow& row) {
   std::string out =
       absl::StrCat("{\"label\": ", JsonString(row.label),
                    ", \"strategy\": ", JsonString(StrategyLabel(r.scenario(), row.show_precision)));
+  if (IsBlockRecompute(r.scenario().training())) {
+    absl::StrAppend(&out, ", \"recompute_method\": \"block\", \"recompute_num_layers\": ",
+                    r.scenario().training().recompute_num_layers());
+  }
   for (const Metric& m : Metrics()) {
     if (m.needs_train && !r.has_train()) continue;
     if (m.needs_goodput && !r.has_goodput()) continue;

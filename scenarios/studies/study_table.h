@@ -34,11 +34,15 @@ struct StudyRow {
 
 // "tp8 pp4 vp2 dp32 mbs1 gbs512 rc-selective distopt sp interleaved-1f1b" (vp, cp,
 // ep only when > 1; the schedule only with pp > 1), then the training
-// precision ("fp8") when it is fp8 or `show_precision`.
+// precision ("fp8") when it is fp8 or `show_precision`. Block recompute of
+// the first N layers of each model chunk reads "rc-blockN".
 std::string StrategyLabel(const config::Scenario& resolved, bool show_precision = false);
 
 // One result as a JSON object on one line (no newline), and as a CSV row
 // (with newline) under StudyCsvHeader(): for files appended point by point.
+// With block recompute the JSON object also carries "recompute_method":
+// "block" and "recompute_num_layers": N after the strategy (the CSV's
+// strategy column names both as "rc-blockN").
 // With `goodput` (a sweep whose points carry a `reliability` section, or a
 // compare or search table with a row that carries goodput) the CSV
 // ends in six more columns from result.goodput: goodput_percent (effective
