@@ -204,6 +204,34 @@ void LiftTextConfig(Struct* root) {
   for (const auto& [key, value] : inner.fields()) fields[key] = value;
 }
 
+// gpt-oss's gated-activation variants and YaRN scaling: "swiglu_limit" →
+// glu_clamp; model_type gpt_oss gates with x·sigmoid(1.702·x) and adds 1 to
+// the linear half (transformers GptOssExperts) → quick_gelu_glu;
+// "rope_scaling" {"rope_type": "yarn", "factor": f} → yarn_rope_factor.
+absl::Status ReadGluAndYarn(const Reader& r, const std::string& model_type,
+                            TransformerConfig* c) {
+  if (const Value* v = r.Find("swiglu_limit"); v != nullptr) {
+    if (v->kind_case() != Value::kNumberValue || !(v->number_value() >= 0)) {
+      return r.Error("\"swiglu_limit\" must be a number >= 0");
+    }
+    c->glu_clamp = v->number_value();
+  }
+  c->quick_gelu_glu = model_type == "gpt_oss";
+  const Value* scaling = r.Find("rope_scaling");
+  if (scaling == nullptr || scaling->kind_case() != Value::kStructValue) return absl::OkStatus();
+  const auto& f = scaling->struct_value().fields();
+  auto type = f.find("rope_type");
+  if (type == f.end()) type = f.find("type");
+  if (type == f.end() || type->second.string_value() != "yarn") return absl::OkStatus();
+  auto factor = f.find("factor");
+  if (factor == f.end() || factor->second.kind_case() != Value::kNumberValue ||
+      !(factor->second.number_value() >= 1)) {
+    return r.Error("\"rope_scaling\" of rope_type yarn needs a \"factor\" >= 1");
+  }
+  c->yarn_rope_factor = factor->second.number_value();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::string_view origin) {
@@ -304,6 +332,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
     CLUSTERSIM_RETURN_IF_ERROR(ReadMoeExtras(r, moe_ffn, shared_ffn, &c));
   }
   if (kv_lora) CLUSTERSIM_RETURN_IF_ERROR(ReadLatentAttention(r, *kv_lora, &c));
+  CLUSTERSIM_RETURN_IF_ERROR(ReadGluAndYarn(r, model_type, &c));
   if (absl::Status s = ValidateTransformer(c); !s.ok()) return r.Error(s.message());
   return c;
 }

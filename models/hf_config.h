@@ -42,12 +42,15 @@
 //     the one shared expert's FFN size, intermediate_size_mlp →
 //     ffn_hidden_size (the dense layers');
 //   kv_lora_rank, q_lora_rank (null: none), qk_nope_head_dim,
-//     qk_rope_head_dim, v_head_dim → multi-head latent attention (DeepSeek).
+//     qk_rope_head_dim, v_head_dim → multi-head latent attention (DeepSeek);
+//   swiglu_limit → glu_clamp; model_type gpt_oss → quick_gelu_glu (gate
+//     x·sigmoid(1.702·x), +1 on the linear half); rope_scaling with
+//     rope_type (or type) "yarn" → yarn_rope_factor = its factor.
 // Gated (SwiGLU) families also include qwen2_moe, qwen3, qwen3_moe,
 // deepseek_v2/v3 and gpt_oss. Not modelled, and ignored: gpt-oss's
 // alternating 128-token sliding-window layers (every layer is costed as full
 // causal attention, an overestimate of half the layers' attention at long
-// contexts) and attention sinks, its clamped SwiGLU (costed as SwiGLU),
+// contexts) and attention sinks (the per-head softmax offsets),
 // Qwen3's per-head q/k RMSNorms (2·head_dim weights per layer), DeepSeek-V3's
 // multi-token-prediction module (num_nextn_predict_layers) and its router's
 // expert bias, and Llama 4's chunked attention (attention_chunk_size 8192 on

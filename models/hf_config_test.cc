@@ -109,6 +109,33 @@ TEST(HfConfigTest, GptOss) {
   EXPECT_TRUE(m.add_bias_linear);
   EXPECT_EQ(m.activation, Activation::kSwiglu);
   EXPECT_NEAR(CountParameters(m).Total(m.num_layers) / 1e9, 116.83, 116.83 * 0.005);
+  // swiglu_limit 7 and the gpt_oss quick-GELU gate; this file has no rope_scaling.
+  EXPECT_EQ(m.glu_clamp, 7);
+  EXPECT_TRUE(m.quick_gelu_glu);
+  EXPECT_EQ(m.yarn_rope_factor, 0);
+}
+
+TEST(HfConfigTest, YarnRopeScalingFactor) {
+  const std::string base =
+      R"("hidden_size": 4096, "num_hidden_layers": 32, "intermediate_size": 11008,
+         "vocab_size": 32000, "max_position_embeddings": 4096, "hidden_act": "silu",
+         "model_type": "llama", "rms_norm_eps": 1e-5, "num_attention_heads": 32)";
+  auto parse = [&](const std::string& extra) {
+    return ParseHfConfig("{" + base + extra + "}", "x/config.json");
+  };
+  absl::StatusOr<TransformerConfig> yarn =
+      parse(R"(, "rope_scaling": {"rope_type": "yarn", "factor": 32.0})");
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  EXPECT_EQ(yarn->yarn_rope_factor, 32);
+  EXPECT_FALSE(yarn->quick_gelu_glu);
+  absl::StatusOr<TransformerConfig> llama3 =
+      parse(R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8.0})");
+  ASSERT_TRUE(llama3.ok());
+  EXPECT_EQ(llama3->yarn_rope_factor, 0);
+  EXPECT_THAT(parse(R"(, "rope_scaling": {"type": "yarn", "factor": 0.5})").status().message(),
+              HasSubstr("\"factor\" >= 1"));
+  EXPECT_THAT(parse(R"(, "swiglu_limit": -1)").status().message(),
+              HasSubstr("\"swiglu_limit\" must be a number >= 0"));
 }
 
 TEST(HfConfigTest, ErrorsNameTheField) {

@@ -69,6 +69,9 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.qk_nope_head_dim = p.qk_nope_head_dim();
   c.qk_rope_head_dim = p.qk_rope_head_dim();
   c.v_head_dim = p.v_head_dim();
+  c.glu_clamp = p.glu_clamp();
+  c.quick_gelu_glu = p.quick_gelu_glu();
+  c.yarn_rope_factor = p.yarn_rope_factor();
   if (c.name.empty()) return absl::InvalidArgumentError("model preset without a name");
   if (p.source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("model '", c.name, "': source must be set"));
@@ -173,6 +176,30 @@ absl::Status ValidateArchitectureExtensions(const TransformerConfig& c) {
   return absl::OkStatus();
 }
 
+// The gated-activation variants and the YaRN factor.
+absl::Status ValidateGluAndRope(const TransformerConfig& c) {
+  if (!(c.glu_clamp >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.glu_clamp must be >= 0 (got ", c.glu_clamp, "); gpt-oss clamps at 7, 0 = none"));
+  }
+  if ((c.glu_clamp > 0 || c.quick_gelu_glu) && c.activation != Activation::kSwiglu) {
+    return absl::InvalidArgumentError(
+        "model.glu_clamp and model.quick_gelu_glu modify a gated (GLU) activation: set "
+        "model.swiglu (preset activation \"swiglu\") or clear them");
+  }
+  if (!(c.yarn_rope_factor == 0 || c.yarn_rope_factor >= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.yarn_rope_factor must be 0 (plain RoPE) or >= 1 (got ", c.yarn_rope_factor,
+        "); gpt-oss uses 32"));
+  }
+  if (c.yarn_rope_factor > 0 && c.learned_position_embeddings) {
+    return absl::InvalidArgumentError(
+        "model.yarn_rope_factor scales rotary embeddings; the model has a learned position "
+        "table: clear yarn_rope_factor or turn learned_position_embeddings off");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string_view AttentionBackendName(AttentionBackend b) {
@@ -217,6 +244,7 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
         "); set it to num_attention_heads=", c.num_attention_heads, " for multi-head attention"));
   }
   CLUSTERSIM_RETURN_IF_ERROR(ValidateArchitectureExtensions(c));
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateGluAndRope(c));
   if (c.kv_channels == 0 && !c.mla() && c.hidden_size % c.num_attention_heads != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("model.hidden_size=", c.hidden_size,

@@ -125,6 +125,31 @@ struct TransformerConfig {
   // shared output layer, on the last pipeline stage. A training choice, like
   // attention_backend; 0 = none.
   int mtp_num_layers = 0;
+  // Gated-activation variants (gpt-oss; HF swiglu_limit, Megatron-Core
+  // activation_func_clamp_value / quick_gelu with glu_linear_offset 1):
+  // glu_clamp > 0 clamps the gate half to at most the limit and the linear
+  // half to ±limit before the GLU; quick_gelu_glu gates with
+  // x·sigmoid(1.702·x) and adds 1 to the linear half. The GEMM shapes are
+  // SwiGLU's; what changes is how Megatron-Core's grouped experts run the
+  // activation (models/workload_architecture.cc). Need activation kSwiglu.
+  double glu_clamp = 0;
+  bool quick_gelu_glu = false;
+  // YaRN rotary-embedding scaling factor (HF rope_scaling.factor with
+  // rope_type "yarn", Megatron-Core yarn_rotary_scaling_factor); 0 = plain
+  // RoPE. Its attention-concentration factor 0.1·ln(factor) + 1 scales cos
+  // and sin, which Transformer Engine's fused RoPE does not take:
+  // Megatron-Core then rotates Q and K with its unfused PyTorch code.
+  double yarn_rope_factor = 0;
+  // Whether Megatron-Core falls back to its unfused RoPE (YaRN with a
+  // concentration factor other than 1: megatron/core/models/common/
+  // embeddings/rope_utils.py apply_rotary_pos_emb, "mscale ... is not
+  // supported by TE's fused RoPE").
+  bool unfused_rope() const { return megatron_core_modules && yarn_rope_factor > 1; }
+  // The layers run Megatron-Core's modules (set from the training stack,
+  // scenarios/input/resolve.cc): the GLU variants' eager clamp and host sync,
+  // the grouped experts' eager fc2 bias and the unfused YaRN RoPE above are
+  // how Megatron-Core implements them; other stacks are not costed for them.
+  bool megatron_core_modules = false;
 
   bool mla() const { return kv_lora_rank > 0; }
   // Query/key head dimension: nope + rope under MLA, else kv_channels or h/a.

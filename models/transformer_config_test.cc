@@ -181,5 +181,21 @@ TEST(ModelCatalogTest, ParseRejectsUnknownActivation) {
   EXPECT_THAT(c.status().message(), HasSubstr("activation 'relu'"));
 }
 
+TEST(ValidateTransformerTest, GluVariantsAndYarnNameTheirField) {
+  TransformerConfig c = Preset("gpt-oss-20b");
+  EXPECT_TRUE(ValidateTransformer(c).ok());
+  c.glu_clamp = -1;
+  EXPECT_THAT(ValidateTransformer(c).message(), HasSubstr("model.glu_clamp must be >= 0"));
+  c = Preset("gpt-oss-20b");
+  c.activation = Activation::kGelu;
+  EXPECT_THAT(ValidateTransformer(c).message(), HasSubstr("model.swiglu"));
+  c = Preset("gpt-oss-20b");
+  c.yarn_rope_factor = 0.5;
+  EXPECT_THAT(ValidateTransformer(c).message(), HasSubstr("model.yarn_rope_factor must be 0"));
+  c = Preset("gpt3-1.3b");
+  c.yarn_rope_factor = 4;
+  EXPECT_THAT(ValidateTransformer(c).message(), HasSubstr("learned position table"));
+}
+
 }  // namespace
 }  // namespace clustersim::models

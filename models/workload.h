@@ -162,6 +162,11 @@ struct Op {
   // FC1, the head and the row-parallel dgrads; false where it waits for a
   // later op (the input re-gather that wgrad consumes).
   bool gathers_next_input = false;
+  // The host blocks until the GPU has drained its stream before it launches
+  // this op (a synchronising host-to-device copy in front of it), so nothing
+  // after it is queued ahead: the step builder launches it and every later op
+  // of the pass one by one (strategies/step_builder_pipeline.cc).
+  bool host_sync_before = false;
 };
 
 // Megatron-Core's selective recompute modules (megatron/core/transformer/

@@ -135,10 +135,16 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
   ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
   ops->back().streams = kGroupedGemmStreams;
   ops->back().kernels = static_cast<int>(std::max<int64_t>(1, d.experts_local));
+  if (d.glu_clamp) ops->push_back(ExpertGluClamp(d, routed * d.fe_local));
   ops->push_back(MemoryBound(d, d.act_name, routed * d.fe_local * d.act * (d.swiglu ? 3 : 2)));
+  // The quick-GeGLU path makes its +1 offset a device tensor with
+  // torch.tensor(linear_offset, device=...) on every call, a synchronising
+  // host-to-device copy (pytorch/pytorch#120996).
+  ops->back().host_sync_before = d.quick_gelu_glu;
   ops->push_back(Gemm(d, "expert_fc2_gemm", d.expert_tokens, d.h, d.fe_local, d.experts_local));
   ops->back().streams = kGroupedGemmStreams;
   ops->back().kernels = static_cast<int>(std::max<int64_t>(1, d.experts_local));
+  if (d.expert_bias) ops->push_back(ExpertBias(d, routed));
   if (sort) ops->push_back(MemoryBound(d, "moe_unsort_chunks", 2 * routed * d.h * d.act));
   if (d.expert_sp) {
     ops->push_back(Collective(d, "tp_reducescatter_moe_combine", CommKind::kReduceScatter,
@@ -179,13 +185,20 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, bool replay_act,
   dual("ep_alltoall_combine", "ep_alltoall_combine_bwd", CommKind::kAllToAll);
   dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
   memory_bwd("moe_unsort_chunks");
-  // Recompute module "moe_act": the activation's output is dropped after fc2
-  // and replayed when fc2's backward needs it.
+  if (d.expert_bias) {
+    out->push_back(ExpertBiasBackward(d, FindOp(fwd, "expert_fc2_bias"),
+                                      d.experts_local * d.expert_tokens));
+  }
+  // Recompute module "moe_act": the activation's output (with its clamp, which
+  // the checkpointed function holds) is dropped after fc2 and replayed when
+  // fc2's backward needs it.
+  if (replay_act && d.glu_clamp) Replay(fwd, {"expert_glu_clamp"}, out);
   if (replay_act) Replay(fwd, {d.act_name}, out);
   const Op& fc2 = FindOp(fwd, "expert_fc2_gemm");
   out->push_back(Dgrad(d, fc2));
   out->push_back(Wgrad(d, fc2));
   memory_bwd(d.act_name);
+  if (d.glu_clamp) out->push_back(ExpertGluClampBackward(d, FindOp(fwd, "expert_glu_clamp")));
   const Op& fc1 = FindOp(fwd, "expert_fc1_gemm");
   out->push_back(Dgrad(d, fc1));
   out->push_back(Wgrad(d, fc1));

@@ -39,6 +39,10 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.unfused_attention = c.attention_backend == AttentionBackend::kUnfused;
   d.eager = c.elementwise == ElementwiseKernels::kEager;
   d.rms_norm = c.norm == Norm::kRmsNorm;
+  d.glu_clamp = c.megatron_core_modules && c.glu_clamp > 0;
+  d.quick_gelu_glu = c.megatron_core_modules && c.quick_gelu_glu;
+  d.unfused_rope = c.unfused_rope();
+  d.expert_bias = c.megatron_core_modules && c.num_experts > 0 && c.add_bias_linear;
   d.tokens = d.b * d.s_local;
   d.ln_tokens = d.sp ? d.tokens / d.t : d.tokens;
   d.in_bytes = BytesPerElement(s.dtype);
@@ -145,14 +149,38 @@ Op ActivationBackward(const Dims& d, const Op& fwd, int64_t elements) {
 }
 
 Op RopeForward(const Dims& d, int64_t elements) {
-  return Eager(d, "rope", elements * (2 * d.act + 16), 6);
+  if (d.eager) return Eager(d, "rope", elements * (2 * d.act + 16), 6);
+  return Eager(d, "rope", elements * 12 * d.act, 10);
 }
 
-Op RopeBackward(const Dims& /*d*/, const Op& fwd) {
+Op RopeBackward(const Dims& d, const Op& fwd) {
   Op op = fwd;
   op.name = "rope_bwd";
   op.recompute = false;
+  if (!d.eager) {
+    op.bytes = sim::Bytes(fwd.bytes.count() / 12 * 10);
+    op.kernels = 6;
+  }
   return op;
+}
+
+Op ExpertGluClamp(const Dims& d, int64_t elements) {
+  return Eager(d, "expert_glu_clamp", elements * 8 * d.act, 3);
+}
+
+Op ExpertGluClampBackward(const Dims& d, const Op& fwd) {
+  Op op = Eager(d, "expert_glu_clamp_bwd", fwd.bytes.count() / 8 * 10, 4);
+  return op;
+}
+
+Op ExpertBias(const Dims& d, int64_t rows) {
+  const int kernels = static_cast<int>(2 * std::max<int64_t>(1, d.experts_local) + 2);
+  return Eager(d, "expert_fc2_bias", rows * d.h * (4 + (d.act + 4 + 4) + 2 * 4 + (4 + d.act)), kernels);
+}
+
+Op ExpertBiasBackward(const Dims& d, const Op& fwd, int64_t rows) {
+  const int kernels = static_cast<int>(4 * std::max<int64_t>(1, d.experts_local) + 2);
+  return Eager(d, "expert_fc2_bias_bwd", rows * d.h * (2 * d.act + 40), kernels);
 }
 
 Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
@@ -201,7 +229,9 @@ Op InputGather(const Dims& d, std::string name) {
 // Eager PyTorch rotates the query and key heads in its own kernels (RoPE
 // models; latent attention keeps its decoupled RoPE key inside its
 // projections). The query and key values of one shard.
-bool EagerRope(const Dims& d) { return d.eager && !d.learned_positions && !d.mla; }
+bool EagerRope(const Dims& d) {
+  return (d.eager || d.unfused_rope) && !d.learned_positions && !d.mla;
+}
 int64_t RopeElements(const Dims& d) { return d.tokens * (d.a_local + d.g_local) * d.d; }
 
 }  // namespace clustersim::models::workload_internal

@@ -38,6 +38,14 @@ struct Dims {
   bool unfused_attention;  // AttentionBackend::kUnfused
   bool eager;              // ElementwiseKernels::kEager
   bool rms_norm;           // Norm::kRmsNorm
+  // Megatron-Core's implementation of the layer variants (all false unless
+  // TransformerConfig::megatron_core_modules): the clamped GLU's eager
+  // kernels, the quick-GELU GLU's host sync, the unfused YaRN RoPE and the
+  // grouped experts' eager fc2 bias (MoE with linear biases).
+  bool glu_clamp;
+  bool quick_gelu_glu;
+  bool unfused_rope;
+  bool expert_bias;
   int64_t tokens;     // b·s/cp: rows of every GEMM
   int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
   int64_t in_bytes;   // GEMM input element bytes
@@ -82,8 +90,32 @@ Op ActivationBackward(const Dims& d, const Op& fwd, int64_t elements);
 // per tensor a cast to fp32, a complex multiply and a cast back, 2·act + 16 B
 // per element in 3 kernels, the same backward. A fused RoPE is not costed
 // (it rides in the projections' epilogue traffic). 0 elements: none.
+// Megatron-Core's unfused RoPE in a fused stack (Dims::unfused_rope;
+// rope_utils.py _apply_rotary_pos_emb_bshd: t·cos, rotate_half's negation
+// and concatenation, ·sin, the sum and the concatenation with the
+// unrotated part, plus cos and sin of the small frequency table) moves
+// 12·act B per element in 10 kernels; its autograd backward 10·act in 6.
 Op RopeForward(const Dims& d, int64_t elements);
 Op RopeBackward(const Dims& d, const Op& fwd);
+
+// Megatron-Core's clamped GLU in the grouped experts (fused_bias_geglu.py
+// weighted_bias_quick_geglu_impl with a clamp value): the gate and linear
+// halves of the fc1 output (`elements` = rows x expert FFN width, each half)
+// are clamped and concatenated again by three eager kernels, 8·act B per
+// element; backward (the two clamps' masked gradients and the chunk's
+// concatenation) 10·act B in 4 kernels.
+Op ExpertGluClamp(const Dims& d, int64_t elements);
+Op ExpertGluClampBackward(const Dims& d, const Op& fwd);
+
+// Megatron-Core's fc2 expert bias (TEGroupedMLP, skip_bias_add on fc2, then
+// _apply_bias): per local expert `t + b·p` with the fp32 routing weight p,
+// so b·p and the sum are fp32 rows, then one concatenation and a cast back:
+// 4 + (act + 4 + 4) + 2·4 + (4 + act) B per value of the `rows` x h output,
+// 2 kernels per local expert + 2. Backward: the cast's and the sum's
+// gradients and, per expert, the bias gradient sum(g·p) and the weight
+// gradient sum(g·b): 2·act + 40 B per value, 4 kernels per local expert + 2.
+Op ExpertBias(const Dims& d, int64_t rows);
+Op ExpertBiasBackward(const Dims& d, const Op& fwd, int64_t rows);
 
 Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
               CommGroup group = CommGroup::kTensor);

@@ -166,6 +166,31 @@ TEST(ExpertParallelStepTest, DispatcherSyncHoldsTheHostUntilTheGpuReachesIt) {
   EXPECT_LT(free.summary.step_time, r.summary.step_time);
 }
 
+// An op marked host_sync_before (Megatron-Core's quick-GELU GLU copies its
+// offset to the device with a synchronising torch.tensor) is a second point
+// where the host waits for the GPU in each MoE forward, and it costs time.
+TEST(ExpertParallelStepTest, ASecondHostSyncBeforeTheExpertActivation) {
+  const FlatNetwork net;
+  auto synced = [&](const StepRun& r) {
+    const sim::TaskGraph& g = r.plan.graph;
+    auto name = [&](sim::TaskId t) -> const std::string& {
+      return r.plan.infos[g.task(t).tag].op->name;
+    };
+    int n = 0;
+    for (const auto& [before, after] : g.edges()) {
+      if (name(after) == "host_launch" && name(before) != "host_launch") ++n;
+    }
+    return n;
+  };
+  const RunOptions plain{.host_per_op = sim::Microseconds(20)};
+  RunOptions glu = plain;
+  glu.quick_gelu_glu = true;
+  const StepRun one = Step(Sixteen(4), 16, net, plain);
+  const StepRun two = Step(Sixteen(4), 16, net, glu);
+  EXPECT_EQ(synced(two), 2 * synced(one));
+  EXPECT_GT(two.summary.step_time, one.summary.step_time);
+}
+
 // After the sync the grouped expert GEMMs launch one cuBLAS GEMM per local
 // expert, each at the host time per op: SmallMoe's 8 experts over ep 2 are 4
 // launches per grouped GEMM, over ep 4 two.

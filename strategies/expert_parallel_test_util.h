@@ -45,11 +45,15 @@ struct RunOptions {
   bool overlap = false;
   int zero_stage = 0;
   sim::Duration host_per_op = sim::Duration::Zero();
+  // Megatron-Core's quick-GELU GLU (a host sync before the expert activation).
+  bool quick_gelu_glu = false;
 };
 
 // Builds and simulates one step of SmallMoe on `world` GPUs over `net`.
 inline StepRun Step(ParallelConfig p, int world, const topology::NetworkModel& net, RunOptions o = {}) {
-  const models::TransformerConfig model = SmallMoe();
+  models::TransformerConfig model = SmallMoe();
+  model.megatron_core_modules = o.quick_gelu_glu;
+  model.quick_gelu_glu = o.quick_gelu_glu;
   p.distributed_optimizer = o.distributed_optimizer;
   p.overlap_grad_reduce = o.overlap;
   p.zero_stage = o.zero_stage;

@@ -138,11 +138,19 @@ template <typename OpList>
 absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   for (int i : *ctx.gpus) gpu_[i].mergeable = kNone;  // runs stay inside one op list
   // A mixture-of-experts forward (or its recompute) stops the host at the
-  // dispatcher's device-to-host sync: the ops before it launch as one batch,
-  // the ones after it one by one once the GPU has reached it.
+  // dispatcher's device-to-host sync, and at any op marked host_sync_before:
+  // the ops before the first such point launch as one batch, the ones after
+  // it one by one, each sync point once the GPU has reached it.
+  auto syncs_before = [&](size_t k) {
+    return Deref(ops[k]).host_sync_before ||
+           (k > 0 && Deref(ops[k - 1]).name == "moe_permute");
+  };
   size_t sync = ops.size();
-  for (size_t k = 0; k + 1 < ops.size(); ++k) {
-    if (Deref(ops[k]).name == "moe_permute") sync = k + 1;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (syncs_before(k)) {
+      sync = k;
+      break;
+    }
   }
   size_t kernels = 0;  // an eager composite op launches several
   for (size_t k = 0; k < sync; ++k) kernels += static_cast<size_t>(Deref(ops[k]).kernels);
@@ -154,7 +162,7 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
   }
   for (size_t k = 0; k < ops.size(); ++k) {
     const models::Op& op = Deref(ops[k]);
-    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/k == sync, op.kernels);
+    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/syncs_before(k), op.kernels);
     if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
       CLUSTERSIM_RETURN_IF_ERROR(AddExpertCollective(op, ctx, layer));
     } else if (op.kind == models::OpKind::kCollective) {

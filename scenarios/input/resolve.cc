@@ -104,6 +104,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
       t.has_framework() ? t.framework() : models::FrameworkCatalog::kDefault);
   if (!stack.ok()) return stack.status();
   r.framework = *stack;
+  r.model.megatron_core_modules = r.framework->name == "megatron-core";
   if (t.has_attention()) {
     absl::StatusOr<models::AttentionBackend> attention = models::ParseAttentionBackend(t.attention());
     if (!attention.ok()) return attention.status();

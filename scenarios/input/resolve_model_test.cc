@@ -112,6 +112,32 @@ TEST(ResolveModelTest, ArchitectureFields) {
   latent.set_preset("deepseek-v3-671b");
   latent.set_v_head_dim(0);
   EXPECT_THAT(ResolveModel(latent, &m).message(), HasSubstr("model.v_head_dim must be > 0"));
+
+  // gpt-oss's GLU variants and YaRN factor come from the preset, are echoed,
+  // can be turned off, and bad values name their field.
+  config::ModelConfig oss;
+  oss.set_preset("gpt-oss-120b");
+  ASSERT_TRUE(ResolveModel(oss, &m).ok());
+  config::ModelConfig echoed;
+  EchoModel(m, &echoed);
+  EXPECT_EQ(echoed.glu_clamp(), 7);
+  EXPECT_TRUE(echoed.quick_gelu_glu());
+  EXPECT_EQ(echoed.yarn_rope_factor(), 32);
+  EXPECT_FALSE(plain.has_glu_clamp());
+  oss.set_glu_clamp(0);
+  oss.set_quick_gelu_glu(false);
+  oss.set_yarn_rope_factor(0);
+  ASSERT_TRUE(ResolveModel(oss, &m).ok());
+  EXPECT_EQ(m.glu_clamp, 0);
+  EXPECT_FALSE(m.quick_gelu_glu);
+  oss.set_glu_clamp(-7);
+  EXPECT_THAT(ResolveModel(oss, &m).message(), HasSubstr("model.glu_clamp must be >= 0"));
+  oss.clear_glu_clamp();
+  oss.set_yarn_rope_factor(0.5);
+  EXPECT_THAT(ResolveModel(oss, &m).message(), HasSubstr("model.yarn_rope_factor must be 0"));
+  oss.clear_yarn_rope_factor();
+  oss.set_swiglu(false);
+  EXPECT_THAT(ResolveModel(oss, &m).message(), HasSubstr("set model.swiglu"));
 }
 
 // Restating a preset's hidden size or head count keeps its FFN width and

@@ -54,6 +54,22 @@ TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
   EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
 }
 
+// The layers run Megatron-Core's modules only under the megatron-core stack
+// (the default), not under another profile.
+TEST(ResolveTest, MegatronCoreModulesFollowTheStack) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" }
+    model { preset: "gpt-22b" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->model.megatron_core_modules);
+  s.mutable_training()->set_framework("pytorch-fsdp2");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->model.megatron_core_modules);
+}
+
 // FP8 on an A100 is a hardware error (the part has no FP8 tensor cores),
 // reported as such before the simulator's own "not supported yet".
 TEST(ResolveTest, Fp8OnA100NamesTheGpu) {
