@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
+#include "models/hybrid_layers.h"
 #include "models/proto/catalog.pb.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
@@ -69,6 +70,14 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.qk_nope_head_dim = p.qk_nope_head_dim();
   c.qk_rope_head_dim = p.qk_rope_head_dim();
   c.v_head_dim = p.v_head_dim();
+  c.hybrid_pattern = p.hybrid_override_pattern();
+  if (p.mamba_head_dim() > 0) c.mamba_head_dim = p.mamba_head_dim();
+  c.mamba_num_heads = p.mamba_num_heads() > 0 ? p.mamba_num_heads()
+                                              : 2 * c.hidden_size / c.mamba_head_dim;
+  if (p.mamba_state_dim() > 0) c.mamba_state_dim = p.mamba_state_dim();
+  if (p.mamba_num_groups() > 0) c.mamba_num_groups = p.mamba_num_groups();
+  if (p.mamba_conv_kernel() > 0) c.mamba_conv_kernel = p.mamba_conv_kernel();
+  if (p.mamba_chunk_size() > 0) c.mamba_chunk_size = p.mamba_chunk_size();
   if (c.name.empty()) return absl::InvalidArgumentError("model preset without a name");
   if (p.source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("model '", c.name, "': source must be set"));
@@ -216,6 +225,7 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
         "model.num_query_groups must be > 0 (got ", c.num_query_groups,
         "); set it to num_attention_heads=", c.num_attention_heads, " for multi-head attention"));
   }
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateHybrid(c));  // first: the others read the pattern
   CLUSTERSIM_RETURN_IF_ERROR(ValidateArchitectureExtensions(c));
   if (c.kv_channels == 0 && !c.mla() && c.hidden_size % c.num_attention_heads != 0) {
     return absl::InvalidArgumentError(
@@ -330,16 +340,48 @@ ParameterCounts CountParameters(const TransformerConfig& c) {
   const double common = attention + attention_bias + latent_norms + 2.0 * h * norm_size;
 
   ParameterCounts p;
-  // The layers with experts (every layer for a dense model), then the mean
-  // with the dense-first layers.
-  p.per_layer = common + experts * (mlp_one + mlp_bias(fe)) + router + shared;
-  p.expert_per_layer = c.num_experts > 0 ? experts * (mlp_one + mlp_bias(fe)) : 0.0;
-  p.linear_per_layer = attention + experts * mlp_one + shared_linear;
-  if (const int dense = c.num_experts > 0 ? c.num_dense_layers() : 0; dense > 0) {
-    const double L = c.num_layers, moe = L - dense;
-    p.per_layer = (moe * p.per_layer + dense * (common + mlp(f) + mlp_bias(f))) / L;
-    p.expert_per_layer = moe * p.expert_per_layer / L;
-    p.linear_per_layer = (moe * p.linear_per_layer + dense * (attention + mlp(f))) / L;
+  if (c.hybrid()) {
+    // One block per layer, each with its pre-norm; means over the layers.
+    const MambaWeights mamba = MambaMixerWeights(c);
+    const double norm = h * norm_size, L = c.num_layers;
+    const double moe_linear = experts * mlp_one + shared_linear;
+    const double moe_total = experts * (mlp_one + mlp_bias(fe)) + router + shared;
+    for (int l = 0; l < c.num_layers; ++l) {
+      switch (c.Kind(l)) {
+        case LayerKind::kMamba:
+          p.per_layer += norm + mamba.total;
+          p.linear_per_layer += mamba.linear;
+          break;
+        case LayerKind::kAttention:
+          p.per_layer += norm + attention + attention_bias + latent_norms;
+          p.linear_per_layer += attention;
+          break;
+        case LayerKind::kMlp:
+          p.per_layer += norm + mlp(f) + mlp_bias(f);
+          p.linear_per_layer += mlp(f);
+          break;
+        default:
+          p.per_layer += norm + moe_total;
+          p.linear_per_layer += moe_linear;
+          p.expert_per_layer += experts * (mlp_one + mlp_bias(fe));
+          break;
+      }
+    }
+    p.per_layer /= L;
+    p.linear_per_layer /= L;
+    p.expert_per_layer /= L;
+  } else {
+    // The layers with experts (every layer for a dense model), then the mean
+    // with the dense-first layers.
+    p.per_layer = common + experts * (mlp_one + mlp_bias(fe)) + router + shared;
+    p.expert_per_layer = c.num_experts > 0 ? experts * (mlp_one + mlp_bias(fe)) : 0.0;
+    p.linear_per_layer = attention + experts * mlp_one + shared_linear;
+    if (const int dense = c.num_experts > 0 ? c.num_dense_layers() : 0; dense > 0) {
+      const double L = c.num_layers, moe = L - dense;
+      p.per_layer = (moe * p.per_layer + dense * (common + mlp(f) + mlp_bias(f))) / L;
+      p.expert_per_layer = moe * p.expert_per_layer / L;
+      p.linear_per_layer = (moe * p.linear_per_layer + dense * (attention + mlp(f))) / L;
+    }
   }
   p.embedding = V * h + (c.learned_position_embeddings ? s * h : 0.0);
   p.final_norm = h * norm_size;

@@ -201,6 +201,13 @@ void CountEmbeddingAndLoss(int layers, int chunks, RecipeParallelism& r) {
 //   (moe_token_dispatcher_type "alltoall"); recipes/llama4_e128.py's
 //   MegatronTokenDropCallback caps each expert at capacity 1.0 with padding,
 //   which is the balanced top-1 load the simulator costs.
+// - Nemotron-H 56B (nemotronh, NeMo 7a8f1cc7bc): launch.sh runs
+//   scripts/performance/llm/pretrain_nemotronh_56b.py with TP 8, PP 1, MBS 1;
+//   recipes/nemotronh_56b.py sets sequence parallelism, TP communication
+//   overlap (performance_optimizations) and no recompute, and trains in
+//   nemotron_h_bf16_with_fp8_current_scaling_mixed (recipes/precision/
+//   mixed_precision.py): FP8 with per-tensor current scaling, the first and
+//   last 2 layers in BF16, which the simulator costs as FP8 in every layer.
 void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std::string& notes,
                     int layers, int pp, int vp, RecipeParallelism& r) {
   auto append = [&r](const std::string& text) {
@@ -228,6 +235,11 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
     return;
   }
   if (preset == "llama3.1-405b" && chunks >= 2) CountEmbeddingAndLoss(layers, chunks, r);
+  if (preset == "nemotron-h-56b") {
+    append("no recompute, sequence parallel and TP communication overlap (NeMo's nemotronh_56b "
+           "recipe); its FP8 current scaling with the first and last 2 layers in BF16 is costed "
+           "as FP8 in every layer");
+  }
   if (preset == "llama4-maverick-400b") {
     if (pp == 1 && vp > 1) {
       r.virtual_pipeline = 1;

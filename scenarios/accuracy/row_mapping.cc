@@ -275,6 +275,17 @@ std::string UnsupportedArchitecture(const std::string& model, const std::string&
   const bool moe_name = std::regex_search(model, kFamilies);
   if (!moe_name && (ep.empty() || ep == "1") && !absl::StrContains(notes, "experts")) return "";
   if (!PresetFor(model).empty()) return "";
+  static const std::regex kNemotron3("nemotron (3|v3) (nano|super)", std::regex::icase);
+  if (std::smatch m; std::regex_search(model, m, kNemotron3)) {
+    if (absl::AsciiStrToLower(m[2].str()) == "super") {
+      return "Nemotron 3 Super: its latent mixture-of-experts (experts in a projected latent "
+             "space) and multi-token prediction are not modelled";
+    }
+    return "Nemotron 3 Nano (preset nemotron-3-nano-30b-a3b): the row's recipe (Megatron-Bridge "
+           "26.04 performance preset or NeMo AutoModel's) is not pinned here; its HybridEP or "
+           "DeepEP dispatch, recompute modules and CUDA graphs of the Mamba layers would be "
+           "guesses";
+  }
   return "a mixture-of-experts or hybrid model (experts, router top-k, latent attention or Mamba "
          "layers) that the table's columns do not describe and the catalog has no preset for";
 }
