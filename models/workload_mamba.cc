@@ -2,12 +2,14 @@
 // MambaMixer, NVIDIA/Megatron-LM @ 2255f6b71c; Dao & Gu 2024, "Transformers
 // are SSMs", arXiv 2405.21060).
 //
-// Tensor parallelism as Megatron-Core shards the mixer: in_proj is
-// column-parallel (z, x, B, C and dt of heads/tp heads and groups/tp groups),
+// Tensor parallelism as Megatron-Core shards the mixer (it asserts that tp
+// divides the heads and the groups): in_proj is column-parallel (z, x, B, C
+// and dt of heads/tp heads and groups/tp groups; TE userbuffer "fc1", so
+// tp_comm_overlap covers its all-gather as it does an MLP's fc1),
 // conv1d, the scan and the gated RMSNorm run on the rank's own channels,
-// out_proj is row-parallel and is followed by one all-reduce (or
-// reduce-scatter with sequence parallelism), as attention's output
-// projection is.
+// out_proj is row-parallel (userbuffer "fc2") and is followed by one
+// all-reduce (or reduce-scatter with sequence parallelism), as attention's
+// output projection is.
 //
 // The SSD scan is the chunked algorithm of Dao & Gu §6 as mamba_ssm's Triton
 // kernels run it (ops/triton/ssd_combined.py, _mamba_chunk_scan_combined_fwd),
