@@ -109,6 +109,13 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_v_head_dim()) out->v_head_dim = in.v_head_dim();
   if (in.has_mtp_num_layers()) out->mtp_num_layers = in.mtp_num_layers();
   if (in.has_moe_expert_load_cv()) out->moe_expert_load_cv = in.moe_expert_load_cv();
+  if (in.has_hybrid_override_pattern()) out->hybrid_pattern = in.hybrid_override_pattern();
+  if (in.has_mamba_num_heads()) out->mamba_num_heads = in.mamba_num_heads();
+  if (in.has_mamba_head_dim()) out->mamba_head_dim = in.mamba_head_dim();
+  if (in.has_mamba_state_dim()) out->mamba_state_dim = in.mamba_state_dim();
+  if (in.has_mamba_num_groups()) out->mamba_num_groups = in.mamba_num_groups();
+  if (in.has_mamba_conv_kernel()) out->mamba_conv_kernel = in.mamba_conv_kernel();
+  if (in.has_mamba_chunk_size()) out->mamba_chunk_size = in.mamba_chunk_size();
   return models::ValidateTransformer(*out);
 }
 
@@ -136,6 +143,15 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
   if (m.moe_layer_step > 1) out->set_moe_layer_step(m.moe_layer_step);
   if (m.mtp_num_layers > 0) out->set_mtp_num_layers(m.mtp_num_layers);
   if (m.moe_expert_load_cv > 0) out->set_moe_expert_load_cv(m.moe_expert_load_cv);
+  if (m.hybrid()) {
+    out->set_hybrid_override_pattern(m.hybrid_pattern);
+    out->set_mamba_num_heads(m.mamba_num_heads);
+    out->set_mamba_head_dim(m.mamba_head_dim);
+    out->set_mamba_state_dim(m.mamba_state_dim);
+    out->set_mamba_num_groups(m.mamba_num_groups);
+    out->set_mamba_conv_kernel(m.mamba_conv_kernel);
+    out->set_mamba_chunk_size(m.mamba_chunk_size);
+  }
   if (m.mla()) {
     out->set_q_lora_rank(m.q_lora_rank);
     out->set_kv_lora_rank(m.kv_lora_rank);

@@ -112,6 +112,23 @@ TEST(ResolveModelTest, ArchitectureFields) {
   latent.set_preset("deepseek-v3-671b");
   latent.set_v_head_dim(0);
   EXPECT_THAT(ResolveModel(latent, &m).message(), HasSubstr("model.v_head_dim must be > 0"));
+
+  // A hybrid model's pattern and Mamba sizes are echoed and read back; a
+  // layer count the pattern does not have is refused with the field named.
+  config::ModelConfig hybrid;
+  hybrid.set_preset("nemotron-h-56b");
+  ASSERT_TRUE(ResolveModel(hybrid, &m).ok());
+  config::ModelConfig echoed;
+  EchoModel(m, &echoed);
+  EXPECT_EQ(echoed.hybrid_override_pattern().size(), 118u);
+  EXPECT_EQ(echoed.mamba_state_dim(), 256);
+  EXPECT_FALSE(plain.has_hybrid_override_pattern());
+  models::TransformerConfig again;
+  ASSERT_TRUE(ResolveModel(echoed, &again).ok());
+  EXPECT_EQ(again.hybrid_pattern, m.hybrid_pattern);
+  EXPECT_EQ(again.mamba_num_heads, 256);
+  hybrid.set_num_layers(60);
+  EXPECT_THAT(ResolveModel(hybrid, &m).message(), HasSubstr("hybrid_override_pattern has 118"));
 }
 
 // Restating a preset's hidden size or head count keeps its FFN width and
