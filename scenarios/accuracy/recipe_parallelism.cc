@@ -250,6 +250,32 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
   }
 }
 
+// Nemotron 3 Nano's Megatron-Bridge 26.04 performance presets (tag v0.4.0,
+// scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py):
+// BASE_NEMOTRON_3_NANO_CONFIG dispatches with the flex dispatcher's HybridEP
+// backend and sets no recompute, which the GB200 and B200 presets keep (micro
+// batch 2); the H100 presets recompute the module "moe" (the whole MoE layer:
+// FP8-CS with "layernorm", "core_attn" and "moe_act", BF16 with "layernorm"),
+// which the simulator does not model. CUDA graphs of the attention, Mamba and
+// router parts are not modelled either.
+void NemotronNanoRecipe(const std::string& release, const std::string& gpu,
+                        RecipeParallelism& r) {
+  if (release != "26.04") {
+    r.missing = "the Nemotron 3 Nano performance preset of this release is not pinned here";
+    return;
+  }
+  if (absl::StartsWith(gpu, "h100")) {
+    r.missing =
+        "the Nemotron 3 Nano H100 performance preset recomputes the whole MoE layer (recompute "
+        "module \"moe\"), which is not modelled";
+    return;
+  }
+  r.moe_dispatcher = "hybridep";
+  absl::StrAppend(&r.text, r.text.empty() ? "" : "; ",
+                  "HybridEP token dispatch and no recompute (the Nemotron 3 Nano performance "
+                  "preset's); its CUDA graphs are not modelled");
+}
+
 }  // namespace
 
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
@@ -306,6 +332,8 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                : absl::StrCat(r.moe_dispatcher == "deepep" ? "DeepEP" : "HybridEP",
                               " token dispatch (the DeepSeek-V3 performance preset's flex "
                               "dispatcher)"));
+  } else if (bridge && preset == "nemotron-3-nano-30b-a3b") {
+    NemotronNanoRecipe(BridgeRelease(stack), gpu, r);
   } else if (experts > 0 && absl::StrContains(notes, "DeepEP")) {
     r.moe_dispatcher = "deepep";
     append("DeepEP token dispatch (stated)");

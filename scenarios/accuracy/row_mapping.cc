@@ -258,6 +258,7 @@ std::string PresetFor(const std::string& model) {
   // Megatron-Bridge's and NeMo AutoModel's names for the released models.
   if (name == "deepseek-v3") name = "deepseek-v3-671b";
   if (name == "qwen3-moe-30b") name = "qwen3-30b-a3b";
+  if (name == "nemotron-3-nano") name = "nemotron-3-nano-30b-a3b";
   // "llama-3.1-405b" -> "llama3.1-405b", "gpt-3-175b" -> "gpt3-175b".
   static const std::regex kFamilyVersion("^(llama|gpt|nemotron)-([0-9])");
   const std::string joined = std::regex_replace(name, kFamilyVersion, "$1$2");
@@ -281,10 +282,8 @@ std::string UnsupportedArchitecture(const std::string& model, const std::string&
       return "Nemotron 3 Super: its latent mixture-of-experts (experts in a projected latent "
              "space) and multi-token prediction are not modelled";
     }
-    return "Nemotron 3 Nano (preset nemotron-3-nano-30b-a3b): the row's recipe (Megatron-Bridge "
-           "26.04 performance preset or NeMo AutoModel's) is not pinned here; its HybridEP or "
-           "DeepEP dispatch, recompute modules and CUDA graphs of the Mamba layers would be "
-           "guesses";
+    return "Nemotron 3 Nano (preset nemotron-3-nano-30b-a3b) in NeMo AutoModel: its own "
+           "PyTorch model and recipe (DeepEP, FSDP2) for this model are not pinned here";
   }
   return "a mixture-of-experts or hybrid model (experts, router top-k, latent attention or Mamba "
          "layers) that the table's columns do not describe and the catalog has no preset for";

@@ -70,7 +70,8 @@ TEST(RowMappingTest, MixturesOfExpertsWithoutAPresetAreNamed) {
   // Nemotron 3: Super's latent MoE is not modelled; Nano's recipes are not pinned.
   EXPECT_THAT(UnsupportedArchitecture("Nemotron 3 Super", "", "64"), HasSubstr("latent"));
   EXPECT_THAT(UnsupportedArchitecture("Nemotron V3 Nano 30B (26.02)", "", "8"),
-              HasSubstr("nemotron-3-nano-30b-a3b"));
+              HasSubstr("AutoModel"));
+  EXPECT_EQ(PresetFor("Nemotron 3 Nano"), "nemotron-3-nano-30b-a3b");
   EXPECT_EQ(UnsupportedArchitecture("DeepSeek-V3 671B", "", "64"), "");  // presets now
   EXPECT_EQ(UnsupportedArchitecture("Qwen3-30B-A3B", "", ""), "");
   EXPECT_NE(UnsupportedArchitecture("Some model", "128 experts top-8", ""), "");
