@@ -179,6 +179,10 @@ absl::Status ApplyFinetune(const TransformerConfig& c, const FinetuneSpec& f, co
         &w->dense_layer_forward, &w->dense_layer_backward, &w->head_forward, &w->head_backward}) {
     *ops = Rewrite(c, f, tp, *ops);
   }
+  for (int k = 0; k < kHybridKinds; ++k) {
+    w->hybrid_forward[k] = Rewrite(c, f, tp, w->hybrid_forward[k]);
+    w->hybrid_backward[k] = Rewrite(c, f, tp, w->hybrid_backward[k]);
+  }
   return absl::OkStatus();
 }
 

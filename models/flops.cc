@@ -1,5 +1,6 @@
 #include "models/flops.h"
 
+#include "models/hybrid_layers.h"
 #include "models/transformer_config.h"
 
 namespace clustersim::models {
@@ -12,6 +13,9 @@ struct ForwardFlops {
   double logits = 0;           // LM head
   double moe_layer = 0;        // one layer's GEMMs (every layer of a dense model)
   double dense_layer = 0;      // one dense layer's GEMMs in an MoE model
+  // Hybrid models: one layer's GEMMs by kind (HybridIndex); a
+  // Mamba layer's include its SSD scan.
+  double hybrid_layer[kHybridKinds] = {};
 };
 
 ForwardFlops Forward(const TransformerConfig& c) {
@@ -42,8 +46,20 @@ ForwardFlops Forward(const TransformerConfig& c) {
   fwd.moe_layer = attention + moe_mlp;
   fwd.dense_layer = attention + 4.0 * s * h * f * gate;
   // QK^T over the query/key head dimension, AV over the value dimension.
-  fwd.attention_core = c.mla() ? L * 2.0 * s * s * a * (c.head_dim() + c.value_head_dim())
-                               : L * 4.0 * s * s * attn_width;
+  const double attention_layers = c.num_attention_layers();
+  fwd.attention_core = c.mla() ? attention_layers * 2.0 * s * s * a *
+                                     (c.head_dim() + c.value_head_dim())
+                               : attention_layers * 4.0 * s * s * attn_width;
+  if (c.hybrid()) {
+    const MambaFlops mamba = MambaMixerForwardFlops(c);
+    const double by_kind[kHybridKinds] = {mamba.projections + mamba.scan, attention,
+                                          4.0 * s * h * f * gate, moe_mlp};
+    fwd.layer_gemms = 0;
+    for (int l = 0; l < c.num_layers; ++l) {
+      fwd.layer_gemms += by_kind[HybridIndex(c.Kind(l))];
+    }
+    for (int k = 0; k < kHybridKinds; ++k) fwd.hybrid_layer[k] = by_kind[k];
+  }
   fwd.logits = 2.0 * s * h * V;
   return fwd;
 }
@@ -66,6 +82,12 @@ double MegatronHardwareFlops(const TransformerConfig& c, int64_t global_batch, R
 
 double LayerReplayFlops(const TransformerConfig& c, int64_t global_batch, int layer) {
   const ForwardFlops fwd = Forward(c);
+  if (c.hybrid()) {
+    const LayerKind kind = c.Kind(layer);
+    const double core =
+        kind == LayerKind::kAttention ? fwd.attention_core / c.num_attention_layers() : 0.0;
+    return static_cast<double>(global_batch) * (fwd.hybrid_layer[HybridIndex(kind)] + core);
+  }
   const bool dense = c.num_experts > 0 && !c.IsMoeLayer(layer);
   return static_cast<double>(global_batch) *
          ((dense ? fwd.dense_layer : fwd.moe_layer) + fwd.attention_core / c.num_layers);
@@ -74,7 +96,8 @@ double LayerReplayFlops(const TransformerConfig& c, int64_t global_batch, int la
 double MlpUpForwardFlops(const TransformerConfig& c, int64_t global_batch) {
   const double fc1_width =
       (c.activation == Activation::kSwiglu ? 2.0 : 1.0) * static_cast<double>(c.ffn_hidden_size);
-  return static_cast<double>(global_batch) * c.num_layers * 2.0 * c.seq_length * c.hidden_size *
+  const int mlp_layers = c.hybrid() ? c.num_dense_layers() : c.num_layers;
+  return static_cast<double>(global_batch) * mlp_layers * 2.0 * c.seq_length * c.hidden_size *
          fc1_width;
 }
 
@@ -118,10 +141,10 @@ SixNFlops SixNAttentionFlops(const TransformerConfig& c, int64_t global_batch) {
   const double tokens = static_cast<double>(global_batch) * c.seq_length;
   SixNFlops f;
   f.parameters = 6.0 * active * tokens;
-  f.attention = c.mla() ? 6.0 * c.num_layers * c.num_attention_heads *
+  f.attention = c.mla() ? 6.0 * c.num_attention_layers() * c.num_attention_heads *
                               (c.head_dim() + c.value_head_dim()) *
                               static_cast<double>(c.seq_length) * tokens
-                        : 12.0 * c.num_layers * c.num_attention_heads * c.head_dim() *
+                        : 12.0 * c.num_attention_layers() * c.num_attention_heads * c.head_dim() *
                               static_cast<double>(c.seq_length) * tokens;
   return f;
 }

@@ -84,7 +84,9 @@ class Reader {
 };
 
 absl::StatusOr<Activation> ParseActivation(const Reader& r, bool gated) {
-  const std::string act = r.String("hidden_act");
+  // NemotronH names the MLP's activation mlp_hidden_act (hidden_act absent).
+  std::string act = r.String("hidden_act");
+  if (act.empty() && r.String("model_type") == "nemotron_h") act = r.String("mlp_hidden_act");
   if (act.empty()) {
     return r.Error("config.json has no \"hidden_act\"; add it (e.g. \"silu\" for Llama)");
   }
@@ -186,6 +188,38 @@ absl::Status ReadLatentAttention(const Reader& r, int kv_lora, TransformerConfig
   c->v_head_dim = *v;
   c->kv_channels = 0;
   c->num_query_groups = c->num_attention_heads;
+  return absl::OkStatus();
+}
+
+// NemotronH (model_type nemotron_h; transformers models/nemotron_h/
+// configuration_nemotron_h.py): hybrid_override_pattern, mamba_num_heads,
+// mamba_head_dim, ssm_state_size, n_groups, conv_kernel and chunk_size
+// describe the hybrid layers and the Mamba-2 mixer; its norms are RMSNorm
+// (layer_norm_epsilon names their epsilon); the shared expert's FFN size is
+// moe_shared_expert_intermediate_size (n_shared_experts x
+// moe_intermediate_size would undercount it: Nemotron 3 Nano 1 x 1856 against
+// 3712).
+absl::Status ReadNemotronH(const Reader& r, TransformerConfig* c) {
+  c->hybrid_pattern = r.String("hybrid_override_pattern");
+  if (c->hybrid_pattern.empty()) {
+    return r.Error("model_type \"nemotron_h\" without \"hybrid_override_pattern\"; add it");
+  }
+  c->norm = Norm::kRmsNorm;
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto heads, r.PositiveInt("mamba_num_heads", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto head_dim, r.PositiveInt("mamba_head_dim", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto state, r.PositiveInt("ssm_state_size", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto groups, r.PositiveInt("n_groups", true));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto conv, r.PositiveInt("conv_kernel", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto chunk, r.PositiveInt("chunk_size", false));
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto shared,
+                              r.PositiveInt("moe_shared_expert_intermediate_size", false));
+  c->mamba_num_heads = *heads;
+  c->mamba_head_dim = *head_dim;
+  c->mamba_state_dim = *state;
+  c->mamba_num_groups = *groups;
+  if (conv) c->mamba_conv_kernel = *conv;
+  if (chunk) c->mamba_chunk_size = *chunk;
+  if (shared && c->num_experts > 0) c->moe_shared_expert_ffn_size = *shared;
   return absl::OkStatus();
 }
 
@@ -333,6 +367,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
   }
   if (kv_lora) CLUSTERSIM_RETURN_IF_ERROR(ReadLatentAttention(r, *kv_lora, &c));
   CLUSTERSIM_RETURN_IF_ERROR(ReadGluAndYarn(r, model_type, &c));
+  if (model_type == "nemotron_h") CLUSTERSIM_RETURN_IF_ERROR(ReadNemotronH(r, &c));
   if (absl::Status s = ValidateTransformer(c); !s.ok()) return r.Error(s.message());
   return c;
 }

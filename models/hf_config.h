@@ -1,8 +1,8 @@
 // File: models/hf_config.h
 //
 // Imports a Hugging Face transformers `config.json` (Llama, Llama 4, Mistral,
-// Mixtral, Qwen2/3 and their MoE variants, DeepSeek-V2/V3, gpt-oss, Nemotron
-// and other decoder-only configs that use the Llama field names) as a
+// Mixtral, Qwen2/3 and their MoE variants, DeepSeek-V2/V3, gpt-oss, Nemotron,
+// NemotronH and other decoder-only configs that use the Llama field names) as a
 // TransformerConfig. A multimodal config whose top level has no hidden_size
 // (Llama 4's Llama4ForConditionalGeneration) is read from its "text_config",
 // with the top level's other fields (tie_word_embeddings, _name_or_path). JSON is parsed with
@@ -46,6 +46,11 @@
 //   swiglu_limit → glu_clamp; model_type gpt_oss → quick_gelu_glu (gate
 //     x·sigmoid(1.702·x), +1 on the linear half); rope_scaling with
 //     rope_type (or type) "yarn" → yarn_rope_factor = its factor.
+//   NemotronH (model_type nemotron_h: Nemotron-H, Nemotron 3 Nano):
+//     hybrid_override_pattern → hybrid_pattern; mamba_num_heads,
+//     mamba_head_dim, ssm_state_size, n_groups, conv_kernel, chunk_size →
+//     the Mamba-2 mixer; mlp_hidden_act → the activation; RMSNorm;
+//     moe_shared_expert_intermediate_size → moe_shared_expert_ffn_size.
 // Gated (SwiGLU) families also include qwen2_moe, qwen3, qwen3_moe,
 // deepseek_v2/v3 and gpt_oss. Not modelled, and ignored: gpt-oss's
 // alternating 128-token sliding-window layers (every layer is costed as full

@@ -278,5 +278,35 @@ TEST(HfConfigTest, NonGatedDefaults) {
   EXPECT_EQ(c->name, "hf:n");
 }
 
+// NemotronH: the hybrid pattern, the Mamba-2 mixer and the MoE fields load
+// into the same configuration as the preset (which trains at 8192 tokens).
+TEST(HfConfigTest, NemotronHLoadsTheHybridLayers) {
+  TransformerConfig c = Load("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.config.json");
+  absl::StatusOr<TransformerConfig> preset =
+      ModelCatalog::Default().Find("nemotron-3-nano-30b-a3b");
+  ASSERT_TRUE(preset.ok());
+  EXPECT_EQ(c.hybrid_pattern, preset->hybrid_pattern);
+  EXPECT_EQ(c.Kind(5), LayerKind::kAttention);
+  EXPECT_EQ(c.mamba_num_heads, 64);
+  EXPECT_EQ(c.mamba_head_dim, 64);
+  EXPECT_EQ(c.mamba_state_dim, 128);
+  EXPECT_EQ(c.mamba_num_groups, 8);
+  EXPECT_EQ(c.mamba_chunk_size, 128);
+  EXPECT_EQ(c.activation, Activation::kSquaredRelu);
+  EXPECT_EQ(c.norm, Norm::kRmsNorm);
+  EXPECT_EQ(c.moe_shared_expert_ffn_size, 3712);  // not n_shared_experts x 1856
+  EXPECT_EQ(c.seq_length, 262144);
+  c.seq_length = preset->seq_length;
+  EXPECT_DOUBLE_EQ(CountParameters(c).Total(c.num_layers),
+                   CountParameters(*preset).Total(preset->num_layers));
+  // A NemotronH config without its pattern names the field.
+  absl::StatusOr<TransformerConfig> bad = ParseHfConfig(
+      R"({"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 128,
+          "max_position_embeddings": 64, "mlp_hidden_act": "relu2"})",
+      "h");
+  EXPECT_THAT(bad.status().message(), HasSubstr("hybrid_override_pattern"));
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -48,7 +48,7 @@ std::string GiB(sim::Bytes b) { return absl::StrFormat("%.2f GiB", b.ToGiB()); }
 sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
                            int pipeline_parallel, Dtype kv_cache_dtype,
                            int attention_data_parallel) {
-  const int64_t layers = CeilDiv(model.num_layers, pipeline_parallel);
+  const int64_t layers = CeilDiv(model.num_attention_layers(), pipeline_parallel);
   if (model.mla() || attention_data_parallel > 1) {
     const int64_t per_layer =
         model.mla()
@@ -62,6 +62,16 @@ sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
   }
   const int64_t kv_heads = std::max<int64_t>(1, model.num_query_groups / tensor_parallel);
   return sim::Bytes(layers * 2 * kv_heads * model.head_dim() * BytesPerElement(kv_cache_dtype));
+}
+
+sim::Bytes MambaStateBytesPerSequence(const TransformerConfig& model, int tensor_parallel,
+                                      int pipeline_parallel, Dtype state_dtype) {
+  const int64_t layers = CeilDiv(model.num_layers_of(LayerKind::kMamba), pipeline_parallel);
+  const int64_t per_layer =
+      static_cast<int64_t>(model.mamba_num_heads / tensor_parallel) * model.mamba_head_dim *
+          model.mamba_state_dim +
+      static_cast<int64_t>(model.mamba_conv_kernel - 1) * (model.mamba_conv_dim() / tensor_parallel);
+  return sim::Bytes(layers * per_layer * BytesPerElement(state_dtype));
 }
 
 InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity) {
@@ -84,7 +94,11 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   const int64_t f = m.ffn_hidden_size / tp;
   const int64_t mlp = 2 * h + (m.activation == Activation::kSwiglu ? 3 * f : 2 * f);
   const int64_t sampled = std::min<int64_t>(tokens, in.max_batch_size);
-  r.activations = sim::Bytes(tokens * std::max(attention, mlp) * 2 +
+  // A Mamba layer's in_proj output and the scan's output.
+  const int64_t mamba = m.num_layers_of(LayerKind::kMamba) > 0
+                            ? 2 * h + (m.mamba_in_proj_width() + m.mamba_d_inner()) / tp
+                            : 0;
+  r.activations = sim::Bytes(tokens * std::max({attention, mlp, mamba}) * 2 +
                              sampled * static_cast<int64_t>(m.vocab_size) * 4);
   r.overheads = in.overheads.cuda_context + in.overheads.gemm_workspace;
 
@@ -94,10 +108,24 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   r.kv_block_bytes = r.kv_bytes_per_token * in.kv_block_size;
   const sim::Bytes left = r.budget - r.weights - r.activations - r.overheads;
   r.kv_cache = left.count() > 0 ? left : sim::Bytes(0);
-  r.kv_blocks = r.kv_cache.count() / r.kv_block_bytes.count();
+  // A model of Mamba layers alone caches no K or V (blocks of 0 bytes).
+  r.kv_blocks = r.kv_cache.count() / std::max<int64_t>(1, r.kv_block_bytes.count());
   r.blocks_per_sequence = CeilDiv(in.sequence_length, in.kv_block_size);
   r.max_concurrent_sequences =
       std::min<int64_t>(r.kv_blocks / r.blocks_per_sequence, in.max_batch_size);
+  r.state_bytes_per_sequence = MambaStateBytesPerSequence(m, tp, pp, in.replica.kv_cache_dtype);
+  if (r.state_bytes_per_sequence.count() > 0) {
+    // Each running sequence's state comes out of the same pool as its blocks.
+    const int64_t per_sequence =
+        r.blocks_per_sequence * r.kv_block_bytes.count() + r.state_bytes_per_sequence.count();
+    // kv_blocks stays what the blocks leave once every running sequence's
+    // state is set aside.
+    r.max_concurrent_sequences =
+        std::min<int64_t>(r.kv_cache.count() / per_sequence, in.max_batch_size);
+    r.kv_blocks = (r.kv_cache.count() -
+                   r.max_concurrent_sequences * r.state_bytes_per_sequence.count()) /
+                  std::max<int64_t>(1, r.kv_block_bytes.count());
+  }
   r.fits = r.max_concurrent_sequences >= 1;
   return r;
 }

@@ -20,13 +20,21 @@
 //                whole on every TP rank (vLLM's MLA backend): DeepSeek-V3 in
 //                FP8, 61 x 576 x 1 B = 34.3 KiB. Under expert parallelism
 //                (data-parallel attention over ep GPUs) each GPU caches its
-//                own sequences: / ep per replica token.
+//                own sequences: / ep per replica token. A hybrid model
+//                caches K and V in its attention layers only.
+//   Mamba state  a hybrid model's Mamba layers keep a fixed-size state per
+//                sequence instead: layers_per_stage x (heads/tp x head_dim x
+//                state + (conv_kernel - 1) x conv channels/tp) x bytes(kv
+//                dtype) (vLLM's MambaSpec: the SSM and conv states, in the
+//                cache dtype). Each running sequence holds one beside its
+//                blocks, so sequences = kv_cache / (blocks x block + state).
 //   EP weights   expert parallelism: attention, dense MLPs, shared experts,
 //                embedding and LM head whole on every GPU; routed experts / ep.
 //   activations  the peak of one step of max_tokens_per_step tokens T, which is
 //                what vLLM's profile run measures: the larger of the attention
 //                block (2 x h + (a + 2g) x d / tp) and the MLP block
 //                (2 x h + 3 x f / tp gated, 2 x h + 2 x f / tp otherwise)
+//                or a Mamba layer's (2 x h + (in_proj width + d_inner) / tp)
 //                16-bit values per token, plus fp32 logits over the full
 //                vocabulary for min(T, max_batch_size) sampled rows.
 //   drafter      a speculative drafter's weights and KV per token, when set
@@ -90,6 +98,7 @@ struct InferenceMemory {
   sim::Bytes kv_cache;  // budget minus the above; 0 when nothing is left
   sim::Bytes kv_bytes_per_token;
   sim::Bytes kv_block_bytes;
+  sim::Bytes state_bytes_per_sequence;  // Mamba layers' state; 0 without them
   int64_t kv_blocks = 0;
   int64_t blocks_per_sequence = 0;       // at sequence_length
   int64_t max_concurrent_sequences = 0;  // min(kv_blocks / blocks_per_sequence, max_batch_size)
@@ -98,6 +107,11 @@ struct InferenceMemory {
 
 // REQUIRES: ValidateTransformer(in.replica.model).ok(); tp divides the heads; sizes > 0.
 InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity);
+
+// A hybrid model's Mamba state of one sequence on one GPU (see the table); 0
+// for a model without Mamba layers.
+sim::Bytes MambaStateBytesPerSequence(const TransformerConfig& model, int tensor_parallel,
+                                      int pipeline_parallel, Dtype state_dtype);
 
 // Tokens of KV cache per GPU for one token of one sequence (see the table).
 // `attention_data_parallel` > 1 (expert parallelism with data-parallel

@@ -39,8 +39,16 @@ namespace {
 // Activation bytes of one layer for one micro-batch (Korthikanti Table 2,
 // generalised to GQA, SwiGLU and context parallelism; see the header).
 // `moe` selects the MoE MLP (routed experts of the expert FFN size plus the
-// shared experts) or the dense one.
-double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool moe) {
+// shared experts) or the dense one. A hybrid layer (`kind` other than
+// kTransformer) keeps its one block's share: the mixer's half of the
+// replicated 10·s·b·h (its norm and projection inputs and dropout mask) with
+// attention's or the Mamba mixer's sharded tensors, or the MLP's half with
+// the MLP's. The Mamba mixer keeps what Megatron-Core's fused path
+// (mamba_ssm ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn, which
+// recomputes the conv1d output and the chunk states in backward) saves: the
+// in_proj output and the scan output, plus out_proj's input.
+double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool moe,
+                            LayerKind kind = LayerKind::kTransformer) {
   const double t = s.tensor_parallel;
   const bool sp = s.sequence_parallel && s.tensor_parallel > 1;
   const double tokens = static_cast<double>(s.micro_batch_size) * c.seq_length / s.context_parallel;
@@ -88,6 +96,24 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
   }
   double latent = 0;  // MLA: the q and kv latents and their norms, on every TP rank
   if (c.mla()) latent = 4.0 * (c.q_lora_rank + c.kv_lora_rank + c.qk_rope_head_dim) / h;
+  if (kind != LayerKind::kTransformer) {
+    const double mixer_replicated = 5.0 - (selective && m.layernorm ? 2.0 : 0.0);
+    double units = 0;
+    switch (kind) {
+      case LayerKind::kMamba:
+        units = mixer_replicated / replicated_div +
+                (2.0 * c.mamba_in_proj_width() + 4.0 * c.mamba_d_inner()) / h / t;
+        break;
+      case LayerKind::kAttention:
+        units = mixer_replicated / replicated_div + attention / t + latent +
+                AttentionCoreUnits(c, s);
+        break;
+      default:
+        units = (replicated - mixer_replicated) / replicated_div + mlp / t + moe_full;
+        break;
+    }
+    return scale * units * sbh;
+  }
   const double sharded = attention + mlp;
   double units = replicated / replicated_div + sharded / t + moe_full + latent;
   units += AttentionCoreUnits(c, s);
@@ -95,8 +121,16 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
 }
 
 // Mean over the layers (an MoE model's dense layers, TransformerConfig::
-// IsMoeLayer, differ from the MoE ones).
+// IsMoeLayer, differ from the MoE ones; a hybrid model's kinds differ too).
 double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
+  if (c.hybrid()) {
+    double sum = 0;
+    for (int l = 0; l < c.num_layers; ++l) {
+      const LayerKind kind = c.Kind(l);
+      sum += LayerActivationBytes(c, s, kind == LayerKind::kMoe, kind);
+    }
+    return sum / c.num_layers;
+  }
   const double moe = LayerActivationBytes(c, s, c.num_experts > 0);
   const int dense = c.num_experts > 0 ? c.num_dense_layers() : 0;
   if (dense == 0) return moe;

@@ -27,6 +27,33 @@ std::string Divisors(int64_t n) {
   return absl::StrJoin(out, ", ");
 }
 
+// A hybrid model's Mamba layers: tensor parallelism splits the mixer's heads
+// and B/C groups (Megatron-Core's MambaMixer asserts both divide); context
+// parallelism of the scan is not modelled; torchtitan's per-op policy knows
+// no Mamba layer.
+absl::Status ValidateMambaShard(const TransformerConfig& c, const ShardSpec& s) {
+  if (c.num_layers_of(LayerKind::kMamba) == 0) return absl::OkStatus();
+  const int t = s.tensor_parallel;
+  if (c.mamba_num_heads % t != 0 || c.mamba_num_groups % t != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor_model_parallel_size=", t, " must divide model.mamba_num_heads=",
+        c.mamba_num_heads, " and model.mamba_num_groups=", c.mamba_num_groups,
+        " (Megatron splits the Mamba mixer's heads and groups); try one of ",
+        Divisors(std::gcd(c.mamba_num_heads, c.mamba_num_groups))));
+  }
+  if (s.context_parallel > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context_parallel_size=", s.context_parallel,
+        " with Mamba layers is not modelled; set context_parallel_size to 1"));
+  }
+  if (s.recompute == Recompute::kSelective && s.recompute_op_sac) {
+    return absl::InvalidArgumentError(
+        "training.recompute_granularity \"selective+op\" (torchtitan's per-op policy) is not "
+        "modelled for Mamba layers; use selective or full");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
@@ -165,7 +192,7 @@ absl::Status ValidateShard(const TransformerConfig& c, const ShardSpec& s) {
         static_cast<int64_t>(s.micro_batch_size) * (c.seq_length / cp),
         " divisible by tensor_model_parallel_size=", t));
   }
-  return absl::OkStatus();
+  return ValidateMambaShard(c, s);
 }
 
 }  // namespace clustersim::models

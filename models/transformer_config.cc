@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
+#include "models/hybrid_layers.h"
 #include "models/proto/catalog.pb.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
@@ -72,6 +73,14 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.glu_clamp = p.glu_clamp();
   c.quick_gelu_glu = p.quick_gelu_glu();
   c.yarn_rope_factor = p.yarn_rope_factor();
+  c.hybrid_pattern = p.hybrid_override_pattern();
+  if (p.mamba_head_dim() > 0) c.mamba_head_dim = p.mamba_head_dim();
+  c.mamba_num_heads = p.mamba_num_heads() > 0 ? p.mamba_num_heads()
+                                              : 2 * c.hidden_size / c.mamba_head_dim;
+  if (p.mamba_state_dim() > 0) c.mamba_state_dim = p.mamba_state_dim();
+  if (p.mamba_num_groups() > 0) c.mamba_num_groups = p.mamba_num_groups();
+  if (p.mamba_conv_kernel() > 0) c.mamba_conv_kernel = p.mamba_conv_kernel();
+  if (p.mamba_chunk_size() > 0) c.mamba_chunk_size = p.mamba_chunk_size();
   if (c.name.empty()) return absl::InvalidArgumentError("model preset without a name");
   if (p.source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("model '", c.name, "': source must be set"));
@@ -243,6 +252,7 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
         "model.num_query_groups must be > 0 (got ", c.num_query_groups,
         "); set it to num_attention_heads=", c.num_attention_heads, " for multi-head attention"));
   }
+  CLUSTERSIM_RETURN_IF_ERROR(ValidateHybrid(c));  // first: the others read the pattern
   CLUSTERSIM_RETURN_IF_ERROR(ValidateArchitectureExtensions(c));
   CLUSTERSIM_RETURN_IF_ERROR(ValidateGluAndRope(c));
   if (c.kv_channels == 0 && !c.mla() && c.hidden_size % c.num_attention_heads != 0) {
@@ -328,51 +338,6 @@ std::vector<std::string> ModelCatalog::Names() const {
   names.reserve(models_.size());
   for (const TransformerConfig& m : models_) names.push_back(m.name);
   return names;
-}
-
-ParameterCounts CountParameters(const TransformerConfig& c) {
-  const double h = c.hidden_size, f = c.ffn_hidden_size, V = c.vocab_size, s = c.seq_length;
-  const double a = c.num_attention_heads, g = c.num_query_groups, d = c.head_dim();
-  const bool gated = c.activation == Activation::kSwiglu;
-  const double norm_size = c.norm == Norm::kLayerNorm ? 2.0 : 1.0;
-  double attention = 2.0 * h * d * (a + g);
-  double latent_norms = 0;
-  if (c.mla()) {
-    const double qk = c.head_dim(), rope = c.qk_rope_head_dim, v = c.v_head_dim;
-    const double q = c.q_lora_rank > 0 ? h * c.q_lora_rank + c.q_lora_rank * a * qk : h * a * qk;
-    const double kv = h * (c.kv_lora_rank + rope) + c.kv_lora_rank * a * (c.qk_nope_head_dim + v);
-    attention = q + kv + a * v * h;
-    latent_norms = (c.q_lora_rank + c.kv_lora_rank) * norm_size;
-  }
-  auto mlp = [&](double width) { return (gated ? 3.0 : 2.0) * h * width; };
-  auto mlp_bias = [&](double width) {
-    return c.add_bias_linear ? width * (gated ? 2.0 : 1.0) + h : 0.0;
-  };
-  const double fe = c.expert_ffn_size(), fs = c.moe_shared_expert_ffn_size;
-  const double mlp_one = mlp(fe);
-  const double experts = c.num_experts > 0 ? c.num_experts : 1;
-  const double router = c.num_experts > 0 ? h * c.num_experts : 0.0;
-  const double shared = fs > 0 ? mlp(fs) + mlp_bias(fs) : 0.0;
-  const double shared_linear = fs > 0 ? mlp(fs) : 0.0;
-  const double attention_bias = c.add_bias_linear ? (a + 2.0 * g) * d + h : 0.0;
-  const double common = attention + attention_bias + latent_norms + 2.0 * h * norm_size;
-
-  ParameterCounts p;
-  // The layers with experts (every layer for a dense model), then the mean
-  // with the dense-first layers.
-  p.per_layer = common + experts * (mlp_one + mlp_bias(fe)) + router + shared;
-  p.expert_per_layer = c.num_experts > 0 ? experts * (mlp_one + mlp_bias(fe)) : 0.0;
-  p.linear_per_layer = attention + experts * mlp_one + shared_linear;
-  if (const int dense = c.num_experts > 0 ? c.num_dense_layers() : 0; dense > 0) {
-    const double L = c.num_layers, moe = L - dense;
-    p.per_layer = (moe * p.per_layer + dense * (common + mlp(f) + mlp_bias(f))) / L;
-    p.expert_per_layer = moe * p.expert_per_layer / L;
-    p.linear_per_layer = (moe * p.linear_per_layer + dense * (attention + mlp(f))) / L;
-  }
-  p.embedding = V * h + (c.learned_position_embeddings ? s * h : 0.0);
-  p.final_norm = h * norm_size;
-  p.lm_head = c.tied_embeddings ? 0.0 : V * h;
-  return p;
 }
 
 }  // namespace clustersim::models

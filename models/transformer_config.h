@@ -58,6 +58,20 @@ std::string_view ElementwiseKernelsName(ElementwiseKernels e);  // "fused" | "ea
 absl::StatusOr<ElementwiseKernels> ParseElementwiseKernels(std::string_view name,
                                                            std::string_view field);
 
+// What one layer holds (TransformerConfig::Kind). A transformer layer is
+// attention then an MLP (dense, or mixture-of-experts where IsMoeLayer); a
+// hybrid model (TransformerConfig::hybrid_pattern) has layers of one block
+// each, Megatron-Core's MambaModel: a Mamba-2 mixer, self-attention, a dense
+// MLP or a mixture-of-experts MLP, each behind its own pre-norm and residual.
+enum class LayerKind { kTransformer, kMamba, kAttention, kMlp, kMoe };
+inline constexpr int kHybridKinds = 4;  // kMamba .. kMoe
+// A hybrid kind's index, 0 .. kHybridKinds - 1, for tables by kind.
+inline int HybridIndex(LayerKind k) {
+  return static_cast<int>(k) - static_cast<int>(LayerKind::kMamba);
+}
+// "transformer", "mamba", "attention", "mlp", "moe".
+std::string_view LayerKindName(LayerKind k);
+
 struct TransformerConfig {
   std::string name;
   int num_layers = 0, hidden_size = 0, ffn_hidden_size = 0, num_attention_heads = 0;
@@ -150,6 +164,55 @@ struct TransformerConfig {
   // the grouped experts' eager fc2 bias and the unfused YaRN RoPE above are
   // how Megatron-Core implements them; other stacks are not costed for them.
   bool megatron_core_modules = false;
+  // Hybrid model, Megatron-Core's hybrid_override_pattern (HF NemotronH the
+  // same): one character per layer, 'M' a Mamba-2 mixer, '*' self-attention,
+  // '-' a dense MLP of ffn_hidden_size (megatron/core/ssm/
+  // mamba_hybrid_layer_allocation.py Symbols, NVIDIA/Megatron-LM @
+  // 23ba31095d), 'E' a mixture-of-experts MLP (Megatron-Bridge's Nemotron 3
+  // Nano recipe, recipes/nemotronh/h100/nemotron_3_nano.py @ 067f987df0).
+  // Empty: every layer is a transformer layer.
+  std::string hybrid_pattern;
+  // The Mamba-2 mixer (megatron/core/ssm/mamba_mixer.py MambaMixer; Dao & Gu
+  // 2024, arXiv 2405.21060): mamba_num_heads heads of mamba_head_dim channels
+  // (d_inner = heads x head_dim), mamba_num_groups groups of B and C of
+  // mamba_state_dim each, a depthwise causal conv1d of mamba_conv_kernel taps
+  // over x, B and C, and the SSD scan in chunks of mamba_chunk_size tokens.
+  // Used only by 'M' layers.
+  int mamba_num_heads = 0, mamba_head_dim = 64, mamba_state_dim = 128, mamba_num_groups = 8;
+  int mamba_conv_kernel = 4, mamba_chunk_size = 128;
+
+  bool hybrid() const { return !hybrid_pattern.empty(); }
+  // The layer's blocks: kTransformer for every layer of a non-hybrid model,
+  // else the pattern's character. The one place that decides it (with
+  // IsMoeLayer for a transformer layer's MLP): parameters, FLOPs, memory, the
+  // step's layer ops and serving all ask here.
+  LayerKind Kind(int layer) const {
+    if (!hybrid()) return LayerKind::kTransformer;
+    switch (hybrid_pattern[layer]) {
+      case 'M': return LayerKind::kMamba;
+      case '*': return LayerKind::kAttention;
+      case '-': return LayerKind::kMlp;
+      default: return LayerKind::kMoe;
+    }
+  }
+  // Layers of kind `k`.
+  int num_layers_of(LayerKind k) const {
+    int n = 0;
+    for (int l = 0; l < num_layers; ++l) n += Kind(l) == k ? 1 : 0;
+    return n;
+  }
+  // Layers with self-attention (and a KV cache): all but a hybrid model's
+  // Mamba and MLP layers.
+  int num_attention_layers() const {
+    return hybrid() ? num_layers_of(LayerKind::kAttention) : num_layers;
+  }
+  int mamba_d_inner() const { return mamba_num_heads * mamba_head_dim; }
+  // The mixer's conv1d channels: x, B and C.
+  int mamba_conv_dim() const { return mamba_d_inner() + 2 * mamba_num_groups * mamba_state_dim; }
+  // in_proj's output width: z, x, B, C and dt (one per head).
+  int mamba_in_proj_width() const {
+    return 2 * mamba_d_inner() + 2 * mamba_num_groups * mamba_state_dim + mamba_num_heads;
+  }
 
   bool mla() const { return kv_lora_rank > 0; }
   // Query/key head dimension: nope + rope under MLA, else kv_channels or h/a.
@@ -168,6 +231,7 @@ struct TransformerConfig {
   // decides it: parameters, FLOPs, memory, the step's layer ops and serving
   // all ask here.
   bool IsMoeLayer(int layer) const {
+    if (hybrid()) return Kind(layer) == LayerKind::kMoe;
     if (num_experts <= 0 || layer < moe_first_dense_layers) return false;
     return moe_layer_step <= 1 || (layer + 1) % moe_layer_step == 0;
   }
@@ -177,8 +241,10 @@ struct TransformerConfig {
     for (int l = 0; l < num_layers; ++l) n += IsMoeLayer(l) ? 1 : 0;
     return n;
   }
-  // Layers with a dense MLP of ffn_hidden_size.
-  int num_dense_layers() const { return num_layers - num_moe_layers(); }
+  // Layers with a dense MLP of ffn_hidden_size (a hybrid model's MLP layers).
+  int num_dense_layers() const {
+    return hybrid() ? num_layers_of(LayerKind::kMlp) : num_layers - num_moe_layers();
+  }
 };
 
 // OK, or InvalidArgument naming the first bad field and a fix, e.g.

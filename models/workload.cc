@@ -73,6 +73,8 @@ using workload_internal::Fp8CastBytes;
 using workload_internal::Gemm;
 using workload_internal::InputGather;
 using workload_internal::LatentProjections;
+using workload_internal::MambaMixerBackward;
+using workload_internal::MambaMixerForward;
 using workload_internal::LatentProjectionsBackward;
 using workload_internal::MakeContextRing;
 using workload_internal::MakeDims;
@@ -95,51 +97,122 @@ using workload_internal::SharedExpertsForward;
 using workload_internal::Sixteen;
 using workload_internal::Wgrad;
 
-std::vector<Op> LayerForward(const Dims& d) {
-  std::vector<Op> ops;
-  const int64_t norm_elements = d.ln_tokens * d.h;
-  const int64_t residual_bytes = d.ln_tokens * d.h * (3 * d.act + 1);  // x, residual, out, mask
-  ops.push_back(NormForward(d, "layernorm1", norm_elements));
-  if (d.sp) ops.push_back(InputGather(d, "tp_allgather_attn"));
+// The attention block: layernorm1 through dropout_residual1.
+void AttentionBlockForward(const Dims& d, std::vector<Op>* ops) {
+  ops->push_back(NormForward(d, "layernorm1", d.ln_tokens * d.h));
+  if (d.sp) ops->push_back(InputGather(d, "tp_allgather_attn"));
   if (d.mla) {
-    LatentProjections(d, &ops);
+    LatentProjections(d, ops);
   } else {
-    ops.push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
-    if (EagerRope(d)) ops.push_back(RopeForward(d, RopeElements(d)));
+    ops->push_back(Gemm(d, "qkv_gemm", d.tokens, (d.a_local + 2 * d.g_local) * d.d, d.h));
+    if (EagerRope(d)) ops->push_back(RopeForward(d, RopeElements(d)));
   }
-  AttentionCoreForward(d, &ops);
-  ops.push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.dv));
+  AttentionCoreForward(d, ops);
+  ops->push_back(Gemm(d, "out_proj_gemm", d.tokens, d.h, d.a_local * d.dv));
   if (d.sp) {
-    ops.push_back(Collective(d, "tp_reducescatter_attn", CommKind::kReduceScatter, BoundaryBytes(d)));
+    ops->push_back(
+        Collective(d, "tp_reducescatter_attn", CommKind::kReduceScatter, BoundaryBytes(d)));
   } else if (d.t > 1) {
-    ops.push_back(Collective(d, "tp_allreduce_attn", CommKind::kAllReduce, BoundaryBytes(d)));
+    ops->push_back(Collective(d, "tp_allreduce_attn", CommKind::kAllReduce, BoundaryBytes(d)));
   }
-  ops.push_back(MemoryBound(d, "dropout_residual1", residual_bytes));
-  ops.push_back(NormForward(d, "layernorm2", norm_elements));
+}
+
+// The MLP block, dense or mixture-of-experts: layernorm2 through the MLP's
+// tensor-parallel reduction.
+void MlpBlockForward(const Dims& d, std::vector<Op>* ops) {
+  ops->push_back(NormForward(d, "layernorm2", d.ln_tokens * d.h));
   if (d.moe) {
-    MoeForward(d, &ops);  // takes and returns the sequence-parallel shard
-  } else {
-    if (d.sp) {
-      ops.push_back(InputGather(d, "tp_allgather_mlp"));
-    }
-    ops.push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
-    ops.push_back(ActivationForward(d, d.tokens * d.f_local));
-    ops.push_back(Gemm(d, "fc2_gemm", d.tokens, d.h, d.f_local));
-    if (d.sp) {
-      ops.push_back(
-          Collective(d, "tp_reducescatter_mlp", CommKind::kReduceScatter, BoundaryBytes(d)));
-    } else if (d.t > 1) {
-      ops.push_back(Collective(d, "tp_allreduce_mlp", CommKind::kAllReduce, BoundaryBytes(d)));
-    }
+    MoeForward(d, ops);  // takes and returns the sequence-parallel shard
+    return;
   }
-  ops.push_back(MemoryBound(d, "dropout_residual2", residual_bytes));
+  if (d.sp) ops->push_back(InputGather(d, "tp_allgather_mlp"));
+  ops->push_back(Gemm(d, "fc1_gemm", d.tokens, d.fc1_n, d.h));
+  ops->push_back(ActivationForward(d, d.tokens * d.f_local));
+  ops->push_back(Gemm(d, "fc2_gemm", d.tokens, d.h, d.f_local));
+  if (d.sp) {
+    ops->push_back(
+        Collective(d, "tp_reducescatter_mlp", CommKind::kReduceScatter, BoundaryBytes(d)));
+  } else if (d.t > 1) {
+    ops->push_back(Collective(d, "tp_allreduce_mlp", CommKind::kAllReduce, BoundaryBytes(d)));
+  }
+}
+
+int64_t ResidualBytes(const Dims& d) {
+  return d.ln_tokens * d.h * (3 * d.act + 1);  // x, residual, out, mask
+}
+
+// One layer of `kind`: a transformer layer (attention, then the MLP) or a
+// hybrid layer's one block, each block behind its norm and followed by its
+// residual add; the mixer's norm and residual are layernorm1 and
+// dropout_residual1, the MLP's layernorm2 and dropout_residual2.
+std::vector<Op> LayerForward(const Dims& d, LayerKind kind) {
+  std::vector<Op> ops;
+  const bool attention = kind == LayerKind::kTransformer || kind == LayerKind::kAttention;
+  const bool mlp = kind == LayerKind::kTransformer || kind == LayerKind::kMlp ||
+                   kind == LayerKind::kMoe;
+  if (attention) AttentionBlockForward(d, &ops);
+  if (kind == LayerKind::kMamba) {
+    ops.push_back(NormForward(d, "layernorm1", d.ln_tokens * d.h));
+    MambaMixerForward(d, &ops);
+  }
+  if (attention || kind == LayerKind::kMamba) {
+    ops.push_back(MemoryBound(d, "dropout_residual1", ResidualBytes(d)));
+  }
+  if (mlp) {
+    MlpBlockForward(d, &ops);
+    ops.push_back(MemoryBound(d, "dropout_residual2", ResidualBytes(d)));
+  }
   if (const int64_t cast = Fp8CastBytes(ops, /*backward=*/false); cast > 0) {
-    ops.insert(ops.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));  // after layernorm1
+    ops.insert(ops.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));  // after the first norm
   }
   return ops;
 }
 
-std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s) {
+// The MLP block's backward, dropout_residual2 through layernorm2.
+void MlpBlockBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s,
+                      std::vector<Op>* ops) {
+  const bool selective = s.recompute == Recompute::kSelective;
+  const RecomputeModules& m = s.modules;
+  ops->push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual2")));
+  // Module "layernorm": each norm's output is dropped and replayed when the
+  // backward of the block it feeds begins.
+  if (selective && m.layernorm) Replay(fwd, {"layernorm2"}, ops);
+  if (d.moe) {
+    MoeBackward(d, fwd, selective && m.moe_act, ops);
+  } else {
+    if (selective && s.recompute_mlp_up) MlpUpReplay(d, fwd, ops);
+    if (selective && m.mlp) MlpReplay(d, fwd, ops);
+    RowParallelBackward(d, FindOp(fwd, "fc2_gemm"), "mlp", ops);
+    ops->push_back(ActivationBackward(d, FindOp(fwd, d.act_name), d.tokens * d.f_local));
+    ColumnParallelBackward(d, FindOp(fwd, "fc1_gemm"), "mlp", ops);
+  }
+  ops->push_back(NormBackward(d, FindOp(fwd, "layernorm2"), d.ln_tokens * d.h));
+}
+
+// The attention block's backward after dropout_residual1's: the output
+// projection through the QKV projection.
+void AttentionBlockBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s,
+                            std::vector<Op>* ops) {
+  const bool selective = s.recompute == Recompute::kSelective;
+  const RecomputeModules& m = s.modules;
+  RowParallelBackward(d, FindOp(fwd, "out_proj_gemm"), "attn", ops);
+  // Module "mla_up_proj": the query and key/value up projections' outputs are
+  // dropped after the attention core and replayed before its backward
+  // (multi_latent_attention.py, CheckpointWithoutOutput).
+  if (selective && m.mla_up_proj && d.mla) {
+    Replay(fwd, {d.q_lora > 0 ? "q_up_gemm" : "q_gemm", "kv_up_gemm"}, ops);
+  }
+  AttentionCoreBackward(d, fwd, selective && m.core_attn, ops);
+  if (d.mla) {
+    LatentProjectionsBackward(d, fwd, ops);
+  } else {
+    if (EagerRope(d)) ops->push_back(RopeBackward(d, FindOp(fwd, "rope")));
+    ColumnParallelBackward(d, FindOp(fwd, "qkv_gemm"), "attn", ops);
+  }
+}
+
+std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const ShardSpec& s,
+                              LayerKind kind) {
   const Recompute recompute = s.recompute;
   std::vector<Op> ops;
   if (recompute == Recompute::kFull) {
@@ -153,36 +226,17 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
   if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true); cast > 0) {
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
   }
-  ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual2")));
-  const RecomputeModules& m = s.modules;
-  // Module "layernorm": each norm's output is dropped and replayed when the
-  // backward of the block it feeds begins.
-  if (selective && m.layernorm) Replay(fwd, {"layernorm2"}, &ops);
-  if (d.moe) {
-    MoeBackward(d, fwd, selective && m.moe_act, &ops);
-  } else {
-    if (selective && s.recompute_mlp_up) MlpUpReplay(d, fwd, &ops);
-    if (selective && m.mlp) MlpReplay(d, fwd, &ops);
-    RowParallelBackward(d, FindOp(fwd, "fc2_gemm"), "mlp", &ops);
-    ops.push_back(ActivationBackward(d, FindOp(fwd, d.act_name), d.tokens * d.f_local));
-    ColumnParallelBackward(d, FindOp(fwd, "fc1_gemm"), "mlp", &ops);
+  const bool attention = kind == LayerKind::kTransformer || kind == LayerKind::kAttention;
+  if (kind != LayerKind::kAttention && kind != LayerKind::kMamba) {
+    MlpBlockBackward(d, fwd, s, &ops);
   }
-  ops.push_back(NormBackward(d, FindOp(fwd, "layernorm2"), d.ln_tokens * d.h));
+  if (!attention && kind != LayerKind::kMamba) return ops;
   ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual1")));
-  if (selective && m.layernorm) Replay(fwd, {"layernorm1"}, &ops);
-  RowParallelBackward(d, FindOp(fwd, "out_proj_gemm"), "attn", &ops);
-  // Module "mla_up_proj": the query and key/value up projections' outputs are
-  // dropped after the attention core and replayed before its backward
-  // (multi_latent_attention.py, CheckpointWithoutOutput).
-  if (selective && m.mla_up_proj && d.mla) {
-    Replay(fwd, {d.q_lora > 0 ? "q_up_gemm" : "q_gemm", "kv_up_gemm"}, &ops);
-  }
-  AttentionCoreBackward(d, fwd, selective && m.core_attn, &ops);
-  if (d.mla) {
-    LatentProjectionsBackward(d, fwd, &ops);
+  if (selective && s.modules.layernorm) Replay(fwd, {"layernorm1"}, &ops);
+  if (attention) {
+    AttentionBlockBackward(d, fwd, s, &ops);
   } else {
-    if (EagerRope(d)) ops.push_back(RopeBackward(d, FindOp(fwd, "rope")));
-    ColumnParallelBackward(d, FindOp(fwd, "qkv_gemm"), "attn", &ops);
+    MambaMixerBackward(d, fwd, &ops);
   }
   ops.push_back(NormBackward(d, FindOp(fwd, "layernorm1"), d.ln_tokens * d.h));
   return ops;
@@ -246,6 +300,29 @@ void Head(const Dims& d, Workload* w) {
   w->head_backward.push_back(NormBackward(d, norm, d.ln_tokens * d.h));
 }
 
+// A hybrid model's lists, one pair per kind its pattern holds: the MoE
+// layers ('E') with the model's shapes, the others with a dense copy's (no
+// experts, no expert parallelism).
+void HybridLayers(const TransformerConfig& c, const ShardSpec& s, const Dims& d, Workload* w) {
+  TransformerConfig dense = c;
+  dense.num_experts = 0;
+  dense.moe_top_k = 0;
+  ShardSpec dense_shard = s;
+  dense_shard.expert_parallel = 1;
+  const Dims dd = MakeDims(dense, dense_shard);
+  w->hybrid_layers.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    const LayerKind kind = c.Kind(l);
+    w->hybrid_layers[l] = kind;
+    const int i = HybridIndex(kind);
+    if (!w->hybrid_forward[i].empty()) continue;
+    const bool moe = kind == LayerKind::kMoe;
+    w->hybrid_forward[i] = LayerForward(moe ? d : dd, kind);
+    w->hybrid_backward[i] =
+        LayerBackward(moe ? d : dd, w->hybrid_forward[i], moe ? s : dense_shard, kind);
+  }
+}
+
 }  // namespace
 
 // One multi-token-prediction module (Megatron-Core MultiTokenPredictionLayer):
@@ -277,9 +354,13 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   const Dims d = MakeDims(c, s);
   Workload w;
   Embedding(d, &w);
-  w.layer_forward = LayerForward(d);
-  w.layer_backward = LayerBackward(d, w.layer_forward, s);
-  if (c.num_experts > 0 && c.num_dense_layers() > 0) {
+  if (c.hybrid()) {
+    HybridLayers(c, s, d, &w);
+  } else {
+    w.layer_forward = LayerForward(d, LayerKind::kTransformer);
+    w.layer_backward = LayerBackward(d, w.layer_forward, s, LayerKind::kTransformer);
+  }
+  if (!c.hybrid() && c.num_experts > 0 && c.num_dense_layers() > 0) {
     TransformerConfig dense = c;
     dense.num_experts = 0;
     dense.moe_top_k = 0;
@@ -292,8 +373,9 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
     const Dims dd = MakeDims(dense, dense_shard);
     w.dense_layers.resize(c.num_layers);
     for (int l = 0; l < c.num_layers; ++l) w.dense_layers[l] = !c.IsMoeLayer(l);
-    w.dense_layer_forward = LayerForward(dd);
-    w.dense_layer_backward = LayerBackward(dd, w.dense_layer_forward, dense_shard);
+    w.dense_layer_forward = LayerForward(dd, LayerKind::kTransformer);
+    w.dense_layer_backward =
+        LayerBackward(dd, w.dense_layer_forward, dense_shard, LayerKind::kTransformer);
   }
   Head(d, &w);
   for (int i = 0; i < c.mtp_num_layers; ++i) MultiTokenPrediction(d, &w);

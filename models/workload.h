@@ -107,6 +107,8 @@
 #ifndef CLUSTERSIM_MODELS_WORKLOAD_H_
 #define CLUSTERSIM_MODELS_WORKLOAD_H_
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -288,14 +290,42 @@ struct Workload {
   // layer_forward / layer_backward. Empty when every layer runs those.
   std::vector<bool> dense_layers;
   std::vector<Op> dense_layer_forward, dense_layer_backward;
+  // Hybrid models (TransformerConfig::hybrid_pattern): each layer's kind and
+  // the lists of each kind present, indexed by HybridIndex; layer_forward and
+  // layer_backward stay empty. Empty for other models.
+  std::vector<LayerKind> hybrid_layers;
+  std::array<std::vector<Op>, kHybridKinds> hybrid_forward, hybrid_backward;
   bool IsDenseLayer(int layer) const {
     return layer >= 0 && layer < static_cast<int>(dense_layers.size()) && dense_layers[layer];
   }
+  // Which op lists `layer` runs: 0 layer_forward/backward, 1 the dense
+  // layers', 2 + HybridIndex(kind) a hybrid kind's (kOpLists in all).
+  static constexpr int kOpLists = 2 + kHybridKinds;
+  int OpListIndex(int layer) const {
+    if (!hybrid_layers.empty()) return 2 + HybridIndex(hybrid_layers[layer]);
+    return IsDenseLayer(layer) ? 1 : 0;
+  }
+  const std::vector<Op>& ForwardList(int index) const {
+    if (index >= 2) return hybrid_forward[index - 2];
+    return index == 1 ? dense_layer_forward : layer_forward;
+  }
+  const std::vector<Op>& BackwardList(int index) const {
+    if (index >= 2) return hybrid_backward[index - 2];
+    return index == 1 ? dense_layer_backward : layer_backward;
+  }
+  // The most ops one layer's forward and backward lists hold together.
+  size_t LargestLayerOps() const {
+    size_t most = 0;
+    for (int i = 0; i < kOpLists; ++i) {
+      most = std::max(most, ForwardList(i).size() + BackwardList(i).size());
+    }
+    return most;
+  }
   const std::vector<Op>& LayerForwardOps(int layer) const {
-    return IsDenseLayer(layer) ? dense_layer_forward : layer_forward;
+    return ForwardList(OpListIndex(layer));
   }
   const std::vector<Op>& LayerBackwardOps(int layer) const {
-    return IsDenseLayer(layer) ? dense_layer_backward : layer_backward;
+    return BackwardList(OpListIndex(layer));
   }
 };
 

@@ -72,11 +72,18 @@ void AddGradientPasses(const Dims& d, const ShardSpec& s, Workload* w) {
          {&w->layer_backward, &w->dense_layer_backward, &w->head_backward, &w->mtp_backward}) {
       AppendGradPass(d, name, b, 0, list);
     }
+    for (std::vector<Op>& list : w->hybrid_backward) {
+      if (!list.empty()) AppendGradPass(d, name, b, 0, &list);
+    }
   }
   if (s.gather_copy_bytes > 0 || s.grad_copy_bytes > 0) {
     AddPerParameterPasses(d, s, d.v_local * d.h, &w->embedding_forward, &w->embedding_backward);
     AddPerParameterPasses(d, s, 0, &w->layer_forward, &w->layer_backward);
     AddPerParameterPasses(d, s, 0, &w->dense_layer_forward, &w->dense_layer_backward);
+    for (int k = 0; k < kHybridKinds; ++k) {
+      if (w->hybrid_forward[k].empty()) continue;
+      AddPerParameterPasses(d, s, 0, &w->hybrid_forward[k], &w->hybrid_backward[k]);
+    }
     AddPerParameterPasses(d, s, 0, &w->head_forward, &w->head_backward);
     AddPerParameterPasses(d, s, 0, &w->mtp_forward, &w->mtp_backward);
   }

@@ -66,6 +66,13 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
                      : 0;
   d.moe_sent = d.capacity * d.experts;
   d.expert_tokens = d.capacity * (d.expert_sp ? d.et : 1) * d.ep;
+  // Megatron-Core's MambaMixer splits heads and groups over tp.
+  d.mamba_heads_local = c.mamba_num_heads / d.t;
+  d.mamba_groups_local = c.mamba_num_groups / d.t;
+  d.mamba_head_dim = c.mamba_head_dim;
+  d.mamba_state = c.mamba_state_dim;
+  d.mamba_conv_kernel = c.mamba_conv_kernel;
+  d.mamba_chunk = c.mamba_chunk_size;
   return d;
 }
 

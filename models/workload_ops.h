@@ -34,6 +34,10 @@ struct Dims {
   int64_t capacity;       // rows one rank sends each expert: ceil(k·ln_tokens/E · cf)
   int64_t moe_sent;       // rows one rank sends in the dispatch all-to-all: capacity·E
   int64_t expert_tokens;  // rows of each local expert's GEMMs: capacity·(expert TP)·ep
+  // Mamba-2 mixer on one TP rank: heads and B/C groups (/tp), head and state
+  // dimensions, conv1d taps, SSD chunk length.
+  int64_t mamba_heads_local, mamba_groups_local, mamba_head_dim, mamba_state;
+  int64_t mamba_conv_kernel, mamba_chunk;
   bool learned_positions;
   bool unfused_attention;  // AttentionBackend::kUnfused
   bool eager;              // ElementwiseKernels::kEager
@@ -158,6 +162,14 @@ void SharedExpertsForward(const Dims& d, std::vector<Op>* ops);
 void SharedExpertsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
 void LatentProjections(const Dims& d, std::vector<Op>* ops);
 void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out);
+
+// A hybrid model's Mamba-2 mixer (models/workload_mamba.cc): from the
+// sequence-parallel gather through in_proj, conv1d, the SSD scan, the gated
+// norm and out_proj to its tensor-parallel reduction; and its backward, from
+// out_proj's back to in_proj's. The pre-norm and the residual are the
+// caller's, as for attention.
+void MambaMixerForward(const Dims& d, std::vector<Op>* ops);
+void MambaMixerBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops);
 
 // Selective-recompute replays (models/workload_recompute.cc). Replay appends
 // copies of the forward ops `names`, marked recomputed; MlpUpReplay replays

@@ -30,10 +30,14 @@ ActivationSizes ActivationSizesOf(const models::MemoryInputs& in) {
   const int layers = in.model.num_layers;
   const int64_t all = Activations(one);  // layers x per_layer + embedding + head
   models::MemoryInputs more = one;
-  more.model.num_layers = layers + 1;
   ActivationSizes s;
-  s.per_layer = Activations(more) - all;
-  if (const int dense = in.model.num_dense_layers(); dense > 0 && in.model.num_experts > 0) {
+  if (in.model.hybrid()) {
+    // A hybrid pattern repeated twice keeps the mean over its layers.
+    more.model.num_layers = 2 * layers;
+    more.model.hybrid_pattern += in.model.hybrid_pattern;
+    s.per_layer = (Activations(more) - all) / layers;
+  } else if (const int dense = in.model.num_dense_layers();
+             dense > 0 && in.model.num_experts > 0) {
     // Dense layers in an MoE model make the per-layer figure a mean over the
     // layers, which depends only on how many are dense: twice the layers with
     // twice the dense ones (dense-first) keep the mean, and the difference is
@@ -42,6 +46,9 @@ ActivationSizes ActivationSizesOf(const models::MemoryInputs& in) {
     more.model.moe_first_dense_layers = 2 * dense;
     more.model.moe_layer_step = 0;
     s.per_layer = (Activations(more) - all) / layers;
+  } else {
+    more.model.num_layers = layers + 1;
+    s.per_layer = Activations(more) - all;
   }
   const int64_t extras = all - layers * s.per_layer;
   if (layers < 2) {

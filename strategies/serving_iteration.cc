@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
+#include "strategies/serving_mamba.h"
 #include "strategies/serving_moe.h"
 
 namespace clustersim::strategies {
@@ -104,13 +105,23 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
       !s.ok()) {
     return s;
   }
+  if (m.hybrid()) CLUSTERSIM_RETURN_IF_ERROR(ValidateServingMamba(spec.replica));
+  const bool hybrid = m.hybrid();
   ServingCostModel model(std::move(spec), kernels, network);
   Part probe;
   IterationTotals t;
   t.tokens = 1;
   t.sampled = 1;
-  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t), t, 1, &probe));
-  CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t, /*moe=*/false), t, 1, &probe));
+  if (hybrid) {
+    for (models::LayerKind kind : {models::LayerKind::kMamba, models::LayerKind::kAttention,
+                                   models::LayerKind::kMlp, models::LayerKind::kMoe}) {
+      if (model.spec().replica.model.num_layers_of(kind) == 0) continue;
+      CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.HybridLayerOps(t, kind), t, 1, &probe));
+    }
+  } else {
+    CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t), t, 1, &probe));
+    CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.LayerOps(t, /*moe=*/false), t, 1, &probe));
+  }
   CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.IterationOps(t), t, 1, &probe));
   return model;
 }
@@ -276,10 +287,20 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
   t.rank_tokens = rank_tokens;
   Part part;
   const models::TransformerConfig& m = spec_.replica.model;
-  // The MoE layers, then the dense ones (TransformerConfig::IsMoeLayer).
-  const int dense = m.num_experts > 0 ? m.num_dense_layers() : 0;
-  absl::Status s = Add(LayerOps(t), t, m.num_layers - dense, &part);
-  if (s.ok() && dense > 0) s = Add(LayerOps(t, /*moe=*/false), t, dense, &part);
+  absl::Status s;
+  if (m.hybrid()) {
+    // Each kind of layer (TransformerConfig::Kind) times its count.
+    for (models::LayerKind kind : {models::LayerKind::kMamba, models::LayerKind::kAttention,
+                                   models::LayerKind::kMlp, models::LayerKind::kMoe}) {
+      const int n = m.num_layers_of(kind);
+      if (s.ok() && n > 0) s = Add(HybridLayerOps(t, kind), t, n, &part);
+    }
+  } else {
+    // The MoE layers, then the dense ones (TransformerConfig::IsMoeLayer).
+    const int dense = m.num_experts > 0 ? m.num_dense_layers() : 0;
+    s = Add(LayerOps(t), t, m.num_layers - dense, &part);
+    if (s.ok() && dense > 0) s = Add(LayerOps(t, /*moe=*/false), t, dense, &part);
+  }
   if (s.ok()) s = Add(IterationOps(t), t, 1, &part);
   SIM_CHECK(s.ok()) << "serving iteration cost: " << s.message();
   return linear_.emplace(key, part).first->second;
@@ -294,7 +315,11 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   Part attention;
   std::vector<Op> ops = LayerOps(t, /*moe=*/false);
   std::erase_if(ops, [](const Op& op) { return !op.name.starts_with("attention_"); });
-  SIM_CHECK(Add(ops, t, spec_.replica.model.num_layers, &attention).ok());
+  const models::TransformerConfig& m = spec_.replica.model;
+  SIM_CHECK(Add(ops, t, m.num_attention_layers(), &attention).ok());
+  if (const int mamba = m.num_layers_of(models::LayerKind::kMamba); mamba > 0) {
+    SIM_CHECK(Add(MambaStateOps(t), t, mamba, &attention).ok());
+  }
   IterationCost c;
   c.compute = linear.compute + attention.compute;
   c.communication = linear.communication + attention.communication;

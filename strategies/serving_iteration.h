@@ -176,6 +176,13 @@ class ServingCostModel {
   // `moe` false: a dense-first layer of an MoE model (the dense MLP).
   std::vector<models::Op> LayerOps(const IterationTotals& t, bool moe = true) const;
   std::vector<models::Op> IterationOps(const IterationTotals& t) const;
+  // A hybrid model's layer of `kind` (models::LayerKind; serving_mamba.cc):
+  // attention's or the MLP's half of LayerOps, or the Mamba-2 mixer's
+  // projections, conv1d and gated norm. MambaStateOps: a Mamba layer's ops
+  // that depend on the sequences, the SSD scan over the prefill tokens and
+  // the decode steps' read and write of each sequence's fixed-size state.
+  std::vector<models::Op> HybridLayerOps(const IterationTotals& t, models::LayerKind kind) const;
+  std::vector<models::Op> MambaStateOps(const IterationTotals& t) const;
 
   const ServingModelSpec& spec() const { return spec_; }
 

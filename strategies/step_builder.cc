@@ -83,8 +83,7 @@ void Builder::AddGpus() {
   // About one task per op of each micro-batch's layers on every simulated GPU
   // of a stage (L / pp layers each): reserved at once, since a graph of tens
   // of millions of tasks would otherwise be copied each time it doubled.
-  const size_t ops_per_layer =
-      plan_.workload.layer_forward.size() + plan_.workload.layer_backward.size();
+  const size_t ops_per_layer = plan_.workload.LargestLayerOps();
   plan_.graph.Reserve(static_cast<size_t>(p_.num_microbatches()) * (L + 2) * ops_per_layer * n /
                       pp);
   if (in_.cluster != nullptr) {
@@ -128,22 +127,21 @@ void Builder::AddGpus() {
 }
 
 void Builder::SplitBackward() {
-  for (const models::Op& op : plan_.workload.layer_backward) {
-    (IsWeightGradient(op) ? layer_weight_grad_ : layer_input_grad_).push_back(&op);
+  const models::Workload& w = plan_.workload;
+  for (int i = 0; i < models::Workload::kOpLists; ++i) {
+    for (const models::Op& op : w.BackwardList(i)) {
+      (IsWeightGradient(op) ? layer_weight_grad_[i] : layer_input_grad_[i]).push_back(&op);
+    }
   }
-  for (const models::Op& op : plan_.workload.dense_layer_backward) {
-    (IsWeightGradient(op) ? dense_weight_grad_ : dense_input_grad_).push_back(&op);
-  }
-  for (const models::Op& op : plan_.workload.head_backward) {
+  for (const models::Op& op : w.head_backward) {
     (IsWeightGradient(op) ? head_weight_grad_ : head_input_grad_).push_back(&op);
   }
   if (p_.recompute == models::Recompute::kFull &&
       p_.recompute_method == models::RecomputeMethod::kBlock) {
-    for (const models::Op& op : plan_.workload.layer_backward) {
-      if (!op.recompute) layer_kept_backward_.push_back(&op);
-    }
-    for (const models::Op& op : plan_.workload.dense_layer_backward) {
-      if (!op.recompute) dense_kept_backward_.push_back(&op);
+    for (int i = 0; i < models::Workload::kOpLists; ++i) {
+      for (const models::Op& op : w.BackwardList(i)) {
+        if (!op.recompute) layer_kept_backward_[i].push_back(&op);
+      }
     }
   }
 }
@@ -296,8 +294,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
                         16);
   // One TaskInfo per op of each micro-batch's layers (shared by a stage's
   // GPUs), about one task each with the folds: reserved, not regrown.
-  const size_t ops_per_layer =
-      plan.workload.layer_forward.size() + plan.workload.layer_backward.size();
+  const size_t ops_per_layer = plan.workload.LargestLayerOps();
   const size_t infos = static_cast<size_t>(in.parallel->num_microbatches()) *
                        (in.model->num_layers + 2) * ops_per_layer;
   if (in.mode.record_task_infos) {

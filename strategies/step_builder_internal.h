@@ -21,6 +21,7 @@
 #ifndef CLUSTERSIM_STRATEGIES_STEP_BUILDER_INTERNAL_H_
 #define CLUSTERSIM_STRATEGIES_STEP_BUILDER_INTERNAL_H_
 
+#include <array>
 #include <compare>
 #include <map>
 #include <optional>
@@ -329,14 +330,14 @@ class Builder {
   const models::Op* pipeline_engine_op_ = nullptr;
   const models::Op* send_activation_ = nullptr;
   const models::Op* send_gradient_ = nullptr;
-  // The backward split into input and weight gradients (zero-bubble schedules).
-  std::vector<const models::Op*> layer_input_grad_, layer_weight_grad_;
-  // The same split of Workload::dense_layer_backward (dense-first MoE layers).
-  std::vector<const models::Op*> dense_input_grad_, dense_weight_grad_;
-  std::vector<const models::Op*> head_input_grad_, head_weight_grad_;
-  // Block recompute: the layer lists' backward without the replayed forward
+  // The backward split into input and weight gradients (zero-bubble
+  // schedules), for each layer op list (Workload::OpListIndex).
+  using OpPointers = std::vector<const models::Op*>;
+  std::array<OpPointers, models::Workload::kOpLists> layer_input_grad_, layer_weight_grad_;
+  OpPointers head_input_grad_, head_weight_grad_;
+  // Block recompute: each layer list's backward without the replayed forward
   // (the ops marked recompute), for the layers it does not replay.
-  std::vector<const models::Op*> layer_kept_backward_, dense_kept_backward_;
+  std::array<OpPointers, models::Workload::kOpLists> layer_kept_backward_;
   std::map<SendKey, sim::TaskId> sends_;
   std::vector<PendingInput> pending_inputs_;
   std::map<std::pair<const models::Op*, int>, models::OpCost> op_costs_;

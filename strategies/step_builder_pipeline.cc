@@ -67,7 +67,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
         CLUSTERSIM_RETURN_IF_ERROR(
             whole
                 ? AddLayerBackward(l, l - first_layer, ctx)
-                : AddOps(w.IsDenseLayer(l) ? dense_input_grad_ : layer_input_grad_, ctx, l));
+                : AddOps(layer_input_grad_[w.OpListIndex(l)], ctx, l));
         if (whole && final_mb) MarkGradDone(gpus, l + 1);
         if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
       }
@@ -88,7 +88,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       }
       for (int l = end_layer - 1; l >= first_layer; --l) {
         CLUSTERSIM_RETURN_IF_ERROR(
-            AddOps(w.IsDenseLayer(l) ? dense_weight_grad_ : layer_weight_grad_, ctx, l));
+            AddOps(layer_weight_grad_[w.OpListIndex(l)], ctx, l));
         if (final_mb) MarkGradDone(gpus, l + 1);
         if (zero3_) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, l));
       }
@@ -128,7 +128,7 @@ absl::Status Builder::AddLayerBackward(int layer, int in_chunk, const Ctx& ctx) 
   if (p_.recompute != models::Recompute::kFull || p_.ReplaysInChunk(in_chunk)) {
     return AddOps(w.LayerBackwardOps(layer), ctx, layer);
   }
-  return AddOps(w.IsDenseLayer(layer) ? dense_kept_backward_ : layer_kept_backward_, ctx, layer);
+  return AddOps(layer_kept_backward_[w.OpListIndex(layer)], ctx, layer);
 }
 
 // The ops of one op list (a layer's, the head's or the embedding's pass) on

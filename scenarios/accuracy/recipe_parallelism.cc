@@ -201,6 +201,13 @@ void CountEmbeddingAndLoss(int layers, int chunks, RecipeParallelism& r) {
 //   (moe_token_dispatcher_type "alltoall"); recipes/llama4_e128.py's
 //   MegatronTokenDropCallback caps each expert at capacity 1.0 with padding,
 //   which is the balanced top-1 load the simulator costs.
+// - Nemotron-H 56B (nemotronh, NeMo 7a8f1cc7bc): launch.sh runs
+//   scripts/performance/llm/pretrain_nemotronh_56b.py with TP 8, PP 1, MBS 1;
+//   recipes/nemotronh_56b.py sets sequence parallelism, TP communication
+//   overlap (performance_optimizations) and no recompute, and trains in
+//   nemotron_h_bf16_with_fp8_current_scaling_mixed (recipes/precision/
+//   mixed_precision.py): FP8 with per-tensor current scaling, the first and
+//   last 2 layers in BF16, which the simulator costs as FP8 in every layer.
 void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std::string& notes,
                     int layers, int pp, int vp, RecipeParallelism& r) {
   auto append = [&r](const std::string& text) {
@@ -228,6 +235,11 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
     return;
   }
   if (preset == "llama3.1-405b" && chunks >= 2) CountEmbeddingAndLoss(layers, chunks, r);
+  if (preset == "nemotron-h-56b") {
+    append("no recompute, sequence parallel and TP communication overlap (NeMo's nemotronh_56b "
+           "recipe); its FP8 current scaling with the first and last 2 layers in BF16 is costed "
+           "as FP8 in every layer");
+  }
   if (preset == "llama4-maverick-400b") {
     if (pp == 1 && vp > 1) {
       r.virtual_pipeline = 1;
@@ -236,6 +248,32 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
     append("all-to-all token dispatch and no recompute (NeMo's llama4_e128 performance recipe); "
            "its token drop at capacity 1.0 equals the balanced load");
   }
+}
+
+// Nemotron 3 Nano's Megatron-Bridge 26.04 performance presets (tag v0.4.0,
+// scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py):
+// BASE_NEMOTRON_3_NANO_CONFIG dispatches with the flex dispatcher's HybridEP
+// backend and sets no recompute, which the GB200 and B200 presets keep (micro
+// batch 2); the H100 presets recompute the module "moe" (the whole MoE layer:
+// FP8-CS with "layernorm", "core_attn" and "moe_act", BF16 with "layernorm"),
+// which the simulator does not model. CUDA graphs of the attention, Mamba and
+// router parts are not modelled either.
+void NemotronNanoRecipe(const std::string& release, const std::string& gpu,
+                        RecipeParallelism& r) {
+  if (release != "26.04") {
+    r.missing = "the Nemotron 3 Nano performance preset of this release is not pinned here";
+    return;
+  }
+  if (absl::StartsWith(gpu, "h100")) {
+    r.missing =
+        "the Nemotron 3 Nano H100 performance preset recomputes the whole MoE layer (recompute "
+        "module \"moe\"), which is not modelled";
+    return;
+  }
+  r.moe_dispatcher = "hybridep";
+  absl::StrAppend(&r.text, r.text.empty() ? "" : "; ",
+                  "HybridEP token dispatch and no recompute (the Nemotron 3 Nano performance "
+                  "preset's); its CUDA graphs are not modelled");
 }
 
 }  // namespace
@@ -294,6 +332,8 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                : absl::StrCat(r.moe_dispatcher == "deepep" ? "DeepEP" : "HybridEP",
                               " token dispatch (the DeepSeek-V3 performance preset's flex "
                               "dispatcher)"));
+  } else if (bridge && preset == "nemotron-3-nano-30b-a3b") {
+    NemotronNanoRecipe(BridgeRelease(stack), gpu, r);
   } else if (experts > 0 && absl::StrContains(notes, "DeepEP")) {
     r.moe_dispatcher = "deepep";
     append("DeepEP token dispatch (stated)");

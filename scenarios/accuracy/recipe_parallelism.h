@@ -46,6 +46,10 @@
 // the embedding and the loss as layers, as above; Llama 4 Maverick
 // (llama4_e128) dispatches all-to-all, recomputes nothing, and on H100
 // (pp 1) runs without interleaving (launch.sh VP=1; the README's VP 12).
+// Nemotron-H 56B (NeMo 25.04's nemotronh_56b recipe) recomputes nothing;
+// Nemotron 3 Nano (Megatron-Bridge 26.04, tag v0.4.0) dispatches with HybridEP
+// and recomputes nothing on GB200 and B200, and its H100 rows are refused (the
+// preset recomputes the whole MoE layer).
 // Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
 // dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //

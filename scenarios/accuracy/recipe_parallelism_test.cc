@@ -267,5 +267,21 @@ TEST(RecipeParallelismTest, Llama3With8BOnH100Fp8CsRecomputesABlockOf5) {
             0);
 }
 
+// Nemotron 3 Nano (Megatron-Bridge 26.04, tag v0.4.0): HybridEP and no
+// recompute on GB200 and B200; the H100 preset's whole-MoE recompute refuses
+// the row.
+TEST(RecipeParallelismTest, NemotronNanoFollowsTheBridgePreset) {
+  const std::string stack = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  const RecipeParallelism gb =
+      ForRecipe(stack, "", "nemotron-3-nano-30b-a3b", "gb200-186gb", 52, 1, 1, 8);
+  EXPECT_EQ(gb.moe_dispatcher, "hybridep");
+  EXPECT_TRUE(gb.recompute_modules.empty());
+  EXPECT_TRUE(gb.missing.empty());
+  EXPECT_EQ(gb.expert_tensor_parallel, 1);
+  const RecipeParallelism h100 =
+      ForRecipe(stack, "", "nemotron-3-nano-30b-a3b", "h100-sxm5-80gb", 52, 1, 1, 8);
+  EXPECT_THAT(h100.missing, HasSubstr("\"moe\""));
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

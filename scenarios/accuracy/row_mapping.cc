@@ -258,6 +258,7 @@ std::string PresetFor(const std::string& model) {
   // Megatron-Bridge's and NeMo AutoModel's names for the released models.
   if (name == "deepseek-v3") name = "deepseek-v3-671b";
   if (name == "qwen3-moe-30b") name = "qwen3-30b-a3b";
+  if (name == "nemotron-3-nano") name = "nemotron-3-nano-30b-a3b";
   // "llama-3.1-405b" -> "llama3.1-405b", "gpt-3-175b" -> "gpt3-175b".
   static const std::regex kFamilyVersion("^(llama|gpt|nemotron)-([0-9])");
   const std::string joined = std::regex_replace(name, kFamilyVersion, "$1$2");
@@ -275,6 +276,15 @@ std::string UnsupportedArchitecture(const std::string& model, const std::string&
   const bool moe_name = std::regex_search(model, kFamilies);
   if (!moe_name && (ep.empty() || ep == "1") && !absl::StrContains(notes, "experts")) return "";
   if (!PresetFor(model).empty()) return "";
+  static const std::regex kNemotron3("nemotron (3|v3) (nano|super)", std::regex::icase);
+  if (std::smatch m; std::regex_search(model, m, kNemotron3)) {
+    if (absl::AsciiStrToLower(m[2].str()) == "super") {
+      return "Nemotron 3 Super: its latent mixture-of-experts (experts in a projected latent "
+             "space) and multi-token prediction are not modelled";
+    }
+    return "Nemotron 3 Nano (preset nemotron-3-nano-30b-a3b) in NeMo AutoModel: its own "
+           "PyTorch model and recipe (DeepEP, FSDP2) for this model are not pinned here";
+  }
   return "a mixture-of-experts or hybrid model (experts, router top-k, latent attention or Mamba "
          "layers) that the table's columns do not describe and the catalog has no preset for";
 }

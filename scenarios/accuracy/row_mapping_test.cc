@@ -2,11 +2,14 @@
 
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/framework_profile.h"
 
 namespace clustersim::scenarios {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(RowMappingTest, GpuCellsMapOntoTheCatalogOrNowhere) {
   std::string note;
@@ -62,7 +65,13 @@ TEST(RowMappingTest, ModelNamesFindTheirPresets) {
 
 TEST(RowMappingTest, MixturesOfExpertsWithoutAPresetAreNamed) {
   EXPECT_NE(UnsupportedArchitecture("Kimi K2", "", "64"), "");
-  EXPECT_NE(UnsupportedArchitecture("Nemotron-H 56B (hybrid Mamba-Transformer)", "", ""), "");
+  EXPECT_EQ(UnsupportedArchitecture("Nemotron-H 56B (hybrid Mamba-Transformer)", "", ""), "");
+  EXPECT_EQ(PresetFor("Nemotron-H 56B (hybrid Mamba-Transformer)"), "nemotron-h-56b");
+  // Nemotron 3: Super's latent MoE is not modelled; Nano's recipes are not pinned.
+  EXPECT_THAT(UnsupportedArchitecture("Nemotron 3 Super", "", "64"), HasSubstr("latent"));
+  EXPECT_THAT(UnsupportedArchitecture("Nemotron V3 Nano 30B (26.02)", "", "8"),
+              HasSubstr("AutoModel"));
+  EXPECT_EQ(PresetFor("Nemotron 3 Nano"), "nemotron-3-nano-30b-a3b");
   EXPECT_EQ(UnsupportedArchitecture("DeepSeek-V3 671B", "", "64"), "");  // presets now
   EXPECT_EQ(UnsupportedArchitecture("Qwen3-30B-A3B", "", ""), "");
   EXPECT_NE(UnsupportedArchitecture("Some model", "128 experts top-8", ""), "");

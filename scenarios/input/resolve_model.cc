@@ -112,6 +112,13 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_glu_clamp()) out->glu_clamp = in.glu_clamp();
   if (in.has_quick_gelu_glu()) out->quick_gelu_glu = in.quick_gelu_glu();
   if (in.has_yarn_rope_factor()) out->yarn_rope_factor = in.yarn_rope_factor();
+  if (in.has_hybrid_override_pattern()) out->hybrid_pattern = in.hybrid_override_pattern();
+  if (in.has_mamba_num_heads()) out->mamba_num_heads = in.mamba_num_heads();
+  if (in.has_mamba_head_dim()) out->mamba_head_dim = in.mamba_head_dim();
+  if (in.has_mamba_state_dim()) out->mamba_state_dim = in.mamba_state_dim();
+  if (in.has_mamba_num_groups()) out->mamba_num_groups = in.mamba_num_groups();
+  if (in.has_mamba_conv_kernel()) out->mamba_conv_kernel = in.mamba_conv_kernel();
+  if (in.has_mamba_chunk_size()) out->mamba_chunk_size = in.mamba_chunk_size();
   return models::ValidateTransformer(*out);
 }
 
@@ -142,6 +149,15 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
   if (m.glu_clamp > 0) out->set_glu_clamp(m.glu_clamp);
   if (m.quick_gelu_glu) out->set_quick_gelu_glu(true);
   if (m.yarn_rope_factor > 0) out->set_yarn_rope_factor(m.yarn_rope_factor);
+  if (m.hybrid()) {
+    out->set_hybrid_override_pattern(m.hybrid_pattern);
+    out->set_mamba_num_heads(m.mamba_num_heads);
+    out->set_mamba_head_dim(m.mamba_head_dim);
+    out->set_mamba_state_dim(m.mamba_state_dim);
+    out->set_mamba_num_groups(m.mamba_num_groups);
+    out->set_mamba_conv_kernel(m.mamba_conv_kernel);
+    out->set_mamba_chunk_size(m.mamba_chunk_size);
+  }
   if (m.mla()) {
     out->set_q_lora_rank(m.q_lora_rank);
     out->set_kv_lora_rank(m.kv_lora_rank);

@@ -138,6 +138,22 @@ TEST(ResolveModelTest, ArchitectureFields) {
   oss.clear_yarn_rope_factor();
   oss.set_swiglu(false);
   EXPECT_THAT(ResolveModel(oss, &m).message(), HasSubstr("set model.swiglu"));
+  // A hybrid model's pattern and Mamba sizes are echoed and read back; a
+  // layer count the pattern does not have is refused with the field named.
+  config::ModelConfig hybrid;
+  hybrid.set_preset("nemotron-h-56b");
+  ASSERT_TRUE(ResolveModel(hybrid, &m).ok());
+  config::ModelConfig hybrid_echo;
+  EchoModel(m, &hybrid_echo);
+  EXPECT_EQ(hybrid_echo.hybrid_override_pattern().size(), 118u);
+  EXPECT_EQ(hybrid_echo.mamba_state_dim(), 256);
+  EXPECT_FALSE(plain.has_hybrid_override_pattern());
+  models::TransformerConfig again;
+  ASSERT_TRUE(ResolveModel(hybrid_echo, &again).ok());
+  EXPECT_EQ(again.hybrid_pattern, m.hybrid_pattern);
+  EXPECT_EQ(again.mamba_num_heads, 256);
+  hybrid.set_num_layers(60);
+  EXPECT_THAT(ResolveModel(hybrid, &m).message(), HasSubstr("hybrid_override_pattern has 118"));
 }
 
 // Restating a preset's hidden size or head count keeps its FFN width and
