@@ -55,8 +55,8 @@ ForwardFlops Forward(const TransformerConfig& c) {
     const double by_kind[kHybridKinds] = {mamba.projections + mamba.scan, attention,
                                           4.0 * s * h * f * gate, moe_mlp};
     fwd.layer_gemms = 0;
-    for (int l = 0; l < c.num_layers; ++l) {
-      fwd.layer_gemms += by_kind[HybridIndex(c.Kind(l))];
+    for (LayerKind kind : kHybridLayerKinds) {
+      fwd.layer_gemms += c.num_layers_of(kind) * by_kind[HybridIndex(kind)];
     }
     for (int k = 0; k < kHybridKinds; ++k) fwd.hybrid_layer[k] = by_kind[k];
   }

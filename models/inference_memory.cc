@@ -64,14 +64,18 @@ sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
   return sim::Bytes(layers * 2 * kv_heads * model.head_dim() * BytesPerElement(kv_cache_dtype));
 }
 
+int64_t MambaStateElementsPerLayer(const TransformerConfig& model, int tensor_parallel) {
+  return static_cast<int64_t>(model.mamba_num_heads / tensor_parallel) * model.mamba_head_dim *
+             model.mamba_state_dim +
+         static_cast<int64_t>(model.mamba_conv_kernel - 1) *
+             (model.mamba_conv_dim() / tensor_parallel);
+}
+
 sim::Bytes MambaStateBytesPerSequence(const TransformerConfig& model, int tensor_parallel,
                                       int pipeline_parallel, Dtype state_dtype) {
   const int64_t layers = CeilDiv(model.num_layers_of(LayerKind::kMamba), pipeline_parallel);
-  const int64_t per_layer =
-      static_cast<int64_t>(model.mamba_num_heads / tensor_parallel) * model.mamba_head_dim *
-          model.mamba_state_dim +
-      static_cast<int64_t>(model.mamba_conv_kernel - 1) * (model.mamba_conv_dim() / tensor_parallel);
-  return sim::Bytes(layers * per_layer * BytesPerElement(state_dtype));
+  return sim::Bytes(layers * MambaStateElementsPerLayer(model, tensor_parallel) *
+                    BytesPerElement(state_dtype));
 }
 
 InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity) {

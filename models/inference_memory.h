@@ -108,6 +108,11 @@ struct InferenceMemory {
 // REQUIRES: ValidateTransformer(in.replica.model).ok(); tp divides the heads; sizes > 0.
 InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::Bytes capacity);
 
+// One Mamba layer's state of one sequence on one tensor-parallel rank, in
+// elements: the SSM state (heads/tp x head_dim x state_dim) and the conv
+// state (conv_kernel - 1 inputs of the rank's conv channels).
+int64_t MambaStateElementsPerLayer(const TransformerConfig& model, int tensor_parallel);
+
 // A hybrid model's Mamba state of one sequence on one GPU (see the table); 0
 // for a model without Mamba layers.
 sim::Bytes MambaStateBytesPerSequence(const TransformerConfig& model, int tensor_parallel,

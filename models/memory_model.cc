@@ -125,9 +125,10 @@ double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s, bool
 double LayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
   if (c.hybrid()) {
     double sum = 0;
-    for (int l = 0; l < c.num_layers; ++l) {
-      const LayerKind kind = c.Kind(l);
-      sum += LayerActivationBytes(c, s, kind == LayerKind::kMoe, kind);
+    for (LayerKind kind : kHybridLayerKinds) {
+      if (const int n = c.num_layers_of(kind); n > 0) {
+        sum += n * LayerActivationBytes(c, s, kind == LayerKind::kMoe, kind);
+      }
     }
     return sum / c.num_layers;
   }

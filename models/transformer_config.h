@@ -65,6 +65,8 @@ absl::StatusOr<ElementwiseKernels> ParseElementwiseKernels(std::string_view name
 // MLP or a mixture-of-experts MLP, each behind its own pre-norm and residual.
 enum class LayerKind { kTransformer, kMamba, kAttention, kMlp, kMoe };
 inline constexpr int kHybridKinds = 4;  // kMamba .. kMoe
+inline constexpr LayerKind kHybridLayerKinds[kHybridKinds] = {
+    LayerKind::kMamba, LayerKind::kAttention, LayerKind::kMlp, LayerKind::kMoe};
 // A hybrid kind's index, 0 .. kHybridKinds - 1, for tables by kind.
 inline int HybridIndex(LayerKind k) {
   return static_cast<int>(k) - static_cast<int>(LayerKind::kMamba);

@@ -300,16 +300,30 @@ void Head(const Dims& d, Workload* w) {
   w->head_backward.push_back(NormBackward(d, norm, d.ln_tokens * d.h));
 }
 
-// A hybrid model's lists, one pair per kind its pattern holds: the MoE
-// layers ('E') with the model's shapes, the others with a dense copy's (no
-// experts, no expert parallelism).
-void HybridLayers(const TransformerConfig& c, const ShardSpec& s, const Dims& d, Workload* w) {
+// The shapes of a MoE model's layers without experts (its dense-first or
+// interleaved dense layers, a hybrid model's non-'E' layers): the model with
+// no experts and the shard without expert parallelism.
+struct DenseShapes {
+  ShardSpec shard;
+  Dims dims;
+};
+DenseShapes DenseCopy(const TransformerConfig& c, const ShardSpec& s) {
   TransformerConfig dense = c;
   dense.num_experts = 0;
   dense.moe_top_k = 0;
+  dense.moe_ffn_hidden_size = 0;
+  dense.moe_shared_expert_ffn_size = 0;
+  dense.moe_first_dense_layers = 0;
+  dense.moe_layer_step = 0;
   ShardSpec dense_shard = s;
   dense_shard.expert_parallel = 1;
-  const Dims dd = MakeDims(dense, dense_shard);
+  return {dense_shard, MakeDims(dense, dense_shard)};
+}
+
+// A hybrid model's lists, one pair per kind its pattern holds: the MoE
+// layers ('E') with the model's shapes, the others with DenseCopy's.
+void HybridLayers(const TransformerConfig& c, const ShardSpec& s, const Dims& d, Workload* w) {
+  const auto [dense_shard, dd] = DenseCopy(c, s);
   w->hybrid_layers.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {
     const LayerKind kind = c.Kind(l);
@@ -359,23 +373,14 @@ absl::StatusOr<Workload> BuildWorkload(const TransformerConfig& c, const ShardSp
   } else {
     w.layer_forward = LayerForward(d, LayerKind::kTransformer);
     w.layer_backward = LayerBackward(d, w.layer_forward, s, LayerKind::kTransformer);
-  }
-  if (!c.hybrid() && c.num_experts > 0 && c.num_dense_layers() > 0) {
-    TransformerConfig dense = c;
-    dense.num_experts = 0;
-    dense.moe_top_k = 0;
-    dense.moe_ffn_hidden_size = 0;
-    dense.moe_shared_expert_ffn_size = 0;
-    dense.moe_first_dense_layers = 0;
-    dense.moe_layer_step = 0;
-    ShardSpec dense_shard = s;
-    dense_shard.expert_parallel = 1;
-    const Dims dd = MakeDims(dense, dense_shard);
-    w.dense_layers.resize(c.num_layers);
-    for (int l = 0; l < c.num_layers; ++l) w.dense_layers[l] = !c.IsMoeLayer(l);
-    w.dense_layer_forward = LayerForward(dd, LayerKind::kTransformer);
-    w.dense_layer_backward =
-        LayerBackward(dd, w.dense_layer_forward, dense_shard, LayerKind::kTransformer);
+    if (c.num_experts > 0 && c.num_dense_layers() > 0) {
+      const auto [dense_shard, dd] = DenseCopy(c, s);
+      w.dense_layers.resize(c.num_layers);
+      for (int l = 0; l < c.num_layers; ++l) w.dense_layers[l] = !c.IsMoeLayer(l);
+      w.dense_layer_forward = LayerForward(dd, LayerKind::kTransformer);
+      w.dense_layer_backward =
+          LayerBackward(dd, w.dense_layer_forward, dense_shard, LayerKind::kTransformer);
+    }
   }
   Head(d, &w);
   for (int i = 0; i < c.mtp_num_layers; ++i) MultiTokenPrediction(d, &w);

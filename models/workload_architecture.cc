@@ -186,8 +186,7 @@ void MoeBackward(const Dims& d, const std::vector<Op>& fwd, bool replay_act,
   dual("tp_reducescatter_moe_combine", "tp_allgather_moe_combine_bwd", CommKind::kAllGather);
   memory_bwd("moe_unsort_chunks");
   if (d.expert_bias) {
-    out->push_back(ExpertBiasBackward(d, FindOp(fwd, "expert_fc2_bias"),
-                                      d.experts_local * d.expert_tokens));
+    out->push_back(ExpertBiasBackward(d, d.experts_local * d.expert_tokens));
   }
   // Recompute module "moe_act": the activation's output (with its clamp, which
   // the checkpointed function holds) is dropped after fc2 and replayed when

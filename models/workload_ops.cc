@@ -182,10 +182,11 @@ Op ExpertGluClampBackward(const Dims& d, const Op& fwd) {
 
 Op ExpertBias(const Dims& d, int64_t rows) {
   const int kernels = static_cast<int>(2 * std::max<int64_t>(1, d.experts_local) + 2);
-  return Eager(d, "expert_fc2_bias", rows * d.h * (4 + (d.act + 4 + 4) + 2 * 4 + (4 + d.act)), kernels);
+  return Eager(d, "expert_fc2_bias", rows * d.h * (4 + (d.act + 4 + 4) + 2 * 4 + (4 + d.act)),
+               kernels);
 }
 
-Op ExpertBiasBackward(const Dims& d, const Op& fwd, int64_t rows) {
+Op ExpertBiasBackward(const Dims& d, int64_t rows) {
   const int kernels = static_cast<int>(4 * std::max<int64_t>(1, d.experts_local) + 2);
   return Eager(d, "expert_fc2_bias_bwd", rows * d.h * (2 * d.act + 40), kernels);
 }

@@ -119,7 +119,7 @@ Op ExpertGluClampBackward(const Dims& d, const Op& fwd);
 // gradients and, per expert, the bias gradient sum(g·p) and the weight
 // gradient sum(g·b): 2·act + 40 B per value, 4 kernels per local expert + 2.
 Op ExpertBias(const Dims& d, int64_t rows);
-Op ExpertBiasBackward(const Dims& d, const Op& fwd, int64_t rows);
+Op ExpertBiasBackward(const Dims& d, int64_t rows);
 
 Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
               CommGroup group = CommGroup::kTensor);

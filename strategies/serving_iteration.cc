@@ -113,8 +113,7 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   t.tokens = 1;
   t.sampled = 1;
   if (hybrid) {
-    for (models::LayerKind kind : {models::LayerKind::kMamba, models::LayerKind::kAttention,
-                                   models::LayerKind::kMlp, models::LayerKind::kMoe}) {
+    for (models::LayerKind kind : models::kHybridLayerKinds) {
       if (model.spec().replica.model.num_layers_of(kind) == 0) continue;
       CLUSTERSIM_RETURN_IF_ERROR(model.Add(model.HybridLayerOps(t, kind), t, 1, &probe));
     }
@@ -290,8 +289,7 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
   absl::Status s;
   if (m.hybrid()) {
     // Each kind of layer (TransformerConfig::Kind) times its count.
-    for (models::LayerKind kind : {models::LayerKind::kMamba, models::LayerKind::kAttention,
-                                   models::LayerKind::kMlp, models::LayerKind::kMoe}) {
+    for (models::LayerKind kind : models::kHybridLayerKinds) {
       const int n = m.num_layers_of(kind);
       if (s.ok() && n > 0) s = Add(HybridLayerOps(t, kind), t, n, &part);
     }

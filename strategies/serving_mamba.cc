@@ -85,7 +85,7 @@ std::vector<Op> ServingCostModel::MambaStateOps(const IterationTotals& t) const 
     ops.push_back(scan_gemm("mamba_chunk_scan", q, p, q + n, chunks * heads));
   }
   if (t.decode_seqs > 0) {
-    const int64_t state = heads * p * n + (m.mamba_conv_kernel - 1) * m.mamba_conv_dim() / tp;
+    const int64_t state = models::MambaStateElementsPerLayer(m, spec_.replica.tensor_parallel);
     const int64_t state_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
     ops.push_back(ServingMemoryOp("mamba_state_decode", t.decode_seqs * state * state_bytes * 2));
   }
