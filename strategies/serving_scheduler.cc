@@ -61,8 +61,9 @@ class Server {
     return clients_ ? clients_->initial() : static_cast<int64_t>(requests_.size());
   }
 
+  // Request i reaches the engine; its client sent it frontend_delay earlier.
   void Arrive(int64_t i) {
-    run_.requests[i].arrival = sim_.Now();
+    run_.requests[i].arrival = sim_.Now() - config_.frontend_delay;
     waiting_.push_back(i);
     if (!busy_) StartIteration();
   }
@@ -275,10 +276,11 @@ class Server {
     const std::optional<ClosedLoopClients::Send> next = clients_->OnFinish(sim_.Now());
     if (!next) return;
     const int64_t i = next->request;
-    if (next->at == sim_.Now()) {
+    const sim::Time reaches = next->at + config_.frontend_delay;
+    if (reaches == sim_.Now()) {
       Arrive(i);
     } else {
-      sim_.ScheduleAt(next->at, [this, i] { Arrive(i); });
+      sim_.ScheduleAt(reaches, [this, i] { Arrive(i); });
     }
   }
 
@@ -314,6 +316,9 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
   if (config.closed_loop_clients < 0 || config.think_time < sim::Duration::Zero()) {
     return absl::InvalidArgumentError(
         "inference.workload.concurrency and think_time_ms must be >= 0");
+  }
+  if (config.frontend_delay < sim::Duration::Zero()) {
+    return absl::InvalidArgumentError("inference.frontend.request_overhead_ms must be >= 0");
   }
   const int64_t watermark =
       static_cast<int64_t>(std::ceil(config.watermark * static_cast<double>(config.kv_blocks)));
@@ -353,7 +358,7 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
   sim.SetCancelFlag(config.cancel);
   Server server(requests, config, cost, keep_iterations, sim);
   for (int64_t i = 0; i < server.OpenArrivals(); ++i) {
-    sim.ScheduleAt(requests[i].arrival, [&server, i] { server.Arrive(i); });
+    sim.ScheduleAt(requests[i].arrival + config.frontend_delay, [&server, i] { server.Arrive(i); });
   }
   sim.Run();
   if (sim.Cancelled()) return absl::CancelledError("cancelled");

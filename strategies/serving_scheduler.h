@@ -40,6 +40,11 @@
 // With zero think time the new request joins the next iteration, like an
 // open-loop arrival at an iteration's end.
 //
+// Frontend (SchedulerConfig::frontend_delay): every request reaches the
+// engine a fixed time after its client sends it; the time is on the host, not
+// in any iteration, so it lengthens each request's TTFT and end-to-end latency
+// and leaves the engine's schedule as it was.
+//
 // Token accounting (vLLM's benchmark_serving.py): the prompt's prefill emits
 // the first output token (TTFT = its iteration's end - arrival); each decode
 // step emits one more (with speculative decoding, 1 + the accepted drafts); a
@@ -82,6 +87,12 @@ struct SchedulerConfig {
   // (after think_time); 0: every request arrives at its own time.
   int closed_loop_clients = 0;
   sim::Duration think_time;
+  // The request path outside the engine (inference.frontend): a request
+  // reaches the engine this long after its client sends it. Records keep the
+  // client's send time as `arrival`, so TTFT and end-to-end latency include
+  // it; a closed-loop client's next request is sent when the last finishes
+  // and reaches the engine this long later. Zero: none.
+  sim::Duration frontend_delay;
   // Speculative decoding (strategies/serving_speculative.h): each decode step
   // verifies 1 + up to `speculative_tokens` drafted tokens (no more than the
   // request still needs or the token budget holds), holding KV blocks for

@@ -147,5 +147,40 @@ TEST(ServingSchedulerTest, QueueingDelayGrowsUnderOverload) {
   EXPECT_GT(last, 10 * first);
 }
 
+// The frontend's time per request is spent before the engine sees the
+// request: TTFT and finish move by it, TPOT does not, and the record keeps
+// the client's send time.
+TEST(ServingSchedulerTest, FrontendDelayLengthensTtftNotTpot) {
+  SchedulerConfig c = Config(100);
+  c.frontend_delay = sim::Milliseconds(11);
+  const ServingRun run = Simulate({At(0, 100, 10)}, c);
+  EXPECT_DOUBLE_EQ(Ms(run.requests[0].arrival), 0.0);
+  // The prefill of OneRequestPrefillsThenDecodes (2 ms), 11 ms later.
+  EXPECT_DOUBLE_EQ(Ms(run.requests[0].first_token), 13.0);
+  EXPECT_NEAR(Ms(run.requests[0].finish) - Ms(run.requests[0].first_token), 9 * 1.01, 1e-9);
+}
+
+// A closed-loop client sends its next request when the last one finishes; it
+// reaches the engine one frontend delay later.
+TEST(ServingSchedulerTest, FrontendDelayPrecedesEachClosedLoopRequest) {
+  SchedulerConfig c = Config(100);
+  c.closed_loop_clients = 1;
+  c.frontend_delay = sim::Milliseconds(5);
+  const ServingRun run = Simulate({At(0, 100, 1), At(0, 100, 1)}, c);
+  // Each request: 5 ms outside the engine, then a 2 ms prefill that emits its
+  // only token.
+  EXPECT_DOUBLE_EQ(Ms(run.requests[0].finish), 7.0);
+  EXPECT_DOUBLE_EQ(Ms(run.requests[1].arrival), 7.0);
+  EXPECT_DOUBLE_EQ(Ms(run.requests[1].first_token), 14.0);
+}
+
+TEST(ServingSchedulerTest, NegativeFrontendDelayIsAnError) {
+  SchedulerConfig c = Config(100);
+  c.frontend_delay = sim::Milliseconds(-1);
+  absl::StatusOr<ServingRun> run = SimulateServing({At(0, 10, 1)}, c, FakeCost, false);
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(run.status().message(), HasSubstr("inference.frontend.request_overhead_ms"));
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

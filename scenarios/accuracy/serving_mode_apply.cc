@@ -46,6 +46,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     spec->set_num_speculative_tokens(m.spec_tokens);
     spec->set_acceptance_rate(m.spec_acceptance_rate);
   }
+  if (!m.frontend.empty()) inf->mutable_frontend()->set_name(m.frontend);
   if (m.expert_parallel > 1) inf->set_expert_parallel_size(m.expert_parallel);
   for (int size : m.cuda_graph_batch_sizes) inf->add_cuda_graph_batch_sizes(size);
   if (m.max_batch_size > 0) inf->set_max_batch_size(m.max_batch_size);

@@ -250,6 +250,15 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
                      kTrtllmEngineMaxBatch, ", max tokens ", kTrtllmEngineMaxTokens,
                      "; in-flight batching (generation first, context within the token budget)"));
   }
+  // The client measured through the server's request path: Triton's
+  // generate_stream endpoint of the tensorrtllm_backend ensemble, or NIM's
+  // OpenAI-compatible HTTP server.
+  if (absl::StrContains(framework, "tensorrtllm_backend") || nim) {
+    m.frontend = nim ? "openai-http" : "triton-trtllm";
+    m.assumptions.push_back(absl::StrCat("frontend ", m.frontend,
+                                         ": the client's time per request outside the engine "
+                                         "(models/data/serving_frontends.textproto)"));
+  }
   const int stated_requests = StatedRequests(t.Get(row, "dataset"));
   if (mode == "poisson") {
     double rate = 0;

@@ -115,6 +115,11 @@ struct ServingModeMapping {
   // A TensorRT-LLM engine served through Triton's tensorrtllm_backend or a
   // NIM: the engine's default build limits and in-flight batching (see above).
   bool trtllm_engine_defaults = false;
+  // The request path outside the engine the row's client measured through
+  // (inference.frontend.name, models/data/serving_frontends.textproto), from
+  // the framework column: "triton-trtllm" for Triton's tensorrtllm_backend,
+  // "openai-http" for NIM; empty: none (in-process benchmarks).
+  std::string frontend;
   // Speculative decoding (empty method: off).
   std::string spec_method;
   int spec_tokens = 0;

@@ -56,7 +56,10 @@ TEST(ServingModesTest, TritonServedTensorrtLlmEnginesRunUnderTheBuildDefaults) {
   EXPECT_TRUE(trt.chunked_prefill());
   EXPECT_EQ(trt.workload().kind(), "poisson");
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-build's defaults")));
+  // Its client timed requests through Triton's request path; vLLM's row names none.
+  EXPECT_EQ(trt.frontend().name(), "triton-trtllm");
   const config::InferenceConfig& v = (*runs)[1].scenario->inference();
+  EXPECT_FALSE(v.has_frontend());
   EXPECT_FALSE(v.has_max_batch_size());
   EXPECT_FALSE(v.has_max_tokens_per_step());
   EXPECT_FALSE(v.chunked_prefill());
@@ -79,6 +82,7 @@ TEST(ServingModesTest, NimRowsRunAsTensorrtLlmEngines) {
   EXPECT_EQ(inf.max_batch_size(), 2048);
   EXPECT_EQ(inf.max_tokens_per_step(), 8192);
   EXPECT_TRUE(inf.chunked_prefill());
+  EXPECT_EQ(inf.frontend().name(), "openai-http");
   EXPECT_THAT((*runs)[0].assumptions,
               testing::Contains(HasSubstr("NIM's optimized profile taken as a TensorRT-LLM")));
   // The NIM benchmarking guide's sweep: 10 measured and 2 warm-up requests

@@ -165,6 +165,11 @@ absl::StatusOr<ResolvedDisagg> ResolveDisagg(const config::Scenario& in) {
         "replicas; with inference.disaggregated set each pool's own: "
         "inference.disaggregated.prefill.tensor_parallel_size and decode.tensor_parallel_size");
   }
+  if (in.inference().has_frontend()) {
+    return absl::InvalidArgumentError(
+        "inference.frontend is not modelled with inference.disaggregated (each pool would "
+        "count it); remove inference.frontend");
+  }
   ResolvedDisagg r;
   // Everything but the pools resolves as a colocated deployment of tp 1.
   config::Scenario colocated = in;

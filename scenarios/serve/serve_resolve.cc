@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/fitted_constants.h"
+#include "models/serving_frontend.h"
 #include "scenarios/input/resolve_cluster.h"
 #include "scenarios/input/resolve_model.h"
 #include "scenarios/serve/serve_resolve_internal.h"
@@ -224,6 +225,23 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   }
   r.host_per_iteration = sim::Duration::FromSecondsDouble(host_us * 1e-6);
   ei->set_host_overhead_us_per_iteration(host_us);
+  // The request path outside the engine (models/data/serving_frontends.textproto).
+  const config::ServingFrontendConfig& fc = inf.frontend();
+  const std::string frontend_name = fc.has_name() ? fc.name() : std::string("none");
+  absl::StatusOr<const models::ServingFrontend*> frontend =
+      models::FindServingFrontend(frontend_name);
+  if (!frontend.ok()) return frontend.status();
+  const double frontend_ms =
+      fc.has_request_overhead_ms() ? fc.request_overhead_ms() : (*frontend)->request_overhead_ms;
+  if (!(frontend_ms >= 0 && frontend_ms <= 1e6)) {
+    return Bad("inference.frontend.request_overhead_ms", frontend_ms,
+               "must be between 0 and 1000000 ms (0: no time outside the engine)");
+  }
+  sc.frontend_delay = sim::Duration::FromSecondsDouble(frontend_ms * 1e-3);
+  if (inf.has_frontend()) {
+    ei->mutable_frontend()->set_name(frontend_name);
+    ei->mutable_frontend()->set_request_overhead_ms(frontend_ms);
+  }
   r.decode_attention_flops_per_sm_cycle =
       inf.has_decode_attention_flops_per_sm_cycle()
           ? inf.decode_attention_flops_per_sm_cycle()

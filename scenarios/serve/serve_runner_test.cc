@@ -257,5 +257,31 @@ TEST(ServeRunnerTest, HostTimeIsPaidOncePerIteration) {
             models::Fitted().serving_host_us_per_iteration);
 }
 
+// A named frontend's time per request (models/data/serving_frontends.textproto)
+// adds to every request's TTFT and leaves TPOT alone; the resolved scenario
+// writes it out, and bad values name the field.
+TEST(ServeRunnerTest, FrontendTimeAddsToTtftNotTpot) {
+  config::Scenario s = Example();
+  s.mutable_inference()->mutable_workload()->set_kind("fixed-batch");
+  s.mutable_inference()->mutable_workload()->set_batch_size(1);
+  config::Scenario triton = s;
+  triton.mutable_inference()->mutable_frontend()->set_name("triton-trtllm");
+  absl::StatusOr<config::ServeResult> a = Serve(s, {.curve = false});
+  absl::StatusOr<config::ServeResult> b = Serve(triton, {.curve = false});
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_NEAR(b->ttft_ms().mean() - a->ttft_ms().mean(), 11.2, 1e-6);
+  EXPECT_NEAR(b->tpot_ms().mean(), a->tpot_ms().mean(), 1e-9);
+  EXPECT_EQ(b->scenario().inference().frontend().request_overhead_ms(), 11.2);
+  EXPECT_FALSE(a->scenario().inference().has_frontend());
+
+  config::Scenario bad = triton;
+  bad.mutable_inference()->mutable_frontend()->set_name("nginx");
+  EXPECT_THAT(Serve(bad).status().message(), HasSubstr("inference.frontend.name='nginx'"));
+  bad = triton;
+  bad.mutable_inference()->mutable_frontend()->set_request_overhead_ms(-3);
+  EXPECT_THAT(Serve(bad).status().message(),
+              HasSubstr("inference.frontend.request_overhead_ms=-3"));
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios
