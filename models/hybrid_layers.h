@@ -35,8 +35,9 @@ MambaWeights MambaMixerWeights(const TransformerConfig& c);
 
 // Forward FLOPs of one Mamba-2 mixer over one sequence of seq_length tokens:
 // in_proj and out_proj (2 per weight and token) and the SSD scan's matmuls
-// (models/workload_mamba.cc: 2·s·H·P·(2·N + Q) + 2·s·Q·N·G, Dao & Gu 2024
-// §6), whole model (not per TP rank).
+// counted without the causal mask (2·s·H·P·(2·N + Q) + 2·s·Q·N·G, Dao & Gu
+// 2024 §6; the kernels' executed FLOPs are models/mamba_scan.h's), whole
+// model (not per TP rank).
 struct MambaFlops {
   double projections = 0;
   double scan = 0;

@@ -18,6 +18,10 @@ constexpr std::string_view kAttentionMemory =
     "attention memory-bound: bytes/(bandwidth*fraction) + kernel_overhead";
 constexpr std::string_view kMemoryBound =
     "memory-bound: bytes/(bandwidth*fraction) + kernel_overhead";
+constexpr std::string_view kTileCompute =
+    "triton tiles: flops/(peak*tile_efficiency) + kernel_overhead";
+constexpr std::string_view kTileMemory =
+    "triton tiles memory-bound: bytes/(bandwidth*fraction) + kernel_overhead";
 constexpr std::string_view kMeasuredShape = "measured: exact shape in the calibration table";
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -96,6 +100,7 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
 }
 
 OpCost KernelModel::Cost(const Op& op) const {
+  if (op.kind == OpKind::kGemm && op.tile_efficiency > 0) return TileCost(op);
   if (calibration_ != nullptr && op.kind != OpKind::kCollective) {
     if (std::optional<sim::Duration> t = calibration_->Measured(op)) {
       // A measured attention kernel ran standalone, like the fitted rates.
@@ -155,7 +160,9 @@ OpCost KernelModel::RowSplitCost(const Op& op, int chunks, int concurrent) const
 
 bool KernelModel::IsComputeBound(const Op& op) const {
   switch (op.kind) {
-    case OpKind::kGemm: return GemmCost(op).detail == kGemmCompute;
+    case OpKind::kGemm:
+      if (op.tile_efficiency > 0) return TileCost(op).detail == kTileCompute;
+      return GemmCost(op).detail == kGemmCompute;
     case OpKind::kAttention: return AttentionCost(op).detail == kAttentionCompute;
     case OpKind::kMemoryBound:
     case OpKind::kCollective: break;
@@ -244,6 +251,19 @@ OpCost KernelModel::AttentionCost(const Op& op) const {
   return OpCost{time, op.flops.count() * work_fraction / (time.ToSeconds() * peak),
                 fitted ? CostSource::kFitted : CostSource::kSpecFallback,
                 compute_s >= memory_s ? kAttentionCompute : kAttentionMemory};
+}
+
+OpCost KernelModel::TileCost(const Op& op) const {
+  const double peak = gpu_.PeakFlops(op.dtype);
+  SIM_CHECK(peak > 0) << gpu_.name << " has no " << DtypeName(op.dtype)
+                      << " peak; call CheckDtypeSupported before costing " << op.name;
+  const double compute_s =
+      op.flops.count() / (peak * op.tile_efficiency * params_.compute_clock_ratio);
+  const double memory_s = MemorySeconds(op.bytes, memory_bandwidth_fraction_);
+  const sim::Duration time =
+      sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + kernel_overhead_;
+  return OpCost{time, op.flops.count() / (time.ToSeconds() * peak), CostSource::kSpecFallback,
+                compute_s >= memory_s ? kTileCompute : kTileMemory};
 }
 
 OpCost KernelModel::MemoryBoundCost(const Op& op) const {

@@ -26,6 +26,10 @@
 //             Every attention efficiency, calibrated or fallback, is then scaled
 //             by the stack's kernel against FlashAttention-2
 //             (params.attention_kernel_forward / _backward).
+//  Triton tiles  a GEMM op with Op::tile_efficiency > 0 (the SSD scan kernels):
+//             time = max(flops / (peak · tile_efficiency),
+//                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
+//             (the sourced efficiency is the op's; no calibration replaces it).
 //  Memory-bound  time = bytes / (bandwidth · bandwidth_fraction) + kernel_overhead
 //
 // With a calibration, each fitted parameter replaces its fallback: per dtype
@@ -176,6 +180,7 @@ class KernelModel {
   OpCost GemmCost(const Op& op) const;
   OpCost BatchedGemmCost(const Op& op) const;  // the batch as one kernel
   OpCost AttentionCost(const Op& op) const;
+  OpCost TileCost(const Op& op) const;  // op.tile_efficiency > 0
   OpCost MemoryBoundCost(const Op& op) const;
   double MemorySeconds(sim::Bytes bytes, double fraction) const;
 

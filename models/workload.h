@@ -154,6 +154,11 @@ struct Op {
   int kernels = 1;
   Dtype dtype = Dtype::kBf16;
   bool recompute = false;  // re-executed forward work: hardware FLOPs, not model FLOPs
+  // > 0 on a GEMM op: a kernel of Triton tl.dot tiles with a sourced fraction of
+  // the dtype's dense peak (the SSD scan kernels, models/mamba_scan.h),
+  // costed as max(flops/(peak·tile_efficiency), bytes/(bandwidth·fraction))
+  // instead of by the cuBLAS-like GEMM model.
+  double tile_efficiency = 0;
   CommGroup group = CommGroup::kTensor;  // collectives only
   CommKind comm = CommKind::kAllReduce;  // collectives only
   sim::Bytes comm_bytes;  // collectives: nccl-tests "size" (all-reduce: bytes per rank

@@ -11,28 +11,16 @@
 // all-reduce (or reduce-scatter with sequence parallelism), as attention's
 // output projection is.
 //
-// The SSD scan is the chunked algorithm of Dao & Gu §6 as mamba_ssm's Triton
-// kernels run it (ops/triton/ssd_combined.py, _mamba_chunk_scan_combined_fwd),
-// per sequence of s tokens in s/Q chunks of Q (mamba_chunk_size) tokens, H
-// heads of P channels, G groups and state size N:
-//   mamba_chunk_state: each chunk's final state B^T·X, per chunk and head a
-//     (N x Q)·(Q x P) matmul: 2·s·N·P·H FLOPs;
-//   mamba_state_passing: the recurrence over chunks, elementwise on the
-//     fp32 states (H·P·N per chunk, read and written);
-//   mamba_bmm_chunk: C·B^T per chunk and group, (Q x N)·(N x Q): 2·s·Q·N·G;
-//   mamba_chunk_scan: the output, (C·B^T ∘ L)·X plus C·state per chunk and
-//     head, (Q x (Q + N))·((Q + N) x P): 2·s·P·H·(Q + N).
-// The matmuls are tensor-core tl.dot tiles; no sourced efficiency of these
-// kernels is known, so they are priced as batched BF16 GEMMs of those shapes
-// by the kernel model (the path every GEMM takes), and the state passing,
-// conv1d and gated norm as memory-bound ops. Backward: each scan matmul's
-// two operand gradients (<name>_bwd_a, <name>_bwd_b; the same FLOPs each),
-// the memory-bound ops at twice their traffic; the kernels' recomputation of
-// chunk states in backward is not counted.
+// The SSD scan runs mamba_ssm's Triton kernels, one op per launch with their
+// FLOPs and bytes (models/mamba_scan.h), per sequence of s tokens in s/Q
+// chunks of Q (mamba_chunk_size) tokens; in BF16 under FP8 too. conv1d and
+// the gated norm are memory-bound ops, backward at twice their traffic.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "models/mamba_scan.h"
 #include "models/workload_ops.h"
 
 namespace clustersim::models::workload_internal {
@@ -56,11 +44,10 @@ MambaShape ShapeOf(const Dims& d) {
   return m;
 }
 
-// A scan matmul's backward: the gradients of both operands,
-// dA = dY·B^T and dB = A^T·dY.
-void ScanGemmBackward(const Dims& d, const Op& fwd, std::vector<Op>* ops) {
-  ops->push_back(Gemm(d, fwd.name + "_bwd_a", fwd.m, fwd.k, fwd.n, fwd.batch));
-  ops->push_back(Gemm(d, fwd.name + "_bwd_b", fwd.k, fwd.n, fwd.m, fwd.batch));
+SsdShape ScanShapeOf(const Dims& d) {
+  const MambaShape m = ShapeOf(d);
+  return SsdShape{.tokens = d.tokens, .chunks = m.chunks, .heads = m.heads, .groups = m.groups,
+                  .head_dim = m.head_dim, .state = m.state, .chunk_len = m.chunk_len};
 }
 
 }  // namespace
@@ -74,14 +61,7 @@ void MambaMixerForward(const Dims& d, std::vector<Op>* ops) {
   // read the input and write the output once; the conv_kernel taps stay in
   // registers.
   ops->push_back(MemoryBound(d, "mamba_conv1d", d.tokens * m.conv * 2 * d.act));
-  ops->push_back(Gemm(b16, "mamba_chunk_state", m.state, m.head_dim, m.chunk_len,
-                      m.chunks * m.heads));
-  ops->push_back(MemoryBound(d, "mamba_state_passing",
-                             m.chunks * m.heads * m.head_dim * m.state * 4 * 2));
-  ops->push_back(Gemm(b16, "mamba_bmm_chunk", m.chunk_len, m.chunk_len, m.state,
-                      m.chunks * m.groups));
-  ops->push_back(Gemm(b16, "mamba_chunk_scan", m.chunk_len, m.head_dim, m.chunk_len + m.state,
-                      m.chunks * m.heads));
+  for (Op& op : SsdScanForward(ScanShapeOf(d), b16.dtype)) ops->push_back(std::move(op));
   // Gated RMSNorm, norm(y)·silu(z) per group (norm_before_gate False): read
   // y and z, write the out_proj input.
   ops->push_back(MemoryBound(d, "mamba_gated_norm", d.tokens * m.d_inner * 3 * d.act));
@@ -98,10 +78,7 @@ void MambaMixerBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<O
   const Dims b16 = Sixteen(d);
   RowParallelBackward(d, FindOp(fwd, "mamba_out_proj_gemm"), "mamba", ops);
   ops->push_back(MemoryBoundBackward(d, FindOp(fwd, "mamba_gated_norm")));
-  ScanGemmBackward(b16, FindOp(fwd, "mamba_chunk_scan"), ops);
-  ScanGemmBackward(b16, FindOp(fwd, "mamba_bmm_chunk"), ops);
-  ops->push_back(MemoryBoundBackward(d, FindOp(fwd, "mamba_state_passing")));
-  ScanGemmBackward(b16, FindOp(fwd, "mamba_chunk_state"), ops);
+  for (Op& op : SsdScanBackward(ScanShapeOf(d), b16.dtype)) ops->push_back(std::move(op));
   ops->push_back(MemoryBoundBackward(d, FindOp(fwd, "mamba_conv1d")));
   ColumnParallelBackward(d, FindOp(fwd, "mamba_in_proj_gemm"), "mamba", ops);
 }

@@ -56,7 +56,7 @@ TEST(HybridStepTest, EachLayerRunsItsKindsOps) {
   EXPECT_FALSE(fwd[2].contains("mamba_in_proj_gemm"));
   EXPECT_TRUE(fwd[3].contains("mamba_out_proj_gemm"));
   std::map<int, std::set<std::string>> bwd = OpsByLayer(run.plan, Phase::kBackward);
-  EXPECT_TRUE(bwd[3].contains("mamba_chunk_state_bwd_b"));
+  EXPECT_TRUE(bwd[3].contains("mamba_chunk_state_bwd_db"));
   EXPECT_TRUE(bwd[1].contains("attention_bwd"));
   EXPECT_GT(run.summary.step_time, sim::Duration::Zero());
 }

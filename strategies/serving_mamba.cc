@@ -5,9 +5,9 @@
 // Megatron-Core's / vLLM's Mamba-2 mixer on the rank's heads/tp: the input
 // norm, in_proj, the causal conv1d, the gated RMSNorm, out_proj and its
 // tensor-parallel all-reduce; the SSD scan runs over the prefill tokens in
-// chunks of mamba_chunk_size (the training workload's matmul shapes,
-// models/workload_mamba.cc, priced as BF16 GEMMs), and each decode step reads
-// and writes the sequence's SSM state (heads·head_dim·state) and conv state
+// chunks of mamba_chunk_size as the training forward's five Triton kernels
+// (models/mamba_scan.h), and each decode step reads and writes the
+// sequence's SSM state (heads·head_dim·state) and conv state
 // ((conv_kernel − 1)·conv channels) once, as mamba_ssm's
 // selective_state_update and causal_conv1d_update do.
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "models/mamba_scan.h"
 #include "strategies/serving_iteration.h"
 #include "strategies/serving_mamba.h"
 #include "strategies/serving_moe.h"
@@ -73,16 +74,16 @@ std::vector<Op> ServingCostModel::MambaStateOps(const IterationTotals& t) const 
   const int64_t tp = spec_.replica.tensor_parallel;
   const int64_t heads = m.mamba_num_heads / tp, groups = m.mamba_num_groups / tp;
   const int64_t p = m.mamba_head_dim, n = m.mamba_state_dim, q = m.mamba_chunk_size;
-  auto scan_gemm = [&](std::string name, int64_t rows, int64_t cols, int64_t k, int64_t batch) {
-    return ServingGemm(std::move(name), rows, cols, k, attention_dtype_, 16.0, 1, batch);
-  };
   std::vector<Op> ops;
   if (t.prefill_tokens > 0) {
-    const int64_t chunks = (t.prefill_tokens + q - 1) / q;
-    ops.push_back(scan_gemm("mamba_chunk_state", n, p, q, chunks * heads));
-    ops.push_back(ServingMemoryOp("mamba_state_passing", chunks * heads * p * n * 4 * 2));
-    ops.push_back(scan_gemm("mamba_bmm_chunk", q, q, n, chunks * groups));
-    ops.push_back(scan_gemm("mamba_chunk_scan", q, p, q + n, chunks * heads));
+    const models::SsdShape shape{.tokens = t.prefill_tokens,
+                                 .chunks = (t.prefill_tokens + q - 1) / q,
+                                 .heads = heads,
+                                 .groups = groups,
+                                 .head_dim = p,
+                                 .state = n,
+                                 .chunk_len = q};
+    ops = models::SsdScanForward(shape, attention_dtype_);
   }
   if (t.decode_seqs > 0) {
     const int64_t state = models::MambaStateElementsPerLayer(m, spec_.replica.tensor_parallel);
