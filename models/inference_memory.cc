@@ -82,8 +82,10 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   const TransformerConfig& m = in.replica.model;
   InferenceMemory r;
   r.capacity = capacity;
-  r.budget = sim::Bytes(
-      static_cast<int64_t>(static_cast<double>(capacity.count()) * in.memory_utilization));
+  const bool free_fraction = in.kv_free_memory_fraction > 0;
+  r.budget = free_fraction ? capacity
+                           : sim::Bytes(static_cast<int64_t>(
+                                 static_cast<double>(capacity.count()) * in.memory_utilization));
   const int pp = in.replica.pipeline_parallel;
   const int layers = static_cast<int>(CeilDiv(m.num_layers, pp));
   const double weights = pp == 1 ? StageWeightBytes(in, layers, true, true)
@@ -111,7 +113,11 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
       in.drafter_kv_bytes_per_token;
   r.kv_block_bytes = r.kv_bytes_per_token * in.kv_block_size;
   const sim::Bytes left = r.budget - r.weights - r.activations - r.overheads;
-  r.kv_cache = left.count() > 0 ? left : sim::Bytes(0);
+  r.kv_cache = left.count() <= 0 ? sim::Bytes(0)
+               : free_fraction
+                   ? sim::Bytes(static_cast<int64_t>(static_cast<double>(left.count()) *
+                                                     in.kv_free_memory_fraction))
+                   : left;
   // A model of Mamba layers alone caches no K or V (blocks of 0 bytes).
   r.kv_blocks = r.kv_cache.count() / std::max<int64_t>(1, r.kv_block_bytes.count());
   r.blocks_per_sequence = CeilDiv(in.sequence_length, in.kv_block_size);

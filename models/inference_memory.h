@@ -80,6 +80,12 @@ struct ReplicaModel {
 struct InferenceMemoryInputs {
   ReplicaModel replica;
   double memory_utilization = 0.9;
+  // > 0: TensorRT-LLM's accounting instead (KvCacheConfig
+  // free_gpu_memory_fraction, trtllm-bench's --kv_cache_free_gpu_mem_fraction):
+  // the KV cache is this fraction of the memory left once the weights, the
+  // step's activations and the overheads are placed, and memory_utilization
+  // is unused.
+  double kv_free_memory_fraction = 0;
   int kv_block_size = 16;
   int max_batch_size = 256;
   int max_tokens_per_step = 2048;
@@ -93,7 +99,8 @@ struct InferenceMemoryInputs {
 };
 
 struct InferenceMemory {
-  sim::Bytes capacity, budget;  // device memory; x memory_utilization
+  sim::Bytes capacity, budget;  // device memory; x memory_utilization (all of it under
+                                // kv_free_memory_fraction)
   sim::Bytes weights, activations, overheads;
   sim::Bytes kv_cache;  // budget minus the above; 0 when nothing is left
   sim::Bytes kv_bytes_per_token;

@@ -75,6 +75,22 @@ TEST(InferenceMemoryTest, Nvfp4WeightsTakeFourAndAHalfBits) {
               1e-6 * expected);
 }
 
+// TensorRT-LLM's accounting: the KV cache is a fraction of what the weights,
+// activations and overheads leave of the whole device, not of a budget.
+TEST(InferenceMemoryTest, FreeMemoryFractionSizesTheCacheFromWhatIsLeft) {
+  InferenceMemoryInputs in = Llama8b();
+  const InferenceMemory vllm = EstimateInferenceMemory(in, GiB(80));
+  in.kv_free_memory_fraction = 0.95;
+  const InferenceMemory trt = EstimateInferenceMemory(in, GiB(80));
+  EXPECT_EQ(trt.budget, GiB(80));
+  EXPECT_EQ(trt.weights, vllm.weights);
+  const double left =
+      static_cast<double>((GiB(80) - trt.weights - trt.activations - trt.overheads).count());
+  EXPECT_NEAR(static_cast<double>(trt.kv_cache.count()), 0.95 * left, 1.0);
+  // 0.95 of (80 - rest) exceeds (0.9 x 80 - rest) for any rest above 0.
+  EXPECT_GT(trt.kv_cache, vllm.kv_cache);
+}
+
 TEST(InferenceMemoryTest, BlocksBoundConcurrentSequences) {
   InferenceMemoryInputs in = Llama8b();
   in.max_batch_size = 10000;

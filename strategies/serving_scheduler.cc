@@ -159,7 +159,10 @@ class Server {
       const int64_t i = waiting_.front();
       Sequence& s = seqs_[i];
       if (s.target == 0) s.target = requests_[i].prompt_tokens + s.generated;
-      const int64_t blocks = CeilDiv(s.target, config_.kv_block_size);
+      const int64_t reserved = config_.reserve_whole_request
+                                   ? requests_[i].prompt_tokens + requests_[i].output_tokens
+                                   : s.target;
+      const int64_t blocks = CeilDiv(reserved, config_.kv_block_size);
       if (free_blocks_ - blocks < watermark_blocks_) return;
       const int64_t uncached = s.target - requests_[i].cached_tokens;
       const int64_t chunk = config_.chunked_prefill ? std::min(uncached, *budget) : uncached;
@@ -338,7 +341,12 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
       return absl::InternalError("SimulateServing: requests must be sorted by arrival");
     }
     const int64_t whole = CeilDiv(r.prompt_tokens + r.output_tokens, config.kv_block_size);
-    const int64_t prompt = CeilDiv(r.prompt_tokens + r.output_tokens - 1, config.kv_block_size);
+    // Admission needs the blocks of the prompt and all but the last token
+    // (all of them when the whole request is reserved) above the watermark.
+    const int64_t prompt =
+        config.reserve_whole_request
+            ? whole
+            : CeilDiv(r.prompt_tokens + r.output_tokens - 1, config.kv_block_size);
     if (whole > config.kv_blocks || prompt + watermark > config.kv_blocks) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", i, ": ", r.prompt_tokens, " prompt + ", r.output_tokens,

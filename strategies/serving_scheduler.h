@@ -114,6 +114,12 @@ struct SchedulerConfig {
   // first, then admits whole prompts into the rest of the token budget, in
   // the same iteration. False: vLLM V0's prefill-alone iterations (above).
   bool mixed_whole_prompts = false;
+  // TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler (trtllm-bench's
+  // default scheduler_policy): a request is admitted only when the blocks for
+  // its whole length (prompt and every output token) are free, and holds them
+  // from admission on, so no decode step ever preempts. False: blocks for the
+  // prompt at admission and one at a time while decoding (vLLM).
+  bool reserve_whole_request = false;
   // TensorRT-LLM's attention-DP balancing (attention_dp_config.enable_balance,
   // batching_wait_iters, timeout_iters; PyExecutor._balance_adp_requests),
   // with attention_dp_ranks > 1 and mixed_whole_prompts: new prompts are held

@@ -98,6 +98,26 @@ TEST(ServingSchedulerTest, RunningOutOfBlocksPreemptsTheNewest) {
   for (const RequestRecord& r : run.requests) EXPECT_GT(r.finish, r.first_token);
 }
 
+// Reserving whole requests (GUARANTEED_NO_EVICT): the same two requests of
+// 56 tokens (4 blocks of 16 each) in 5 blocks run one after the other, and
+// nothing is preempted.
+TEST(ServingSchedulerTest, ReservingWholeRequestsNeverPreempts) {
+  SchedulerConfig c = Config(5);
+  c.reserve_whole_request = true;
+  const ServingRun run = Simulate({At(0, 16, 40), At(0, 16, 40)}, c);
+  EXPECT_EQ(run.preemptions, 0);
+  EXPECT_EQ(run.peak_running, 1);
+  EXPECT_GE(run.requests[1].first_token, run.requests[0].finish);
+  // Room for both whole requests: they run together.
+  c.kv_blocks = 8;
+  const ServingRun both = Simulate({At(0, 16, 40), At(0, 16, 40)}, c);
+  EXPECT_EQ(both.peak_running, 2);
+  EXPECT_EQ(both.preemptions, 0);
+  // A request whose whole length exceeds the cache cannot run.
+  c.kv_blocks = 3;
+  EXPECT_FALSE(SimulateServing({At(0, 16, 40)}, c, FakeCost, false).ok());
+}
+
 TEST(ServingSchedulerTest, MaxBatchSizeCapsRunningSequences) {
   std::vector<ServingRequest> r(10, At(0, 10, 10));
   SchedulerConfig c = Config(1000);

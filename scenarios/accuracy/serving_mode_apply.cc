@@ -3,7 +3,8 @@
 // Writes a serving row's mapping (serving_modes.h) into its scenario: the
 // workload kind and size, request lengths, latency limits, speculative
 // decoding, expert parallelism, disaggregated pools and the engine's limits,
-// trtllm-bench's own where the row runs under it.
+// trtllm-bench's own where the row runs under it (with the tool's scheduler
+// policy, KV share, chunking and CUDA graph sizes).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -102,14 +103,47 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
                       .device_memory_gib = (*gpu)->memory.ToGiB()};
   absl::StatusOr<TrtllmBenchLimits> limits = TrtllmBenchSettings(tm);
   if (!limits.ok()) return limits.status();
-  inf->set_max_batch_size(limits->max_batch_size);
-  inf->set_max_tokens_per_step(limits->max_num_tokens);
-  inf->set_chunked_prefill(true);
+  // The PyTorch flow runs without chunked prefill (the tool's default):
+  // whole prompts join the decode steps within a token limit raised to hold
+  // them. The engine flow is simulated with its context chunked into the
+  // engine's token limit.
+  const bool pytorch = m.trtllm_bench_pytorch;
+  const int max_tokens = pytorch ? TrtllmBenchUnchunkedMaxTokens(*limits, tm.input_len)
+                                 : limits->max_num_tokens;
+  // Under data-parallel attention the limits are each rank's (TensorRT-LLM
+  // schedules every attention rank alone): the replica's are ep times them.
+  const int ranks = std::max(1, m.expert_parallel);
+  inf->set_max_batch_size(limits->max_batch_size * ranks);
+  inf->set_max_tokens_per_step(max_tokens * ranks);
+  inf->set_chunked_prefill(!pytorch);
+  if (pytorch) inf->set_mixed_whole_prompts(true);
+  // The tool's default scheduler policy, GUARANTEED_NO_EVICT, and its KV
+  // accounting: a fraction of the memory left after the weights and a step's
+  // activations (the same fraction its limits assume).
+  inf->set_reserve_whole_request(true);
+  inf->set_kv_cache_free_memory_fraction(tm.kv_fraction);
+  std::string graphs;
+  if (!m.cuda_graph_batch_sizes.empty()) {
+    const std::vector<int> kept = CapturedCudaGraphBatchSizes(
+        m.cuda_graph_batch_sizes, limits->max_batch_size, max_tokens, /*padding=*/true);
+    inf->clear_cuda_graph_batch_sizes();
+    for (int size : kept) inf->add_cuda_graph_batch_sizes(size);
+    graphs = absl::StrFormat("; CUDA graphs captured up to batch %d", kept.empty() ? 0 : kept.back());
+  }
   assumptions->push_back(absl::StrFormat(
-      "trtllm-bench's own limits (bench/build/tuning.py): max batch %d, max tokens %d "
-      "(KV for %.0f requests of ISL+OSL at 0.95 of free memory); generation first, context "
-      "chunked into the token budget",
-      limits->max_batch_size, limits->max_num_tokens, limits->kv_cache_max_requests));
+      "trtllm-bench's own limits (bench/build/tuning.py): max batch %d, max tokens %d%s "
+      "(KV for %.0f requests of ISL+OSL at 0.95 of free memory%s); KV cache 0.95 of the memory "
+      "left after weights and activations; guaranteed-no-evict "
+      "admission (KV of the whole request reserved); %s%s",
+      limits->max_batch_size, max_tokens,
+      ranks > 1 ? absl::StrFormat(" per attention rank (x%d)", ranks) : std::string(),
+      limits->kv_cache_max_requests,
+      max_tokens > limits->max_num_tokens
+          ? absl::StrFormat("; tuned %d, raised to the prompt plus a batch", limits->max_num_tokens)
+          : std::string(),
+      pytorch ? "no chunked prefill: generation first, then whole prompts within the token limit"
+              : "generation first, context chunked into the token budget",
+      graphs));
   return absl::OkStatus();
 }
 

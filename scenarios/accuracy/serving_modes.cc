@@ -300,7 +300,8 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
                                            " s (1.1 x 600 s x the simulated rate, as for an "
                                            "expected QPS)"));
     }
-    m.trtllm_bench = absl::StrContains(t.Get(row, "framework"), "trtllm-bench");
+    m.trtllm_bench = absl::StrContains(framework, "trtllm-bench");
+    m.trtllm_bench_pytorch = m.trtllm_bench && absl::StrContains(framework, "PyTorch");
     return m;
   }
   const std::string& metric = t.Get(row, "metric");

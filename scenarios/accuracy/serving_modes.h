@@ -21,9 +21,10 @@
 // - offline: workload kind "offline", the number of requests the row's
 //   dataset cell states ("..., 3000 requests"), else serve's default (200);
 //   rows measured with trtllm-bench run under the scheduler limits the tool
-//   picks (trtllm_bench_settings.h) with context chunked into the token
-//   budget (TensorRT-LLM's in-flight batching schedules generation first,
-//   then context within max_num_tokens);
+//   picks (trtllm_bench_settings.h), its GUARANTEED_NO_EVICT admission and
+//   KV share, and in-flight batching (generation first, then context within
+//   max_num_tokens): whole prompts on the PyTorch backend (no chunked
+//   prefill), context chunked into the token budget on a built engine;
 // - rows served by a TensorRT-LLM engine through Triton's tensorrtllm_backend
 //   (framework "... tensorrtllm_backend") or an NVIDIA NIM (framework
 //   "NVIDIA NIM ..."; NIM's optimized profiles are TensorRT-LLM engines),
@@ -112,6 +113,9 @@ struct ServingModeMapping {
   double ttft_limit_ms = 0, tpot_limit_ms = 0;  // "server" rows (0: none)
   double duration_s = 0;                        // "server" rows: seconds of arrivals
   bool trtllm_bench = false;                    // scheduler limits of trtllm-bench (offline rows)
+  // trtllm-bench on the PyTorch backend (framework names it), not on a built
+  // engine: its token limit also holds the longest prompt and a full batch.
+  bool trtllm_bench_pytorch = false;
   // A TensorRT-LLM engine served through Triton's tensorrtllm_backend or a
   // NIM: the engine's default build limits and in-flight batching (see above).
   bool trtllm_engine_defaults = false;

@@ -39,7 +39,7 @@ inline constexpr char kHeader[] =
     "weight_dtype,kv_dtype,framework,input_len,output_len,batch_or_concurrency,metric,value,unit,"
     "notes,mode,feature,concurrency,request_rate,ttft_limit_ms,tpot_limit_ms,spec_method,"
     "spec_tokens,acceptance_len,disagg_prefill,disagg_decode,ep,pp,attention_dp,num_nodes,dataset,"
-    "max_batch_size,max_num_tokens";
+    "max_batch_size,max_num_tokens,cuda_graph_batch_sizes";
 
 // A Llama 3.1 8B row on one H100 (dense, catalog device, bf16), 128 in / 64 out.
 inline std::string Row(const std::string& id, const std::string& metric, const std::string& mode,
@@ -48,7 +48,7 @@ inline std::string Row(const std::string& id, const std::string& metric, const s
                 const std::string& ep = "") {
   return id + ",src,Llama-3.1-8B,8.03,32,4096,32,8,14336,128256,H100 SXM 80GB,1,1,bf16,bf16,vLLM," +
          "128,64," + batch + "," + metric + ",10,ms,n," + mode + "," + feature + "," + concurrency +
-         "," + rate + ",,,,,,,," + ep + ",,,,,,\n";
+         "," + rate + ",,,,,,,," + ep + ",,,,,,,\n";
 }
 
 // `row` (one line of Row) with `column` set to `value` (quoted by the caller

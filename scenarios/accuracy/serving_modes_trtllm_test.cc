@@ -36,6 +36,28 @@ TEST(ServingModesTest, TrtllmBenchRowsRunUnderTheToolsOwnLimits) {
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-bench's own limits")));
 }
 
+TEST(ServingModesTest, TrtllmBenchPytorchRowsRunWholePromptsAndReserveRequests) {
+  // The same row on the PyTorch backend: no chunked prefill, so whole
+  // prompts join the decode steps within max(8192, 128 + 2816) tokens;
+  // GUARANTEED_NO_EVICT admission; the KV cache 0.95 of the memory left; the
+  // row's CUDA graph sizes kept up to the batch limit, which replaces 4096.
+  std::string row = Row("tb", "output_tokens_per_s_total", "offline", "offline", "");
+  row = Set(row, "framework", "TensorRT-LLM ~v1.0 trtllm-bench throughput (PyTorch backend)");
+  row = Set(row, "cuda_graph_batch_sizes", "1;512;2048;4096;8192");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(row));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  const config::InferenceConfig& inf = (*runs)[0].scenario->inference();
+  EXPECT_EQ(inf.max_batch_size(), 2816);
+  EXPECT_EQ(inf.max_tokens_per_step(), 8192);
+  EXPECT_FALSE(inf.chunked_prefill());
+  EXPECT_TRUE(inf.mixed_whole_prompts());
+  EXPECT_TRUE(inf.reserve_whole_request());
+  EXPECT_DOUBLE_EQ(inf.kv_cache_free_memory_fraction(), 0.95);
+  EXPECT_THAT(inf.cuda_graph_batch_sizes(), testing::ElementsAre(1, 512, 2048, 2816));
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("no chunked prefill")));
+}
+
 TEST(ServingModesTest, TritonServedTensorrtLlmEnginesRunUnderTheBuildDefaults) {
   // A Poisson row served through Triton's tensorrtllm_backend states no build
   // limits: trtllm-build's BuildConfig defaults (max batch 2048, max tokens

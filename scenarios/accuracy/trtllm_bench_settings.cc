@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 
@@ -48,6 +49,27 @@ absl::StatusOr<TrtllmBenchLimits> TrtllmBenchSettings(const TrtllmBenchModel& m)
                        : raw_tokens < 8192 ? RoundUp(raw_tokens, 512)
                                            : RoundUp(raw_tokens, 1024);
   return out;
+}
+
+int TrtllmBenchUnchunkedMaxTokens(const TrtllmBenchLimits& limits, int max_input_len) {
+  return std::max(limits.max_num_tokens, max_input_len + limits.max_batch_size);
+}
+
+std::vector<int> CapturedCudaGraphBatchSizes(const std::vector<int>& sizes, int max_batch_size,
+                                             int max_num_tokens, bool padding) {
+  // The largest decode-only batch: one token per sequence.
+  const int bound = std::min(max_batch_size, max_num_tokens);
+  std::vector<int> kept;
+  for (int size : sizes) {
+    if (size <= bound) {
+      kept.push_back(size);
+      continue;
+    }
+    // A padded batch may stop at the bound instead of the larger size.
+    if (padding && (kept.empty() || kept.back() != bound)) kept.push_back(bound);
+    break;
+  }
+  return kept;
 }
 
 }  // namespace clustersim::scenarios

@@ -24,6 +24,20 @@
 // (kv_cache_free_gpu_mem_fraction). weight_bytes and kv_bytes are 1 for FP8,
 // 0.5 for NVFP4 weights, 2 otherwise (the tool's BYTES_PER_ELEM).
 //
+// Chunked prefill is off unless the run asks for it (throughput's
+// --enable_chunked_context, default false; the PyTorch flow's
+// enable_chunked_prefill, default false): each prompt runs whole in one
+// iteration. The PyTorch flow then raises the token limit to the longest
+// prompt plus a full batch of decode steps (bench/benchmark/utils/general.py,
+// get_settings: max(max_num_tokens, max_isl + max_batch_size)); the engine
+// flow keeps the engine's limit.
+//
+// The PyTorch runtime captures only the CUDA graph batch sizes a decode-only
+// iteration can reach (_torch/pyexecutor/model_engine.py,
+// _filter_cuda_graph_batch_sizes): those up to min(max_batch_size,
+// max_num_tokens), and with padding that bound itself in place of the first
+// larger size.
+//
 // Example:
 //   absl::StatusOr<TrtllmBenchLimits> l = TrtllmBenchSettings(
 //       {.params = 8.03e9, .layers = 32, .kv_heads = 8, .head_size = 128, .tp = 1, .pp = 1,
@@ -32,6 +46,8 @@
 //   // l->max_batch_size == 512, l->max_num_tokens == 2048
 #ifndef CLUSTERSIM_SCENARIOS_ACCURACY_TRTLLM_BENCH_SETTINGS_H_
 #define CLUSTERSIM_SCENARIOS_ACCURACY_TRTLLM_BENCH_SETTINGS_H_
+
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -61,6 +77,15 @@ struct TrtllmBenchLimits {
 // The limits, or InvalidArgument when the weights do not fit or the KV cache
 // holds less than one request (the tool's own errors).
 absl::StatusOr<TrtllmBenchLimits> TrtllmBenchSettings(const TrtllmBenchModel& m);
+
+// The PyTorch flow's token limit without chunked prefill: the tuned limit, or
+// the longest prompt plus a full batch of decode steps when that is larger.
+int TrtllmBenchUnchunkedMaxTokens(const TrtllmBenchLimits& limits, int max_input_len);
+
+// The CUDA graph batch sizes (ascending) the PyTorch runtime keeps under a
+// batch limit of max_batch_size sequences and max_num_tokens tokens.
+std::vector<int> CapturedCudaGraphBatchSizes(const std::vector<int>& sizes, int max_batch_size,
+                                             int max_num_tokens, bool padding);
 
 }  // namespace clustersim::scenarios
 

@@ -6,6 +6,7 @@
 namespace clustersim::scenarios {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Llama 3.1 8B in FP8 with a 16-bit KV cache on a 131 GiB GPU.
@@ -90,6 +91,29 @@ TEST(TrtllmBenchSettingsTest, WeightsThatDoNotFitAreAnError) {
   m = Llama8bFp8(1000, 1000);
   m.layers = 0;
   EXPECT_FALSE(TrtllmBenchSettings(m).ok());
+}
+
+TEST(TrtllmBenchSettingsTest, UnchunkedTokensHoldTheLongestPromptAndABatch) {
+  // 512 sequences and 2048 tokens: a 1000-token prompt needs 1000 + 512 =
+  // 1512, under the tuned 2048; a 2048-token prompt needs 2560.
+  const TrtllmBenchLimits l{.max_batch_size = 512, .max_num_tokens = 2048};
+  EXPECT_EQ(TrtllmBenchUnchunkedMaxTokens(l, 1000), 2048);
+  EXPECT_EQ(TrtllmBenchUnchunkedMaxTokens(l, 2048), 2560);
+}
+
+TEST(TrtllmBenchSettingsTest, CudaGraphsStopAtTheDecodeBatchBound) {
+  const std::vector<int> sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024};
+  // Batch 160 under 2208 tokens: sizes up to 128, then 160 for the padding.
+  EXPECT_THAT(CapturedCudaGraphBatchSizes(sizes, 160, 2208, true),
+              ElementsAre(1, 2, 4, 8, 16, 32, 64, 128, 160));
+  // Without padding the larger sizes are dropped.
+  EXPECT_THAT(CapturedCudaGraphBatchSizes(sizes, 160, 2208, false),
+              ElementsAre(1, 2, 4, 8, 16, 32, 64, 128));
+  // A bound in the list is not repeated; the token limit bounds too.
+  EXPECT_THAT(CapturedCudaGraphBatchSizes(sizes, 4096, 256, true),
+              ElementsAre(1, 2, 4, 8, 16, 32, 64, 128, 256));
+  EXPECT_THAT(CapturedCudaGraphBatchSizes(sizes, 4096, 8192, true), ElementsAre(
+                  1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024));
 }
 
 }  // namespace

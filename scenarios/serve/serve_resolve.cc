@@ -158,6 +158,8 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   sc.attention_dp_ranks = std::max(1, rep.expert_parallel);
   sc.mixed_whole_prompts = inf.mixed_whole_prompts();
   if (inf.mixed_whole_prompts()) ei->set_mixed_whole_prompts(true);
+  sc.reserve_whole_request = inf.reserve_whole_request();
+  if (inf.reserve_whole_request()) ei->set_reserve_whole_request(true);
   for (int i = 0; i < inf.cuda_graph_batch_sizes_size(); ++i) {
     const int size = inf.cuda_graph_batch_sizes(i);
     if (size < 1 || (i > 0 && size <= inf.cuda_graph_batch_sizes(i - 1))) {
@@ -216,6 +218,14 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   ei->set_chunked_prefill(sc.chunked_prefill);
   ei->set_kv_block_size(sc.kv_block_size);
   ei->set_memory_utilization(r.memory.memory_utilization);
+  if (inf.has_kv_cache_free_memory_fraction()) {
+    r.memory.kv_free_memory_fraction = inf.kv_cache_free_memory_fraction();
+    if (!(r.memory.kv_free_memory_fraction > 0 && r.memory.kv_free_memory_fraction <= 1)) {
+      return Bad("inference.kv_cache_free_memory_fraction", r.memory.kv_free_memory_fraction,
+                 "must be in (0, 1]");
+    }
+    ei->set_kv_cache_free_memory_fraction(r.memory.kv_free_memory_fraction);
+  }
   const double host_us = inf.has_host_overhead_us_per_iteration()
                              ? inf.host_overhead_us_per_iteration()
                              : models::Fitted().serving_host_us_per_iteration;
