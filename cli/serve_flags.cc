@@ -46,6 +46,8 @@ config::Scenario Overrides(const ServeValues& v, bool chunked) {
   if (v.target_tpot) i->set_target_time_per_output_token_ms(*v.target_tpot);
   if (v.target_ttft) i->set_target_time_to_first_token_ms(*v.target_ttft);
   if (chunked) i->set_chunked_prefill(true);
+  if (v.frontend) i->mutable_frontend()->set_name(*v.frontend);
+  if (v.frontend_overhead) i->mutable_frontend()->set_request_overhead_ms(*v.frontend_overhead);
   if (v.speculative_method || v.draft_model || v.speculative_tokens || v.acceptance_rate) {
     config::SpeculativeConfig* sp = i->mutable_speculative();
     if (v.speculative_method) sp->set_method(*v.speculative_method);
@@ -206,6 +208,10 @@ absl::StatusOr<ServeFlags> ParseServeFlags(const std::vector<std::string>& args)
       "server: seconds of arrivals per run (default 600, MLPerf's); offline: queue enough for it");
   Opt(work, "concurrency", &f.values.concurrency, "clients in a closed loop (--max-concurrency)");
   Opt(work, "think-time-ms", &f.values.think_time, "a client's pause between requests (default 0)");
+  Opt(work, "frontend", &f.values.frontend,
+      "the request path outside the engine: none|triton-trtllm|openai-http (default none)");
+  Opt(work, "frontend-overhead-ms", &f.values.frontend_overhead,
+      "the frontend's time per request, ms (overrides the named value)");
   Opt(work, "warmup-requests", &f.values.warmup_requests,
       "closed loop: measure after this many warm-up requests, with the clients kept busy");
   Opt(work, "trace-file", &f.values.trace_file, "replay an Azure CSV or Mooncake JSONL trace");

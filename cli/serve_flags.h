@@ -25,11 +25,11 @@ namespace clustersim::cli {
 // The flags that override the scenario; each is unset unless given.
 struct ServeValues {
   std::optional<std::string> model, model_config, gpu, node, weight_dtype, kv_dtype, price_source,
-      trace_file, trace_format, mlperf, lengths_file;
+      trace_file, trace_format, mlperf, lengths_file, frontend;
   std::optional<int> num_gpus, tp, pp, ep, batch, num_requests, prompt, output, max_batch,
       max_tokens, group_size, block_size, concurrency, warmup_requests;
   std::optional<double> rate, memory_utilization, target_tpot, target_ttft, price, think_time,
-      trace_time_scale, prefix_hit_rate, duration, output_tokens_mean;
+      trace_time_scale, prefix_hit_rate, duration, output_tokens_mean, frontend_overhead;
   std::optional<uint64_t> seed;
   bool offline = false, server = false, prefix_caching = false;
 

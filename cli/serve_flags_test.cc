@@ -24,6 +24,16 @@ TEST(ServeFlagsTest, MapsFlagsToInferenceFields) {
   EXPECT_FALSE(s.inference().has_deployment_search());
 }
 
+TEST(ServeFlagsTest, FrontendFlagsSetTheRequestPath) {
+  absl::StatusOr<ServeFlags> f =
+      ParseServeFlags({"--frontend", "openai-http", "--frontend-overhead-ms", "4.5"});
+  ASSERT_TRUE(f.ok()) << f.status();
+  config::Scenario s;
+  ASSERT_TRUE(ApplyServeFlags(*f, &s).ok());
+  EXPECT_EQ(s.inference().frontend().name(), "openai-http");
+  EXPECT_DOUBLE_EQ(s.inference().frontend().request_overhead_ms(), 4.5);
+}
+
 TEST(ServeFlagsTest, AWorkloadKindFlagReplacesTheScenariosKind) {
   config::Scenario s;
   config::InferenceWorkload* w = s.mutable_inference()->mutable_workload();
