@@ -10,10 +10,6 @@
 namespace clustersim::strategies::step_builder_internal {
 namespace {
 
-// FP8 weight cast per parameter: read 16-bit (2 B), write FP8 and its
-// transpose (1 B each); Transformer Engine's fp8_cast_transpose_fused.
-constexpr int64_t kFp8WeightCastBytes = 4;
-
 // FP8 tensors whose amax each FP8 GEMM records: input, weight and output in
 // the forward, the output gradient and the input gradient in the backward
 // (Transformer Engine v1.13, transformer_engine/pytorch/module/base.py: a
@@ -28,9 +24,11 @@ constexpr int64_t kAmaxBytes = 4;
 // Transformer Engine casts each FP8 GEMM's weight to FP8 (and its transpose,
 // for the dgrad GEMM) once per step and caches it for the other
 // micro-batches (Megatron-core's forward_step sets is_first_microbatch on the
-// first micro-batch only): read the 16-bit weight, write the FP8 copy and its
-// transpose, 4 B per parameter of the transformer layers this GPU holds (the
-// head and embedding stay 16-bit). The cast of the next step's first
+// first micro-batch only; TE v2.9 module/linear.py refreshes the cached
+// workspace only then, under every recipe): the recipe's cast bytes
+// (models::Fp8CastBytesPerElement: 4 delayed, 6 current, 4 + 2/32 MXFP8) per
+// parameter of the transformer layers this GPU holds (the head and embedding
+// stay 16-bit). The cast of the next step's first
 // micro-batch is placed after this step's optimizer update on the compute
 // stream and, with the distributed optimizer, after the parameter all-gather
 // (`gathered`) it reads; one per step either way. (MoE: the expert parameter
@@ -54,7 +52,8 @@ void Builder::AddFp8WeightCast(int gpu, sim::TaskId gathered) {
     cast.name = "fp8_weight_cast";
     cast.kind = models::OpKind::kMemoryBound;
     cast.dtype = models::Dtype::kBf16;
-    cast.bytes = sim::Bytes(static_cast<int64_t>(layers * per_layer * kFp8WeightCastBytes));
+    cast.bytes = sim::Bytes(static_cast<int64_t>(layers * per_layer *
+                                                 models::Fp8CastBytesPerElement(p_.fp8_recipe)));
     slot = &AddStepOp(std::move(cast));
   }
   const models::OpCost cost = in_.kernels->Cost(*slot);
@@ -107,9 +106,15 @@ const models::Op& Builder::AmaxReductionOp(int stage, bool forward) {
 // fp8_autocast_exit and reduce_and_update_fp8_tensors). One blocking
 // all-reduce on the stage's GPUs per model chunk, micro-batch and direction;
 // none over a group of one. The fused scale update that follows is one small
-// kernel and is not modelled.
+// kernel and is not modelled. Only delayed scaling keeps amax histories: under
+// current scaling and MXFP8 the autocast's reduction is a no-op (TE v2.9
+// pytorch/quantization.py autocast_exit and reduce_and_update_fp8_tensors,
+// "delayed scaling only function").
 absl::Status Builder::AddAmaxReduction(const Ctx& ctx, bool forward) {
-  if (!in_.fp8_amax_reduction || p_.precision != models::Dtype::kFp8) return absl::OkStatus();
+  if (!in_.fp8_amax_reduction || p_.precision != models::Dtype::kFp8 ||
+      p_.fp8_recipe != models::Fp8Recipe::kDelayed) {
+    return absl::OkStatus();
+  }
   if (p_.tensor_parallel * p_.data_parallel * p_.context_parallel == 1) return absl::OkStatus();
   const std::vector<int>& gpus = *ctx.gpus;
   if (gpus.empty()) return absl::OkStatus();

@@ -119,5 +119,37 @@ TEST(Fp8AmaxReductionTest, NoneUnderBf16OffOrOverAGroupOfOne) {
   EXPECT_EQ(Find(one.plan, "fp8_amax_allreduce_bwd").first, 0);
 }
 
+// Current scaling and MXFP8 keep no amax history: no autocast all-reduce.
+TEST(Fp8AmaxReductionTest, OnlyUnderDelayedScaling) {
+  const LatencyNetwork net(sim::Microseconds(50));
+  for (models::Fp8Recipe recipe : {models::Fp8Recipe::kCurrent, models::Fp8Recipe::kMxfp8}) {
+    ParallelConfig p = Interleaved(models::Dtype::kFp8);
+    p.fp8_recipe = recipe;
+    const StepRun r = Simulate(p, 8, true, net);
+    EXPECT_EQ(Find(r.plan, "fp8_amax_allreduce_fwd").first, 0) << models::Fp8RecipeName(recipe);
+    EXPECT_EQ(Find(r.plan, "fp8_amax_allreduce_bwd").first, 0) << models::Fp8RecipeName(recipe);
+  }
+}
+
+// The once-per-step weight cast moves the recipe's bytes per parameter:
+// current scaling 6/4 and MXFP8 4.0625/4 of delayed scaling's.
+TEST(Fp8WeightCastTest, BytesFollowTheRecipe) {
+  const LatencyNetwork net(sim::Microseconds(50));
+  auto cast_bytes = [&](models::Fp8Recipe recipe) {
+    ParallelConfig p = Interleaved(models::Dtype::kFp8);
+    p.fp8_recipe = recipe;
+    const StepRun r = Simulate(p, 8, false, net);
+    int64_t bytes = 0;
+    for (const TaskInfo& info : r.plan.infos) {
+      if (info.op != nullptr && info.op->name == "fp8_weight_cast") bytes = info.op->bytes.count();
+    }
+    return static_cast<double>(bytes);
+  };
+  const double delayed = cast_bytes(models::Fp8Recipe::kDelayed);
+  ASSERT_GT(delayed, 0);
+  EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kCurrent) / delayed, 1.5, 1e-6);
+  EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kMxfp8) / delayed, 4.0625 / 4, 1e-6);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies
