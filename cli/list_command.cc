@@ -55,7 +55,8 @@ void PrintFrameworks(std::ostream& out) {
         {"attention_kernel_bwd", &p.attention_kernel_backward},
         {"bf16_grad_acc_bytes", &p.bf16_grad_accumulate_bytes},
         {"flat_parameter", &p.flat_parameter},
-        {"per_param_sharding", &p.per_parameter_sharding}};
+        {"per_param_sharding", &p.per_parameter_sharding},
+        {"fp8_amax_reduction", &p.fp8_amax_reduction}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,
                              v->kind == "prior" ? "(not fitted)" : v->training_split);

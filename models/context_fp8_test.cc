@@ -1,6 +1,8 @@
 // Context-parallel ring shapes and FP8 op dtypes in the workload, and their
 // memory terms.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "models/memory_model.h"
@@ -71,6 +73,29 @@ TEST(Fp8WorkloadTest, LayerGemmsInFp8AttentionAndHeadInBf16) {
   EXPECT_GT(Find(w->layer_backward, "fp8_cast_bwd").bytes.count(), 0);
   absl::StatusOr<Workload> bf16 = BuildWorkload(Llama(), {});
   for (const Op& op : bf16->layer_forward) EXPECT_NE(op.name, "fp8_cast_fwd");
+}
+
+// The input and gradient casts move the recipe's bytes per element: 4 under
+// delayed scaling, 6 with current scaling's amax pass, 4 + 2/32 with MXFP8's
+// block scales (models/fp8_recipe.h).
+TEST(Fp8WorkloadTest, CastBytesFollowTheRecipe) {
+  const int64_t elements = int64_t{16384} * (4096 + 4096 + 4096 + 11008);
+  for (const auto& [recipe, per_element] :
+       std::vector<std::pair<Fp8Recipe, double>>{{Fp8Recipe::kDelayed, 4},
+                                                 {Fp8Recipe::kCurrent, 6},
+                                                 {Fp8Recipe::kMxfp8, 4.0625}}) {
+    absl::StatusOr<Workload> w =
+        BuildWorkload(Llama(), {.dtype = Dtype::kFp8, .fp8_recipe = recipe});
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").bytes.count(),
+              static_cast<int64_t>(elements * per_element))
+        << Fp8RecipeName(recipe);
+  }
+  absl::StatusOr<Workload> delayed = BuildWorkload(Llama(), {.dtype = Dtype::kFp8});
+  absl::StatusOr<Workload> current =
+      BuildWorkload(Llama(), {.dtype = Dtype::kFp8, .fp8_recipe = Fp8Recipe::kCurrent});
+  EXPECT_EQ(Find(current->layer_backward, "fp8_cast_bwd").bytes.count(),
+            Find(delayed->layer_backward, "fp8_cast_bwd").bytes.count() / 4 * 6);
 }
 
 TEST(ContextFp8MemoryTest, CpShrinksActivationsAndFp8AddsWeightCopies) {

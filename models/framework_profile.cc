@@ -112,6 +112,17 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   } else {
     p.per_parameter_sharding = {0, "prior", "", "", "no per-parameter copy passes"};
   }
+  if (in.has_fp8_amax_reduction()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fp8_amax_reduction(), where + ".fp8_amax_reduction",
+                                         0, 1, false, &p.fp8_amax_reduction));
+    if (p.fp8_amax_reduction.value != 0 && p.fp8_amax_reduction.value != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ".fp8_amax_reduction.value=", p.fp8_amax_reduction.value,
+          " must be 0 (none) or 1 (Megatron-Core's amax all-reduce per model chunk)"));
+    }
+  } else {
+    p.fp8_amax_reduction = {0, "prior", "", "", "no FP8 amax reduction"};
+  }
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
                             "FlashAttention-2, or the kernel attention_factor describes"};

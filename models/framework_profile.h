@@ -51,6 +51,10 @@ struct FrameworkProfile {
   // 1: FSDP2's per-parameter copy passes (models::PerParameterGatherCopyBytes,
   // PerParameterGradCopyBytes); 0: none.
   ProfileValue per_parameter_sharding;
+  // 1: an amax all-reduce over the pipeline stage per model chunk, micro-batch
+  // and pass on FP8 steps (Transformer Engine delayed scaling in
+  // Megatron-Core); 0: none.
+  ProfileValue fp8_amax_reduction;
   // The stack's attention kernel against FlashAttention-2 (1 when unset).
   ProfileValue attention_kernel_forward, attention_kernel_backward;
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures

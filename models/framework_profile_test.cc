@@ -152,5 +152,26 @@ TEST(FrameworkProfileTest, MalformedProfilesAreRefusedNamingTheField) {
   EXPECT_NE(Error("framework { nonsense: 1 }").find("not a FrameworkFile"), std::string::npos);
 }
 
+// FP8 amax reduction is optional (unset: none), 0 or 1; only Megatron-Core's
+// profile has it (Transformer Engine delayed scaling over the stage).
+TEST(FrameworkProfileTest, Fp8AmaxReductionIsZeroOrOneAndOnlyMegatronCoreHasIt) {
+  absl::StatusOr<FrameworkCatalog> c = FrameworkCatalog::Parse(
+      Profile("megatron-core") +
+          Profile("b", "fp8_amax_reduction { value: 1 kind: \"prior\" source: \"s\" }"),
+      "f");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c->Find("megatron-core"))->fp8_amax_reduction.value, 0);
+  EXPECT_EQ((*c->Find("b"))->fp8_amax_reduction.value, 1);
+  EXPECT_NE(Error(Profile("megatron-core",
+                          "fp8_amax_reduction { value: 0.5 kind: \"prior\" source: \"s\" }"))
+                .find("fp8_amax_reduction.value=0.5 must be 0 (none) or 1"),
+            std::string::npos);
+  const FrameworkCatalog& shipped = FrameworkCatalog::Default();
+  EXPECT_EQ((*shipped.Find("megatron-core"))->fp8_amax_reduction.value, 1);
+  for (const char* other : {"pytorch-fsdp", "pytorch-fsdp2", "megatron-deepspeed", "jax-xla"}) {
+    EXPECT_EQ((*shipped.Find(other))->fp8_amax_reduction.value, 0) << other;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

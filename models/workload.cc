@@ -162,7 +162,7 @@ std::vector<Op> LayerForward(const Dims& d, LayerKind kind) {
     MlpBlockForward(d, &ops);
     ops.push_back(MemoryBound(d, "dropout_residual2", ResidualBytes(d)));
   }
-  if (const int64_t cast = Fp8CastBytes(ops, /*backward=*/false); cast > 0) {
+  if (const int64_t cast = Fp8CastBytes(ops, /*backward=*/false, d.fp8_recipe); cast > 0) {
     ops.insert(ops.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));  // after the first norm
   }
   return ops;
@@ -223,7 +223,7 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
   }
   const bool selective = recompute == Recompute::kSelective;
   if (selective && s.recompute_op_sac) OpSacReplay(d, fwd, &ops);
-  if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true); cast > 0) {
+  if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true, d.fp8_recipe); cast > 0) {
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
   }
   const bool attention = kind == LayerKind::kTransformer || kind == LayerKind::kAttention;

@@ -117,6 +117,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "models/dtype.h"
+#include "models/fp8_recipe.h"
 #include "models/transformer_config.h"
 #include "sim/units.h"
 
@@ -207,6 +208,10 @@ struct ShardSpec {
   // XLA drops its replay. Scenario: training.recompute_granularity
   // "selective+mlp_up".
   bool recompute_mlp_up = false;
+  // Under FP8 GEMMs, Transformer Engine's scaling recipe: what each input and
+  // gradient cast moves per element (models/fp8_recipe.h). Scenario:
+  // training.fp8_recipe.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // With kSelective, PyTorch's per-op selective checkpointing under
   // torchtitan's policy (selective_ac_option "op": _apply_ac_to_transformer_block
   // in parallelize_llama.py, the same from February 2024 to mid 2025): the

@@ -10,6 +10,7 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   Dims d{};
   d.t = s.tensor_parallel;
   d.sp = s.sequence_parallel && d.t > 1;
+  d.fp8_recipe = s.fp8_recipe;
   d.b = s.micro_batch_size;
   d.s = c.seq_length;
   d.s_local = c.seq_length / s.context_parallel;
@@ -212,16 +213,18 @@ Dims Sixteen(const Dims& d) {
   return out;
 }
 
-// FP8 cast_transpose of each FP8 GEMM's input (forward) or incoming gradient
-// (backward): read 16-bit, write the FP8 copy and its transpose (4 B/element).
-// Zero bytes when no GEMM runs in FP8.
-int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward) {
-  int64_t bytes = 0;
+// The FP8 cast of each FP8 GEMM's input (forward) or incoming gradient
+// (backward), both layouts, at the recipe's bytes per element
+// (models/fp8_recipe.h: 4 under delayed scaling's cast_transpose, 6 with
+// current scaling's amax pass, 4 + 2/32 for MXFP8's block scales). Zero bytes
+// when no GEMM runs in FP8.
+int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe) {
+  int64_t elements = 0;
   for (const Op& op : ops) {
     if (op.kind != OpKind::kGemm || op.dtype != Dtype::kFp8) continue;
-    bytes += op.batch * (backward ? op.m * op.n : op.m * op.k) * 4;
+    elements += op.batch * (backward ? op.m * op.n : op.m * op.k);
   }
-  return bytes;
+  return static_cast<int64_t>(static_cast<double>(elements) * Fp8CastBytesPerElement(recipe));
 }
 
 // The b·s·h activation crossing a TP boundary (full, unsharded size).

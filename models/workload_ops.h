@@ -27,6 +27,7 @@ struct Dims {
   bool mla;                       // multi-head latent attention
   int64_t q_lora, kv_lora, rope;  // MLA latent ranks, decoupled RoPE key width
   bool sp;                        // sequence parallel in effect (tp > 1)
+  Fp8Recipe fp8_recipe;           // FP8 casts' recipe (ShardSpec::fp8_recipe)
   bool swiglu;
   const char* act_name;  // "gelu", "swiglu", "squared_relu"
   bool moe;
@@ -131,7 +132,7 @@ Dims Sixteen(const Dims& d);
 // FP8 cast_transpose of each FP8 GEMM's input (forward) or incoming gradient
 // (backward): read 16-bit, write the FP8 copy and its transpose (4 B/element).
 // Zero bytes when no GEMM runs in FP8.
-int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward);
+int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe);
 
 // The b·s·h activation crossing a TP boundary (full, unsharded size).
 int64_t BoundaryBytes(const Dims& d);

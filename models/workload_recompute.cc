@@ -78,7 +78,7 @@ void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops
     slice("fc1_gemm", "w3", d.f_local);
   }
   again(d.act_name);
-  if (const int64_t cast = Fp8CastBytes(replay, /*backward=*/false); cast > 0) {
+  if (const int64_t cast = Fp8CastBytes(replay, /*backward=*/false, d.fp8_recipe); cast > 0) {
     replay.insert(replay.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));
   }
   for (Op& op : replay) {

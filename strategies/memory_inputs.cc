@@ -15,6 +15,7 @@ models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
   in.shard.recompute = p.recompute;
   in.shard.recompute_mlp_up = p.recompute_mlp_up;
   in.shard.recompute_op_sac = p.recompute_op_sac;
+  in.shard.fp8_recipe = p.fp8_recipe;
   in.shard.modules = p.recompute_modules;
   in.shard.recompute_method = p.recompute_method;
   in.shard.recompute_num_layers = p.recompute_num_layers;

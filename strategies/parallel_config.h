@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "models/dtype.h"
+#include "models/fp8_recipe.h"
 #include "models/transformer_config.h"
 #include "models/workload.h"
 #include "strategies/expert_dispatch.h"
@@ -74,6 +75,10 @@ struct ParallelConfig {
   models::RecomputeMethod recompute_method = models::RecomputeMethod::kUniform;
   int recompute_num_layers = 1;
   models::Dtype precision = models::Dtype::kBf16;
+  // Transformer Engine's FP8 scaling recipe under kFp8 (models::Fp8Recipe;
+  // training.fp8_recipe): the cast bytes, and whether the delayed-scaling amax
+  // all-reduce runs.
+  models::Fp8Recipe fp8_recipe = models::Fp8Recipe::kDelayed;
   // Uneven pipeline stages (Megatron-LM --decoder-first/last-pipeline-num-layers):
   // layers on the first and last stage; 0 = an even share. The middle stages
   // split the rest evenly. Only without interleaving.

@@ -74,4 +74,10 @@ std::vector<int> Placement::DataContextGroup(int gpu) const {
   return g;
 }
 
+std::vector<int> Placement::StageGroup(int gpu) const {
+  std::vector<int> g(static_cast<size_t>(tp_) * cp_ * dp_);
+  for (size_t j = 0; j < g.size(); ++j) g[j] = StageBase(gpu) + static_cast<int>(j);
+  return g;
+}
+
 }  // namespace clustersim::strategies

@@ -71,6 +71,9 @@ class Placement {
   // Data x context ranks with the same tp and pp: where gradients are reduced
   // (and the distributed optimizer shards). Equals DataGroup when cp = 1.
   std::vector<int> DataContextGroup(int gpu) const;
+  // Every tp x cp x dp rank of `gpu`'s pipeline stage, ascending: Megatron's
+  // tensor + data (+ context) parallel group, where FP8 amaxes are reduced.
+  std::vector<int> StageGroup(int gpu) const;
 
  private:
   // `gpu`'s index tp + TP·(cp + CP·dp) inside its pipeline stage, and the

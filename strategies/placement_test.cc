@@ -111,5 +111,14 @@ TEST(PlacementTest, ContextRanksFollowTensorRanks) {
   EXPECT_EQ(p.DataContextGroup(13), (std::vector<int>{9, 11, 13, 15}));
 }
 
+// The stage group (Megatron's tensor + data + context parallel ranks, where
+// FP8 amaxes are reduced) is every rank of the GPU's pipeline stage.
+TEST(PlacementTest, StageGroupIsEveryRankOfTheStage) {
+  const Placement p(ParallelConfig{
+      .tensor_parallel = 2, .pipeline_parallel = 2, .context_parallel = 2, .data_parallel = 2});
+  EXPECT_EQ(p.StageGroup(5), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(p.StageGroup(8), (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

@@ -263,6 +263,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.recompute = in.parallel->recompute;
   shard.recompute_mlp_up = in.parallel->recompute_mlp_up;
   shard.recompute_op_sac = in.parallel->recompute_op_sac;
+  shard.fp8_recipe = in.parallel->fp8_recipe;
   shard.modules = in.parallel->recompute_modules;
   shard.recompute_method = in.parallel->recompute_method;
   shard.recompute_num_layers = in.parallel->recompute_num_layers;

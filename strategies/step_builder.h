@@ -192,6 +192,13 @@ struct StepInputs {
   // LoRA, whose frozen base has no gradients). Default and source: the stack
   // profile's per_parameter_sharding.
   bool per_parameter_sharding = false;
+  // FP8 steps (ParallelConfig::precision kFp8) run Transformer Engine's delayed
+  // scaling inside Megatron-Core: each model chunk's forward of a micro-batch
+  // ends (fp8_autocast exit) and its backward ends with a blocking MAX
+  // all-reduce of the GPU's amaxes over its pipeline stage's tp x dp x cp ranks
+  // (step_builder_fp8.cc). Default and source: the stack profile's
+  // fp8_amax_reduction.
+  bool fp8_amax_reduction = false;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
   // LoRA / QLoRA (models/finetune_ops.h): the frozen base runs no weight

@@ -14,7 +14,7 @@
 //                                 distributed-optimizer parameter gathers
 //   step_builder_gradients.cc     gradient buckets and their reduction, the
 //                                 embedding tie, the optimizer step
-//   step_builder_fp8.cc           FP8 weight casts
+//   step_builder_fp8.cc           FP8 weight casts, amax reductions
 //   step_builder_merge.cc         merged runs (BuildMode::merge_compute_chains)
 // Task ids and the engine's tie-breaking follow the order in which tasks are
 // added, so outputs depend on that order: Build() fixes it.
@@ -288,6 +288,8 @@ class Builder {
 
   // step_builder_fp8.cc
   void AddFp8WeightCast(int gpu, sim::TaskId gathered);
+  const models::Op& AmaxReductionOp(int stage, bool forward);
+  absl::Status AddAmaxReduction(const Ctx& ctx, bool forward);
 
   // step_builder_merge.cc
   bool CanExtendRun(int i) const;
@@ -326,6 +328,7 @@ class Builder {
   ZeroShardOps zero_reduce_ops_;
   std::map<const models::Op*, DispatchOps> dispatch_ops_;  // by the all-to-all they replace
   std::vector<const models::Op*> fp8_cast_ops_;  // per local layer count
+  std::map<std::pair<int, bool>, const models::Op*> amax_ops_;  // by (stage, forward)
   const models::Op* launch_op_ = nullptr;
   const models::Op* pipeline_engine_op_ = nullptr;
   const models::Op* send_activation_ = nullptr;

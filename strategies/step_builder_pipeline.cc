@@ -95,6 +95,9 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       break;
     }
   }
+  if (a.pass != Pass::kBackwardWeight && first_layer < end_layer) {
+    CLUSTERSIM_RETURN_IF_ERROR(AddAmaxReduction(ctx, a.pass == Pass::kForward));
+  }
   // The first task of this action on each GPU waits for the activation (or
   // gradient) from the neighbouring stage; the last one sends its own on.
   if (a.pass == Pass::kForward) {

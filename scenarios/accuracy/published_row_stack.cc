@@ -58,6 +58,23 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
   return recompute;
 }
 
+// The FP8 scaling recipe a row's notes state, or "" (the scenario default,
+// delayed scaling: Megatron-Core's --fp8-recipe default, and NeMo 2's up to
+// 24.12, whose rows state no recipe). Megatron-Bridge's performance tables
+// name block-scaled runs MXFP8 ("FP8-MX") and per-tensor runs FP8-CS,
+// current scaling (docs/performance-summary.md at 25.11); a Megatron-Bridge
+// row marked per-tensor is read as FP8-CS.
+std::string Fp8RecipeOfRow(const std::string& notes, const std::string& source) {
+  if (absl::StrContains(notes, "MXFP8") || absl::StrContains(notes, "FP8-MX")) return "mxfp8";
+  if (absl::StrContains(notes, "FP8-CS") || absl::StrContains(notes, "current scaling")) {
+    return "current";
+  }
+  if (absl::StrContains(source, "Megatron-Bridge") && absl::StrContains(notes, "per-tensor")) {
+    return "current";
+  }
+  return "";
+}
+
 // What the row's software stack does: sequence parallelism, the optimizer's
 // sharding and overlaps, its profile, gradient-reduction precision, eager or
 // compiled elementwise kernels, precision and attention kernel.
@@ -119,6 +136,15 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
                     : absl::StrContains(notes, "FP8")    ? "fp8"
                     : absl::StrContains(notes, "fp16") ? "fp16"
                                                        : a.precision);
+  if (tr->precision() == "fp8") {
+    const std::string recipe = Fp8RecipeOfRow(notes, t.Get(row, "source"));
+    if (!recipe.empty()) {
+      tr->set_fp8_recipe(recipe);
+      absl::StrAppend(assumptions,
+                      "FP8 recipe from the notes (MXFP8 or FP8-MX: mxfp8; FP8-CS, current "
+                      "scaling or Megatron-Bridge per-tensor: current); ");
+    }
+  }
   if (!a.attention.empty()) tr->set_attention(a.attention);
 }
 

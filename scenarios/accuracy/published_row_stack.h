@@ -25,6 +25,10 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
                          const RowAssumptions& a, const RecipeParallelism& recipe,
                          config::Scenario* s, std::string* assumptions);
 
+// The FP8 scaling recipe (training.fp8_recipe) a row's notes and source
+// state: "mxfp8", "current", or "" for the scenario default (delayed).
+std::string Fp8RecipeOfRow(const std::string& notes, const std::string& source);
+
 // Sets s's parallelism and training fields that the row's stack decides:
 // sequence parallelism, the optimizer's sharding and overlaps, its profile,
 // gradient-reduction precision, eager or compiled elementwise kernels,

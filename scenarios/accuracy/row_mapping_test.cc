@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/framework_profile.h"
+#include "scenarios/accuracy/published_row_stack.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -134,6 +135,19 @@ TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
   EXPECT_EQ(AssumptionsForSource("MCORE24").framework, "megatron-core");
   EXPECT_TRUE(AssumptionsForSource("MCORE24").tp_comm_overlap);
   EXPECT_EQ(AssumptionsForSource("NAR21").attention, "unfused");
+}
+
+// The FP8 recipe a row states: MXFP8 / FP8-MX block scaling, FP8-CS or
+// current scaling, a Megatron-Bridge row marked per-tensor (FP8-CS in its
+// tables); otherwise the default, delayed scaling.
+TEST(RowMappingTest, Fp8RecipesAreReadFromTheNotes) {
+  using validation_internal::Fp8RecipeOfRow;
+  const std::string bridge = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md";
+  EXPECT_EQ(Fp8RecipeOfRow("MXFP8 (FP8-MX, block-scaled)", bridge), "mxfp8");
+  EXPECT_EQ(Fp8RecipeOfRow("FP8 per-tensor current scaling (FP8-CS)", bridge), "current");
+  EXPECT_EQ(Fp8RecipeOfRow("FP8 (per-tensor; table says FP8)", bridge), "current");
+  EXPECT_EQ(Fp8RecipeOfRow("FP8 (per-tensor)", "NVIDIA/dgxc-benchmarking"), "");
+  EXPECT_EQ(Fp8RecipeOfRow("FP8; NeMo 24.07", "NVIDIA NeMo performance summary"), "");
 }
 
 }  // namespace

@@ -168,6 +168,19 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
                                                  "\" is not supported yet; use bf16, fp16 or fp8"));
   }
   pc.precision = *dtype;
+  if (t.has_fp8_recipe()) {
+    absl::StatusOr<models::Fp8Recipe> recipe = models::ParseFp8Recipe(t.fp8_recipe());
+    if (!recipe.ok()) return WithField(recipe.status(), "training.fp8_recipe");
+    pc.fp8_recipe = *recipe;
+    // Transformer Engine runs MXFP8 on compute capability 10.x only
+    // (v2.9 pytorch/quantization.py check_mxfp8_support): the catalog's
+    // Blackwell parts, the ones with an FP4 peak.
+    if (pc.fp8_recipe == models::Fp8Recipe::kMxfp8 && r.gpu->PeakFlops(models::Dtype::kFp4) <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.fp8_recipe=\"mxfp8\" needs Blackwell block-scaled tensor cores, which ",
+          r.gpu->name, " lacks; use delayed or current"));
+    }
+  }
   CLUSTERSIM_RETURN_IF_ERROR(ResolveRecompute(t, r.model, &pc));
   if (t.has_global_batch_size()) {
     pc.global_batch_size = t.global_batch_size();
@@ -212,6 +225,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
                                 : 0;
   r.flat_parameter = r.framework->flat_parameter.value > 0;
   r.per_parameter_sharding = r.framework->per_parameter_sharding.value > 0;
+  r.fp8_amax_reduction = r.framework->fp8_amax_reduction.value > 0;
   r.pipeline_p2p_host_us = t.has_pipeline_p2p_host_us() ? t.pipeline_p2p_host_us()
                                                         : r.framework->pipeline_p2p_host_us.value;
   if (!(r.pipeline_p2p_host_us >= 0 && r.pipeline_p2p_host_us < 1e6)) {
@@ -291,6 +305,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_micro_batch_size(pc.micro_batch_size);
   et->set_global_batch_size(pc.global_batch_size);
   et->set_precision(std::string(models::DtypeName(pc.precision)));
+  if (pc.precision == models::Dtype::kFp8) {
+    et->set_fp8_recipe(std::string(models::Fp8RecipeName(pc.fp8_recipe)));
+  }
   et->set_framework(r.framework->name);
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
   if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);

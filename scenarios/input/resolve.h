@@ -60,6 +60,8 @@ struct ResolvedScenario {
   bool flat_parameter = false;
   // FSDP2's per-parameter copy passes: the profile's per_parameter_sharding.
   bool per_parameter_sharding = false;
+  // FP8 steps' amax all-reduce per model chunk: the profile's fp8_amax_reduction.
+  bool fp8_amax_reduction = false;
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA
   ResolvedPricing pricing;  // $/GPU-hour, its source, the run length (train_cost.h)
 };

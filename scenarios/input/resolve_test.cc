@@ -87,6 +87,45 @@ TEST(ResolveTest, Fp8OnA100NamesTheGpu) {
   EXPECT_TRUE(Resolve(s).ok()) << Resolve(s).status();  // FP8 training runs on an H100
 }
 
+// training.fp8_recipe: delayed by default (echoed under fp8 only), current
+// or mxfp8 when set; anything else names the field and the valid values.
+TEST(ResolveTest, Fp8RecipeDefaultsToDelayedAndNamesTheFieldWhenBad) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" }
+    model { preset: "gpt-22b" }
+    training { precision: "fp8" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.fp8_recipe, models::Fp8Recipe::kDelayed);
+  EXPECT_EQ(r->echo.training().fp8_recipe(), "delayed");
+  s.mutable_training()->set_fp8_recipe("current");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.fp8_recipe, models::Fp8Recipe::kCurrent);
+  // MXFP8 needs Blackwell (compute capability 10.x).
+  s.mutable_training()->set_fp8_recipe("mxfp8");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("training.fp8_recipe=\"mxfp8\""), std::string::npos);
+  s.mutable_cluster()->set_gpu("b200-sxm-180gb");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.fp8_recipe, models::Fp8Recipe::kMxfp8);
+  s.mutable_cluster()->set_gpu("h100-sxm5-80gb");
+  s.mutable_training()->set_fp8_recipe("tensorwise");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("training.fp8_recipe"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("delayed, current or mxfp8"), std::string::npos);
+  s.mutable_training()->set_precision("bf16");
+  s.mutable_training()->clear_fp8_recipe();
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->echo.training().has_fp8_recipe());
+}
+
 TEST(ResolveTest, FlagsOverridePresetFields) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
     cluster { gpu: "a100-sxm4-80gb" }

@@ -37,6 +37,7 @@ constexpr Alias kAliases[] = {
     {"gbs", "training.global_batch_size"},
     {"recompute", "training.recompute_granularity"},
     {"precision", "training.precision"},
+    {"fp8_recipe", "training.fp8_recipe"},
     {"gpu", "cluster.gpu"},
     {"num_gpus", "cluster.num_gpus"},
     {"model", "model.preset"},

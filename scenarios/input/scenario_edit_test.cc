@@ -14,6 +14,7 @@ TEST(ScenarioEditTest, PathsAndAliasesSetTypedFields) {
   ASSERT_TRUE(SetScenarioField("training.global_batch_size=512", &s).ok());
   ASSERT_TRUE(SetScenarioField("train_tokens=1e12", &s).ok());
   ASSERT_TRUE(SetScenarioField("train_steps=1e3", &s).ok());
+  ASSERT_TRUE(SetScenarioField("fp8_recipe=current", &s).ok());
   EXPECT_EQ(s.parallelism().tensor_model_parallel_size(), 4);
   EXPECT_EQ(s.parallelism().pipeline_model_parallel_size(), 2);
   EXPECT_TRUE(s.parallelism().use_distributed_optimizer());
@@ -21,6 +22,7 @@ TEST(ScenarioEditTest, PathsAndAliasesSetTypedFields) {
   EXPECT_EQ(s.training().global_batch_size(), 512);
   EXPECT_DOUBLE_EQ(s.pricing().train_tokens(), 1e12);
   EXPECT_EQ(s.pricing().train_steps(), 1000);
+  EXPECT_EQ(s.training().fp8_recipe(), "current");
 }
 
 // recompute=block:N is Megatron-Core's --recompute-granularity full

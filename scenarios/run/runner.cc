@@ -139,6 +139,7 @@ absl::Status ScenarioRun::Build() {
   in.grad_accumulate_bytes = s_.grad_accumulate_bytes;
   in.flat_parameter = s_.flat_parameter;
   in.per_parameter_sharding = s_.per_parameter_sharding;
+  in.fp8_amax_reduction = s_.fp8_amax_reduction;
   in.mode.fold.tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
   in.mode.fold.context_parallel = in.mode.fold.tensor_parallel && options_.fold_context_parallel;
   in.gpu_time_scale = options_.gpu_time_scale;
