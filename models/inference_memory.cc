@@ -113,11 +113,12 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
       in.drafter_kv_bytes_per_token;
   r.kv_block_bytes = r.kv_bytes_per_token * in.kv_block_size;
   const sim::Bytes left = r.budget - r.weights - r.activations - r.overheads;
-  r.kv_cache = left.count() <= 0 ? sim::Bytes(0)
-               : free_fraction
-                   ? sim::Bytes(static_cast<int64_t>(static_cast<double>(left.count()) *
-                                                     in.kv_free_memory_fraction))
-                   : left;
+  r.kv_cache = left.count() > 0 ? left : sim::Bytes(0);
+  // TensorRT-LLM's kv_cache_free_gpu_mem_fraction: the cache is that share of what is left.
+  if (free_fraction) {
+    r.kv_cache = sim::Bytes(
+        static_cast<int64_t>(static_cast<double>(r.kv_cache.count()) * in.kv_free_memory_fraction));
+  }
   // A model of Mamba layers alone caches no K or V (blocks of 0 bytes).
   r.kv_blocks = r.kv_cache.count() / std::max<int64_t>(1, r.kv_block_bytes.count());
   r.blocks_per_sequence = CeilDiv(in.sequence_length, in.kv_block_size);
