@@ -221,14 +221,20 @@ double ContextRingBufferBytes(const TransformerConfig& c, const ShardSpec& s) {
 
 // FP8 training: Transformer Engine keeps, next to the 16-bit weight, an FP8
 // copy of each FP8 GEMM's weight and its transpose (cached across the
-// micro-batches of a step): 2 B per transformer linear-layer parameter.
-double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int layers) {
+// micro-batches of a step): 2 B per transformer linear-layer parameter. Under
+// ZeRO-3 / FSDP a rank holds only its shard of the weights, and the FP8 copy
+// is cast from that shard (torchtitan's float8 all-gather, XLA's sharded
+// weights), so it shrinks with the shard group like the weights do; the
+// gathered layer's full copy is transient and counted with the gather buffers.
+double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int layers,
+                          int dense_shards, int expert_shards) {
   if (s.dtype != Dtype::kFp8) return 0;
   const ParameterCounts counts = CountParameters(c);
   const double dense = counts.linear_per_layer - counts.expert_per_layer;
   return 2.0 * layers *
-         (dense / s.tensor_parallel +
-          counts.expert_per_layer / (static_cast<double>(s.ExpertTp()) * s.expert_parallel));
+         (dense / (static_cast<double>(s.tensor_parallel) * dense_shards) +
+          counts.expert_per_layer /
+              (static_cast<double>(s.ExpertTp()) * s.expert_parallel * expert_shards));
 }
 
 }  // namespace
@@ -372,7 +378,9 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
   activations += ContextRingBufferBytes(c, s);
   m.activations = RoundBytes(activations);
   if (in.finetune.method == FinetuneMethod::kFull) {
-    m.weights += RoundBytes(Fp8WeightCopyBytes(c, s, layers));
+    const bool sharded = zero_stage >= 3;
+    m.weights += RoundBytes(Fp8WeightCopyBytes(c, s, layers, sharded ? dp_group : 1,
+                                               sharded ? expert_dp_group : 1));
   }
   m.other = in.overheads.cuda_context + in.overheads.gemm_workspace +
             RoundBytes(ZeroThreeGatherBytes(in, counts));

@@ -294,5 +294,26 @@ TEST(MemoryModelTest, ZeroThreeOnMoeShardsExpertsOverTheExpertDataGroup) {
   EXPECT_NEAR(static_cast<double>((ep8.other - ep8_unsharded.other).count()), dense_layer * 8, 1);
 }
 
+// FP8 under ZeRO-3: the FP8 weight copy (2 B per linear-layer parameter) is
+// cast from the rank's shard, so it divides by the data-parallel group like the
+// 16-bit weights; without ZeRO-3 every rank holds it whole.
+TEST(MemoryModelTest, ZeroThreeShardsTheFp8WeightCopy) {
+  MemoryInputs in;
+  in.model = Preset("llama3-8b");
+  in.data_parallel = 8;
+  in.shard.dtype = Dtype::kBf16;
+  const double bf16_weights = static_cast<double>(EstimateMemory(in).weights.count());
+  in.shard.dtype = Dtype::kFp8;
+  const double linear = in.model.num_layers * CountParameters(in.model).linear_per_layer;
+  EXPECT_NEAR(static_cast<double>(EstimateMemory(in).weights.count()) - bf16_weights,
+              2.0 * linear, 1e3);
+  in.zero_stage = 3;
+  in.shard.dtype = Dtype::kBf16;
+  const double bf16_sharded = static_cast<double>(EstimateMemory(in).weights.count());
+  in.shard.dtype = Dtype::kFp8;
+  EXPECT_NEAR(static_cast<double>(EstimateMemory(in).weights.count()) - bf16_sharded,
+              2.0 * linear / 8, 1e3);
+}
+
 }  // namespace
 }  // namespace clustersim::models
