@@ -16,7 +16,7 @@ namespace po = boost::program_options;
 namespace {
 
 struct Values {
-  std::optional<std::string> model, gpu, recompute, precision, node, algorithm, protocol, schedule,
+  std::optional<std::string> model, gpu, recompute, precision, fp8_recipe, node, algorithm, protocol, schedule,
       dispatcher, tier, model_config, finetune, attention, framework, price_source, failure_profile,
       storage, checkpoint_mode, recompute_method;
   std::optional<double> checkpoint_interval;
@@ -113,6 +113,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "recompute-num-layers", &v.recompute_layers,
       "with full recompute: the layers of a uniform group, or the block's replayed layers");
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
+  Opt(strategy, "fp8-recipe", &v.fp8_recipe,
+      "with fp8: delayed (default; amax history, all-reduced each step) | current (per-tensor "
+      "amax of each cast) | mxfp8 (1-byte scale per 32 elements; Blackwell)");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
   Opt(strategy, "framework", &v.framework,
       "training stack: megatron-core (default), megatron-deepspeed, pytorch-fsdp, ... "
@@ -242,6 +245,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.recompute_method) t->set_recompute_method(*v.recompute_method);
   if (v.recompute_layers) t->set_recompute_num_layers(*v.recompute_layers);
   if (v.precision) t->set_precision(*v.precision);
+  if (v.fp8_recipe) t->set_fp8_recipe(*v.fp8_recipe);
   if (v.finetune) t->set_finetune(*v.finetune);
   if (v.attention) t->set_attention(*v.attention);
   if (v.framework) t->set_framework(*v.framework);

@@ -9,7 +9,8 @@ TEST(RunFlagsTest, MapsMegatronFlagsToScenarioFields) {
   absl::StatusOr<RunFlags> f = ParseRunFlags(
       {"s.textproto", "--tensor-model-parallel-size", "8", "--seq-length", "4096",
        "--sequence-parallel", "--recompute-granularity", "selective", "--gpu", "h100-sxm5-80gb",
-       "--format", "json", "--attention", "unfused"});
+       "--format", "json", "--attention", "unfused", "--precision", "fp8", "--fp8-recipe",
+       "current"});
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->scenario_path, "s.textproto");
   EXPECT_EQ(f->overrides.parallelism().tensor_model_parallel_size(), 8);
@@ -19,6 +20,8 @@ TEST(RunFlagsTest, MapsMegatronFlagsToScenarioFields) {
   EXPECT_EQ(f->overrides.cluster().gpu(), "h100-sxm5-80gb");
   EXPECT_EQ(f->format, "json");
   EXPECT_EQ(f->overrides.training().attention(), "unfused");
+  EXPECT_EQ(f->overrides.training().precision(), "fp8");
+  EXPECT_EQ(f->overrides.training().fp8_recipe(), "current");
 }
 
 TEST(RunFlagsTest, UnsetFlagsLeaveFieldsUnset) {

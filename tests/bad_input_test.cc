@@ -77,6 +77,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"ZeroLayers", std::string(kGpt22b) + " --num-layers 0", "", {"model.num_layers"}},
         Case{"UnknownDispatcher", std::string(kGpt22b) + " --moe-token-dispatcher nccl", "",
              {"parallelism.moe_token_dispatcher", "use alltoall, deepep or hybridep"}},
+        Case{"UnknownFp8Recipe",
+             std::string(kGpt22b) + " --gpu h100-sxm5-80gb --precision fp8 --fp8-recipe tensorwise",
+             "", {"training.fp8_recipe", "delayed"}},
+        // MXFP8 needs Blackwell's block-scaled tensor cores, which an H100 lacks.
+        Case{"Mxfp8OffBlackwell",
+             std::string(kGpt22b) + " --gpu h100-sxm5-80gb --precision fp8 --fp8-recipe mxfp8", "",
+             {"training.fp8_recipe=\"mxfp8\"", "Blackwell"}},
         Case{"UnknownFramework", std::string(kGpt22b) + " --framework tensorflow", "",
              {"training.framework='tensorflow' is not known", "megatron-core"}},
         Case{"UnknownElementwiseKernels", "FILE",
