@@ -58,9 +58,12 @@ Op StatePassing(const std::string& prefix, const Sizes& z, Dtype dtype) {
   // Reads and writes the fp32 states.
   return Memory(prefix + "state_passing", z.chpn * 2 * kFp32, dtype);
 }
+// C·B^T per chunk (and its two gradients): tokens x chunk x state per group.
+double BmmChunkFlops(const SsdShape& s) {
+  return 2.0 * s.tokens * s.chunk_len * s.state * s.groups;
+}
 Op BmmChunk(const std::string& prefix, const SsdShape& s, const Sizes& z, Dtype dtype) {
-  return Tile(prefix + "bmm_chunk", 2.0 * s.tokens * s.chunk_len * s.state * s.groups,
-              2 * z.tgn * kHalf + z.cgqq * kFp32, dtype);
+  return Tile(prefix + "bmm_chunk", BmmChunkFlops(s), 2 * z.tgn * kHalf + z.cgqq * kFp32, dtype);
 }
 
 }  // namespace
@@ -121,7 +124,7 @@ std::vector<Op> SsdScanBackward(const SsdShape& s, Dtype dtype) {
                      2 * z.thp * kHalf + z.th * 2 * kFp32 + cb_causal, dtype));
   // dB += dCB^T·C and dC += dCB·B: read the operand, dCB and the residual
   // gradient, write the gradient.
-  const double bmm_flops = 2.0 * s.tokens * s.chunk_len * s.state * s.groups;
+  const double bmm_flops = BmmChunkFlops(s);
   const double bmm_bytes = z.cgqq * kFp32 + z.tgn * (2 * kHalf + kFp32);
   ops.push_back(Tile("mamba_bmm_chunk_bwd_db", bmm_flops, bmm_bytes, dtype));
   ops.push_back(Tile("mamba_bmm_chunk_bwd_dc", bmm_flops, bmm_bytes, dtype));

@@ -175,6 +175,10 @@ struct Op {
   // after it is queued ahead: the step builder launches it and every later op
   // of the pass one by one (strategies/step_builder_pipeline.cc).
   bool host_sync_before = false;
+
+  // A GEMM whose operands Transformer Engine casts to FP8 (and whose amaxes
+  // the delayed-scaling recipe reduces).
+  bool IsFp8Gemm() const { return kind == OpKind::kGemm && dtype == Dtype::kFp8; }
 };
 
 // Megatron-Core's selective recompute modules (megatron/core/transformer/

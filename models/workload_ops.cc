@@ -221,7 +221,7 @@ Dims Sixteen(const Dims& d) {
 int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe) {
   int64_t elements = 0;
   for (const Op& op : ops) {
-    if (op.kind != OpKind::kGemm || op.dtype != Dtype::kFp8) continue;
+    if (!op.IsFp8Gemm()) continue;
     elements += op.batch * (backward ? op.m * op.n : op.m * op.k);
   }
   return static_cast<int64_t>(static_cast<double>(elements) * Fp8CastBytesPerElement(recipe));

@@ -77,7 +77,7 @@ const models::Op& Builder::AmaxReductionOp(int stage, bool forward) {
     const auto [begin, end] = p_.LayersOf(Position(stage, chunk), in_.model->num_layers);
     for (int l = begin; l < end; ++l) {
       for (const models::Op& op : plan_.workload.LayerForwardOps(l)) {
-        if (op.kind == models::OpKind::kGemm && op.dtype == models::Dtype::kFp8) ++gemms;
+        if (op.IsFp8Gemm()) ++gemms;
       }
     }
   }
