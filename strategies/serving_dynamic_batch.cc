@@ -37,4 +37,11 @@ int64_t TunedRuntimeBatchSize(int64_t max_capacity_batch_size) {
                                                                   : max_capacity_batch_size;
 }
 
+int64_t TunedReplicaBatchSize(int64_t kv_blocks, int block_size, int64_t input_length,
+                              int64_t output_length, int attention_dp_ranks) {
+  const int64_t per_rank =
+      KvCapacityBatchSize(kv_blocks, block_size, input_length, output_length) / attention_dp_ranks;
+  return TunedRuntimeBatchSize(per_rank) * attention_dp_ranks;
+}
+
 }  // namespace clustersim::strategies

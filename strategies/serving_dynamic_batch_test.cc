@@ -42,5 +42,16 @@ TEST(DynamicBatchTest, CapacityCountsWholeBlocksPerRequest) {
   EXPECT_EQ(KvCapacityBatchSize(124, 16, 1000, 1000), 0);
 }
 
+// Under data-parallel attention each rank tunes its share: a cache of 300
+// requests a rank is capped at 256 on each, 1,024 on 4 ranks and 2,048 on 8,
+// where one tuner over the 8 ranks' whole cache (2,404 requests) would keep
+// all 2,404.
+TEST(DynamicBatchTest, DataParallelRanksTuneTheirShares) {
+  EXPECT_EQ(TunedReplicaBatchSize(37575, 16, 1000, 1000, 1), 256);
+  EXPECT_EQ(TunedReplicaBatchSize(4 * 37575, 16, 1000, 1000, 4), 4 * 256);
+  EXPECT_EQ(TunedReplicaBatchSize(8 * 37575, 16, 1000, 1000, 8), 8 * 256);
+  EXPECT_EQ(TunedRuntimeBatchSize(KvCapacityBatchSize(8 * 37575, 16, 1000, 1000)), 2404);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

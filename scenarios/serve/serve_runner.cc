@@ -111,13 +111,13 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   scheduler.kv_blocks = memory.kv_blocks;
   if (s.dynamic_batch_size_tuning) {
     // TensorRT-LLM's executor caps its batch at the tuner's size for the KV
-    // capacity in requests of the mean lengths (strategies/serving_dynamic_batch.h).
-    const int64_t capacity =
-        strategies::KvCapacityBatchSize(memory.kv_blocks, scheduler.kv_block_size,
-                                        MeanLength(s.workload, /*prompt=*/true),
-                                        MeanLength(s.workload, /*prompt=*/false));
-    scheduler.max_batch_size = static_cast<int>(std::min<int64_t>(
-        scheduler.max_batch_size, strategies::TunedRuntimeBatchSize(capacity)));
+    // capacity in requests of the mean lengths (strategies/serving_dynamic_batch.h);
+    // under data-parallel attention each rank tunes its own share.
+    const int64_t tuned = strategies::TunedReplicaBatchSize(
+        memory.kv_blocks, scheduler.kv_block_size, MeanLength(s.workload, /*prompt=*/true),
+        MeanLength(s.workload, /*prompt=*/false), std::max(1, scheduler.attention_dp_ranks));
+    scheduler.max_batch_size =
+        static_cast<int>(std::min<int64_t>(scheduler.max_batch_size, tuned));
   }
   sim::RunControl* control = options.control;
   constexpr int kCurvePoints = 10;
