@@ -122,6 +122,9 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
   // activations (the same fraction its limits assume).
   inf->set_reserve_whole_request(true);
   inf->set_kv_cache_free_memory_fraction(tm.kv_fraction);
+  // The engine flow's executor tunes its batch limit to the KV capacity
+  // (ExecutorSettingsConfig.dynamic_max_batch_size, strategies/serving_dynamic_batch.h).
+  if (!pytorch) inf->set_dynamic_batch_size_tuning(true);
   std::string graphs;
   if (!m.cuda_graph_batch_sizes.empty()) {
     const std::vector<int> kept = CapturedCudaGraphBatchSizes(
@@ -134,7 +137,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
       "trtllm-bench's own limits (bench/build/tuning.py): max batch %d, max tokens %d%s "
       "(KV for %.0f requests of ISL+OSL at 0.95 of free memory%s); KV cache 0.95 of the memory "
       "left after weights and activations; guaranteed-no-evict "
-      "admission (KV of the whole request reserved); %s%s",
+      "admission (KV of the whole request reserved); %s%s%s",
       limits->max_batch_size, max_tokens,
       ranks > 1 ? absl::StrFormat(" per attention rank (x%d)", ranks) : std::string(),
       limits->kv_cache_max_requests,
@@ -143,7 +146,10 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
           : std::string(),
       pytorch ? "no chunked prefill: generation first, then whole prompts within the token limit"
               : "generation first, context chunked into the token budget",
-      graphs));
+      graphs,
+      pytorch ? ""
+              : "; dynamic batch size tuning (the executor caps the batch at its table's size "
+                "for the KV capacity)"));
   return absl::OkStatus();
 }
 

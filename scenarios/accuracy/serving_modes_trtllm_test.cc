@@ -33,7 +33,10 @@ TEST(ServingModesTest, TrtllmBenchRowsRunUnderTheToolsOwnLimits) {
   EXPECT_EQ(inf.max_batch_size(), 2816);
   EXPECT_EQ(inf.max_tokens_per_step(), 8192);
   EXPECT_TRUE(inf.chunked_prefill());
+  // The engine flow's executor tunes its batch limit to the KV capacity.
+  EXPECT_TRUE(inf.dynamic_batch_size_tuning());
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-bench's own limits")));
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("dynamic batch size tuning")));
 }
 
 TEST(ServingModesTest, TrtllmBenchPytorchRowsRunWholePromptsAndReserveRequests) {
@@ -55,6 +58,7 @@ TEST(ServingModesTest, TrtllmBenchPytorchRowsRunWholePromptsAndReserveRequests) 
   EXPECT_TRUE(inf.reserve_whole_request());
   EXPECT_DOUBLE_EQ(inf.kv_cache_free_memory_fraction(), 0.95);
   EXPECT_THAT(inf.cuda_graph_batch_sizes(), testing::ElementsAre(1, 512, 2048, 2816));
+  EXPECT_FALSE(inf.dynamic_batch_size_tuning());
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("no chunked prefill")));
 }
 

@@ -170,6 +170,11 @@ absl::StatusOr<ResolvedDisagg> ResolveDisagg(const config::Scenario& in) {
         "inference.frontend is not modelled with inference.disaggregated (each pool would "
         "count it); remove inference.frontend");
   }
+  if (in.inference().dynamic_batch_size_tuning()) {
+    return absl::InvalidArgumentError(
+        "inference.dynamic_batch_size_tuning is modelled for colocated replicas only; remove "
+        "it or inference.disaggregated");
+  }
   ResolvedDisagg r;
   // Everything but the pools resolves as a colocated deployment of tp 1.
   config::Scenario colocated = in;

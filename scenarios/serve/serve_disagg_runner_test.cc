@@ -206,6 +206,10 @@ TEST(DisaggServeTest, BadPoolsAreErrorsNamingTheField) {
   s = Small(10);
   s.mutable_inference()->mutable_disaggregated()->set_routing("random");
   EXPECT_THAT(ResolveError(s).message(), HasSubstr("inference.disaggregated.routing=\"random\""));
+  s = Small(10);
+  s.mutable_inference()->set_dynamic_batch_size_tuning(true);
+  EXPECT_THAT(ResolveError(s).message(),
+              HasSubstr("inference.dynamic_batch_size_tuning is modelled for colocated"));
 }
 
 }  // namespace

@@ -160,6 +160,8 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   if (inf.mixed_whole_prompts()) ei->set_mixed_whole_prompts(true);
   sc.reserve_whole_request = inf.reserve_whole_request();
   if (inf.reserve_whole_request()) ei->set_reserve_whole_request(true);
+  r.dynamic_batch_size_tuning = inf.dynamic_batch_size_tuning();
+  if (inf.dynamic_batch_size_tuning()) ei->set_dynamic_batch_size_tuning(true);
   for (int i = 0; i < inf.cuda_graph_batch_sizes_size(); ++i) {
     const int size = inf.cuda_graph_batch_sizes(i);
     if (size < 1 || (i > 0 && size <= inf.cuda_graph_batch_sizes(i - 1))) {

@@ -58,6 +58,9 @@ struct ResolvedServe {
   // block size, batch and token limits, the longest request.
   models::InferenceMemoryInputs memory;
   strategies::SchedulerConfig scheduler;  // kv_blocks filled by the runner
+  // inference.dynamic_batch_size_tuning: the runner caps scheduler.max_batch_size
+  // at the tuned batch for the KV cache's capacity (strategies/serving_dynamic_batch.h).
+  bool dynamic_batch_size_tuning = false;
   strategies::ServingWorkload workload;   // the whole deployment's
   ServeMode mode;  // the workload kind, its benchmark-mode fields, prefix caching
   double target_tpot_ms = 0, target_ttft_ms = 0;   // 0: none

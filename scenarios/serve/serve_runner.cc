@@ -1,5 +1,7 @@
 #include "scenarios/serve/serve_runner.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "scenarios/serve/serve_speculative.h"
 #include "scenarios/serve/serve_trace.h"
 #include "sim/status_macros.h"
+#include "strategies/serving_dynamic_batch.h"
 #include "strategies/serving_iteration.h"
 #include "strategies/serving_prefix_cache.h"
 #include "strategies/serving_speculative.h"
@@ -39,6 +42,28 @@ void FillMemory(const models::InferenceMemory& m, const models::InferenceVerdict
   out->set_max_concurrent_sequences(m.max_concurrent_sequences);
   out->set_fits(m.fits);
   out->set_verdict(v.fits ? v.summary : absl::StrCat(v.summary, "; ", v.remedy));
+}
+
+// The mean of one request length: the samples' when the workload has them,
+// else the distribution's (the tuner averages the lengths requests ask for).
+int64_t MeanLength(const strategies::ServingWorkload& w, bool prompt) {
+  if (!w.samples.empty()) {
+    double sum = 0;
+    for (const strategies::LengthSample& x : w.samples) {
+      sum += static_cast<double>(prompt ? x.prompt_tokens : x.output_tokens);
+    }
+    return std::llround(sum / static_cast<double>(w.samples.size()));
+  }
+  const strategies::LengthSpec& l = prompt ? w.prompt : w.output;
+  switch (l.kind) {
+    case strategies::LengthSpec::Kind::kFixed:
+      return l.value;
+    case strategies::LengthSpec::Kind::kUniform:
+      return (l.min + l.max) / 2;
+    case strategies::LengthSpec::Kind::kNormal:
+      return std::llround(l.mean);
+  }
+  return l.Longest();
 }
 
 }  // namespace
@@ -84,6 +109,16 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   if (!model.ok()) return model.status();
   strategies::SchedulerConfig scheduler = s.scheduler;
   scheduler.kv_blocks = memory.kv_blocks;
+  if (s.dynamic_batch_size_tuning) {
+    // TensorRT-LLM's executor caps its batch at the tuner's size for the KV
+    // capacity in requests of the mean lengths (strategies/serving_dynamic_batch.h);
+    // under data-parallel attention each rank tunes its own share.
+    const int64_t tuned = strategies::TunedReplicaBatchSize(
+        memory.kv_blocks, scheduler.kv_block_size, MeanLength(s.workload, /*prompt=*/true),
+        MeanLength(s.workload, /*prompt=*/false), std::max(1, scheduler.attention_dp_ranks));
+    scheduler.max_batch_size =
+        static_cast<int>(std::min<int64_t>(scheduler.max_batch_size, tuned));
+  }
   sim::RunControl* control = options.control;
   constexpr int kCurvePoints = 10;
   const size_t simulations = options.curve ? 1 + kCurvePoints : 1;

@@ -257,6 +257,37 @@ TEST(ServeRunnerTest, HostTimeIsPaidOncePerIteration) {
             models::Fitted().serving_host_us_per_iteration);
 }
 
+// TensorRT-LLM's dynamic batch size tuning caps the batch at the tuner's table
+// value for the KV capacity: a cache of 256-335 requests of 1000 + 1000
+// tokens runs at most 256 at once, where without tuning it fills up.
+TEST(ServeRunnerTest, DynamicBatchTuningCapsTheBatchAtTheTablesSize) {
+  config::Scenario s = Example();
+  config::InferenceConfig* inf = s.mutable_inference();
+  inf->set_kv_cache_dtype("fp8");
+  inf->set_memory_utilization(0.65);
+  inf->set_max_batch_size(1024);
+  inf->set_chunked_prefill(true);
+  inf->set_reserve_whole_request(true);
+  inf->clear_target_time_per_output_token_ms();
+  inf->clear_target_time_to_first_token_ms();
+  config::InferenceWorkload* wl = inf->mutable_workload();
+  wl->clear_request_rate_per_s();
+  wl->set_kind("offline");
+  wl->set_num_requests(3000);
+  wl->mutable_prompt_length()->set_value(1000);
+  wl->mutable_output_length()->set_value(1000);
+  absl::StatusOr<config::ServeResult> plain = Serve(s, {.curve = false});
+  inf->set_dynamic_batch_size_tuning(true);
+  absl::StatusOr<config::ServeResult> tuned = Serve(s, {.curve = false});
+  ASSERT_TRUE(plain.ok() && tuned.ok()) << plain.status() << tuned.status();
+  const int64_t capacity = tuned->memory().kv_blocks() / (2000 / 16);
+  ASSERT_GE(capacity, 256);
+  ASSERT_LT(capacity, 336);
+  EXPECT_GT(plain->mean_batch_size(), 256);
+  EXPECT_LE(tuned->mean_batch_size(), 256);
+  EXPECT_TRUE(tuned->scenario().inference().dynamic_batch_size_tuning());
+}
+
 // A named frontend's time per request (models/data/serving_frontends.textproto)
 // adds to every request's TTFT and leaves TPOT alone; the resolved scenario
 // writes it out, and bad values name the field.
