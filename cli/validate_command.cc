@@ -98,6 +98,10 @@ struct JsonRow {
   std::optional<double> predicted, error_pct;
   std::string not_run, stack, gpu;
   int num_gpus = 0;
+  // The simulation's memory verdict; null for a row that was not simulated
+  // and for serving rows.
+  std::optional<double> memory_gib, memory_capacity_gib;
+  std::optional<bool> fits;
 };
 
 void AppendNumber(std::string* out, std::optional<double> v) {
@@ -129,7 +133,11 @@ void AppendJsonRow(std::string* out, const JsonRow& r) {
     absl::StrAppend(out, ", \"", key, "\": ");
     traces::AppendJsonString(out, *value);
   }
-  absl::StrAppend(out, ", \"num_gpus\": ", r.num_gpus, "}");
+  absl::StrAppend(out, ", \"num_gpus\": ", r.num_gpus, ", \"memory_gib\": ");
+  AppendNumber(out, r.memory_gib);
+  *out += ", \"memory_capacity_gib\": ";
+  AppendNumber(out, r.memory_capacity_gib);
+  absl::StrAppend(out, ", \"fits\": ", !r.fits ? "null" : *r.fits ? "true" : "false", "}");
 }
 
 }  // namespace
@@ -176,7 +184,8 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
       "source's rows on average")("threads", po::value(&threads)->default_value(1),
                                   "with --leave-one-source-out: tables simulated in parallel")(
       "format", po::value(&format)->default_value("text"),
-      "text | json (one object per table row: measured, predicted, error_pct or not_run)")(
+      "text | json (one object per table row: measured, predicted, error_pct or not_run; "
+      "memory_gib, memory_capacity_gib and fits for training rows)")(
       "write-scenarios", po::value(&scenario_dir),
       "write each row's scenario to DIR/<id>.textproto (rerun it with clustersim run, or "
       "clustersim serve for a serving table)")(
@@ -314,6 +323,11 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
       row.stack = r.stack;
       row.gpu = r.gpu;
       row.num_gpus = r.num_gpus;
+      if (r.simulated) {
+        row.memory_gib = r.memory_gib;
+        row.memory_capacity_gib = r.memory_capacity_gib;
+        row.fits = r.fits;
+      }
       AppendJsonRow(&rows, row);
     }
     if (!json) *io.out << scenarios::FormatValidationReport(*report, target) << "\n";

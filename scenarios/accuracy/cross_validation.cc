@@ -242,6 +242,16 @@ absl::StatusOr<CrossValidation> LeaveOneSourceOut(const std::vector<NamedTable>&
     }
   }
   cv.rows = static_cast<int>(rows.size());
+  std::vector<ValidationRow> simulated;
+  for (size_t t = 0; t < tables.size(); ++t) {
+    for (const ValidationRow& r : (*reports)[0][t].rows) {
+      if (r.simulated) simulated.push_back(r);
+    }
+  }
+  cv.memory = CheckMemory(simulated);
+  for (const ValidationRow& r : simulated) {
+    if (!r.fits) ++cv.misfits_by_source[r.source];
+  }
 
   std::map<std::string, std::set<std::string>> stacks_of_source, sources_of_stack;
   for (const GridRow& r : rows) {
@@ -349,6 +359,16 @@ std::string FormatCrossValidation(const CrossValidation& cv, double overall_targ
       above.empty() ? "met" : absl::StrCat("MISSED (", absl::StrJoin(above, ", "), ")"),
       cv.band_width_scale, 100 * cv.band_coverage, 100 * cv.band_coverage_source_mean,
       BandCalibrated(cv) ? "met" : "MISSED");
+  std::vector<std::string> by_source;
+  for (const auto& [source, n] : cv.misfits_by_source) {
+    by_source.push_back(absl::StrCat(source, " ", n));
+  }
+  absl::StrAppendFormat(&out,
+                        "memory: %d of %d training runs that ran are predicted not to fit their "
+                        "GPU (each is a miss of the memory model)%s\n",
+                        cv.memory.misfits.size(), cv.memory.simulated,
+                        by_source.empty() ? "" : absl::StrCat("; by source: ",
+                                                              absl::StrJoin(by_source, ", ")));
   return out;
 }
 

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,10 @@ struct CrossValidation {
   // their centre (log scale), so that sources not in a band's data land in it
   // 80% of the time; fitted without each source for its coverage.
   double band_width_scale = 1;
+  // The memory check over every simulated row of every table (the verdict
+  // does not depend on the GEMM factor), and the misfits per source.
+  MemoryCheck memory;
+  std::map<std::string, int> misfits_by_source;
 };
 
 // Reads and parses training tables (published-runs.csv layout or vTrain's);
@@ -110,8 +115,9 @@ bool BandCalibrated(const CrossValidation& cv);
 
 // Per source (in sample, out of source, the factors it was predicted with),
 // per stack x GPU (out of source, flagged beyond kGroupBiasBound), overall,
-// and whether the targets are met: `overall_target` for the overall
-// out-of-source MAPE, `source_target` for every source.
+// whether the targets are met (`overall_target` for the overall
+// out-of-source MAPE, `source_target` for every source), and one line of the
+// memory check: the count of runs predicted not to fit, by source.
 std::string FormatCrossValidation(const CrossValidation& cv, double overall_target,
                                   double source_target);
 

@@ -87,6 +87,25 @@ TEST(CrossValidationTest, EachSourceIsPredictedWithTheOthersFit) {
   EXPECT_NEAR(cv->fits[1].objective[1], 0, 1e-9);
   const std::string text = FormatCrossValidation(*cv, 8, 12);
   EXPECT_NE(text.find("out-of-source MAPE"), std::string::npos) << text;
+  // Three small GPTs on 8 A100s: every run fits.
+  EXPECT_EQ(cv->memory.simulated, 3);
+  EXPECT_TRUE(cv->memory.misfits.empty());
+  EXPECT_NE(text.find("memory: 0 of 3 training runs that ran are predicted not to fit their GPU "
+                      "(each is a miss of the memory model)\n"),
+            std::string::npos)
+      << text;
+}
+
+// The memory line counts the misfits over every table and names them by source.
+TEST(CrossValidationTest, MemoryLineCountsMisfitsBySource) {
+  CrossValidation cv;
+  cv.memory = {.simulated = 40, .misfits = {"A-01", "A-02", "B-07"}};
+  cv.misfits_by_source = {{"A", 2}, {"B", 1}};
+  const std::string text = FormatCrossValidation(cv, 8, 12);
+  EXPECT_NE(text.find("memory: 3 of 40 training runs that ran are predicted not to fit their GPU "
+                      "(each is a miss of the memory model); by source: A 2, B 1\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(CrossValidationTest, ServingTablesAndMissingFilesAreRefusedByName) {

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
 #include "models/transformer_config.h"
 #include "scenarios/accuracy/validation_rows.h"
@@ -77,6 +78,13 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   return RunScenario(*r, {});
 }
 
+void RecordMemory(const config::Result& r, ValidationRow* v) {
+  v->simulated = true;
+  v->memory_gib = r.peak_memory_gib();
+  v->memory_capacity_gib = r.memory_capacity_gib();
+  v->fits = r.fits_in_memory();
+}
+
 }  // namespace validation_internal
 
 using validation_internal::PublishedRow;
@@ -121,7 +129,36 @@ absl::StatusOr<ValidationReport> ValidateTable(const sim::CsvTable& table, std::
   }
   report.supported = all.rows;
   report.overall_mape = all.Mape();
+  report.memory = CheckMemory(report.rows);
   return report;
+}
+
+MemoryCheck CheckMemory(const std::vector<ValidationRow>& rows) {
+  MemoryCheck check;
+  for (const ValidationRow& r : rows) {
+    if (!r.simulated) continue;
+    ++check.simulated;
+    if (!r.fits) check.misfits.push_back(r.id);
+  }
+  return check;
+}
+
+std::string FormatMemoryCheck(const std::vector<ValidationRow>& rows) {
+  const MemoryCheck check = CheckMemory(rows);
+  if (check.simulated == 0) return "";
+  std::string out = absl::StrFormat(
+      "memory: %d of %d runs that ran are predicted not to fit their GPU (each is a miss of the "
+      "memory model)",
+      check.misfits.size(), check.simulated);
+  std::vector<std::string> listed;
+  for (const ValidationRow& r : rows) {
+    if (r.simulated && !r.fits) {
+      listed.push_back(
+          absl::StrFormat("%s %.1f of %.1f GiB", r.id, r.memory_gib, r.memory_capacity_gib));
+    }
+  }
+  if (!listed.empty()) absl::StrAppend(&out, ": ", absl::StrJoin(listed, ", "));
+  return out + "\n";
 }
 
 std::string FormatGroupSummaries(const std::vector<GroupSummary>& groups) {
@@ -174,7 +211,7 @@ std::string FormatValidationReport(const ValidationReport& report, double target
   absl::StrAppendFormat(&out, "overall MAPE %.1f%% over %d rows; target %.0f%%: %s\n",
                         report.overall_mape, report.supported, target_mape,
                         report.overall_mape <= target_mape ? "met" : "MISSED");
-  return out;
+  return out + FormatMemoryCheck(report.rows);
 }
 
 }  // namespace clustersim::scenarios

@@ -47,7 +47,28 @@ struct ValidationRow {
   // The scenario the row ran (text format, with every override applied), kept
   // under ValidationOptions::keep_scenarios; empty when the row never got one.
   std::string scenario;
+  // The simulation's memory verdict (the run's "memory per GPU" line,
+  // models/memory_verdict.h): peak per GPU, the GPU's capacity and whether the
+  // peak fits it. Set whenever the row was simulated (`simulated`), whether or
+  // not its metric is compared. Every row is a run that happened, so a row
+  // predicted not to fit is a miss of the memory model.
+  bool simulated = false;
+  double memory_gib = 0, memory_capacity_gib = 0;
+  bool fits = false;
 };
+
+// The memory check over rows that were simulated: how many, and the ids of
+// those predicted not to fit their GPU (in table order).
+struct MemoryCheck {
+  int simulated = 0;
+  std::vector<std::string> misfits;
+};
+
+MemoryCheck CheckMemory(const std::vector<ValidationRow>& rows);
+
+// "memory: N of M runs that ran are predicted not to fit their GPU ...", with
+// each misfit's id and peak of capacity; empty when no row was simulated.
+std::string FormatMemoryCheck(const std::vector<ValidationRow>& rows);
 
 struct SourceSummary {
   std::string source;
@@ -88,6 +109,7 @@ struct ValidationReport {
   std::vector<GroupSummary> by_group;    // sorted by stack, then GPU
   int supported = 0;
   double overall_mape = 0;  // percent, over supported time/throughput rows
+  MemoryCheck memory;       // over every simulated row
 };
 
 struct ValidationOptions {
@@ -123,7 +145,7 @@ std::string FormatGroupSummaries(const std::vector<GroupSummary>& groups);
 
 // The per-row table, unsupported rows with reasons, MAPE and mean signed
 // error per source and per stack x GPU (flagged beyond kGroupBiasBound) and
-// overall, and whether `target_mape` (percent) is met.
+// overall, whether `target_mape` (percent) is met, and the memory check.
 std::string FormatValidationReport(const ValidationReport& report, double target_mape);
 
 }  // namespace clustersim::scenarios

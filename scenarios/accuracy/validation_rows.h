@@ -36,6 +36,10 @@ void GptModel(int layers, int hidden, int heads, int seq, int vocab, config::Sce
 absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOptions& options,
                                         std::string* kept);
 
+// Copies the simulated result's memory verdict into `v` (ValidationRow::
+// simulated, memory_gib, memory_capacity_gib, fits).
+void RecordMemory(const config::Result& r, ValidationRow* v);
+
 // One row of a published-runs.csv-shaped table (published_row.cc).
 ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row,
                            const ValidationOptions& options);

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "sim/csv_table.h"
 
@@ -47,6 +49,60 @@ TEST(ValidationTest, ReportMarksEachSourceAboveTheTarget) {
       << text;
   EXPECT_NE(text.find("overall MAPE 7.4% over 5 rows; target 10%: met"), std::string::npos)
       << text;
+}
+
+// Every simulated row carries the run's memory verdict; the report counts the
+// rows predicted not to fit, and a row that never ran is not counted.
+TEST(ValidationTest, SimulatedRowsCarryTheMemoryVerdict) {
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kVtrainHeader) +
+          // A 2-layer GPT: a few GiB per A100.
+          "8,8,1,1024,16,2,1024,1,8,1,100\n"
+          // A 175B GPT unsharded on each of 8 A100s: model states alone are
+          // terabytes.
+          "8,8,1,12288,96,96,2048,1,8,1,100\n"
+          // Not run: tp x dp x pp is not the GPU count.
+          "8,8,1,1024,16,2,1024,1,4,1,100\n",
+      "memory.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "memory.csv", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 3u);
+  const ValidationRow& small = r->rows[0];
+  EXPECT_TRUE(small.simulated);
+  EXPECT_TRUE(small.fits);
+  EXPECT_GT(small.memory_gib, 0);
+  EXPECT_LT(small.memory_gib, small.memory_capacity_gib);
+  EXPECT_GT(small.memory_capacity_gib, 70);  // A100 80 GB
+  EXPECT_LT(small.memory_capacity_gib, 81);
+  const ValidationRow& big = r->rows[1];
+  EXPECT_TRUE(big.simulated);
+  EXPECT_FALSE(big.fits);
+  EXPECT_GT(big.memory_gib, 1000);
+  EXPECT_FALSE(r->rows[2].simulated);
+  EXPECT_EQ(r->memory.simulated, 2);
+  EXPECT_EQ(r->memory.misfits, std::vector<std::string>{big.id});
+  const std::string text = FormatValidationReport(*r, 10);
+  EXPECT_NE(text.find(absl::StrFormat(
+                "\nmemory: 1 of 2 runs that ran are predicted not to fit their GPU (each is a "
+                "miss of the memory model): %s %.1f of %.1f GiB\n",
+                big.id, big.memory_gib, big.memory_capacity_gib)),
+            std::string::npos)
+      << text;
+}
+
+// The memory line says so when every run fits, and is absent when none ran.
+TEST(ValidationTest, MemoryLineWhenAllFitOrNoneRan) {
+  ValidationRow fits;
+  fits.id = "A-01";
+  fits.simulated = true;
+  fits.fits = true;
+  EXPECT_EQ(FormatMemoryCheck({fits}),
+            "memory: 0 of 1 runs that ran are predicted not to fit their GPU (each is a miss of "
+            "the memory model)\n");
+  ValidationRow not_run;
+  not_run.id = "A-02";
+  EXPECT_EQ(FormatMemoryCheck({not_run}), "");
 }
 
 // Fuzzing found a vTrain row with tensor parallelism 0 dividing by zero
@@ -236,6 +292,28 @@ TEST(ValidationTest, StopFlagCancelsBetweenRows) {
   std::atomic<bool> stop{true};
   absl::StatusOr<ValidationReport> r = ValidateTable(*t, "stacks.csv", {.cancel = &stop});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+}
+
+// A long-context NeMo row that states only its global batch runs one sequence
+// per micro-batch, as NeMo's long-context recipes do (not the whole batch of
+// 16K-token sequences in one micro-batch).
+TEST(ValidationTest, LongContextRowsRunOneSequencePerMicroBatch) {
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kStackHeader) +
+          "NEMOLONG25-10,x,Llama 2 7B,32,4096,32,16384,32000,H100-SXM-80GB (DGX-H100),16,2,1,1,,,"
+          "256,,tflops_per_gpu,660,,nemo-24.03.01.framework (Megatron-Core),fp8,\n",
+      "stacks.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "stacks.csv", {.keep_scenarios = true});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 1u);
+  const ValidationRow& long_context = r->rows[0];
+  ASSERT_TRUE(long_context.supported) << long_context.reason;
+  EXPECT_NE(long_context.scenario.find("micro_batch_size: 1\n"), std::string::npos)
+      << long_context.scenario;
+  EXPECT_NE(long_context.assumptions.find("NeMo's long-context recipes"), std::string::npos)
+      << long_context.assumptions;
+  EXPECT_TRUE(long_context.fits) << long_context.memory_gib;
 }
 
 }  // namespace

@@ -104,6 +104,7 @@ ValidationRow VtrainRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, c
     v.reason = std::string(r.status().message());
     return v;
   }
+  RecordMemory(*r, &v);
   v.predicted = r->step_time_s();
   v.supported = true;
   v.error = (v.predicted - v.measured) / v.measured;

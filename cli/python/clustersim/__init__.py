@@ -183,7 +183,8 @@ def validate(*files, as_frame=False, progress=None, **flags):
 
     Flags as the command's (stride, offset, host_overhead_us, ...). Each row
     has the file, id, metric, measured, predicted and error_pct (None when the
-    row was not simulated, with the reason in "not_run").
+    row was not simulated, with the reason in "not_run"), and the simulated
+    memory_gib per GPU, memory_capacity_gib and fits (None when not simulated).
     """
     args = [os.fspath(f) for f in files] + ["--format=json"] + _flags(flags)
     out, _, _ = _call("validate", args, None, progress)
