@@ -128,7 +128,10 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
       "overlap-param-gather", po::bool_switch(),
       "distributed optimizer: gather parameters under the next step's forward")(
       "tp-comm-overlap", po::bool_switch(),
-      "overlap sequence-parallel all-gather/reduce-scatter with GEMMs");
+      "overlap sequence-parallel all-gather/reduce-scatter with GEMMs")(
+      "overlap-moe-expert-parallel-comm", po::bool_switch(),
+      "MoE: merge steady-state forward/backward pairs, each one's all-to-alls under the other's "
+      "compute");
   po::options_description output("Output");
   output.add_options()("format", po::value<std::string>(&f.format)->default_value("text"),
                        "text|json")("trace", po::value<std::string>(&f.trace_path),
@@ -217,6 +220,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (vm["overlap-grad-reduce"].as<bool>()) p->set_overlap_grad_reduce(true);
   if (vm["tp-comm-overlap"].as<bool>()) p->set_tp_comm_overlap(true);
   if (vm["overlap-param-gather"].as<bool>()) p->set_overlap_param_gather(true);
+  if (vm["overlap-moe-expert-parallel-comm"].as<bool>()) {
+    p->set_overlap_moe_expert_parallel_comm(true);
+  }
   const bool any_goodput = vm["goodput"].as<bool>() || vm["no-hot-spares"].as<bool>() ||
                            v.failure_profile || v.storage || v.checkpoint_mode ||
                            v.checkpoint_interval || v.trials || v.seed || v.spare_nodes;

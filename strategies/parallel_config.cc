@@ -175,6 +175,31 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
         "(it overlaps the distributed optimizer's parameter all-gather); turn the distributed "
         "optimizer on or overlap_param_gather off");
   }
+  if (p->overlap_moe_expert_parallel_comm) {
+    // Megatron-Core TransformerConfig.__post_init__ asserts these.
+    const char* kField = "parallelism.overlap_moe_expert_parallel_comm=true";
+    if (p->expert_parallel <= 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kField, " needs parallelism.expert_model_parallel_size > 1 (it overlaps the "
+          "expert-parallel all-to-alls); raise ep or turn the overlap off"));
+    }
+    if (p->pipeline_parallel > 1 && p->virtual_pipeline <= 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kField, " needs parallelism.virtual_pipeline_model_parallel_size > 1 when "
+          "pipeline_model_parallel_size > 1 (Megatron-Core merges forward and backward only in "
+          "the interleaved schedule); set vp or turn the overlap off"));
+    }
+    if (p->schedule != Schedule::k1F1B && p->schedule != Schedule::kInterleaved1F1B) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kField, " needs parallelism.pipeline_schedule=1f1b or interleaved-1f1b "
+          "(Megatron-Core's); use one of them or turn the overlap off"));
+    }
+    if (p->recompute == models::Recompute::kFull) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kField, " cannot run with training.recompute_granularity=full; use selective or no "
+          "recompute, or turn the overlap off"));
+    }
+  }
   // tp x pp x cp in int64, saturating (absurd sizes must not overflow int).
   int64_t mp = 1;
   for (const int size : {p->tensor_parallel, p->pipeline_parallel, p->context_parallel}) {

@@ -56,6 +56,18 @@ struct ParallelConfig {
   // Without it, one all-gather follows the optimizer step and nothing
   // overlaps it.
   bool overlap_param_gather = false;
+  // Megatron-Core --overlap-moe-expert-parallel-comm (the EP all-to-all
+  // overlap): in the steady state of the pipeline schedule each forward
+  // that the schedule runs right before a backward on the same stage is
+  // merged with it layer by layer, and each one's token dispatch / combine
+  // all-to-alls run on the communication stream under the other's compute
+  // (megatron/core/models/common/model_chunk_schedule_plan.py,
+  // TransformerLayerSchedulePlan.run). Simulated as two chains of work on
+  // the stage's GPUs that share the compute and expert lanes; the action
+  // after the pair waits for both. Warm-up forwards and cool-down backwards
+  // run alone. Needs expert parallelism, vp > 1 when pp > 1, no full
+  // recompute, and 16-bit or FP8 training (transformer_config.py).
+  bool overlap_moe_expert_parallel_comm = false;
   int micro_batch_size = 1;
   int global_batch_size = 1;
   models::Recompute recompute = models::Recompute::kNone;

@@ -33,14 +33,14 @@ std::vector<PipelineAction> OneFOneB(int stage, int p, int m) {
 // forward_backward_pipelining_with_interleaving): virtual micro-batch k maps to
 // chunk (k / p) % v and micro-batch (k / (p v)) p + k % p; backwards visit the
 // chunks in reverse.
-std::vector<PipelineAction> Interleaved(int stage, int p, int m, int v) {
+std::vector<PipelineAction> Interleaved(int stage, int p, int m, int v, int extra_warmup) {
   const int total = m * v;
   auto chunk_of = [&](int k, bool forward) {
     const int c = (k / p) % v;
     return forward ? c : v - 1 - c;
   };
   auto mb_of = [&](int k) { return (k / (p * v)) * p + k % p; };
-  int warmup = (p - stage - 1) * 2 + (v - 1) * p;
+  int warmup = (p - stage - 1) * 2 + (v - 1) * p + extra_warmup;
   warmup = std::min(warmup, total);
   std::vector<PipelineAction> out;
   int f = 0, b = 0;
@@ -109,7 +109,7 @@ absl::StatusOr<Schedule> ParseSchedule(std::string_view name) {
 }
 
 std::vector<PipelineAction> ScheduleForStage(Schedule schedule, int stage, int stages,
-                                             int microbatches, int chunks) {
+                                             int microbatches, int chunks, int extra_warmup) {
   SIM_CHECK(stage >= 0 && stage < stages && microbatches >= 1 && chunks >= 1)
       << "bad schedule request: stage " << stage << "/" << stages << ", m=" << microbatches
       << ", v=" << chunks;
@@ -118,7 +118,7 @@ std::vector<PipelineAction> ScheduleForStage(Schedule schedule, int stage, int s
     case Schedule::k1F1B: return OneFOneB(stage, stages, microbatches);
     case Schedule::kInterleaved1F1B:
       SIM_CHECK(microbatches % stages == 0) << "interleaving needs m % p == 0";
-      return Interleaved(stage, stages, microbatches, chunks);
+      return Interleaved(stage, stages, microbatches, chunks, extra_warmup);
     case Schedule::kZeroBubbleH1: return ZeroBubbleH1(stage, stages, microbatches);
   }
   return {};

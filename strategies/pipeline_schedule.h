@@ -49,8 +49,13 @@ struct PipelineAction {
 
 // REQUIRES: 0 <= stage < stages, microbatches >= 1, chunks >= 1 (== 1 unless
 // interleaved), and for interleaving microbatches % stages == 0.
+// `extra_warmup` (interleaved only): forwards added to every stage's warm-up;
+// Megatron-Core adds one with --overlap-moe-expert-parallel-comm so that the
+// forward and backward of each steady-state pair are independent
+// (schedules.py, get_pp_rank_microbatches).
 std::vector<PipelineAction> ScheduleForStage(Schedule schedule, int stage, int stages,
-                                             int microbatches, int chunks);
+                                             int microbatches, int chunks,
+                                             int extra_warmup = 0);
 
 // Peak number of micro-batches whose activations a stage holds at once
 // (forwards done, backwards not yet done), read off its action list.

@@ -44,12 +44,19 @@ absl::Status Builder::Build() {
       std::vector<int> group = placement_.TensorGroup(plan_.simulated_gpus[i]);
       if (group.front() == plan_.simulated_gpus[i]) groups.push_back(std::move(group));
     }
-    plan_.stage_actions.push_back(ScheduleForStage(p_.schedule, s, pp, m, v));
-    for (const PipelineAction& a : plan_.stage_actions.back()) {
+    plan_.stage_actions.push_back(
+        ScheduleForStage(p_.schedule, s, pp, m, v, merge_pairs_ && v > 1 ? 1 : 0));
+    const std::vector<PipelineAction>& actions = plan_.stage_actions.back();
+    for (size_t k = 0; k < actions.size(); ++k) {
       if (in_.cancel != nullptr && in_.cancel->load(std::memory_order_relaxed)) {
         return absl::CancelledError("cancelled");
       }
-      if (auto st = AddAction(s, a, groups); !st.ok()) return st;
+      if (k + 1 < actions.size() && MergesPair(actions[k], actions[k + 1])) {
+        if (auto st = AddMergedPair(s, actions[k], actions[k + 1], groups); !st.ok()) return st;
+        ++k;
+        continue;
+      }
+      if (auto st = AddAction(s, actions[k], groups); !st.ok()) return st;
     }
   }
   ResolvePendingInputs();

@@ -16,6 +16,8 @@
 //                                 embedding tie, the optimizer step
 //   step_builder_fp8.cc           FP8 weight casts, amax reductions
 //   step_builder_merge.cc         merged runs (BuildMode::merge_compute_chains)
+//   step_builder_merged_pair.cc   forward and backward merged layer by layer
+//                                 (overlap_moe_expert_parallel_comm)
 // Task ids and the engine's tie-breaking follow the order in which tasks are
 // added, so outputs depend on that order: Build() fixes it.
 #ifndef CLUSTERSIM_STRATEGIES_STEP_BUILDER_INTERNAL_H_
@@ -172,6 +174,30 @@ class Builder {
     Phase phase = Phase::kForward;
   };
 
+  // One op list of a pass (PassUnits): its layer (-1 the embedding,
+  // num_layers the head), the parameter bucket its first op waits for
+  // (WaitForParameters) and the gradient index it completes (MarkGradDone);
+  // -1 for none.
+  struct PassUnit {
+    std::vector<const models::Op*> ops;
+    int layer;
+    int wait_params;
+    int grad_done;
+  };
+
+  // The chain fields of a GpuState, for the pass that is not being added
+  // (AddMergedPair).
+  struct ChainState {
+    sim::TaskId last = kNone;
+    sim::TaskId before_last = kNone;
+    sim::TaskId action_first = kNone;
+    std::vector<sim::TaskId> waits;
+    std::vector<sim::TaskId> under_next;
+    sim::TaskId mergeable = kNone;
+    sim::TaskId layer_started = kNone;
+    bool pending_layer_start = false;
+  };
+
   // A ZeRO-3 shard of a layer on one GPU (ZeroShards).
   struct ZeroShard {
     bool experts;
@@ -232,8 +258,10 @@ class Builder {
   // step_builder_pipeline.cc
   absl::Status AddAction(int stage, const PipelineAction& a,
                          const std::vector<std::vector<int>>& tp_groups);
+  absl::Status FinishAction(int stage, const PipelineAction& a, const Ctx& ctx);
   template <typename OpList>
-  absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer);
+  absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer, size_t begin = 0,
+                      size_t end = ~size_t{0});
   absl::Status AddLayerBackward(int layer, int in_chunk, const Ctx& ctx);
   void Launch(size_t num_ops, const Ctx& ctx, int layer);
   void LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync, int kernels = 1);
@@ -241,6 +269,13 @@ class Builder {
   const models::Op& PipelineEngineOp();
   void MarkGradDone(const std::vector<int>& gpus, int index);
   void ResolvePendingInputs();
+
+  // step_builder_merged_pair.cc
+  bool MergesPair(const PipelineAction& a, const PipelineAction& b) const;
+  std::vector<PassUnit> PassUnits(int stage, const PipelineAction& a) const;
+  void SwapChain(int i, ChainState& other);
+  absl::Status AddMergedPair(int stage, const PipelineAction& a, const PipelineAction& b,
+                             const std::vector<std::vector<int>>& tp_groups);
 
   // step_builder_tensor.cc
   Overlap TensorOverlap(const models::Op& op, int layer, const models::Op* prev,
@@ -307,6 +342,9 @@ class Builder {
   const bool overlap_param_gather_ = p_.overlap_param_gather && !zero3_ &&
                                      (p_.distributed_optimizer || p_.zero_stage >= 1) &&
                                      p_.data_parallel * p_.context_parallel > 1;
+  // --overlap-moe-expert-parallel-comm: steady-state forward / backward
+  // pairs merged (AddMergedPair); not with ZeRO-3's per-layer gathers.
+  const bool merge_pairs_ = p_.overlap_moe_expert_parallel_comm && !zero3_;
   bool context_fold_exact_ = true;
   bool data_fold_exact_ = true;
   std::vector<bool> simulated_node_;  // per server of StepInputs::cluster

@@ -2,6 +2,7 @@
 // backward, or its input / weight halves) as the ops of its layers on every
 // GPU of the stage, the host launches they wait for, and the activations and
 // gradients sent between stages.
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -95,6 +96,17 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       break;
     }
   }
+  return FinishAction(stage, a, ctx);
+}
+
+// The end of action `a` on every GPU of `stage`: its FP8 amax reduction, the
+// wait of its first task for the neighbouring stage's send, and its own send.
+absl::Status Builder::FinishAction(int stage, const PipelineAction& a, const Ctx& ctx) {
+  const int pos = Position(stage, a.chunk);
+  const bool first_pos = pos == 0;
+  const bool last_pos = pos == NumPositions() - 1;
+  const auto [first_layer, end_layer] = p_.LayersOf(pos, in_.model->num_layers);
+  const std::vector<int>& gpus = stage_gpus_[stage];
   if (a.pass != Pass::kBackwardWeight && first_layer < end_layer) {
     CLUSTERSIM_RETURN_IF_ERROR(AddAmaxReduction(ctx, a.pass == Pass::kForward));
   }
@@ -137,8 +149,13 @@ absl::Status Builder::AddLayerBackward(int layer, int in_chunk, const Ctx& ctx) 
 // The ops of one op list (a layer's, the head's or the embedding's pass) on
 // every GPU of `ctx`, each by kind: collectives over their group, context
 // ring attention, compute.
+// [begin, end): a slice of the list (AddMergedPair), whose ops the host
+// launches when the slice is added, as Megatron-Core issues a merged pair's
+// parts in program order; the sync points stay those of the whole list.
 template <typename OpList>
-absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
+absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer, size_t begin,
+                             size_t end) {
+  end = std::min(end, ops.size());
   for (int i : *ctx.gpus) gpu_[i].mergeable = kNone;  // runs stay inside one op list
   // A mixture-of-experts forward (or its recompute) stops the host at the
   // dispatcher's device-to-host sync, and at any op marked host_sync_before:
@@ -156,14 +173,18 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer) {
     }
   }
   size_t kernels = 0;  // an eager composite op launches several
-  for (size_t k = 0; k < sync; ++k) kernels += static_cast<size_t>(Deref(ops[k]).kernels);
-  Launch(kernels, ctx, layer);
-  // A deferred weight gradient (zero-bubble W pass) needs activations and
-  // output gradients, not the weights: no gather.
-  if (zero3_ && ctx.phase != Phase::kBackwardWeight) {
-    CLUSTERSIM_RETURN_IF_ERROR(GatherParameters(ctx, layer));
+  for (size_t k = begin; k < std::min(sync, end); ++k) {
+    kernels += static_cast<size_t>(Deref(ops[k]).kernels);
   }
-  for (size_t k = 0; k < ops.size(); ++k) {
+  Launch(kernels, ctx, layer);
+  if (begin == 0) {
+    // A deferred weight gradient (zero-bubble W pass) needs activations and
+    // output gradients, not the weights: no gather.
+    if (zero3_ && ctx.phase != Phase::kBackwardWeight) {
+      CLUSTERSIM_RETURN_IF_ERROR(GatherParameters(ctx, layer));
+    }
+  }
+  for (size_t k = begin; k < end; ++k) {
     const models::Op& op = Deref(ops[k]);
     if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/syncs_before(k), op.kernels);
     if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
@@ -308,5 +329,9 @@ void Builder::ResolvePendingInputs() {
                                p.at.forward});
   }
 }
+
+// AddMergedPair adds slices of op lists as pointers.
+template absl::Status Builder::AddOps(const std::vector<const models::Op*>& ops, const Ctx& ctx,
+                                      int layer, size_t begin, size_t end);
 
 }  // namespace clustersim::strategies::step_builder_internal

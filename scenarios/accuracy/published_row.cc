@@ -301,6 +301,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     }
     p->set_expert_model_parallel_size(ep);
     if (!recipe.moe_dispatcher.empty()) p->set_moe_token_dispatcher(recipe.moe_dispatcher);
+    if (recipe.moe_a2a_overlap) p->set_overlap_moe_expert_parallel_comm(true);
     absl::StrAppend(&assumptions, "expert parallel ", ep, " (balanced routing); ");
   }
   if (recipe.expert_tensor_parallel > 0 && tp > 1) {

@@ -276,6 +276,26 @@ void NemotronNanoRecipe(const std::string& release, const std::string& gpu,
                   "preset's); its CUDA graphs are not modelled");
 }
 
+// Whether the release's Qwen3 MoE performance preset for `gpu` sets
+// moe_a2a_overlap (Megatron-Core's overlap_moe_expert_parallel_comm):
+// - 25.11, tag v0.2.0, scripts/performance/configs/qwen3/
+//   workload_base_configs.py: QWEN3_235B_A22B_{H100,B200}_{BF16,FP8_CS}
+//   and QWEN3_30B_A3B_H100_{BF16,FP8_CS}_BASE_CONFIG set it true, the
+//   GB200 / GB300 presets leave it false.
+// - 26.04, tag v0.4.0, scripts/performance/configs/qwen/
+//   qwen3_workload_base_configs.py: QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*
+//   true; the B200 and B300 presets and QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_*
+//   false; GB200 and GB300 leave it false.
+bool QwenA2aOverlap(const std::string& release, const std::string& preset,
+                    const std::string& gpu) {
+  const bool h100 = absl::StartsWith(gpu, "h100"), b200 = absl::StartsWith(gpu, "b200");
+  if (release == "25.11") {
+    return (preset == "qwen3-235b-a22b" && (h100 || b200)) ||
+           (preset == "qwen3-30b-a3b" && h100);
+  }
+  return release == "26.04" && preset == "qwen3-235b-a22b" && h100;
+}
+
 }  // namespace
 
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
@@ -324,6 +344,13 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                           " layers of each model chunk (the performance preset's "
                           "recompute_num_layers, method block)"));
     }
+  }
+  // Megatron-Core refuses the overlap without expert parallelism, with
+  // pp > 1 and no interleaving, or with full recompute.
+  if (bridge && QwenA2aOverlap(BridgeRelease(stack), preset, gpu) && ep > 1 &&
+      (pp == 1 || vp > 1) && r.recompute_block_layers == 0) {
+    r.moe_a2a_overlap = true;
+    append("MoE all-to-all overlap (the Qwen3 performance preset's moe_a2a_overlap)");
   }
   if (bridge && preset == "deepseek-v3-671b") {
     r.moe_dispatcher = DeepSeekDispatcher(BridgeRelease(stack), gpu, ep);

@@ -50,6 +50,13 @@
 // Nemotron 3 Nano (Megatron-Bridge 26.04, tag v0.4.0) dispatches with HybridEP
 // and recomputes nothing on GB200 and B200, and its H100 rows are refused (the
 // preset recomputes the whole MoE layer).
+// - the Qwen3 MoE presets that set moe_a2a_overlap (Megatron-Core's
+//   overlap_moe_expert_parallel_comm): 25.11 (v0.2.0,
+//   scripts/performance/configs/qwen3/workload_base_configs.py) Qwen3-235B-A22B
+//   on H100 and B200 and Qwen3-30B-A3B on H100; 26.04 (v0.4.0,
+//   configs/qwen/qwen3_workload_base_configs.py) Qwen3-235B-A22B on H100 (its
+//   B200, B300, GB200, GB300 and Qwen3-30B-A3B H100 presets set it false).
+//   25.09 (v0.1.0rc4) has no such setting.
 // Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
 // dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //
@@ -79,6 +86,9 @@ struct RecipeParallelism {
   // Full recompute by the block method (recompute_method "block"): the
   // layers of each model chunk replayed; 0: none stated.
   int recompute_block_layers = 0;
+  // Megatron-Core's EP all-to-all overlap (moe_a2a_overlap ->
+  // parallelism.overlap_moe_expert_parallel_comm); false: not set.
+  bool moe_a2a_overlap = false;
   std::string text;                // the assumption, for the row's report
   std::string missing;             // why the row's split cannot be pinned down, or ""
 };

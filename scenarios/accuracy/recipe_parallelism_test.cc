@@ -283,5 +283,25 @@ TEST(RecipeParallelismTest, NemotronNanoFollowsTheBridgePreset) {
   EXPECT_THAT(h100.missing, HasSubstr("\"moe\""));
 }
 
+TEST(RecipeParallelismTest, QwenPresetsThatOverlapTheExpertAllToAll) {
+  const std::string b2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  const std::string h100 = "h100-sxm5-80gb";
+  auto overlap = [](const std::string& stack, const std::string& preset, const std::string& gpu,
+                    int pp, int vp, int ep) {
+    return ForRecipe(stack, "", preset, gpu, preset == "qwen3-235b-a22b" ? 94 : 48, pp, vp, ep)
+        .moe_a2a_overlap;
+  };
+  // v0.2.0 and v0.4.0 qwen3 workload_base_configs.py.
+  EXPECT_TRUE(overlap(kBridge, "qwen3-235b-a22b", h100, 8, 4, 32));
+  EXPECT_TRUE(overlap(kBridge, "qwen3-235b-a22b", "b200-sxm-180gb", 8, 4, 8));
+  EXPECT_TRUE(overlap(kBridge, "qwen3-30b-a3b", h100, 2, 12, 8));
+  EXPECT_TRUE(overlap(b2604, "qwen3-235b-a22b", h100, 8, 4, 32));
+  EXPECT_FALSE(overlap(b2604, "qwen3-30b-a3b", h100, 1, 1, 16));
+  EXPECT_FALSE(overlap(b2604, "qwen3-235b-a22b", "b200-sxm-180gb", 8, 4, 8));
+  EXPECT_FALSE(overlap(kBridge, "qwen3-235b-a22b", "gb200-186gb", 8, 4, 8));
+  // Megatron-Core would refuse it: pp > 1 without interleaving.
+  EXPECT_FALSE(overlap(kBridge, "qwen3-235b-a22b", h100, 8, 1, 32));
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios

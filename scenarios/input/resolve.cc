@@ -135,6 +135,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.overlap_grad_reduce = p.overlap_grad_reduce();
   pc.tp_comm_overlap = p.tp_comm_overlap();
   pc.overlap_param_gather = p.overlap_param_gather();
+  pc.overlap_moe_expert_parallel_comm = p.overlap_moe_expert_parallel_comm();
   pc.zero_stage = p.zero_stage();
   pc.first_stage_layers = p.first_pipeline_num_layers();
   pc.last_stage_layers = p.last_pipeline_num_layers();
@@ -289,6 +290,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ep->set_overlap_grad_reduce(pc.overlap_grad_reduce);
   if (pc.tp_comm_overlap) ep->set_tp_comm_overlap(true);
   if (pc.overlap_param_gather) ep->set_overlap_param_gather(true);
+  if (pc.overlap_moe_expert_parallel_comm) ep->set_overlap_moe_expert_parallel_comm(true);
   ep->set_zero_stage(pc.zero_stage);
   ep->set_first_pipeline_num_layers(pc.first_stage_layers);
   ep->set_last_pipeline_num_layers(pc.last_stage_layers);
