@@ -72,6 +72,7 @@ inline constexpr std::string_view kFrameworkFeatures[] = {"tensor_parallel",
                                                           "zero",
                                                           "tp_comm_overlap",
                                                           "overlap_param_gather",
+                                                          "moe_a2a_overlap",
                                                           "fp8"};
 
 class FrameworkCatalog {

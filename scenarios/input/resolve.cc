@@ -52,6 +52,8 @@ absl::Status CheckStackFeatures(const models::FrameworkProfile& stack,
       {"zero", pc.zero_stage > 0, absl::StrCat("parallelism.zero_stage=", pc.zero_stage)},
       {"tp_comm_overlap", pc.tp_comm_overlap, "parallelism.tp_comm_overlap=true"},
       {"overlap_param_gather", pc.overlap_param_gather, "parallelism.overlap_param_gather=true"},
+      {"moe_a2a_overlap", pc.overlap_moe_expert_parallel_comm,
+       "parallelism.overlap_moe_expert_parallel_comm=true"},
       {"fp8", pc.precision == models::Dtype::kFp8, "training.precision=fp8"},
   };
   for (const Use& u : uses) {

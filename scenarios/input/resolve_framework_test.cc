@@ -177,3 +177,29 @@ TEST(ResolveTest, FrameworkGemmFactorDefaultsToTheFitAndSlowsGemms) {
 
 }  // namespace
 }  // namespace clustersim::scenarios
+
+namespace clustersim::scenarios {
+namespace {
+
+// The MoE all-to-all overlap is Megatron-Core's (combined 1F1B): on
+// megatron-core it resolves; a stack without it names the field and the
+// stacks that have it.
+TEST(ResolveTest, MoeAllToAllOverlapIsMegatronCoreOnly) {
+  config::Scenario s = resolve_testing::Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    model { preset: "mixtral-8x7b" seq_length: 4096 }
+    parallelism { expert_model_parallel_size: 8 overlap_moe_expert_parallel_comm: true }
+    training { micro_batch_size: 1 global_batch_size: 16 }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  s.mutable_training()->set_framework("pytorch-fsdp2");
+  s.mutable_parallelism()->set_zero_stage(3);
+  const std::string message(Resolve(s).status().message());
+  EXPECT_NE(message.find("parallelism.overlap_moe_expert_parallel_comm=true"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("megatron-core"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace clustersim::scenarios
