@@ -76,11 +76,11 @@ struct GpuLanes {
   sim::ResourceId host = 0;
 };
 
-// One simulated GPU (by local index): its lanes and where its work stands.
-struct GpuState {
-  GpuLanes lane;
-  // Its chain of work (program order across its lanes): the last task, the
-  // one before it (tp_comm_overlap), and the first task of the current action.
+// A GPU's chain of work (program order across its lanes). AddMergedPair keeps
+// a second one per GPU for the pass it is not adding.
+struct ChainState {
+  // The last task, the one before it (tp_comm_overlap), and the first task of
+  // the current action.
   sim::TaskId last = kNone;
   sim::TaskId before_last = kNone;
   sim::TaskId action_first = kNone;
@@ -95,6 +95,12 @@ struct GpuState {
   // The first task of the current layer; pending until the layer's first op.
   sim::TaskId layer_started = kNone;
   bool pending_layer_start = false;
+};
+
+// One simulated GPU (by local index): its chain of work, its lanes and where
+// its work stands.
+struct GpuState : ChainState {
+  GpuLanes lane;
   // Per gradient index (Bucket): the task after which its gradient is final.
   std::vector<sim::TaskId> grad_done;
   // ZeRO-3: the last dense and the last expert gradient reduce-scatter.
@@ -183,19 +189,6 @@ class Builder {
     int layer;
     int wait_params;
     int grad_done;
-  };
-
-  // The chain fields of a GpuState, for the pass that is not being added
-  // (AddMergedPair).
-  struct ChainState {
-    sim::TaskId last = kNone;
-    sim::TaskId before_last = kNone;
-    sim::TaskId action_first = kNone;
-    std::vector<sim::TaskId> waits;
-    std::vector<sim::TaskId> under_next;
-    sim::TaskId mergeable = kNone;
-    sim::TaskId layer_started = kNone;
-    bool pending_layer_start = false;
   };
 
   // A ZeRO-3 shard of a layer on one GPU (ZeroShards).

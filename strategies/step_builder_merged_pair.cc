@@ -88,15 +88,7 @@ std::vector<Builder::PassUnit> Builder::PassUnits(int stage, const PipelineActio
 
 // Swaps GPU i's chain of work with `other`.
 void Builder::SwapChain(int i, ChainState& other) {
-  GpuState& g = gpu_[i];
-  std::swap(g.last, other.last);
-  std::swap(g.before_last, other.before_last);
-  std::swap(g.action_first, other.action_first);
-  std::swap(g.waits, other.waits);
-  std::swap(g.under_next, other.under_next);
-  std::swap(g.mergeable, other.mergeable);
-  std::swap(g.layer_started, other.layer_started);
-  std::swap(g.pending_layer_start, other.pending_layer_start);
+  std::swap(static_cast<ChainState&>(gpu_[i]), other);
 }
 
 // Emits actions `a` and `b` of `stage` merged (MergesPair).
@@ -118,8 +110,7 @@ absl::Status Builder::AddMergedPair(int stage, const PipelineAction& a, const Pi
   for (size_t x = 0; x < gpus.size(); ++x) {
     GpuState& g = gpu_[gpus[x]];
     g.action_first = kNone;
-    idle[x] = ChainState{g.last, g.before_last, kNone, g.waits, g.under_next,
-                         g.mergeable, g.layer_started, g.pending_layer_start};
+    idle[x] = static_cast<const ChainState&>(g);
   }
   size_t unit[2] = {0, 0}, op[2] = {0, 0};
   int active = 0;
