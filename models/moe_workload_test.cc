@@ -57,6 +57,10 @@ TEST(MoeWorkloadTest, MixtralLayerFollowsTheAllToAllDispatcher) {
                           "expert_fc1_gemm", "swiglu", "expert_fc2_gemm", "moe_unsort_chunks",
                           "tp_reducescatter_moe_combine", "ep_alltoall_combine", "moe_unpermute",
                           "dropout_residual2"));
+  // The host waits for the token counts right after the permute, nowhere else.
+  for (const Op& op : w.layer_forward) {
+    EXPECT_EQ(op.host_sync_before, op.name == "ep_alltoall_dispatch") << op.name;
+  }
   // Each TP rank routes its own 4096/2 = 2048 tokens.
   EXPECT_EQ(Get(w.layer_forward, "router_gemm").m, 2048);
   EXPECT_EQ(Get(w.layer_forward, "router_gemm").n, 8);

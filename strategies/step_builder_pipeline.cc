@@ -157,14 +157,11 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer, size_
                              size_t end) {
   end = std::min(end, ops.size());
   for (int i : *ctx.gpus) gpu_[i].mergeable = kNone;  // runs stay inside one op list
-  // A mixture-of-experts forward (or its recompute) stops the host at the
-  // dispatcher's device-to-host sync, and at any op marked host_sync_before:
-  // the ops before the first such point launch as one batch, the ones after
-  // it one by one, each sync point once the GPU has reached it.
-  auto syncs_before = [&](size_t k) {
-    return Deref(ops[k]).host_sync_before ||
-           (k > 0 && Deref(ops[k - 1]).name == "moe_permute");
-  };
+  // The host stops at every op marked host_sync_before (a mixture-of-experts
+  // dispatcher's device-to-host copy, and the like): the ops before the first
+  // such point launch as one batch, the ones after it one by one, each sync
+  // point once the GPU has reached it.
+  auto syncs_before = [&](size_t k) { return Deref(ops[k]).host_sync_before; };
   size_t sync = ops.size();
   for (size_t k = 0; k < ops.size(); ++k) {
     if (syncs_before(k)) {
