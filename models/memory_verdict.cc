@@ -18,9 +18,10 @@ struct Candidate {
 
 std::string Gib(sim::Bytes b) { return absl::StrFormat("%.1f GiB", b.ToGiB()); }
 
-// The candidate changes for `term`, in the order they are preferred.
+// The candidate changes for `term`, in the order they are preferred. Records
+// in `v` whether block recompute was tried and its smallest N.
 std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term,
-                                  sim::Bytes capacity, RemedyOptions options) {
+                                  sim::Bytes capacity, RemedyOptions options, MemoryVerdict* v) {
   std::vector<Candidate> out;
   auto add = [&](std::string change, auto edit) {
     Candidate c{std::move(change), in};
@@ -68,7 +69,9 @@ std::vector<Candidate> Candidates(const MemoryInputs& in, std::string_view term,
     // Ahead of the micro-batch and full recompute: replaying a few layers per
     // chunk costs a fraction of replaying all of them.
     if (options.block_recompute) {
-      if (const std::optional<int> n = SmallestBlockRecompute(in, capacity)) {
+      v->block_recompute_tried = true;
+      v->block_recompute_layers = SmallestBlockRecompute(in, capacity);
+      if (const std::optional<int> n = v->block_recompute_layers) {
         add(absl::StrCat("recompute the first ", *n, " layer", *n == 1 ? "" : "s",
                          " of each model chunk (--recompute-granularity full "
                          "--recompute-method block --recompute-num-layers ",
@@ -179,7 +182,7 @@ MemoryVerdict JudgeMemory(const MemoryInputs& in, const MemoryBreakdown& m, sim:
 
   const Candidate* best = nullptr;
   sim::Bytes best_total = m.Total();
-  const std::vector<Candidate> candidates = Candidates(in, v.biggest_term, capacity, options);
+  const std::vector<Candidate> candidates = Candidates(in, v.biggest_term, capacity, options, &v);
   for (const Candidate& c : candidates) {
     if (!ValidateMemoryInputs(c.in).ok()) continue;  // e.g. tp not dividing the heads
     const sim::Bytes total = EstimateMemory(c.in).Total();

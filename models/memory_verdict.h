@@ -41,6 +41,10 @@ struct MemoryVerdict {
   bool fits = false;
   std::string biggest_term;  // "weights" | "gradients" | "optimizer" | "activations" | "other"
   std::string remedy;        // empty when it fits
+  // Whether the remedies ran SmallestBlockRecompute, and its answer, so that a
+  // caller building the block-recompute strategy need not bisect again.
+  bool block_recompute_tried = false;
+  std::optional<int> block_recompute_layers;
 };
 
 // What the remedies may change beyond the memory model's own inputs.

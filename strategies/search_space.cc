@@ -116,16 +116,20 @@ Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_mem
   return {absl::StrCat("memory: ", v.biggest_term),
           absl::StrFormat("needs %.1f GiB per GPU of %.1f GiB (%s biggest); %s",
                           m.Total().count() / kGiB, gpu_memory.count() / kGiB, v.biggest_term,
-                          v.remedy)};
+                          v.remedy),
+          v};
 }
 
 std::optional<ParallelConfig> BlockRecomputeVariant(const models::TransformerConfig& model,
                                                     sim::Bytes gpu_memory,
                                                     const models::FinetuneSpec& finetune,
-                                                    int num_gpus, const ParallelConfig& config) {
+                                                    int num_gpus, const ParallelConfig& config,
+                                                    const Pruning& why) {
   if (!config.AllowsBlockRecompute()) return std::nullopt;
   const std::optional<int> n =
-      models::SmallestBlockRecompute(MemoryInputsFor(model, config, finetune), gpu_memory);
+      why.memory.block_recompute_tried
+          ? why.memory.block_recompute_layers
+          : models::SmallestBlockRecompute(MemoryInputsFor(model, config, finetune), gpu_memory);
   if (!n) return std::nullopt;
   ParallelConfig variant = config;
   variant.recompute = models::Recompute::kFull;

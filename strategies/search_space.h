@@ -31,6 +31,7 @@
 
 #include "models/finetune.h"
 #include "models/memory_model.h"
+#include "models/memory_verdict.h"
 #include "models/transformer_config.h"
 #include "sim/units.h"
 #include "strategies/parallel_config.h"
@@ -55,6 +56,7 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
 struct Pruning {
   std::string reason;
   std::string detail;
+  models::MemoryVerdict memory;  // set when rejected by memory
 };
 Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_memory,
                       const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config);
@@ -64,12 +66,15 @@ Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_mem
 // N the smallest that fits (models::SmallestBlockRecompute), validated with
 // data_parallel derived. nullopt when there is none: the schedule cannot run
 // block recompute (zb-h1), full recompute does not fit either, or only every
-// layer fits (the full-recompute strategy is that). REQUIRES: `config` went
-// through PruneStrategy and its reason starts with "memory: ".
+// layer fits (the full-recompute strategy is that). Reuses the N that the
+// pruning's memory remedies found, when they tried block recompute.
+// REQUIRES: `config` went through PruneStrategy, which returned `why`, whose
+// reason starts with "memory: ".
 std::optional<ParallelConfig> BlockRecomputeVariant(const models::TransformerConfig& model,
                                                     sim::Bytes gpu_memory,
                                                     const models::FinetuneSpec& finetune,
-                                                    int num_gpus, const ParallelConfig& config);
+                                                    int num_gpus, const ParallelConfig& config,
+                                                    const Pruning& why);
 
 }  // namespace clustersim::strategies
 

@@ -85,8 +85,16 @@ TEST(SearchSpaceTest, BlockRecomputeVariantOfAStrategyJustOverMemory) {
   ParallelConfig over{.tensor_parallel = 4, .pipeline_parallel = 4, .sequence_parallel = true,
                       .distributed_optimizer = true, .micro_batch_size = 1,
                       .global_batch_size = 64};
-  ASSERT_EQ(PruneStrategy(m, gpu, {}, 64, &over).reason, "memory: activations");
-  const std::optional<ParallelConfig> block = BlockRecomputeVariant(m, gpu, {}, 64, over);
+  const Pruning why = PruneStrategy(m, gpu, {}, 64, &over);
+  ASSERT_EQ(why.reason, "memory: activations");
+  // The remedies already bisected the block count; the variant reuses it and
+  // agrees with a fresh bisection.
+  EXPECT_TRUE(why.memory.block_recompute_tried);
+  EXPECT_EQ(why.memory.block_recompute_layers, 1);
+  const std::optional<ParallelConfig> block = BlockRecomputeVariant(m, gpu, {}, 64, over, why);
+  const std::optional<ParallelConfig> fresh = BlockRecomputeVariant(m, gpu, {}, 64, over, {});
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_EQ(fresh->recompute_num_layers, 1);
   ASSERT_TRUE(block.has_value());
   EXPECT_EQ(block->recompute, models::Recompute::kFull);
   EXPECT_EQ(block->recompute_method, models::RecomputeMethod::kBlock);
@@ -97,17 +105,19 @@ TEST(SearchSpaceTest, BlockRecomputeVariantOfAStrategyJustOverMemory) {
 
   ParallelConfig zb = over;
   zb.schedule = Schedule::kZeroBubbleH1;
-  ASSERT_EQ(PruneStrategy(m, gpu, {}, 64, &zb).reason, "memory: activations");
-  EXPECT_EQ(BlockRecomputeVariant(m, gpu, {}, 64, zb), std::nullopt);
   const Pruning zb_why = PruneStrategy(m, gpu, {}, 64, &zb);
+  ASSERT_EQ(zb_why.reason, "memory: activations");
+  EXPECT_FALSE(zb_why.memory.block_recompute_tried);
+  EXPECT_EQ(BlockRecomputeVariant(m, gpu, {}, 64, zb, zb_why), std::nullopt);
   EXPECT_THAT(zb_why.detail, HasSubstr("enable full recompute"));
 
   ParallelConfig unsharded = over;  // 16 B/param of model states on one GPU
   unsharded.tensor_parallel = 1;
   unsharded.pipeline_parallel = 1;
   unsharded.sequence_parallel = false;
-  ASSERT_THAT(PruneStrategy(m, gpu, {}, 64, &unsharded).reason, HasSubstr("memory: "));
-  EXPECT_EQ(BlockRecomputeVariant(m, gpu, {}, 64, unsharded), std::nullopt);
+  const Pruning unsharded_why = PruneStrategy(m, gpu, {}, 64, &unsharded);
+  ASSERT_THAT(unsharded_why.reason, HasSubstr("memory: "));
+  EXPECT_EQ(BlockRecomputeVariant(m, gpu, {}, 64, unsharded, unsharded_why), std::nullopt);
 }
 
 }  // namespace

@@ -286,7 +286,7 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
           continue;
         }
         const std::optional<strategies::ParallelConfig> block = strategies::BlockRecomputeVariant(
-            base->model, base->gpu->memory, base->finetune, num_gpus, c);
+            base->model, base->gpu->memory, base->finetune, num_gpus, c, why);
         if (block) {
           ++report.enumerated;
           slots.push_back({WithStrategy(with_precision, *block, num_gpus), clusters.back().get(),
