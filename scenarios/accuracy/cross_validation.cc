@@ -363,12 +363,19 @@ std::string FormatCrossValidation(const CrossValidation& cv, double overall_targ
   for (const auto& [source, n] : cv.misfits_by_source) {
     by_source.push_back(absl::StrCat(source, " ", n));
   }
+  // Rows that measured memory, not step time, count here but not in the MAPE.
+  const int memory_only = cv.memory.simulated - cv.rows;
   absl::StrAppendFormat(&out,
                         "memory: %d of %d training runs that ran are predicted not to fit their "
-                        "GPU (each is a miss of the memory model)%s\n",
+                        "GPU (each is a miss of the memory model)%s%s\n",
                         cv.memory.misfits.size(), cv.memory.simulated,
                         by_source.empty() ? "" : absl::StrCat("; by source: ",
-                                                              absl::StrJoin(by_source, ", ")));
+                                                              absl::StrJoin(by_source, ", ")),
+                        memory_only > 0 ? absl::StrFormat("; the %d runs are the %d rows above "
+                                                          "and %d measured for memory only",
+                                                          cv.memory.simulated, cv.rows,
+                                                          memory_only)
+                                        : "");
   return out;
 }
 

@@ -96,14 +96,17 @@ TEST(CrossValidationTest, EachSourceIsPredictedWithTheOthersFit) {
       << text;
 }
 
-// The memory line counts the misfits over every table and names them by source.
+// The memory line counts the misfits over every table, names them by source,
+// and says how many runs measured memory rather than step time.
 TEST(CrossValidationTest, MemoryLineCountsMisfitsBySource) {
   CrossValidation cv;
+  cv.rows = 38;
   cv.memory = {.simulated = 40, .misfits = {"A-01", "A-02", "B-07"}};
   cv.misfits_by_source = {{"A", 2}, {"B", 1}};
   const std::string text = FormatCrossValidation(cv, 8, 12);
   EXPECT_NE(text.find("memory: 3 of 40 training runs that ran are predicted not to fit their GPU "
-                      "(each is a miss of the memory model); by source: A 2, B 1\n"),
+                      "(each is a miss of the memory model); by source: A 2, B 1; the 40 runs "
+                      "are the 38 rows above and 2 measured for memory only\n"),
             std::string::npos)
       << text;
 }
