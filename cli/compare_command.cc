@@ -38,7 +38,7 @@ absl::Status CompareCommand(const Args& args, CommandIo& io) {
         << "usage: clustersim compare SCENARIO... [--set field=value]... "
            "[--variant \"field=value,...\"]... [--format text|csv|json] [--report FILE.html]\n\n"
            "Fields are scenario.proto paths (parallelism.tensor_model_parallel_size) or\n"
-           "aliases: tp pp vp cp ep dp zero distopt sp schedule mbs gbs recompute precision\n"
+           "aliases: tp pp vp cp ep dp zero dp_shard distopt sp schedule mbs gbs recompute precision\n"
            "fp8_recipe gpu num_gpus model tier price price_source train_tokens train_steps;\n"
            "recompute=block:N recomputes the first N layers of each model chunk in full.\n\n"
         << visible;

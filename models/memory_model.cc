@@ -186,6 +186,13 @@ int ExpertDataGroup(const MemoryInputs& in) {
          (s.ExpertTp() * s.expert_parallel);
 }
 
+// Ranks the dense model states are sharded over: dp (or its hybrid-sharding
+// shard group) x cp.
+int DenseShardGroup(const MemoryInputs& in) {
+  const int dp = in.data_parallel_shard > 0 ? in.data_parallel_shard : in.data_parallel;
+  return dp * in.shard.context_parallel;
+}
+
 // ZeRO-3 / FSDP working set (strategies/step_builder.h): the layer being
 // computed and the prefetched next one, gathered in 16 bits, plus one layer's
 // unsharded gradient (main-grad dtype) before its reduce-scatter. A
@@ -196,7 +203,7 @@ int ExpertDataGroup(const MemoryInputs& in) {
 // so the model states already hold them whole.
 double ZeroThreeGatherBytes(const MemoryInputs& in, const ParameterCounts& counts) {
   const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
-  const int dp_group = in.data_parallel * in.shard.context_parallel;
+  const int dp_group = DenseShardGroup(in);
   if (zero_stage < 3 || dp_group == 1) return 0;
   const double t = in.shard.tensor_parallel, ep = in.shard.expert_parallel;
   const double et = in.shard.ExpertTp();
@@ -260,6 +267,12 @@ absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
   if (in.zero_stage < 0 || in.zero_stage > 3) {
     return absl::InvalidArgumentError(
         absl::StrCat("zero_stage must be 0, 1, 2 or 3 (got ", in.zero_stage, ")"));
+  }
+  if (in.data_parallel_shard < 0 ||
+      (in.data_parallel_shard > 0 && in.data_parallel % in.data_parallel_shard != 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data_parallel_shard_size=", in.data_parallel_shard,
+                     " must divide data_parallel_size=", in.data_parallel));
   }
   if (in.pipeline_stage < 0 || in.pipeline_stage >= in.pipeline_parallel) {
     return absl::InvalidArgumentError(absl::StrCat("pipeline_stage=", in.pipeline_stage,
@@ -326,7 +339,7 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
   const double dense_on_rank = params / t;
   const double experts_on_rank = layers * counts.expert_per_layer / (s.ExpertTp() * ep);
   const int zero_stage = std::max(in.zero_stage, in.distributed_optimizer ? 1 : 0);
-  const int dp_group = in.data_parallel * s.context_parallel;
+  const int dp_group = DenseShardGroup(in);
   const int expert_dp_group = ExpertDataGroup(in);
   MemoryBreakdown m;
   if (in.finetune.method == FinetuneMethod::kFull) {

@@ -108,6 +108,9 @@ struct MemoryInputs {
   int pipeline_parallel = 1, data_parallel = 1, virtual_pipeline = 1, num_microbatches = 1;
   bool distributed_optimizer = false;
   int zero_stage = 0;
+  // Data-parallel ranks the model states are sharded over (hybrid sharding:
+  // strategies::ParallelConfig::data_parallel_shard); 0: all of them.
+  int data_parallel_shard = 0;
   // Added: which pipeline stage to account (0 = the first, the most loaded
   // under 1F1B), Megatron's fp32 main gradients vs 16-bit gradients, overheads.
   int pipeline_stage = 0;

@@ -259,6 +259,26 @@ TEST(MemoryModelTest, ZeroThreeCountsItsGatherBuffers) {
   EXPECT_NEAR(static_cast<double>((EstimateMemory(in).other - base).count()), layer * (4 + 4), 1);
 }
 
+// Hybrid sharding over groups of 2 of 8 data-parallel ranks holds the model
+// states of ZeRO-3 over 2 ranks.
+TEST(MemoryModelTest, HybridShardingShardsOverTheShardGroup) {
+  MemoryInputs in;
+  in.model = Preset("llama3-8b");
+  in.data_parallel = 8;
+  in.zero_stage = 3;
+  in.data_parallel_shard = 2;
+  const MemoryBreakdown hybrid = EstimateMemory(in);
+  in.data_parallel = 2;
+  in.data_parallel_shard = 0;
+  const MemoryBreakdown two = EstimateMemory(in);
+  EXPECT_EQ(hybrid.ModelStates(), two.ModelStates());
+  EXPECT_EQ(hybrid.Total(), two.Total());
+  in.data_parallel = 8;
+  EXPECT_LT(EstimateMemory(in).ModelStates(), hybrid.ModelStates());
+  in.data_parallel_shard = 3;
+  EXPECT_THAT(ValidateMemoryInputs(in).message(), HasSubstr("data_parallel_shard_size=3"));
+}
+
 }  // namespace clustersim::models
 
 namespace clustersim::models {

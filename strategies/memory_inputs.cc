@@ -27,6 +27,7 @@ models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
   in.num_microbatches = p.num_microbatches();
   in.distributed_optimizer = p.distributed_optimizer;
   in.zero_stage = p.zero_stage;
+  in.data_parallel_shard = p.data_parallel_shard;
   in.finetune = finetune;
   return in;
 }

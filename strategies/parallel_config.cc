@@ -228,6 +228,25 @@ absl::Status ValidateParallelConfig(const models::TransformerConfig& model, int 
     return absl::InvalidArgumentError(absl::StrCat("parallelism.zero_stage=", p->zero_stage,
                                                    " is not 0, 1, 2 or 3"));
   }
+  if (p->data_parallel_shard != 0) {
+    constexpr const char* kShard = "parallelism.data_parallel_shard_size";
+    if (p->data_parallel_shard < 1 || dp % p->data_parallel_shard != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kShard, "=", p->data_parallel_shard, " must divide data_parallel_size=", dp,
+          "; use a divisor of it, or leave it unset to shard over all of them"));
+    }
+    if (p->zero_stage != 3) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kShard, "=", p->data_parallel_shard, " needs parallelism.zero_stage=3 (not ",
+          p->zero_stage, "): it splits the ZeRO-3 / FSDP shard group; set zero_stage: 3"));
+    }
+    if (model.num_experts > 0 && p->data_parallel_shard != dp) {
+      return absl::UnimplementedError(absl::StrCat(
+          kShard, "=", p->data_parallel_shard,
+          " is not simulated for mixture-of-experts models (the expert shards' groups); "
+          "leave it unset"));
+    }
+  }
   // Pipeline schedules.
   if (p->virtual_pipeline > 1) {
     if (p->schedule != Schedule::kInterleaved1F1B && p->schedule != Schedule::k1F1B) {

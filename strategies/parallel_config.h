@@ -36,6 +36,17 @@ struct ParallelConfig {
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
   int zero_stage = 0;
+  // Hybrid sharding (PyTorch HSDP, torchtitan data_parallel_shard_degree,
+  // MaxText FSDP inside dcn data parallelism): ZeRO-3 shards over groups of
+  // this many data-parallel ranks, consecutive in rank order, and replicates
+  // across the groups; after each layer's gradient reduce-scatter inside its
+  // group, the shard is all-reduced over the replicas. 0: one group of all
+  // data-parallel ranks. Needs zero_stage 3 and must divide data_parallel.
+  int data_parallel_shard = 0;
+  // Data-parallel ranks a ZeRO-3 shard group spans.
+  int ShardedDataParallel() const {
+    return data_parallel_shard > 0 ? data_parallel_shard : data_parallel;
+  }
   // Overlap the data-parallel gradient reduction with the backward pass
   // (Megatron-LM --overlap-grad-reduce), bucket by bucket.
   bool overlap_grad_reduce = false;

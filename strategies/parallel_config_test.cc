@@ -30,6 +30,35 @@ TEST(ParallelConfigTest, DerivesDataParallelAndMicrobatches) {
   EXPECT_EQ(p.num_microbatches(), 2);
 }
 
+// Hybrid sharding: the shard size divides dp, needs ZeRO-3, and is refused
+// (not simulated) on MoE models; each error names the field.
+TEST(ParallelConfigTest, DataParallelShardSizeIsChecked) {
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 16;
+  p.zero_stage = 3;
+  p.data_parallel_shard = 4;
+  ASSERT_TRUE(ValidateParallelConfig(Model(), 16, &p).ok());
+  EXPECT_EQ(p.ShardedDataParallel(), 4);
+  p.data_parallel_shard = 3;
+  absl::Status s = ValidateParallelConfig(Model(), 16, &p);
+  EXPECT_NE(s.message().find("parallelism.data_parallel_shard_size=3 must divide "
+                             "data_parallel_size=16"),
+            std::string::npos)
+      << s;
+  p.data_parallel_shard = 4;
+  p.zero_stage = 2;
+  s = ValidateParallelConfig(Model(), 16, &p);
+  EXPECT_NE(s.message().find("needs parallelism.zero_stage=3"), std::string::npos) << s;
+  p.zero_stage = 3;
+  models::TransformerConfig moe = Model();
+  moe.num_experts = 8;
+  moe.moe_top_k = 2;
+  s = ValidateParallelConfig(moe, 16, &p);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("parallelism.data_parallel_shard_size"), std::string::npos) << s;
+}
+
 // Found by fuzzing the sweep reader (a sweep axis "mbs" of 1111111112 on 64
 // GPUs): micro_batch_size x data_parallel overflowed int. Under UBSan the
 // multiplication itself fails the test; the answer is the divisibility error.

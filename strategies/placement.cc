@@ -74,6 +74,25 @@ std::vector<int> Placement::DataContextGroup(int gpu) const {
   return g;
 }
 
+std::vector<int> Placement::DataContextShardGroup(int gpu, int shard) const {
+  RankCoords c = CoordsOf(gpu);
+  const int first = c.dp - c.dp % shard;
+  std::vector<int> g;
+  g.reserve(static_cast<size_t>(cp_) * shard);
+  for (c.dp = first; c.dp < first + shard; ++c.dp) {
+    for (c.cp = 0; c.cp < cp_; ++c.cp) g.push_back(GpuOf(c));
+  }
+  return g;
+}
+
+std::vector<int> Placement::DataReplicaGroup(int gpu, int shard) const {
+  RankCoords c = CoordsOf(gpu);
+  std::vector<int> g;
+  g.reserve(static_cast<size_t>(dp_ / shard));
+  for (c.dp = c.dp % shard; c.dp < dp_; c.dp += shard) g.push_back(GpuOf(c));
+  return g;
+}
+
 std::vector<int> Placement::StageGroup(int gpu) const {
   std::vector<int> g(static_cast<size_t>(tp_) * cp_ * dp_);
   for (size_t j = 0; j < g.size(); ++j) g[j] = StageBase(gpu) + static_cast<int>(j);

@@ -71,6 +71,14 @@ class Placement {
   // Data x context ranks with the same tp and pp: where gradients are reduced
   // (and the distributed optimizer shards). Equals DataGroup when cp = 1.
   std::vector<int> DataContextGroup(int gpu) const;
+  // Hybrid sharding with shard groups of `shard` data-parallel ranks
+  // (ParallelConfig::data_parallel_shard; `shard` divides dp): the data x
+  // context ranks whose dp index lies in `gpu`'s block of `shard`
+  // consecutive ones, and the dp/shard ranks that hold the same shard as
+  // `gpu` (same tp, cp, pp and dp index mod `shard`). shard = dp gives
+  // DataContextGroup and {gpu}.
+  std::vector<int> DataContextShardGroup(int gpu, int shard) const;
+  std::vector<int> DataReplicaGroup(int gpu, int shard) const;
   // Every tp x cp x dp rank of `gpu`'s pipeline stage, ascending: Megatron's
   // tensor + data (+ context) parallel group, where FP8 amaxes are reduced.
   std::vector<int> StageGroup(int gpu) const;

@@ -29,6 +29,22 @@ TEST(PlacementTest, CoordsRoundTrip) {
   EXPECT_EQ(p.PipelineGroup(1), (std::vector<int>{1, 13}));
 }
 
+// Hybrid sharding: shard groups are blocks of consecutive dp indices (with
+// every cp rank); replicas share the dp index modulo the block.
+TEST(PlacementTest, HybridShardGroupsAreDataParallelBlocks) {
+  ParallelConfig c;
+  c.tensor_parallel = 2;
+  c.context_parallel = 2;
+  c.data_parallel = 4;
+  Placement p(c);
+  // GPU 13: tp 1, cp 0, dp 3.
+  EXPECT_EQ(p.DataContextShardGroup(13, 2), (std::vector<int>{9, 11, 13, 15}));
+  EXPECT_EQ(p.DataReplicaGroup(13, 2), (std::vector<int>{5, 13}));
+  EXPECT_EQ(p.DataContextShardGroup(13, 4), p.DataContextGroup(13));
+  EXPECT_EQ(p.DataReplicaGroup(13, 4), (std::vector<int>{13}));
+  EXPECT_EQ(p.DataReplicaGroup(13, 1), (std::vector<int>{1, 5, 9, 13}));
+}
+
 // Megatron-core: ep is carved out of the data-parallel ranks of a stage, tp
 // innermost; the expert-data-parallel group is dp/ep ranks of one expert rank.
 TEST(PlacementTest, ExpertGroupsSplitTheDataParallelRanks) {

@@ -252,6 +252,25 @@ const std::vector<int>& Builder::ExpertDataGroupOf(int i) {
   return g;
 }
 
+// Under hybrid sharding, simulated GPU i's shard group (its whole data x
+// context group otherwise) and its replica group ({i} otherwise).
+const std::vector<int>& Builder::DataShardGroupOf(int i) {
+  if (p_.ShardedDataParallel() == p_.data_parallel) return DataContextGroupOf(i);
+  std::vector<int>& g = gpu_[i].data_shard_group;
+  if (g.empty()) {
+    g = placement_.DataContextShardGroup(plan_.simulated_gpus[i], p_.ShardedDataParallel());
+  }
+  return g;
+}
+
+const std::vector<int>& Builder::DataReplicaGroupOf(int i) {
+  std::vector<int>& g = gpu_[i].data_replica_group;
+  if (g.empty()) {
+    g = placement_.DataReplicaGroup(plan_.simulated_gpus[i], p_.ShardedDataParallel());
+  }
+  return g;
+}
+
 }  // namespace step_builder_internal
 
 absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {

@@ -115,9 +115,11 @@ struct GpuState : ChainState {
   std::vector<sim::TaskId> expert_synced;
   double expert_params = 0;
   sim::TaskId optimizer_step = kNone;
-  // Its data x context and expert-data-parallel groups, built on first use.
+  // Its data x context and expert-data-parallel groups, and under hybrid
+  // sharding its shard and replica groups, built on first use.
   std::vector<int> data_context_group;
   std::vector<int> expert_data_group;
+  std::vector<int> data_shard_group, data_replica_group;
   // Factor on its compute ops' durations (StepInputs::gpu_time_scale).
   double time_scale = 1.0;
 };
@@ -235,6 +237,8 @@ class Builder {
   std::vector<int> SimulatedMembers(const std::vector<int>& group) const;
   const std::vector<int>& DataContextGroupOf(int i);
   const std::vector<int>& ExpertDataGroupOf(int i);
+  const std::vector<int>& DataShardGroupOf(int i);
+  const std::vector<int>& DataReplicaGroupOf(int i);
 
   // step_builder_collectives.cc
   absl::StatusOr<topology::CollectiveEstimate> Estimate(const models::Op& op,
@@ -289,6 +293,7 @@ class Builder {
   // step_builder_zero.cc
   double LayerParams(int layer, bool experts) const;
   const models::Op& ZeroOp(bool gather, int layer, bool experts);
+  const models::Op& ZeroReplicaOp(int layer);
   std::vector<ZeroShard> ZeroShards(int i, int layer);
   absl::Status GatherParameters(const Ctx& ctx, int layer);
   absl::Status ReduceGradients(const Ctx& ctx, int layer);
@@ -357,6 +362,7 @@ class Builder {
   RingOps ring_ops_;
   ZeroShardOps zero_gather_ops_;
   ZeroShardOps zero_reduce_ops_;
+  ZeroShardOps zero_replica_ops_;  // hybrid sharding's all-reduce over replicas
   std::map<const models::Op*, DispatchOps> dispatch_ops_;  // by the all-to-all they replace
   std::vector<const models::Op*> fp8_cast_ops_;  // per local layer count
   std::map<std::pair<int, bool>, const models::Op*> amax_ops_;  // by (stage, forward)

@@ -56,11 +56,35 @@ const models::Op& Builder::ZeroOp(bool gather, int layer, bool experts) {
   return **slot;
 }
 
+// Hybrid sharding: the all-reduce of `layer`'s dense gradient shard (its
+// share of the shard group's reduce-scatter) over the replicas.
+const models::Op& Builder::ZeroReplicaOp(int layer) {
+  const models::Op** slot = &zero_replica_ops_.layer;
+  if (layer < 0) {
+    slot = &zero_replica_ops_.embedding;
+  } else if (layer >= in_.model->num_layers) {
+    slot = &zero_replica_ops_.head;
+  }
+  if (*slot == nullptr) {
+    models::Op op;
+    op.name = "zero3_grad_replica_allreduce";
+    op.kind = models::OpKind::kCollective;
+    op.group = models::CommGroup::kData;
+    op.comm = models::CommKind::kAllReduce;
+    const double shard_ranks = p_.ShardedDataParallel() * p_.context_parallel;
+    op.comm_bytes = sim::Bytes(
+        static_cast<int64_t>(LayerParams(layer, false) / shard_ranks * in_.zero3_grad_reduce_bytes));
+    *slot = &AddStepOp(std::move(op));
+  }
+  return **slot;
+}
+
 // The ZeRO-3 shards of `layer`: its dense parameters over the data x context
-// group and, on an MoE layer, its experts over the expert-data-parallel
-// group (placement.h); a group of one rank holds its shard whole.
+// group (under hybrid sharding, the GPU's shard group) and, on an MoE layer,
+// its experts over the expert-data-parallel group (placement.h); a group of
+// one rank holds its shard whole.
 std::vector<Builder::ZeroShard> Builder::ZeroShards(int i, int layer) {
-  std::vector<ZeroShard> out = {{false, &DataContextGroupOf(i)}};
+  std::vector<ZeroShard> out = {{false, &DataShardGroupOf(i)}};
   if (in_.model->num_experts > 0 && layer >= 0 && layer < in_.model->num_layers) {
     out.push_back({true, &ExpertDataGroupOf(i)});
   }
@@ -88,15 +112,27 @@ absl::Status Builder::GatherParameters(const Ctx& ctx, int layer) {
 }
 
 // After a layer's backward: reduce-scatter its gradients over the same
-// groups (not blocking compute).
+// groups (not blocking compute). Under hybrid sharding the dense shard is
+// then all-reduced over the replicas, as PyTorch HSDP does per FSDP unit
+// (reduce-scatter, then all-reduce of the shard).
 absl::Status Builder::ReduceGradients(const Ctx& ctx, int layer) {
+  const bool replicated = p_.ShardedDataParallel() < p_.data_parallel;
   for (int i : *ctx.gpus) {
+    sim::TaskId dense = gpu_[i].last;
     for (const ZeroShard& z : ZeroShards(i, layer)) {
       absl::StatusOr<sim::TaskId> t =
           AddDataCollective(ZeroOp(false, layer, z.experts), i, *z.group, ctx, layer);
       if (!t.ok()) return t.status();
       After(gpu_[i].last, *t);
       (z.experts ? gpu_[i].last_expert_reduce : gpu_[i].last_reduce) = *t;
+      if (!z.experts) dense = *t;
+    }
+    if (replicated) {
+      absl::StatusOr<sim::TaskId> t =
+          AddDataCollective(ZeroReplicaOp(layer), i, DataReplicaGroupOf(i), ctx, layer);
+      if (!t.ok()) return t.status();
+      After(dense, *t);
+      gpu_[i].last_reduce = *t;
     }
   }
   return absl::OkStatus();

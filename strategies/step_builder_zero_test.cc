@@ -1,5 +1,6 @@
 #include "strategies/step_builder.h"
 
+#include <string>
 #include <utility>
 
 #include "gtest/gtest.h"
@@ -55,6 +56,49 @@ TEST(StepBuilderTest, ZeroThreeGathersEveryLayerAndReducesPerMicrobatch) {
   SimRun zero1 = Simulate(model, p, 4, true, net);
   // Sharding parameters costs communication: ZeRO-3 moves 1.5x ZeRO-1's bytes.
   EXPECT_GT(zero3.summary.step_time, zero1.summary.step_time);
+}
+
+// Hybrid sharding over 8 data-parallel ranks in shard groups of 2: the
+// gathers and reduce-scatters run over 2 ranks, and every reduce-scatter is
+// followed by an all-reduce of its half-size shard over the 4 replicas.
+TEST(StepBuilderTest, HybridShardingGathersInTheShardGroupAndReducesOverReplicas) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 16;  // dp 8, 2 micro-batches
+  p.zero_stage = 3;
+  p.data_parallel_shard = 2;
+  const models::TransformerConfig model = SmallGpt();
+  const SimRun hybrid = Simulate(model, p, 8, true, net);
+  int gathers = 0, reduces = 0, replica = 0;
+  int64_t reduce_bytes = 0, replica_bytes = 0;
+  for (const TaskInfo& info : hybrid.plan.infos) {
+    if (!info.is_collective) continue;
+    const std::string& name = info.op->name;
+    if (name == "zero3_param_allgather") {
+      ++gathers;
+      EXPECT_EQ(info.group_size, 2);
+    } else if (name == "zero3_grad_reduce_scatter") {
+      ++reduces;
+      EXPECT_EQ(info.group_size, 2);
+      if (info.layer == 0) reduce_bytes = info.op->comm_bytes.count();
+    } else if (name == "zero3_grad_replica_allreduce") {
+      ++replica;
+      EXPECT_EQ(info.group_size, 4);
+      if (info.layer == 0) replica_bytes = info.op->comm_bytes.count();
+    }
+  }
+  const int pieces = model.num_layers + 2;
+  EXPECT_EQ(gathers, 2 * 2 * pieces);
+  EXPECT_EQ(reduces, 2 * pieces);
+  EXPECT_EQ(replica, reduces);
+  ASSERT_GT(replica_bytes, 0);
+  EXPECT_EQ(replica_bytes * 2, reduce_bytes);
+  // A shard group of every rank is plain ZeRO-3: no replica all-reduce.
+  p.data_parallel_shard = 8;
+  for (const TaskInfo& info : Simulate(model, p, 8, true, net).plan.infos) {
+    EXPECT_FALSE(info.op != nullptr && info.op->name == "zero3_grad_replica_allreduce");
+  }
 }
 
 // FSDP MixedPrecision with reduce_dtype float32 (torchtitan, Composer's

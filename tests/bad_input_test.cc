@@ -88,6 +88,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Mxfp8OffBlackwell",
              std::string(kGpt22b) + " --gpu h100-sxm5-80gb --precision fp8 --fp8-recipe mxfp8", "",
              {"training.fp8_recipe=\"mxfp8\"", "Blackwell"}},
+        // Hybrid sharding's group must divide the 8 data-parallel ranks.
+        Case{"ShardGroupNotDividingDataParallel", "FILE",
+             "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 8 }\nmodel { preset: \"llama2-7b\" }\n"
+             "parallelism { zero_stage: 3 data_parallel_shard_size: 3 }\n"
+             "training { global_batch_size: 8 }",
+             {"parallelism.data_parallel_shard_size=3 must divide data_parallel_size=8"}},
         Case{"UnknownFramework", std::string(kGpt22b) + " --framework tensorflow", "",
              {"training.framework='tensorflow' is not known", "megatron-core"}},
         Case{"UnknownElementwiseKernels", "FILE",

@@ -3,10 +3,12 @@
 // (published_row_stack.h).
 #include "scenarios/accuracy/published_row_stack.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "models/transformer_config.h"
 
@@ -94,6 +96,16 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
     const int stage = pp > 1 && a.zero_stage_with_pipeline > 0 ? a.zero_stage_with_pipeline
                                                                  : a.zero_stage;
     p->set_zero_stage(absl::StrContains(notes, "SHARD_GRAD_OP") ? 2 : stage);
+  }
+  // Hybrid sharding the row states (the dp_shard column): ZeRO-3 inside
+  // shard groups of that many data-parallel ranks, replicated across them.
+  int shard = 0;
+  const int dp = s->cluster().num_gpus() / (tp * pp * std::max(1, p->context_parallel_size()));
+  if (p->zero_stage() == 3 && absl::SimpleAtoi(t.Get(row, "dp_shard"), &shard) && shard > 0 &&
+      shard < dp) {
+    p->set_data_parallel_shard_size(shard);
+    absl::StrAppend(assumptions, "hybrid sharding (stated): ZeRO-3 over groups of ", shard,
+                    " data-parallel ranks, replicated ", dp / shard, " times; ");
   }
   // A mixture-of-experts model whose stack defers the gradient sync and keeps
   // parameters gathered across micro-batches (RowAssumptions::

@@ -139,6 +139,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.overlap_param_gather = p.overlap_param_gather();
   pc.overlap_moe_expert_parallel_comm = p.overlap_moe_expert_parallel_comm();
   pc.zero_stage = p.zero_stage();
+  pc.data_parallel_shard = p.data_parallel_shard_size();
   pc.first_stage_layers = p.first_pipeline_num_layers();
   pc.last_stage_layers = p.last_pipeline_num_layers();
   pc.layout.assign(p.pipeline_layout().begin(), p.pipeline_layout().end());
@@ -294,6 +295,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (pc.overlap_param_gather) ep->set_overlap_param_gather(true);
   if (pc.overlap_moe_expert_parallel_comm) ep->set_overlap_moe_expert_parallel_comm(true);
   ep->set_zero_stage(pc.zero_stage);
+  if (pc.data_parallel_shard > 0) ep->set_data_parallel_shard_size(pc.data_parallel_shard);
   ep->set_first_pipeline_num_layers(pc.first_stage_layers);
   ep->set_last_pipeline_num_layers(pc.last_stage_layers);
   for (const int layers : pc.layout) ep->add_pipeline_layout(layers);

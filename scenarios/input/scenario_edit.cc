@@ -30,6 +30,7 @@ constexpr Alias kAliases[] = {
     {"ep", "parallelism.expert_model_parallel_size"},
     {"dp", "parallelism.data_parallel_size"},
     {"zero", "parallelism.zero_stage"},
+    {"dp_shard", "parallelism.data_parallel_shard_size"},
     {"distopt", "parallelism.use_distributed_optimizer"},
     {"sp", "parallelism.sequence_parallel"},
     {"schedule", "parallelism.pipeline_schedule"},

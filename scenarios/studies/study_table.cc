@@ -119,6 +119,9 @@ std::string StrategyLabel(const config::Scenario& s, bool show_precision) {
   }
   if (p.zero_stage() > 0) {
     absl::StrAppend(&out, " zero", p.zero_stage());
+    if (p.data_parallel_shard_size() > 0) {
+      absl::StrAppend(&out, " shard", p.data_parallel_shard_size());
+    }
   } else if (p.use_distributed_optimizer()) {
     absl::StrAppend(&out, " distopt");
   }
