@@ -296,6 +296,32 @@ bool QwenA2aOverlap(const std::string& release, const std::string& preset,
   return release == "26.04" && preset == "qwen3-235b-a22b" && h100;
 }
 
+// The flex-dispatcher backend of Megatron-Bridge's Qwen3 MoE performance
+// presets, or "" for Megatron-Core's all-to-all dispatcher:
+// - 25.09, tag v0.1.0rc4, scripts/performance/run_script.py: token drop
+//   (apply_moe_token_drop), which asserts the all-to-all dispatcher.
+// - 25.11, tag v0.2.0, scripts/performance/configs/qwen3/
+//   workload_base_configs.py: QWEN3_{30B_A3B,235B_A22B}_GB200_* (and GB300)
+//   set moe_flex_dispatcher_backend "hybridep"; the B200 and H100 presets
+//   set none.
+// - 26.04, tag v0.4.0, configs/qwen/qwen3_workload_base_configs.py:
+//   QWEN3_30B_A3B_PRETRAIN_CONFIG_{GB200,B200,H100}_* (and B300, GB300)
+//   "hybridep"; QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_* (V2 inherits V1's)
+//   "hybridep", its B200 and H100 presets none.
+std::string QwenDispatcher(const std::string& release, const std::string& preset,
+                           const std::string& gpu) {
+  const bool gb200 = absl::StartsWith(gpu, "gb200");
+  if (release == "25.11") return gb200 ? "hybridep" : "";
+  if (release != "26.04") return "";
+  if (preset == "qwen3-30b-a3b") {
+    for (const char* g : {"gb200", "b200", "h100"}) {
+      if (absl::StartsWith(gpu, g)) return "hybridep";
+    }
+    return "";
+  }
+  return gb200 ? "hybridep" : "";
+}
+
 }  // namespace
 
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
@@ -359,6 +385,11 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                : absl::StrCat(r.moe_dispatcher == "deepep" ? "DeepEP" : "HybridEP",
                               " token dispatch (the DeepSeek-V3 performance preset's flex "
                               "dispatcher)"));
+  } else if (bridge && (preset == "qwen3-30b-a3b" || preset == "qwen3-235b-a22b")) {
+    r.moe_dispatcher = QwenDispatcher(BridgeRelease(stack), preset, gpu);
+    if (!r.moe_dispatcher.empty()) {
+      append("HybridEP token dispatch (the Qwen3 performance preset's flex dispatcher)");
+    }
   } else if (bridge && preset == "nemotron-3-nano-30b-a3b") {
     NemotronNanoRecipe(BridgeRelease(stack), gpu, r);
   } else if (experts > 0 && absl::StrContains(notes, "DeepEP")) {

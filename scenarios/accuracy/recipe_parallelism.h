@@ -57,6 +57,10 @@
 //   configs/qwen/qwen3_workload_base_configs.py) Qwen3-235B-A22B on H100 (its
 //   B200, B300, GB200, GB300 and Qwen3-30B-A3B H100 presets set it false).
 //   25.09 (v0.1.0rc4) has no such setting.
+// - the Qwen3 MoE presets that dispatch with the flex dispatcher's HybridEP
+//   backend (moe_flex_dispatcher_backend "hybridep"): 25.11 (v0.2.0) the
+//   GB200 presets of both models; 26.04 (v0.4.0) Qwen3-30B-A3B on GB200, B200
+//   and H100 and Qwen3-235B-A22B on GB200. The others dispatch all-to-all.
 // Other stacks: expert TP 1 where the row's notes say "ETP1", the DeepEP
 // dispatcher where they name DeepEP (NeMo AutoModel's 'TE + DeepEP' kernels).
 //

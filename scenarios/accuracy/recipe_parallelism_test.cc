@@ -149,9 +149,9 @@ TEST(RecipeParallelismTest, OtherStacksFoldOnlyWhereTheNotesSayETP1) {
 }
 
 // Megatron-Bridge's DeepSeek-V3 presets choose the dispatcher by release and
-// GPU (25.11: HybridEP on GB200, the all-to-all dispatcher on B200); its Qwen3
-// rows keep the all-to-all dispatcher; other stacks dispatch with DeepEP only
-// where the notes name it; dense models never.
+// GPU (25.11: HybridEP on GB200, the all-to-all dispatcher on B200); its 25.11
+// Qwen3 H100 rows keep the all-to-all dispatcher; other stacks dispatch with
+// DeepEP only where the notes name it; dense models never.
 TEST(RecipeParallelismTest, DispatcherFollowsTheRecipeOrTheNotes) {
   EXPECT_EQ(ForRecipe(kBridge, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 4, 64).moe_dispatcher,
             "hybridep");
@@ -192,6 +192,32 @@ TEST(RecipeParallelismTest, DeepSeekDispatcherFollowsTheRelease) {
                       61, 8, 1, 64)
                 .moe_dispatcher,
             "");
+}
+
+// The Qwen3 presets' HybridEP follows the release, model and GPU: none in
+// 25.09 (token drop needs the all-to-all dispatcher), GB200 only in 25.11,
+// Qwen3-30B-A3B on GB200, B200 and H100 and Qwen3-235B-A22B on GB200 in 26.04.
+TEST(RecipeParallelismTest, QwenDispatcherFollowsTheReleaseModelAndGpu) {
+  const std::string r2509 = "nemo-25.09 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2511 = "nemo-25.11 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  auto dispatcher = [](const std::string& stack, const std::string& preset,
+                       const std::string& gpu) {
+    const int layers = preset == "qwen3-30b-a3b" ? 48 : 94;
+    return ForRecipe(stack, "", preset, gpu, layers, 1, 1, 8).moe_dispatcher;
+  };
+  EXPECT_EQ(dispatcher(r2509, "qwen3-30b-a3b", "gb200-186gb"), "");
+  EXPECT_EQ(dispatcher(r2511, "qwen3-30b-a3b", "gb200-186gb"), "hybridep");
+  EXPECT_EQ(dispatcher(r2511, "qwen3-30b-a3b", "b200-sxm-180gb"), "");
+  EXPECT_EQ(dispatcher(r2511, "qwen3-235b-a22b", "gb200-186gb"), "hybridep");
+  for (const char* gpu : {"gb200-186gb", "b200-sxm-180gb", "h100-sxm5-80gb"}) {
+    EXPECT_EQ(dispatcher(r2604, "qwen3-30b-a3b", gpu), "hybridep") << gpu;
+  }
+  EXPECT_EQ(dispatcher(r2604, "qwen3-235b-a22b", "gb200-186gb"), "hybridep");
+  EXPECT_EQ(dispatcher(r2604, "qwen3-235b-a22b", "b200-sxm-180gb"), "");
+  EXPECT_EQ(dispatcher(r2604, "qwen3-235b-a22b", "h100-sxm5-80gb"), "");
+  // Not a Megatron-Bridge stack: none assumed.
+  EXPECT_EQ(dispatcher("nemo-25.04 (dgxc-benchmarking)", "qwen3-30b-a3b", "gb200-186gb"), "");
 }
 
 TEST(RecipeParallelismTest, DeepSeekRecomputeModulesFollowTheReleaseAndGpu) {
