@@ -55,6 +55,7 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   }
   c.tied_embeddings = !p.untie_embeddings_and_output_weights();
   c.learned_position_embeddings = p.learned_position_embeddings();
+  c.alibi = p.alibi();
   c.add_bias_linear = p.add_bias_linear();
   c.num_experts = p.num_experts();
   c.moe_top_k = p.moe_top_k();
@@ -200,6 +201,11 @@ absl::Status ValidateGluAndRope(const TransformerConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model.yarn_rope_factor must be 0 (plain RoPE) or >= 1 (got ", c.yarn_rope_factor,
         "); gpt-oss uses 32"));
+  }
+  if (c.alibi && c.learned_position_embeddings) {
+    return absl::InvalidArgumentError(
+        "model.alibi biases the attention scores in place of positions; the model has a "
+        "learned position table: clear alibi or turn learned_position_embeddings off");
   }
   if (c.yarn_rope_factor > 0 && c.learned_position_embeddings) {
     return absl::InvalidArgumentError(

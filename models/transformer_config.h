@@ -83,6 +83,10 @@ struct TransformerConfig {
   Norm norm = Norm::kLayerNorm;
   bool tied_embeddings = true;          // GPT-style shares input embedding and LM head
   bool learned_position_embeddings = true;  // GPT: an s x h table; false for RoPE/ALiBi
+  // ALiBi (Press et al. 2022, BLOOM): a per-head linear bias added to the
+  // attention scores instead of a position table. Costs memory traffic on the
+  // unfused attention path only (models/workload_attention.cc).
+  bool alibi = false;
   bool add_bias_linear = true;          // GPT: biases on every linear layer; Llama: none
   int num_experts = 0, moe_top_k = 0;   // 0 = dense
   // MoE: expert capacity as a multiple of the balanced load, Megatron-LM's

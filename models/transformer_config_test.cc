@@ -150,6 +150,10 @@ TEST(ValidateTransformerTest, RejectsBadShapesNamingTheField) {
   c.hidden_size = 4100;  // 32 heads
   EXPECT_THAT(ValidateTransformer(c).message(), HasSubstr("model.hidden_size=4100"));
 
+  c = Preset("gpt3-175b");
+  c.alibi = true;  // with a learned position table
+  EXPECT_THAT(ValidateTransformer(c).message(), HasSubstr("model.alibi"));
+
   c = Preset("llama3-8b");
   c.seq_length = 0;
   EXPECT_THAT(ValidateTransformer(c).message(), HasSubstr("model.seq_length must be > 0"));

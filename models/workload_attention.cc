@@ -57,12 +57,22 @@ int64_t ScoreElements(const Dims& d) { return d.b * d.a_local * d.s_local * d.s;
 // scale-mask-softmax (reads S, writes P), dropout (reads P, writes P' and a
 // 1-byte mask) and O = P'·V. Every product is the full s_q x s_kv: no kernel
 // skips the causal half.
+//
+// ALiBi (BLOOM's Megatron-DeepSpeed, megatron/model/transformer.py): the
+// scores are torch.baddbmm(alibi, Q, K^T, beta=1) with the [b·a, 1, s_kv]
+// bias broadcast over the queries. PyTorch's CUDA baddbmm (aten/src/ATen/
+// native/cuda/Blas.cpp, baddbmm_out_cuda_impl) first copies the expanded
+// input into the output (writes every score) and then runs the batched GEMM
+// with beta = 1, whose epilogue reads it back: one extra write and read of
+// the scores, costed as a memory pass before the GEMM. FlashAttention adds the
+// bias inside its kernel.
 void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
   if (!d.unfused_attention) {
     ops->push_back(AttentionForward(d));
     return;
   }
   const int64_t batch = d.b * d.a_local, scores = ScoreElements(d);
+  if (d.alibi) ops->push_back(MemoryBound(d, "attention_alibi_bias", 2 * scores * d.act));
   ops->push_back(Gemm(d, "attention_scores_gemm", d.s_local, d.s, d.d, batch));
   ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * d.act));
   ops->push_back(MemoryBound(d, "attention_dropout", scores * (2 * d.act + 1)));
@@ -79,12 +89,13 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
 void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, bool replay,
                            std::vector<Op>* ops) {
   if (replay) {
-    Replay(fwd,
-           d.unfused_attention
-               ? std::vector<std::string_view>{"attention_scores_gemm", "attention_softmax",
-                                               "attention_dropout", "attention_context_gemm"}
-               : std::vector<std::string_view>{"attention_fwd"},
-           ops);
+    std::vector<std::string_view> names = {"attention_fwd"};
+    if (d.unfused_attention) {
+      names = {"attention_scores_gemm", "attention_softmax", "attention_dropout",
+               "attention_context_gemm"};
+      if (d.alibi) names.insert(names.begin(), "attention_alibi_bias");
+    }
+    Replay(fwd, names, ops);
   }
   if (!d.unfused_attention) {
     ops->push_back(AttentionBackward(FindOp(fwd, "attention_fwd")));

@@ -40,6 +40,7 @@ struct Dims {
   int64_t mamba_heads_local, mamba_groups_local, mamba_head_dim, mamba_state;
   int64_t mamba_conv_kernel, mamba_chunk;
   bool learned_positions;
+  bool alibi;              // TransformerConfig::alibi
   bool unfused_attention;  // AttentionBackend::kUnfused
   bool eager;              // ElementwiseKernels::kEager
   bool rms_norm;           // Norm::kRmsNorm

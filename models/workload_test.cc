@@ -1,5 +1,6 @@
 #include "models/workload.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -304,6 +305,40 @@ TEST(WorkloadTest, SelectiveRecomputeReplaysTheUnfusedCore) {
                                       "attention_dropout", "attention_context_gemm"));
   ASSERT_LT(last + 1, w.layer_backward.size());
   EXPECT_EQ(w.layer_backward[last + 1].name, "attention_dprobs_gemm");
+}
+
+// ALiBi on the unfused path (BLOOM's Megatron-DeepSpeed): torch.baddbmm
+// copies the broadcast bias into the scores and its GEMM reads them back, one
+// write and one read of the 16-bit scores before the QK^T product, replayed
+// with the core. FlashAttention adds the bias in its kernel: no extra op.
+TEST(WorkloadTest, AlibiCopiesTheBiasIntoTheUnfusedScores) {
+  const ShardSpec shard{.tensor_parallel = 4, .micro_batch_size = 2};
+  TransformerConfig c = Unfused("bloom-176b");
+  ASSERT_TRUE(c.alibi);  // the preset states it
+  c.alibi = false;
+  const Workload plain = Build(c, shard);
+  Workload alibi = Build(Unfused("bloom-176b"), shard);
+  const int64_t scores = 2LL * (112 / 4) * 2048 * 2048;
+  EXPECT_EQ(Get(alibi.layer_forward, "attention_alibi_bias").bytes.count(), scores * 2 * 2);
+  EXPECT_EQ(alibi.layer_forward.size(), plain.layer_forward.size() + 1);
+  std::vector<std::string> names = Names(alibi.layer_forward);
+  const auto at = std::find(names.begin(), names.end(), "attention_alibi_bias");
+  ASSERT_NE(at, names.end());
+  EXPECT_EQ(*(at + 1), "attention_scores_gemm");
+  EXPECT_EQ(alibi.layer_backward.size(), plain.layer_backward.size());
+
+  Workload selective = Build(Unfused("bloom-176b"), {.tensor_parallel = 4,
+                                                     .recompute = Recompute::kSelective});
+  std::vector<std::string> recomputed;
+  for (const Op& op : selective.layer_backward) {
+    if (op.recompute) recomputed.push_back(op.name);
+  }
+  EXPECT_THAT(recomputed, ElementsAre("attention_alibi_bias", "attention_scores_gemm",
+                                      "attention_softmax", "attention_dropout",
+                                      "attention_context_gemm"));
+
+  Workload flash = Build(Preset("bloom-176b"), shard);
+  for (const Op& op : flash.layer_forward) EXPECT_NE(op.name, "attention_alibi_bias");
 }
 
 TEST(WorkloadTest, UnfusedAttentionRejectsContextParallelism) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -203,6 +204,11 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   const bool hidden_stated = Int(t.Get(row, "hidden"), &hidden);
   const bool heads_stated = Int(t.Get(row, "heads"), &heads);
   const bool shape_stated = layers_stated && hidden_stated && heads_stated;
+  // A design candidate (BLOOM's tr11 sweeps) takes only its preset's
+  // architecture: its shape must be stated.
+  const bool preset_shape =
+      !preset.empty() &&
+      !absl::StrContains(absl::AsciiStrToLower(t.Get(row, "model")), "design candidate");
   const std::string architecture =
       UnsupportedArchitecture(t.Get(row, "model"), notes, t.Get(row, "ep"));
   if (gpu.empty()) {
@@ -211,7 +217,7 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     v.reason = architecture;
   } else if (absl::StrContains(notes, "INCONSISTENT IN SOURCE")) {
     v.reason = "the source's own batch figures disagree (INCONSISTENT IN SOURCE in the notes)";
-  } else if ((!shape_stated && preset.empty()) || !Int(t.Get(row, "seq_len"), &seq) ||
+  } else if ((!shape_stated && !preset_shape) || !Int(t.Get(row, "seq_len"), &seq) ||
              !Int(t.Get(row, "num_gpus"), &num_gpus)) {
     v.reason = absl::StrCat("model shape or GPU count not stated (and no preset named ",
                             t.Get(row, "model"), ")");

@@ -259,6 +259,10 @@ std::string PresetFor(const std::string& model) {
   if (name == "deepseek-v3") name = "deepseek-v3-671b";
   if (name == "qwen3-moe-30b") name = "qwen3-30b-a3b";
   if (name == "nemotron-3-nano") name = "nemotron-3-nano-30b-a3b";
+  // BLOOM's tr11 topology candidates are its architecture (ALiBi, embedding
+  // LayerNorm, tied 250k vocabulary: bigscience train/tr11-200B-ml/
+  // tr11-200B-ml.slurm @ a16f0ea, 2022-02-25) at the shape each row states.
+  if (name == "bloom-176b-design-candidate") name = "bloom-176b";
   // "llama-3.1-405b" -> "llama3.1-405b", "gpt-3-175b" -> "gpt3-175b".
   static const std::regex kFamilyVersion("^(llama|gpt|nemotron)-([0-9])");
   const std::string joined = std::regex_replace(name, kFamilyVersion, "$1$2");

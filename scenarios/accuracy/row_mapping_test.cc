@@ -47,6 +47,8 @@ TEST(RowMappingTest, ModelNamesFindTheirPresets) {
   EXPECT_EQ(PresetFor("Llama 3.1 405B"), "llama3.1-405b");
   EXPECT_EQ(PresetFor("Llama 3 8B"), "llama3-8b");
   EXPECT_EQ(PresetFor("LLAMA2-7B"), "llama2-7b");
+  EXPECT_EQ(PresetFor("BLOOM-176B design candidate (181B, NHIDDEN=14336, NLAYERS=72)"),
+            "bloom-176b");
   EXPECT_EQ(PresetFor("Nemotron-4 15B"), "nemotron4-15b");
   EXPECT_EQ(PresetFor("Nemotron-340B"), "nemotron4-340b");
   EXPECT_EQ(PresetFor("Grok-1 314B (MoE 8 experts top-2)"), "grok-1-314b");
