@@ -108,6 +108,11 @@ struct MemoryInputs {
   int pipeline_parallel = 1, data_parallel = 1, virtual_pipeline = 1, num_microbatches = 1;
   bool distributed_optimizer = false;
   int zero_stage = 0;
+  // ZeRO-3 keeps the embedding and output layer gathered from the first
+  // micro-batch's forward to the optimizer step (Megatron-FSDP; the stack
+  // profile's megatron_fsdp): their whole 16-bit weights are held
+  // next to the shards.
+  bool keep_non_layer_gathered = false;
   // Added: which pipeline stage to account (0 = the first, the most loaded
   // under 1F1B), Megatron's fp32 main gradients vs 16-bit gradients, overheads.
   int pipeline_stage = 0;
