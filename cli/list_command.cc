@@ -56,6 +56,7 @@ void PrintFrameworks(std::ostream& out) {
         {"bf16_grad_acc_bytes", &p.bf16_grad_accumulate_bytes},
         {"flat_parameter", &p.flat_parameter},
         {"per_param_sharding", &p.per_parameter_sharding},
+        {"megatron_fsdp", &p.megatron_fsdp},
         {"fp8_amax_reduction", &p.fp8_amax_reduction}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,

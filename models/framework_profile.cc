@@ -112,6 +112,19 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   } else {
     p.per_parameter_sharding = {0, "prior", "", "", "no per-parameter copy passes"};
   }
+  if (in.has_megatron_fsdp()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.megatron_fsdp(),
+                                         where + ".megatron_fsdp", 0, 1, false,
+                                         &p.megatron_fsdp));
+    if (p.megatron_fsdp.value != 0 && p.megatron_fsdp.value != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".megatron_fsdp.value=", p.megatron_fsdp.value,
+                       " must be 0 (none) or 1 (Megatron-FSDP)"));
+    }
+  } else {
+    p.megatron_fsdp = {0, "prior", "", "",
+                                 "ZeRO-3 gathers every piece before each forward and backward"};
+  }
   if (in.has_fp8_amax_reduction()) {
     CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fp8_amax_reduction(), where + ".fp8_amax_reduction",
                                          0, 1, false, &p.fp8_amax_reduction));

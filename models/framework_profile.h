@@ -51,6 +51,9 @@ struct FrameworkProfile {
   // 1: FSDP2's per-parameter copy passes (models::PerParameterGatherCopyBytes,
   // PerParameterGradCopyBytes); 0: none.
   ProfileValue per_parameter_sharding;
+  // 1: ZeRO-3 runs Megatron-FSDP's schedule (StepInputs::megatron_fsdp);
+  // 0: every piece gathered before each forward and backward.
+  ProfileValue megatron_fsdp;
   // 1: an amax all-reduce over the pipeline stage per model chunk, micro-batch
   // and pass on FP8 steps (Transformer Engine delayed scaling in
   // Megatron-Core); 0: none.

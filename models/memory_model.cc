@@ -397,6 +397,12 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
   }
   m.other = in.overheads.cuda_context + in.overheads.gemm_workspace +
             RoundBytes(ZeroThreeGatherBytes(in, counts));
+  if (in.keep_non_layer_gathered && zero_stage >= 3 && dp_group > 1 &&
+      in.finetune.method == FinetuneMethod::kFull) {
+    // The stage's embedding and output layer, gathered whole in 16 bits.
+    const double non_layer = params - layers * (counts.per_layer - counts.expert_per_layer);
+    m.other += RoundBytes(non_layer / t * 2.0);
+  }
   return m;
 }
 

@@ -111,6 +111,11 @@ struct MemoryInputs {
   // Data-parallel ranks the model states are sharded over (hybrid sharding:
   // strategies::ParallelConfig::data_parallel_shard); 0: all of them.
   int data_parallel_shard = 0;
+  // ZeRO-3 keeps the embedding and output layer gathered from the first
+  // micro-batch's forward to the optimizer step (Megatron-FSDP; the stack
+  // profile's megatron_fsdp): their whole 16-bit weights are held
+  // next to the shards.
+  bool keep_non_layer_gathered = false;
   // Added: which pipeline stage to account (0 = the first, the most loaded
   // under 1F1B), Megatron's fp32 main gradients vs 16-bit gradients, overheads.
   int pipeline_stage = 0;

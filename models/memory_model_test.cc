@@ -279,6 +279,34 @@ TEST(MemoryModelTest, HybridShardingShardsOverTheShardGroup) {
   EXPECT_THAT(ValidateMemoryInputs(in).message(), HasSubstr("data_parallel_shard_size=3"));
 }
 
+// Megatron-FSDP keeps the embedding (first stage) and output layer (last
+// stage) gathered whole in 16 bits across the step.
+TEST(MemoryModelTest, KeptNonLayerParametersAreHeldWhole) {
+  MemoryInputs in;
+  in.model = Preset("llama3-8b");
+  in.data_parallel = 8;
+  in.pipeline_parallel = 4;
+  in.zero_stage = 3;
+  const sim::Bytes per_layer_only = EstimateMemory(in).other;
+  in.keep_non_layer_gathered = true;
+  const ParameterCounts pc = CountParameters(in.model);
+  EXPECT_NEAR(static_cast<double>((EstimateMemory(in).other - per_layer_only).count()),
+              pc.embedding * 2, 1);
+  in.pipeline_stage = 3;
+  const sim::Bytes last = EstimateMemory(in).other;
+  in.keep_non_layer_gathered = false;
+  EXPECT_NEAR(static_cast<double>((last - EstimateMemory(in).other).count()),
+              (pc.final_norm + pc.lm_head) * 2, 1);
+  in.pipeline_stage = 1;  // no embedding or head
+  const sim::Bytes middle = EstimateMemory(in).other;
+  in.keep_non_layer_gathered = true;
+  EXPECT_EQ(EstimateMemory(in).other, middle);
+  in.zero_stage = 1;  // parameters whole anyway
+  const sim::Bytes zero1 = EstimateMemory(in).other;
+  in.keep_non_layer_gathered = false;
+  EXPECT_EQ(EstimateMemory(in).other, zero1);
+}
+
 }  // namespace clustersim::models
 
 namespace clustersim::models {

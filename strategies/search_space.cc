@@ -97,14 +97,16 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
 }
 
 Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_memory,
-                      const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config) {
+                      const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config,
+                      bool keep_non_layer_gathered) {
   config->data_parallel = 0;
   if (absl::Status s = ValidateParallelConfig(model, num_gpus, config); !s.ok()) {
     const bool unsupported = s.code() == absl::StatusCode::kUnimplemented;
     return {absl::StrCat(unsupported ? "unsupported: " : "invalid: ", FieldOf(std::string(s.message()))),
             std::string(s.message())};
   }
-  const models::MemoryInputs in = MemoryInputsFor(model, *config, finetune);
+  models::MemoryInputs in = MemoryInputsFor(model, *config, finetune);
+  in.keep_non_layer_gathered = keep_non_layer_gathered;
   if (absl::Status s = models::ValidateMemoryInputs(in); !s.ok()) {
     return {absl::StrCat("invalid: ", FieldOf(std::string(s.message()))), std::string(s.message())};
   }
@@ -124,19 +126,22 @@ std::optional<ParallelConfig> BlockRecomputeVariant(const models::TransformerCon
                                                     sim::Bytes gpu_memory,
                                                     const models::FinetuneSpec& finetune,
                                                     int num_gpus, const ParallelConfig& config,
-                                                    const Pruning& why) {
+                                                    const Pruning& why,
+                                                    bool keep_non_layer_gathered) {
   if (!config.AllowsBlockRecompute()) return std::nullopt;
-  const std::optional<int> n =
-      why.memory.block_recompute_tried
-          ? why.memory.block_recompute_layers
-          : models::SmallestBlockRecompute(MemoryInputsFor(model, config, finetune), gpu_memory);
+  models::MemoryInputs in = MemoryInputsFor(model, config, finetune);
+  in.keep_non_layer_gathered = keep_non_layer_gathered;
+  const std::optional<int> n = why.memory.block_recompute_tried
+                                   ? why.memory.block_recompute_layers
+                                   : models::SmallestBlockRecompute(in, gpu_memory);
   if (!n) return std::nullopt;
   ParallelConfig variant = config;
   variant.recompute = models::Recompute::kFull;
   variant.recompute_method = models::RecomputeMethod::kBlock;
   variant.recompute_num_layers = *n;
   variant.recompute_mlp_up = variant.recompute_op_sac = false;
-  if (!PruneStrategy(model, gpu_memory, finetune, num_gpus, &variant).reason.empty()) {
+  if (!PruneStrategy(model, gpu_memory, finetune, num_gpus, &variant, keep_non_layer_gathered)
+           .reason.empty()) {
     return std::nullopt;
   }
   return variant;

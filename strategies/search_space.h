@@ -53,13 +53,16 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
 // ("invalid: parallelism.tensor_model_parallel_size", "unsupported:
 // parallelism.context_parallel_size", "memory: activations"); `detail` is
 // the full message. Empty reason: feasible (config->data_parallel derived).
+// `keep_non_layer_gathered`: the stack's ZeRO-3 holds the embedding and output
+// layer gathered (models::MemoryInputs; the profile's megatron_fsdp).
 struct Pruning {
   std::string reason;
   std::string detail;
   models::MemoryVerdict memory;  // set when rejected by memory
 };
 Pruning PruneStrategy(const models::TransformerConfig& model, sim::Bytes gpu_memory,
-                      const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config);
+                      const models::FinetuneSpec& finetune, int num_gpus, ParallelConfig* config,
+                      bool keep_non_layer_gathered = false);
 
 // For a strategy that PruneStrategy rejected by memory: the same strategy with
 // Megatron-Core's block recompute of the first N layers of each model chunk,
@@ -74,7 +77,8 @@ std::optional<ParallelConfig> BlockRecomputeVariant(const models::TransformerCon
                                                     sim::Bytes gpu_memory,
                                                     const models::FinetuneSpec& finetune,
                                                     int num_gpus, const ParallelConfig& config,
-                                                    const Pruning& why);
+                                                    const Pruning& why,
+                                                    bool keep_non_layer_gathered = false);
 
 }  // namespace clustersim::strategies
 

@@ -192,6 +192,17 @@ struct StepInputs {
   // LoRA, whose frozen base has no gradients). Default and source: the stack
   // profile's per_parameter_sharding.
   bool per_parameter_sharding = false;
+  // ZeRO-3 runs Megatron-FSDP's schedule (optim_grads_params). It gathers
+  // and frees parameters per transformer layer only, its FSDP units: the
+  // embedding and output layer (and multi-token prediction, costed with the
+  // head) are gathered once, at the first micro-batch's forward, and stay
+  // gathered for the rest of the step; their gradients are still
+  // reduce-scattered after every backward. In the backward, each piece's
+  // pre-backward hook also gathers the next layer of the pass (into the
+  // second of its double buffer), so that gather runs under this piece's
+  // backward, ahead of its gradient reduce-scatter on the data-parallel lane.
+  // Default and source: the stack profile's megatron_fsdp.
+  bool megatron_fsdp = false;
   // FP8 steps (ParallelConfig::precision kFp8) run Transformer Engine's delayed
   // scaling inside Megatron-Core: each model chunk's forward of a micro-batch
   // ends (fp8_autocast exit) and its backward ends with a blocking MAX

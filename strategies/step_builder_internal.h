@@ -44,6 +44,8 @@
 namespace clustersim::strategies::step_builder_internal {
 
 inline constexpr sim::TaskId kNone = ~sim::TaskId{0};
+// No layer prefetched (GpuState::prefetched_layer; -1 is the embedding).
+inline constexpr int kNoPrefetch = -2;
 
 inline topology::Collective ToCollective(models::CommKind k) {
   switch (k) {
@@ -106,6 +108,10 @@ struct GpuState : ChainState {
   // ZeRO-3: the last dense and the last expert gradient reduce-scatter.
   sim::TaskId last_reduce = kNone;
   sim::TaskId last_expert_reduce = kNone;
+  // Megatron-FSDP's backward: the gathers of the layer prefetched by the
+  // piece before it (Builder::BackwardPrefetch), or kNoPrefetch.
+  std::vector<sim::TaskId> prefetched;
+  int prefetched_layer = kNoPrefetch;
   // --overlap-param-gather, per gradient index: the dense and the expert
   // parameter gather its first forward waits for (StartParamGathers).
   std::vector<sim::TaskId> dense_param_gather;
@@ -304,6 +310,8 @@ class Builder {
                               const std::vector<int>& group, const std::vector<int>& members,
                               const std::vector<sim::TaskId>& after,
                               sim::TaskId* done = nullptr);
+  bool KeepsGathered(const Ctx& ctx, int layer) const;
+  absl::Status BackwardPrefetch(const Ctx& ctx, int layer);
   absl::Status StartParamGathers();
   void WaitForParameters(const std::vector<int>& gpus, int index);
   absl::Status AddExpertParamGather(bool dist_opt);

@@ -95,20 +95,78 @@ std::vector<Builder::ZeroShard> Builder::ZeroShards(int i, int layer) {
 // ZeRO-3 / FSDP: before a layer's forward or backward, all-gather its
 // parameters (ZeroShards). The gathers for a layer are issued when the
 // previous layer starts (one layer of prefetch, as FSDP's
-// limit_all_gathers), and the layer's first op waits for them.
+// limit_all_gathers), and the layer's first op waits for them. Under
+// StepInputs::megatron_fsdp the embedding and output layer are gathered only
+// at the first micro-batch's forward (KeepsGathered), and in the backward a
+// layer prefetched by the piece before it waits for that gather, while this
+// piece gathers the next layer of the pass (BackwardPrefetch).
 absl::Status Builder::GatherParameters(const Ctx& ctx, int layer) {
+  const bool kept = KeepsGathered(ctx, layer);
   for (int i : *ctx.gpus) {
-    for (const ZeroShard& z : ZeroShards(i, layer)) {
-      absl::StatusOr<sim::TaskId> t =
-          AddDataCollective(ZeroOp(true, layer, z.experts), i, *z.group, ctx, layer);
-      if (!t.ok()) return t.status();
-      After(gpu_[i].layer_started, *t);
-      gpu_[i].waits.push_back(*t);
+    GpuState& g = gpu_[i];
+    if (g.prefetched_layer == layer && ctx.phase == Phase::kBackward) {
+      for (sim::TaskId t : g.prefetched) g.waits.push_back(t);
+    } else if (!kept) {
+      for (const ZeroShard& z : ZeroShards(i, layer)) {
+        absl::StatusOr<sim::TaskId> t =
+            AddDataCollective(ZeroOp(true, layer, z.experts), i, *z.group, ctx, layer);
+        if (!t.ok()) return t.status();
+        After(g.layer_started, *t);
+        g.waits.push_back(*t);
+      }
     }
+    g.prefetched.clear();
+    g.prefetched_layer = kNoPrefetch;
+  }
+  CLUSTERSIM_RETURN_IF_ERROR(BackwardPrefetch(ctx, layer));
+  for (int i : *ctx.gpus) {
     gpu_[i].layer_started = kNone;  // set by the layer's first op below
     gpu_[i].pending_layer_start = true;
   }
   return absl::OkStatus();
+}
+
+// Megatron-FSDP's backward: the pre-backward hook of a piece (a layer or the
+// output layer) gathers its parameters and prefetches the next transformer
+// layer in backward order, within the double buffer's two FSDP units
+// (param_and_grad_buffer.py AllGatherPipeline.all_gather_params with
+// PrefetchOrder.BACKWARD_PASS_ORDER; megatron_fsdp.py
+// _pre_backward_param_unshard, Megatron-LM d98e8a64dd). That gather is issued
+// before this piece's gradient reduce-scatter, so it runs under this
+// piece's backward (docs/runtime_schedule.md: "AG_{i-1} needs to be
+// prefetched before DO_i and RS_i"); it waits for the previous piece's
+// backward, whose buffer it reuses. Only within the action's layers.
+absl::Status Builder::BackwardPrefetch(const Ctx& ctx, int layer) {
+  if (!in_.megatron_fsdp || !zero3_ || ctx.phase != Phase::kBackward) return absl::OkStatus();
+  const int first_layer =
+      p_.LayersOf(Position(ctx.stage, ctx.chunk), in_.model->num_layers).first;
+  const int next = layer - 1;
+  if (next < first_layer || next >= in_.model->num_layers) return absl::OkStatus();
+  for (int i : *ctx.gpus) {
+    GpuState& g = gpu_[i];
+    for (const ZeroShard& z : ZeroShards(i, next)) {
+      absl::StatusOr<sim::TaskId> t =
+          AddDataCollective(ZeroOp(true, next, z.experts), i, *z.group, ctx, next);
+      if (!t.ok()) return t.status();
+      After(g.last, *t);
+      g.prefetched.push_back(*t);
+    }
+    g.prefetched_layer = next;
+  }
+  return absl::OkStatus();
+}
+
+// Megatron-FSDP frees gathered parameters only for its FSDP unit modules,
+// the transformer layers (mcore_fsdp_adapter.py: fsdp_unit_modules
+// TransformerLayer, MoETransformerLayer, MambaLayer); other modules' buckets
+// are never released within a step (param_and_grad_buffer.py
+// AllGatherPipeline.release_bucket and reset, Megatron-LM d98e8a64dd). So
+// the embedding and output layer (`layer` -1 and L) hold the parameters of
+// their first gather, in the first micro-batch's forward, until the step ends.
+bool Builder::KeepsGathered(const Ctx& ctx, int layer) const {
+  if (!in_.megatron_fsdp) return false;
+  if (layer >= 0 && layer < in_.model->num_layers) return false;
+  return !(ctx.phase == Phase::kForward && ctx.microbatch == 0);
 }
 
 // After a layer's backward: reduce-scatter its gradients over the same

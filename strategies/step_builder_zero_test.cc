@@ -240,6 +240,71 @@ TEST(StepBuilderTest, ZeroThreeWithPipelineGathersPerStageAndMicrobatch) {
   }
 }
 
+// Megatron-FSDP (StepInputs::megatron_fsdp): the transformer layers are
+// gathered before every micro-batch's forward and backward, the embedding and
+// head only at the first micro-batch's forward; every piece's gradients are
+// still reduce-scattered after each backward. The backward's gathers are
+// prefetched ahead of the reduce-scatters, so less of them is exposed.
+TEST(StepBuilderTest, MegatronFsdpKeepsNonLayersGatheredAndPrefetchesInBackward) {
+  FixedNetwork net;
+  ParallelConfig p;
+  p.micro_batch_size = 1;
+  p.global_batch_size = 12;  // dp 4, 3 micro-batches
+  p.zero_stage = 3;
+  const models::TransformerConfig model = SmallGpt();
+  ASSERT_TRUE(ValidateParallelConfig(model, 4, &p).ok());
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("a100-sxm4-80gb").value());
+  auto count = [&](bool keep, int layer, const char* name) {
+    StepInputs in;
+    in.megatron_fsdp = keep;
+    int n = 0;
+    for (const TaskInfo& info : PlanWith(in, model, p, kernels, net).infos) {
+      n += info.is_collective && info.op->name == name && info.layer == layer;
+    }
+    return n;
+  };
+  const int L = model.num_layers;
+  for (int layer : {-1, L}) {
+    EXPECT_EQ(count(false, layer, "zero3_param_allgather"), 2 * 3) << layer;
+    EXPECT_EQ(count(true, layer, "zero3_param_allgather"), 1) << layer;
+    EXPECT_EQ(count(true, layer, "zero3_grad_reduce_scatter"), 3) << layer;
+  }
+  EXPECT_EQ(count(true, 0, "zero3_param_allgather"), 2 * 3);
+  EXPECT_EQ(count(true, 0, "zero3_grad_reduce_scatter"), 3);
+  auto exposed_dp = [&](bool megatron_fsdp) {
+    StepInputs in;
+    in.megatron_fsdp = megatron_fsdp;
+    const StepPlan plan = PlanWith(in, model, p, kernels, net);
+    sim::Simulator sim;
+    sim::Engine engine(plan.graph, sim);
+    StepStats stats(plan);
+    engine.AddObserver(&stats);
+    EXPECT_TRUE(engine.Run().ok());
+    return stats.Summarize(engine.Makespan()).exposed_dp;
+  };
+  EXPECT_LT(exposed_dp(true), exposed_dp(false));
+  // On a pipeline, with and without deferred weight gradients: every stage
+  // still gathers each of its layers once per micro-batch and pass.
+  p.pipeline_parallel = 2;
+  p.data_parallel = 0;      // derived: 2
+  p.global_batch_size = 8;  // 4 micro-batches
+  for (Schedule schedule : {Schedule::k1F1B, Schedule::kZeroBubbleH1}) {
+    p.schedule = schedule;
+    const absl::Status valid = ValidateParallelConfig(model, 4, &p);
+    ASSERT_TRUE(valid.ok()) << valid;
+    int layer_gathers = 0;
+    for (int layer = 0; layer < L; ++layer) {
+      layer_gathers += count(true, layer, "zero3_param_allgather");
+    }
+    EXPECT_EQ(layer_gathers, 2 * 4 * L) << ScheduleName(schedule);
+    EXPECT_EQ(count(true, L, "zero3_param_allgather"), 1) << ScheduleName(schedule);
+    EXPECT_LT(exposed_dp(true), exposed_dp(false)) << ScheduleName(schedule);
+  }
+  // Without ZeRO-3 the setting changes nothing.
+  p.zero_stage = 1;
+  EXPECT_EQ(count(true, -1, "zero3_param_allgather"), 0);
+}
+
 // DeepSpeed's BF16_Optimizer (grad_accumulate_bytes > 0): every micro-batch's
 // backward ends each layer with the fp32 accumulation pass, and the whole fp32
 // gradients are all-reduced before the sharded step, whose bf16 shards are

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +27,16 @@ bool MixtureOfExperts(const config::ModelConfig& m) {
 }
 
 }  // namespace
+
+int MegatronFsdpSize(const std::string& notes) {
+  constexpr std::string_view kKey = "FSDP column = ";
+  const size_t at = notes.find(kKey);
+  if (at == std::string::npos) return 0;
+  size_t end = at + kKey.size();
+  while (end < notes.size() && absl::ascii_isdigit(static_cast<unsigned char>(notes[end]))) ++end;
+  int n = 0;
+  return absl::SimpleAtoi(notes.substr(at + kKey.size(), end - at - kKey.size()), &n) ? n : 0;
+}
 
 // The recompute granularity to simulate: the row's, the recipe's recompute
 // modules or block recompute, or the stack's default.
@@ -96,6 +108,20 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
     const int stage = pp > 1 && a.zero_stage_with_pipeline > 0 ? a.zero_stage_with_pipeline
                                                                  : a.zero_stage;
     p->set_zero_stage(absl::StrContains(notes, "SHARD_GRAD_OP") ? 2 : stage);
+  }
+  // Megatron-Bridge's performance tables give a Megatron-FSDP size ("FSDP
+  // column = N" in the notes; 0: DDP). With N > 0 its performance scripts run
+  // Megatron-FSDP with data_parallel_sharding_strategy "optim_grads_params":
+  // parameters, gradients and optimizer states sharded over the data-parallel
+  // group, parameters gathered per layer (scripts/performance/utils/overrides.py
+  // _set_megatron_fsdp_overrides, NVIDIA-NeMo/Megatron-Bridge 067f987df; the
+  // use_megatron_fsdp rows of scripts/performance/configs/llama3 at v0.1.0rc4
+  // and v0.2.0): ZeRO-3.
+  if (const int fsdp = MegatronFsdpSize(notes); fsdp > 0 && a.framework == "megatron-core") {
+    p->set_zero_stage(3);
+    absl::StrAppend(assumptions, "Megatron-FSDP over ", fsdp,
+                    " GPUs (stated FSDP column): parameters, gradients and optimizer states "
+                    "sharded over the data-parallel group (ZeRO-3, optim_grads_params); ");
   }
   // Hybrid sharding the row states (the dp_shard column): ZeRO-3 inside
   // shard groups of that many data-parallel ranks, replicated across them.

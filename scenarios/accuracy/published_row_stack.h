@@ -25,6 +25,10 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
                          const RowAssumptions& a, const RecipeParallelism& recipe,
                          config::Scenario* s, std::string* assumptions);
 
+// The Megatron-FSDP size a Megatron-Bridge row's notes state ("FSDP column =
+// N"), or 0 when they state none (or 0: plain data parallelism).
+int MegatronFsdpSize(const std::string& notes);
+
 // The FP8 scaling recipe (training.fp8_recipe) a row's notes and source
 // state: "mxfp8", "current", or "" for the scenario default (delayed).
 std::string Fp8RecipeOfRow(const std::string& notes, const std::string& source);

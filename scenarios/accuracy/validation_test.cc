@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "scenarios/accuracy/published_row_stack.h"
 #include "sim/csv_table.h"
 
 namespace clustersim::scenarios {
@@ -292,6 +293,38 @@ TEST(ValidationTest, StopFlagCancelsBetweenRows) {
   std::atomic<bool> stop{true};
   absl::StatusOr<ValidationReport> r = ValidateTable(*t, "stacks.csv", {.cancel = &stop});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+}
+
+// A Megatron-Bridge row whose notes state a Megatron-FSDP size runs ZeRO-3
+// (parameters gathered per layer); a size of 0 is plain data parallelism.
+TEST(ValidationTest, MegatronFsdpRowsShardParameters) {
+  EXPECT_EQ(validation_internal::MegatronFsdpSize("GA = 8; FSDP column = 64 (>0: ...)"), 64);
+  EXPECT_EQ(validation_internal::MegatronFsdpSize("FSDP column = 0 (>0: ...)"), 0);
+  EXPECT_EQ(validation_internal::MegatronFsdpSize("no such column"), 0);
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kStackHeader) +
+          "F-01,x,Llama 3 8B,,,,8192,,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,128,,"
+          "tokens_per_s_per_gpu,9000,FSDP column = 8 (>0: Megatron-FSDP),"
+          "nemo-25.09 (Megatron-Bridge + Megatron-Core),fp8,\n"
+          "F-02,x,Llama 3 8B,,,,8192,,H100-SXM-80GB (DGX-H100),8,1,1,1,,1,128,,"
+          "tokens_per_s_per_gpu,9000,FSDP column = 0 (0: DDP),"
+          "nemo-25.09 (Megatron-Bridge + Megatron-Core),fp8,\n",
+      "stacks.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "stacks.csv", {.keep_scenarios = true});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 2u);
+  const ValidationRow& fsdp = r->rows[0];
+  ASSERT_TRUE(fsdp.supported) << fsdp.reason;
+  EXPECT_NE(fsdp.scenario.find("zero_stage: 3"), std::string::npos) << fsdp.scenario;
+  EXPECT_NE(fsdp.assumptions.find("Megatron-FSDP over 8 GPUs"), std::string::npos)
+      << fsdp.assumptions;
+  const ValidationRow& ddp = r->rows[1];
+  ASSERT_TRUE(ddp.supported) << ddp.reason;
+  EXPECT_EQ(ddp.scenario.find("zero_stage"), std::string::npos) << ddp.scenario;
+  // Sharded parameters, gradients and optimizer states: less memory per GPU.
+  EXPECT_LT(fsdp.memory_gib, ddp.memory_gib);
+  EXPECT_TRUE(fsdp.fits) << fsdp.memory_gib;
 }
 
 // A long-context NeMo row that states only its global batch runs one sequence

@@ -229,6 +229,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
                                 : 0;
   r.flat_parameter = r.framework->flat_parameter.value > 0;
   r.per_parameter_sharding = r.framework->per_parameter_sharding.value > 0;
+  r.megatron_fsdp = r.framework->megatron_fsdp.value > 0;
   r.fp8_amax_reduction = r.framework->fp8_amax_reduction.value > 0;
   r.pipeline_p2p_host_us = t.has_pipeline_p2p_host_us() ? t.pipeline_p2p_host_us()
                                                         : r.framework->pipeline_p2p_host_us.value;

@@ -60,6 +60,8 @@ struct ResolvedScenario {
   bool flat_parameter = false;
   // FSDP2's per-parameter copy passes: the profile's per_parameter_sharding.
   bool per_parameter_sharding = false;
+  // ZeRO-3 runs Megatron-FSDP's schedule: the profile's megatron_fsdp.
+  bool megatron_fsdp = false;
   // FP8 steps' amax all-reduce per model chunk: the profile's fp8_amax_reduction.
   bool fp8_amax_reduction = false;
   models::FinetuneSpec finetune;  // full training unless LoRA/QLoRA

@@ -139,6 +139,7 @@ absl::Status ScenarioRun::Build() {
   in.grad_accumulate_bytes = s_.grad_accumulate_bytes;
   in.flat_parameter = s_.flat_parameter;
   in.per_parameter_sharding = s_.per_parameter_sharding;
+  in.megatron_fsdp = s_.megatron_fsdp;
   in.fp8_amax_reduction = s_.fp8_amax_reduction;
   in.mode.fold.tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
   in.mode.fold.context_parallel = in.mode.fold.tensor_parallel && options_.fold_context_parallel;
@@ -185,6 +186,7 @@ absl::Status ScenarioRun::AttachTrace() {
 // the activations that forwards allocate and backwards free.
 void ScenarioRun::AttachMemory() {
   memory_inputs_ = strategies::MemoryInputsFor(s_.model, s_.parallel, s_.finetune);
+  memory_inputs_.keep_non_layer_gathered = s_.megatron_fsdp;
   memory_by_stage_ = MemoryByStage(memory_inputs_);
   std::vector<strategies::StaticMemory> static_by_stage;
   for (const models::MemoryBreakdown& m : memory_by_stage_) {

@@ -273,7 +273,8 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
       for (strategies::ParallelConfig& c : strategies::EnumerateStrategies(base->model, space)) {
         ++report.enumerated;
         const strategies::Pruning why =
-            strategies::PruneStrategy(base->model, base->gpu->memory, base->finetune, num_gpus, &c);
+            strategies::PruneStrategy(base->model, base->gpu->memory, base->finetune, num_gpus, &c,
+                                      base->megatron_fsdp);
         if (why.reason.empty()) {
           slots.push_back({WithStrategy(with_precision, c, num_gpus), clusters.back().get(),
                            networks.back().get(), std::nullopt, ""});
@@ -286,7 +287,8 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
           continue;
         }
         const std::optional<strategies::ParallelConfig> block = strategies::BlockRecomputeVariant(
-            base->model, base->gpu->memory, base->finetune, num_gpus, c, why);
+            base->model, base->gpu->memory, base->finetune, num_gpus, c, why,
+            base->megatron_fsdp);
         if (block) {
           ++report.enumerated;
           slots.push_back({WithStrategy(with_precision, *block, num_gpus), clusters.back().get(),
@@ -360,7 +362,8 @@ absl::StatusOr<std::string> ExplainStrategy(const SearchRequest& request,
   }
   strategies::ParallelConfig c = resolved->parallel;
   const strategies::Pruning why = strategies::PruneStrategy(
-      resolved->model, resolved->gpu->memory, resolved->finetune, num_gpus, &c);
+      resolved->model, resolved->gpu->memory, resolved->finetune, num_gpus, &c,
+      resolved->megatron_fsdp);
   if (!why.reason.empty()) {
     return absl::StrCat(head, "rejected (", why.reason, "): ", why.detail, "\n");
   }
