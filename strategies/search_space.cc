@@ -129,11 +129,13 @@ std::optional<ParallelConfig> BlockRecomputeVariant(const models::TransformerCon
                                                     const Pruning& why,
                                                     bool keep_non_layer_gathered) {
   if (!config.AllowsBlockRecompute()) return std::nullopt;
-  models::MemoryInputs in = MemoryInputsFor(model, config, finetune);
-  in.keep_non_layer_gathered = keep_non_layer_gathered;
-  const std::optional<int> n = why.memory.block_recompute_tried
-                                   ? why.memory.block_recompute_layers
-                                   : models::SmallestBlockRecompute(in, gpu_memory);
+  auto bisect = [&] {
+    models::MemoryInputs in = MemoryInputsFor(model, config, finetune);
+    in.keep_non_layer_gathered = keep_non_layer_gathered;
+    return models::SmallestBlockRecompute(in, gpu_memory);
+  };
+  const std::optional<int> n =
+      why.memory.block_recompute_tried ? why.memory.block_recompute_layers : bisect();
   if (!n) return std::nullopt;
   ParallelConfig variant = config;
   variant.recompute = models::Recompute::kFull;

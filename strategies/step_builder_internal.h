@@ -312,6 +312,8 @@ class Builder {
                               sim::TaskId* done = nullptr);
   bool KeepsGathered(const Ctx& ctx, int layer) const;
   absl::Status BackwardPrefetch(const Ctx& ctx, int layer);
+  absl::Status AddShardGathers(int i, int layer, const Ctx& ctx, sim::TaskId after,
+                               std::vector<sim::TaskId>* done);
   absl::Status StartParamGathers();
   void WaitForParameters(const std::vector<int>& gpus, int index);
   absl::Status AddExpertParamGather(bool dist_opt);

@@ -15,6 +15,15 @@ namespace {
 // Parameter all-gather after a distributed-optimizer step moves 16-bit weights.
 constexpr int64_t kParamGatherBytes = 2;
 
+// The slot of `ops` for one kind of shard of `layer` (-1 embedding,
+// `num_layers` head; `experts`: a layer's routed experts).
+const models::Op** SlotOf(ZeroShardOps& ops, int layer, int num_layers, bool experts) {
+  if (experts) return &ops.experts;
+  if (layer < 0) return &ops.embedding;
+  if (layer >= num_layers) return &ops.head;
+  return &ops.layer;
+}
+
 }  // namespace
 
 // ZeRO-3 shards of `layer` (-1 embedding, L head) on one GPU, in
@@ -31,15 +40,8 @@ double Builder::LayerParams(int layer, bool experts) const {
 
 // The ZeRO-3 gather (or reduce-scatter) of one kind of shard, made on first use.
 const models::Op& Builder::ZeroOp(bool gather, int layer, bool experts) {
-  ZeroShardOps& ops = gather ? zero_gather_ops_ : zero_reduce_ops_;
-  const models::Op** slot = &ops.layer;
-  if (experts) {
-    slot = &ops.experts;
-  } else if (layer < 0) {
-    slot = &ops.embedding;
-  } else if (layer >= in_.model->num_layers) {
-    slot = &ops.head;
-  }
+  const models::Op** slot = SlotOf(gather ? zero_gather_ops_ : zero_reduce_ops_, layer,
+                                   in_.model->num_layers, experts);
   if (*slot == nullptr) {
     models::Op op;
     op.name = absl::StrCat("zero3_", experts ? "expert_" : "",
@@ -59,12 +61,7 @@ const models::Op& Builder::ZeroOp(bool gather, int layer, bool experts) {
 // Hybrid sharding: the all-reduce of `layer`'s dense gradient shard (its
 // share of the shard group's reduce-scatter) over the replicas.
 const models::Op& Builder::ZeroReplicaOp(int layer) {
-  const models::Op** slot = &zero_replica_ops_.layer;
-  if (layer < 0) {
-    slot = &zero_replica_ops_.embedding;
-  } else if (layer >= in_.model->num_layers) {
-    slot = &zero_replica_ops_.head;
-  }
+  const models::Op** slot = SlotOf(zero_replica_ops_, layer, in_.model->num_layers, false);
   if (*slot == nullptr) {
     models::Op op;
     op.name = "zero3_grad_replica_allreduce";
@@ -107,13 +104,7 @@ absl::Status Builder::GatherParameters(const Ctx& ctx, int layer) {
     if (g.prefetched_layer == layer && ctx.phase == Phase::kBackward) {
       for (sim::TaskId t : g.prefetched) g.waits.push_back(t);
     } else if (!kept) {
-      for (const ZeroShard& z : ZeroShards(i, layer)) {
-        absl::StatusOr<sim::TaskId> t =
-            AddDataCollective(ZeroOp(true, layer, z.experts), i, *z.group, ctx, layer);
-        if (!t.ok()) return t.status();
-        After(g.layer_started, *t);
-        g.waits.push_back(*t);
-      }
+      CLUSTERSIM_RETURN_IF_ERROR(AddShardGathers(i, layer, ctx, g.layer_started, &g.waits));
     }
     g.prefetched.clear();
     g.prefetched_layer = kNoPrefetch;
@@ -144,14 +135,22 @@ absl::Status Builder::BackwardPrefetch(const Ctx& ctx, int layer) {
   if (next < first_layer || next >= in_.model->num_layers) return absl::OkStatus();
   for (int i : *ctx.gpus) {
     GpuState& g = gpu_[i];
-    for (const ZeroShard& z : ZeroShards(i, next)) {
-      absl::StatusOr<sim::TaskId> t =
-          AddDataCollective(ZeroOp(true, next, z.experts), i, *z.group, ctx, next);
-      if (!t.ok()) return t.status();
-      After(g.last, *t);
-      g.prefetched.push_back(*t);
-    }
+    CLUSTERSIM_RETURN_IF_ERROR(AddShardGathers(i, next, ctx, g.last, &g.prefetched));
     g.prefetched_layer = next;
+  }
+  return absl::OkStatus();
+}
+
+// The all-gathers of `layer`'s ZeRO-3 shards (ZeroShards) on simulated GPU
+// i, each issued after `after`, appended to `done`.
+absl::Status Builder::AddShardGathers(int i, int layer, const Ctx& ctx, sim::TaskId after,
+                                      std::vector<sim::TaskId>* done) {
+  for (const ZeroShard& z : ZeroShards(i, layer)) {
+    absl::StatusOr<sim::TaskId> t =
+        AddDataCollective(ZeroOp(true, layer, z.experts), i, *z.group, ctx, layer);
+    if (!t.ok()) return t.status();
+    After(after, *t);
+    done->push_back(*t);
   }
   return absl::OkStatus();
 }
