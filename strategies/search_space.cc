@@ -38,6 +38,19 @@ std::string FieldOf(const std::string& message) {
   return absl::StrJoin(head, " ");
 }
 
+// The hybrid-sharding group of one node: the data-parallel ranks that share a
+// node (tp and cp ranks are placed innermost), when that is more than one and
+// fewer than all of them; 0 otherwise, and for mixture-of-experts models,
+// whose hybrid sharding is not simulated.
+int NodeShard(const models::TransformerConfig& model, const SearchSpace& space, int tp, int pp,
+              int cp) {
+  if (model.num_experts > 0 || space.gpus_per_node % (tp * cp) != 0) return 0;
+  if (space.num_gpus % (tp * pp * cp) != 0) return 0;
+  const int dp = space.num_gpus / (tp * pp * cp);
+  const int shard = space.gpus_per_node / (tp * cp);
+  return shard > 1 && shard < dp && dp % shard == 0 ? shard : 0;
+}
+
 }  // namespace
 
 std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig& model,
@@ -45,8 +58,10 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
   struct Optimizer {
     bool distributed;
     int zero_stage;
+    bool node_shard;  // ZeRO-3 sharded over the data-parallel ranks of one node
   };
-  constexpr Optimizer kOptimizers[] = {{false, 0}, {true, 0}, {false, 3}};
+  constexpr Optimizer kOptimizers[] = {
+      {false, 0, false}, {true, 0, false}, {false, 3, false}, {false, 3, true}};
   constexpr models::Recompute kRecompute[] = {models::Recompute::kNone,
                                               models::Recompute::kSelective,
                                               models::Recompute::kFull};
@@ -66,6 +81,9 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
               for (int mbs : {1, 2, 4, 8}) {
                 for (models::Recompute rc : kRecompute) {
                   for (const Optimizer& opt : kOptimizers) {
+                    const int shard =
+                        opt.node_shard ? NodeShard(model, space, tp, pp, cp) : 0;
+                    if (opt.node_shard && shard == 0) continue;
                     ParallelConfig c;
                     c.tensor_parallel = tp;
                     c.pipeline_parallel = pp;
@@ -78,6 +96,7 @@ std::vector<ParallelConfig> EnumerateStrategies(const models::TransformerConfig&
                     c.recompute = rc;
                     c.distributed_optimizer = opt.distributed;
                     c.zero_stage = opt.zero_stage;
+                    c.data_parallel_shard = shard;
                     c.sequence_parallel = tp > 1;
                     c.overlap_grad_reduce = true;
                     c.overlap_param_gather = opt.distributed;

@@ -11,7 +11,10 @@
 //   layers; vp in {1, 2, 4} (pp > 1; interleaved schedule); cp in {1, 2}; ep in
 //   {1, 2, 4, 8} for MoE models, else 1; micro-batch in {1, 2, 4, 8};
 //   recompute none/selective/full; optimizer plain / distributed (ZeRO-1) /
-//   ZeRO-3; schedule 1f1b or zb-h1 (pp > 1, vp = 1). Sequence parallelism is on
+//   ZeRO-3 over every data-parallel rank / ZeRO-3 sharded inside one node and
+//   replicated across nodes (hybrid sharding; dense models, where a node holds
+//   more than one and fewer than all data-parallel ranks); schedule 1f1b or
+//   zb-h1 (pp > 1, vp = 1). Sequence parallelism is on
 //   whenever tp > 1, gradient reduction overlaps the backward pass; dp is
 //   derived.
 // Block recompute is not a dimension of its own: a strategy without recompute

@@ -21,12 +21,12 @@ sim::Bytes Memory(const char* gpu) { return (*models::GpuCatalog::Default().Find
 TEST(SearchSpaceTest, EnumeratesEveryDimensionWithoutDuplicates) {
   const std::vector<ParallelConfig> all =
       EnumerateStrategies(Model("llama3-70b"), {.num_gpus = 64, .global_batch_size = 128});
-  std::set<std::tuple<int, int, int, int, int, int, int, bool, int, Schedule>> seen;
+  std::set<std::tuple<int, int, int, int, int, int, int, bool, int, Schedule, int>> seen;
   std::set<int> tps, pps, vps;
   for (const ParallelConfig& c : all) {
     seen.insert({c.tensor_parallel, c.pipeline_parallel, c.virtual_pipeline, c.context_parallel,
                  c.micro_batch_size, static_cast<int>(c.recompute), c.zero_stage,
-                 c.distributed_optimizer, c.expert_parallel, c.schedule});
+                 c.distributed_optimizer, c.expert_parallel, c.schedule, c.data_parallel_shard});
     tps.insert(c.tensor_parallel);
     pps.insert(c.pipeline_parallel);
     vps.insert(c.virtual_pipeline);
@@ -37,6 +37,33 @@ TEST(SearchSpaceTest, EnumeratesEveryDimensionWithoutDuplicates) {
   EXPECT_EQ(tps, (std::set<int>{1, 2, 4, 8}));     // tp stays in the 8-GPU node
   EXPECT_EQ(pps, (std::set<int>{1, 2, 4, 8, 16, 32, 64}));
   EXPECT_EQ(vps, (std::set<int>{1, 2, 4}));
+}
+
+TEST(SearchSpaceTest, HybridShardingShardsInsideOneNode) {
+  // 64 GPUs, 8 per node: tp 2 x pp 2 leaves dp 16, 4 of them in each node.
+  std::set<std::tuple<int, int, int>> shards;  // tp, pp, shard
+  for (const ParallelConfig& c :
+       EnumerateStrategies(Model("llama3-70b"), {.num_gpus = 64, .global_batch_size = 128})) {
+    if (c.data_parallel_shard == 0) continue;
+    EXPECT_EQ(c.zero_stage, 3);
+    EXPECT_EQ(c.data_parallel_shard, 8 / (c.tensor_parallel * c.context_parallel));
+    shards.insert({c.tensor_parallel, c.pipeline_parallel, c.data_parallel_shard});
+  }
+  EXPECT_TRUE(shards.contains({2, 2, 4}));
+  EXPECT_TRUE(shards.contains({1, 1, 8}));
+  EXPECT_FALSE(shards.contains({8, 1, 1}));  // one rank per node: plain ZeRO-3 replication
+  EXPECT_FALSE(shards.contains({1, 8, 8}));  // dp 8 all in one node: full sharding
+
+  ParallelConfig c{.tensor_parallel = 2, .pipeline_parallel = 2, .sequence_parallel = true,
+                   .zero_stage = 3, .data_parallel_shard = 4, .micro_batch_size = 1,
+                   .global_batch_size = 128, .recompute = models::Recompute::kFull};
+  EXPECT_EQ(PruneStrategy(Model("llama3-8b"), Memory("h100-sxm5-80gb"), {}, 64, &c).reason, "");
+  EXPECT_EQ(c.data_parallel, 16);
+
+  for (const ParallelConfig& m :
+       EnumerateStrategies(Model("mixtral-8x7b"), {.num_gpus = 64, .global_batch_size = 128})) {
+    EXPECT_EQ(m.data_parallel_shard, 0);  // hybrid sharding of experts is not simulated
+  }
 }
 
 TEST(SearchSpaceTest, PrunesByRuleUnsupportedFeatureAndMemory) {

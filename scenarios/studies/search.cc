@@ -61,6 +61,7 @@ config::Scenario WithStrategy(const config::Scenario& base, const strategies::Pa
   p->set_sequence_parallel(c.sequence_parallel);
   p->set_use_distributed_optimizer(c.distributed_optimizer);
   p->set_zero_stage(c.zero_stage);
+  if (c.data_parallel_shard > 0) p->set_data_parallel_shard_size(c.data_parallel_shard);
   p->set_overlap_grad_reduce(c.overlap_grad_reduce);
   if (c.overlap_param_gather) p->set_overlap_param_gather(true);
   config::TrainingConfig* t = s.mutable_training();
