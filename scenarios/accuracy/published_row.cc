@@ -318,6 +318,8 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (!v.reason.empty()) return v;
   const std::string recompute = RowRecompute(t, row, a, recipe, &s, &assumptions);
   StackTraining(t, row, a, notes, tp, pp, &s, &assumptions);
+  if (recipe.no_tp_comm_overlap) p->set_tp_comm_overlap(false);
+  if (recipe.no_param_gather_overlap) p->set_overlap_param_gather(false);
   config::TrainingConfig* tr = s.mutable_training();
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);

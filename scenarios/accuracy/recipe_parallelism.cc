@@ -202,12 +202,19 @@ void CountEmbeddingAndLoss(int layers, int chunks, RecipeParallelism& r) {
 //   MegatronTokenDropCallback caps each expert at capacity 1.0 with padding,
 //   which is the balanced top-1 load the simulator costs.
 // - Nemotron-H 56B (nemotronh, NeMo 7a8f1cc7bc): launch.sh runs
-//   scripts/performance/llm/pretrain_nemotronh_56b.py with TP 8, PP 1, MBS 1;
-//   recipes/nemotronh_56b.py sets sequence parallelism, TP communication
-//   overlap (performance_optimizations) and no recompute, and trains in
-//   nemotron_h_bf16_with_fp8_current_scaling_mixed (recipes/precision/
-//   mixed_precision.py): FP8 with per-tensor current scaling, the first and
-//   last 2 layers in BF16, which the simulator costs as FP8 in every layer.
+//   scripts/performance/llm/pretrain_nemotronh_56b.py with TP 8, PP 1, MBS 1
+//   and no --fp8_recipe. The script calls pretrain_recipe() without
+//   performance_mode, so recipes/nemotronh_56b.py's performance_optimizations
+//   (the MegatronCommOverlapCallback with tp_comm_overlap=True) never runs:
+//   no TP communication overlap, and the trainer's DDP config keeps
+//   overlap_param_gather=False. set_primary_perf_configs (scripts/performance/
+//   utils.py) turns sequence parallelism on (tp > 1), sets no recompute, and
+//   replaces the recipe's FP8 current-scaling plugin with the argument
+//   parser's default fp8_recipe "ds": bf16_with_fp8_mixed, delayed scaling
+//   in every layer.
+// - DeepSeek-V3 (pretrain_deepseek_v3.py): the script appends
+//   MegatronCommOverlapCallback(tp_comm_overlap=False); recipes/deepseek.py's
+//   DDP config overlaps the parameter gather.
 void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std::string& notes,
                     int layers, int pp, int vp, RecipeParallelism& r) {
   auto append = [&r](const std::string& text) {
@@ -215,6 +222,8 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
   };
   const int chunks = pp * vp;
   if (preset == "deepseek-v3-671b") {
+    r.no_tp_comm_overlap = true;
+    append("no TP communication overlap (pretrain_deepseek_v3.py: tp_comm_overlap=False)");
     const bool h100 = absl::StartsWith(gpu, "h100"), gb200 = absl::StartsWith(gpu, "gb200");
     if (h100 || gb200) {
       r.recompute_modules = {h100 ? "mla_up_proj" : "core_attn"};
@@ -236,9 +245,11 @@ void Nemo2504Recipe(const std::string& preset, const std::string& gpu, const std
   }
   if (preset == "llama3.1-405b" && chunks >= 2) CountEmbeddingAndLoss(layers, chunks, r);
   if (preset == "nemotron-h-56b") {
-    append("no recompute, sequence parallel and TP communication overlap (NeMo's nemotronh_56b "
-           "recipe); its FP8 current scaling with the first and last 2 layers in BF16 is costed "
-           "as FP8 in every layer");
+    r.no_tp_comm_overlap = true;
+    r.no_param_gather_overlap = true;
+    append("no recompute, sequence parallel, no TP communication overlap and no overlapped "
+           "parameter gather, FP8 delayed scaling (pretrain_nemotronh_56b.py: the "
+           "nemotronh_56b recipe without performance_mode, the script's default fp8_recipe)");
   }
   if (preset == "llama4-maverick-400b") {
     if (pp == 1 && vp > 1) {

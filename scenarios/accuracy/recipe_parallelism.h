@@ -46,7 +46,12 @@
 // the embedding and the loss as layers, as above; Llama 4 Maverick
 // (llama4_e128) dispatches all-to-all, recomputes nothing, and on H100
 // (pp 1) runs without interleaving (launch.sh VP=1; the README's VP 12).
-// Nemotron-H 56B (NeMo 25.04's nemotronh_56b recipe) recomputes nothing;
+// Nemotron-H 56B (nemotronh_56b) recomputes nothing and trains in the
+// script's default FP8 recipe, delayed scaling. Neither DeepSeek-V3 nor
+// Nemotron-H overlaps TP communication: the DeepSeek-V3 script adds
+// MegatronCommOverlapCallback with tp_comm_overlap=False, and the Nemotron-H
+// script builds its recipe without performance_mode and so without the
+// callback (its DDP config's overlap_param_gather=False then stands).
 // Nemotron 3 Nano (Megatron-Bridge 26.04, tag v0.4.0) dispatches with HybridEP
 // and recomputes nothing on GB200 and B200, and its H100 rows are refused (the
 // preset recomputes the whole MoE layer).
@@ -93,6 +98,12 @@ struct RecipeParallelism {
   // Megatron-Core's EP all-to-all overlap (moe_a2a_overlap ->
   // parallelism.overlap_moe_expert_parallel_comm); false: not set.
   bool moe_a2a_overlap = false;
+  // The recipe leaves off an overlap the stack's default turns on:
+  // Megatron-Core's tp_comm_overlap (TE userbuffers; off, the sequence-
+  // parallel all-gathers and reduce-scatters run in the layer's program
+  // order) and the distributed optimizer's overlap_param_gather.
+  bool no_tp_comm_overlap = false;
+  bool no_param_gather_overlap = false;
   std::string text;                // the assumption, for the row's report
   std::string missing;             // why the row's split cannot be pinned down, or ""
 };

@@ -103,6 +103,28 @@ TEST(RecipeParallelismTest, NeMo2504ScriptsSplitDeepSeekAnd405B) {
   EXPECT_TRUE(ForRecipe(kDgxc, "", "llama3-70b", "h100-sxm5-80gb", 80, 4, 5).layout.empty());
 }
 
+// pretrain_nemotronh_56b.py builds the recipe without performance_mode (no
+// MegatronCommOverlapCallback; the DDP config's overlap_param_gather=False);
+// pretrain_deepseek_v3.py adds the callback with tp_comm_overlap=False.
+// Llama 4's script runs performance_mode and keeps the stack's overlaps.
+TEST(RecipeParallelismTest, NeMo2504ScriptsThatLeaveTheOverlapsOff) {
+  constexpr const char* kDgxc = "nemo-25.04 (dgxc-benchmarking 25.05 release)";
+  const RecipeParallelism h = ForRecipe(kDgxc, "", "nemotron-h-56b", "h100-sxm5-80gb", 118, 1, 1);
+  EXPECT_TRUE(h.no_tp_comm_overlap);
+  EXPECT_TRUE(h.no_param_gather_overlap);
+  EXPECT_TRUE(h.recompute_modules.empty());
+  EXPECT_THAT(h.text, HasSubstr("FP8 delayed scaling"));
+  const RecipeParallelism ds = ForRecipe(kDgxc, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 1, 32);
+  EXPECT_TRUE(ds.no_tp_comm_overlap);
+  EXPECT_FALSE(ds.no_param_gather_overlap);
+  const RecipeParallelism maverick =
+      ForRecipe(kDgxc, "", "llama4-maverick-400b", "gb200-186gb", 48, 2, 12, 64);
+  EXPECT_FALSE(maverick.no_tp_comm_overlap);
+  EXPECT_FALSE(maverick.no_param_gather_overlap);
+  // Megatron-Bridge's presets keep the stack's overlaps.
+  EXPECT_FALSE(ForRecipe(kBridge, "", "deepseek-v3-671b", "gb200-186gb", 61, 4, 4).no_tp_comm_overlap);
+}
+
 // Llama 4 Maverick (pretrain_llama4_e128.py): launch.sh's VP=1 on H100 (pp 1)
 // replaces the README's VP 12; GB200 keeps pp 2 x vp 12 and its even split;
 // the stated ETP1 folds the experts.
