@@ -319,6 +319,14 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   const std::string recompute = RowRecompute(t, row, a, recipe, &s, &assumptions);
   StackTraining(t, row, a, notes, tp, pp, &s, &assumptions);
   config::TrainingConfig* tr = s.mutable_training();
+  if (const int offload = BridgeCpuOffloadLayers(t.Get(row, "framework"), preset, gpu,
+                                                 tr->precision(), tr->fp8_recipe(), pp);
+      offload > 0 && recompute == "none") {
+    tr->set_cpu_offload_layers(offload);
+    absl::StrAppend(&assumptions, "activations of ", offload,
+                    " layers offloaded to host memory (the performance preset's "
+                    "cpu_offloading_num_layers); ");
+  }
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);
   tr->set_recompute_granularity(recompute);
