@@ -26,7 +26,7 @@ struct Values {
   std::optional<uint64_t> seed;
   std::optional<int> num_layers, hidden, ffn, heads, groups, seq, vocab;
   std::optional<int> num_gpus, gpus_per_node, tp, pp, cp, ep, etp, vp, mbs, gbs, first_layers,
-      last_layers, recompute_layers;
+      last_layers, recompute_layers, offload_layers;
   std::optional<double> price, purchase, amortisation, utilisation, pue, kwh, hosting, tokens;
   std::optional<int64_t> steps;
 };
@@ -112,6 +112,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
       "or block (replays only the first --recompute-num-layers layers of each model chunk)");
   Opt(strategy, "recompute-num-layers", &v.recompute_layers,
       "with full recompute: the layers of a uniform group, or the block's replayed layers");
+  Opt(strategy, "cpu-offloading-num-layers", &v.offload_layers,
+      "offload the saved activations of the first N layers to host memory (Megatron-Core's "
+      "activation offload; pp 1, no recompute)");
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "fp8-recipe", &v.fp8_recipe,
       "with fp8: delayed (default; amax history, all-reduced each step) | current (per-tensor "
@@ -250,6 +253,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   if (v.recompute) t->set_recompute_granularity(*v.recompute);
   if (v.recompute_method) t->set_recompute_method(*v.recompute_method);
   if (v.recompute_layers) t->set_recompute_num_layers(*v.recompute_layers);
+  if (v.offload_layers) t->set_cpu_offload_layers(*v.offload_layers);
   if (v.precision) t->set_precision(*v.precision);
   if (v.fp8_recipe) t->set_fp8_recipe(*v.fp8_recipe);
   if (v.finetune) t->set_finetune(*v.finetune);

@@ -246,6 +246,10 @@ double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int la
 
 }  // namespace
 
+double MeanLayerActivationBytes(const TransformerConfig& c, const ShardSpec& s) {
+  return LayerActivationBytes(c, s);
+}
+
 absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
   CLUSTERSIM_RETURN_IF_ERROR(ValidateTransformer(in.model));
   CLUSTERSIM_RETURN_IF_ERROR(ValidateShard(in.model, in.shard));
@@ -294,6 +298,13 @@ absl::Status ValidateMemoryInputs(const MemoryInputs& in) {
         " (expert_tensor_parallel_size=1 spreads experts over a stage's ranks)"));
   }
   CLUSTERSIM_RETURN_IF_ERROR(ValidateFinetune(in.model, in.finetune));
+  if (in.cpu_offload_layers < 0 || in.cpu_offload_layers >= std::max(1, in.model.num_layers) ||
+      (in.cpu_offload_layers > 0 &&
+       (in.pipeline_parallel > 1 || in.shard.recompute != Recompute::kNone))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cpu_offload_layers=", in.cpu_offload_layers, " must be in [0, num_layers=",
+        in.model.num_layers, "), with pipeline_model_parallel_size 1 and no recompute"));
+  }
   if (in.main_grad_dtype != Dtype::kFp32 && in.main_grad_dtype != Dtype::kBf16 &&
       in.main_grad_dtype != Dtype::kFp16) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -380,6 +391,13 @@ MemoryBreakdown EstimateMemory(const MemoryInputs& in) {
   const int chunks = std::min(in.virtual_pipeline, std::max(layers, 1));
   double activations = StageLayerActivationBytes(c, s, layers, chunks) * in_flight +
                        ReplayWindowBytes(c, s, layers, chunks);
+  if (in.cpu_offload_layers > 1 && p == 1 && s.recompute == Recompute::kNone) {
+    // Offloaded layers leave the GPU but the one being reloaded (p = 1: one
+    // micro-batch in flight). A memory remedy that turns recompute or
+    // pipelining on is estimated without offload, which Megatron-Core then
+    // refuses.
+    activations -= (in.cpu_offload_layers - 1) * LayerActivationBytes(c, s);
+  }
   if (first) {
     // Token ids (int64) and the embedding dropout mask (1 byte) per in-flight micro-batch.
     activations += (8.0 * tokens + tokens * c.hidden_size / (sp ? t : 1.0)) * in_flight;

@@ -49,6 +49,14 @@
 //   the embedding input (8 B/token) and dropout mask per in-flight micro-batch on
 //   the first stage, and the LM-head input and fp32 logits (4·s'·b·(h + V/t)) on
 //   the last.
+// Activation offload to host memory (MemoryInputs::cpu_offload_layers = N,
+//   Megatron-Core cpu_offloading_num_layers through Transformer Engine's
+//   get_cpu_offload_context; strategies/activation_offload.h): the saved
+//   activations of the first N layers leave the GPU once copied to the host,
+//   and come back one layer at a time before their backward. The peak, at the
+//   start of the backward, holds the L − N kept layers plus the one offloaded
+//   layer being reloaded: the stage's layer activations drop by N − 1 layers.
+//   Only with p = 1 and no recompute (Megatron-Core refuses the others).
 // ZeRO-3 / FSDP working set, counted in `other`: two layers of parameters
 //   gathered in 16 bits (the current one and the prefetched next, as the step
 //   builder issues them) and one layer's unsharded gradient before its
@@ -123,6 +131,10 @@ struct MemoryInputs {
   MemoryOverheads overheads;
   // Added: full training or LoRA / QLoRA fine-tuning (finetune.h).
   FinetuneSpec finetune;
+  // Layers whose saved activations are offloaded to host memory (see the
+  // header comment); 0: none. In [0, num_layers) with pipeline_parallel 1
+  // and no recompute.
+  int cpu_offload_layers = 0;
 };
 
 struct MemoryBreakdown {
@@ -149,6 +161,11 @@ MemoryBreakdown ModelStateMemory(double params_on_rank, Dtype dtype, Dtype main_
 // and what FlashAttention removes. 0 under full recompute and under selective
 // recompute that replays the core (ShardSpec::modules.core_attn).
 double AttentionCoreUnits(const TransformerConfig& c, const ShardSpec& s);
+
+// One layer's saved activations for one micro-batch, bytes: the mean over the
+// model's layers of the per-layer term above (what activation offload copies
+// to the host per layer and micro-batch).
+double MeanLayerActivationBytes(const TransformerConfig& c, const ShardSpec& s);
 
 // REQUIRES: ValidateMemoryInputs(in).ok(). For the stage `in.pipeline_stage`.
 MemoryBreakdown EstimateMemory(const MemoryInputs& in);

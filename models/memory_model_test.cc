@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -361,6 +362,38 @@ TEST(MemoryModelTest, ZeroThreeShardsTheFp8WeightCopy) {
   in.shard.dtype = Dtype::kFp8;
   EXPECT_NEAR(static_cast<double>(EstimateMemory(in).weights.count()) - bf16_sharded,
               2.0 * linear / 8, 1e3);
+}
+
+
+// Activation offload of N layers (Megatron-Core cpu_offloading_num_layers):
+// the peak keeps the L - N other layers and the one being reloaded.
+TEST(MemoryModelTest, OffloadedLayersLeaveTheGpuButTheOneReloaded) {
+  MemoryInputs in;
+  in.model = Preset("llama3-70b");
+  in.shard.micro_batch_size = 2;
+  in.shard.dtype = Dtype::kFp8;
+  in.data_parallel = 64;
+  in.zero_stage = 3;
+  const MemoryBreakdown base = EstimateMemory(in);
+  const double layer = MeanLayerActivationBytes(in.model, in.shard);
+  in.cpu_offload_layers = 40;
+  ASSERT_TRUE(ValidateMemoryInputs(in).ok());
+  const MemoryBreakdown off = EstimateMemory(in);
+  EXPECT_NEAR(static_cast<double>((base.activations - off.activations).count()), 39 * layer, 1.0);
+  EXPECT_EQ(off.ModelStates(), base.ModelStates());
+  EXPECT_EQ(off.other, base.other);
+  in.cpu_offload_layers = 1;  // the one layer is back before its backward
+  EXPECT_EQ(EstimateMemory(in).activations, base.activations);
+  // Megatron-Core: fewer layers than the model's, no pipeline, no recompute.
+  in.cpu_offload_layers = 80;
+  EXPECT_THAT(std::string(ValidateMemoryInputs(in).message()),
+              HasSubstr("cpu_offload_layers=80 must be in [0, num_layers=80)"));
+  in.cpu_offload_layers = 40;
+  in.pipeline_parallel = 2;
+  EXPECT_FALSE(ValidateMemoryInputs(in).ok());
+  in.pipeline_parallel = 1;
+  in.shard.recompute = Recompute::kSelective;
+  EXPECT_FALSE(ValidateMemoryInputs(in).ok());
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ models::MemoryInputs MemoryInputsFor(const models::TransformerConfig& model,
   in.zero_stage = p.zero_stage;
   in.data_parallel_shard = p.data_parallel_shard;
   in.finetune = finetune;
+  in.cpu_offload_layers = p.cpu_offload_layers;
   return in;
 }
 

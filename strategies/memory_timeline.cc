@@ -23,6 +23,7 @@ uint64_t Key(int32_t microbatch, int32_t layer) {
 
 ActivationSizes ActivationSizesOf(const models::MemoryInputs& in) {
   models::MemoryInputs one = in;  // one micro-batch, one stage, no interleaving
+  one.cpu_offload_layers = 0;      // every layer's activations allocated on the GPU
   one.num_microbatches = 1;
   one.virtual_pipeline = 1;
   one.pipeline_parallel = 1;
@@ -66,6 +67,12 @@ ActivationSizes ActivationSizesOf(const models::MemoryInputs& in, const Parallel
   const models::ShardSpec& s = in.shard;
   const int n = s.recompute_num_layers;
   const bool block = s.recompute_method == models::RecomputeMethod::kBlock;
+  if (p.cpu_offload_layers > 1) {
+    ActivationSizes sizes = ActivationSizesOf(in);
+    sizes.by_layer.assign(in.model.num_layers, sizes.per_layer);
+    std::fill(sizes.by_layer.begin(), sizes.by_layer.begin() + (p.cpu_offload_layers - 1), 0);
+    return sizes;
+  }
   if (s.recompute != models::Recompute::kFull || (!block && n == 1)) return ActivationSizesOf(in);
   models::MemoryInputs full = in;  // every layer keeps its input checkpoint
   full.shard.recompute_method = models::RecomputeMethod::kUniform;

@@ -85,6 +85,10 @@ ActivationSizes ActivationSizesOf(const models::MemoryInputs& in);
 // uniform, the checkpoint in the first layer of each group of
 // recompute_num_layers and nothing in the others. The replayed group's
 // activations during its backward are transient, not counted (see above).
+// With activation offload of N > 1 layers (ParallelConfig::cpu_offload_layers)
+// the first N - 1 layers hold nothing: at the peak, the start of the backward,
+// they are on the host and layer N - 1 is being reloaded, as the memory model
+// counts it (the copies' own timing is not followed).
 ActivationSizes ActivationSizesOf(const models::MemoryInputs& in, const ParallelConfig& p);
 
 // The static part of one stage's memory (bytes).

@@ -122,6 +122,12 @@ struct ParallelConfig {
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // Pipeline schedule; interleaved when virtual_pipeline > 1.
   Schedule schedule = Schedule::k1F1B;
+  // Megatron-Core's activation offload to host memory
+  // (cpu_offloading_num_layers; training.cpu_offload_layers): the saved
+  // activations of the first this-many layers are copied to the host after
+  // their forward and back before their backward (strategies/activation_offload.h).
+  // 0: none. Only with pp = 1 and no recompute, as Megatron-Core allows.
+  int cpu_offload_layers = 0;
 
   int model_parallel_size() const { return tensor_parallel * pipeline_parallel * context_parallel; }
   int expert_tp() const {

@@ -120,6 +120,7 @@ void Builder::AddGpus() {
       lane.context = plan_.graph.AddResource(name + "/comm:cp", g, kContextCommLane);
     }
     if (host) lane.host = plan_.graph.AddResource(name + "/host", g, kHostLane);
+    if (p_.cpu_offload_layers > 0) AddOffloadLanes(i, name);
     stage_gpus_[placement_.CoordsOf(g).pp].push_back(i);
     gpu_[i].grad_done.assign(L + 2, kNone);
     if (!in_.gpu_time_scale.empty()) {

@@ -210,6 +210,10 @@ struct StepInputs {
   // (step_builder_fp8.cc). Default and source: the stack profile's
   // fp8_amax_reduction.
   bool fp8_amax_reduction = false;
+  // The GPU's link to host memory, per direction (strategies/
+  // activation_offload.h): what ParallelConfig::cpu_offload_layers' copies
+  // cross. Needed when that is > 0.
+  sim::Bandwidth host_link;
   // Megatron-LM's default gradient bucket: max(40M, 1M x dp) parameters.
   double bucket_params = 40e6;
   // LoRA / QLoRA (models/finetune_ops.h): the frozen base runs no weight

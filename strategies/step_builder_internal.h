@@ -16,6 +16,7 @@
 //                                 embedding tie, the optimizer step
 //   step_builder_fp8.cc           FP8 weight casts, amax reductions
 //   step_builder_merge.cc         merged runs (BuildMode::merge_compute_chains)
+//   step_builder_offload.cc       activation offload copies to and from the host
 //   step_builder_merged_pair.cc   forward and backward merged layer by layer
 //                                 (overlap_moe_expert_parallel_comm)
 // Task ids and the engine's tie-breaking follow the order in which tasks are
@@ -27,6 +28,7 @@
 #include <compare>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -76,6 +78,9 @@ struct GpuLanes {
   sim::ResourceId expert = 0;
   sim::ResourceId context = 0;
   sim::ResourceId host = 0;
+  // Activation offload's device-to-host and host-to-device copy streams.
+  sim::ResourceId d2h = 0;
+  sim::ResourceId h2d = 0;
 };
 
 // A GPU's chain of work (program order across its lanes). AddMergedPair keeps
@@ -128,6 +133,12 @@ struct GpuState : ChainState {
   std::vector<int> data_shard_group, data_replica_group;
   // Factor on its compute ops' durations (StepInputs::gpu_time_scale).
   double time_scale = 1.0;
+  // Activation offload (step_builder_offload.cc): offloaded layers whose
+  // window has closed in this micro-batch (TE's offloaded_group_count), and
+  // the last copy on each stream.
+  int offloaded = 0;
+  sim::TaskId last_d2h = kNone;
+  sim::TaskId last_h2d = kNone;
 };
 
 // Ops the context-parallel ring runs, owned by step_ops.
@@ -334,6 +345,12 @@ class Builder {
   const models::Op& AmaxReductionOp(int stage, bool forward);
   absl::Status AddAmaxReduction(const Ctx& ctx, bool forward);
 
+  // step_builder_offload.cc
+  void AddOffloadLanes(int i, const std::string& name);
+  const models::Op& HostCopyOp(bool to_host);
+  void OffloadAfterForward(const Ctx& ctx, int layer);
+  void ReloadBeforeBackward(const Ctx& ctx, int layer);
+
   // step_builder_merge.cc
   bool CanExtendRun(int i) const;
   void ExtendRun(int i, Lane lane, sim::Duration d);
@@ -377,6 +394,11 @@ class Builder {
   std::vector<const models::Op*> fp8_cast_ops_;  // per local layer count
   std::map<std::pair<int, bool>, const models::Op*> amax_ops_;  // by (stage, forward)
   const models::Op* launch_op_ = nullptr;
+  // Activation offload: each offloaded layer's window end (OffloadWindowEnds)
+  // and the copy ops, owned by step_ops.
+  std::vector<int> offload_windows_;
+  const models::Op* offload_op_ = nullptr;
+  const models::Op* reload_op_ = nullptr;
   const models::Op* pipeline_engine_op_ = nullptr;
   const models::Op* send_activation_ = nullptr;
   const models::Op* send_gradient_ = nullptr;

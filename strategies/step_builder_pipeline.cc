@@ -43,6 +43,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
       for (int l = first_layer; l < end_layer; ++l) {
         if (gathers) WaitForParameters(gpus, l + 1);
         CLUSTERSIM_RETURN_IF_ERROR(AddOps(w.LayerForwardOps(l), ctx, l));
+        OffloadAfterForward(ctx, l);
       }
       if (last_pos) {
         if (gathers) WaitForParameters(gpus, L + 1);
@@ -65,6 +66,7 @@ absl::Status Builder::AddAction(int stage, const PipelineAction& a,
         if (zero3_ && whole) CLUSTERSIM_RETURN_IF_ERROR(ReduceGradients(ctx, L));
       }
       for (int l = end_layer - 1; l >= first_layer; --l) {
+        ReloadBeforeBackward(ctx, l);
         CLUSTERSIM_RETURN_IF_ERROR(
             whole
                 ? AddLayerBackward(l, l - first_layer, ctx)

@@ -95,6 +95,7 @@ std::string StepDescriber::ThreadName(const sim::TaskGraph& g, sim::ResourceId r
     case kHostLane: return "host: launch";
     case kExpertCommLane: return "comm: ep";
     case kContextCommLane: return "comm: cp";
+    case kHostCopyLane: break;  // two streams (D2H, H2D): their resource names
   }
   return g.resource(r).name;
 }

@@ -28,7 +28,8 @@ enum Lane : uint32_t {
   kHostLane = 4,  // the CPU thread that launches the GPU's work
   kExpertCommLane = 5,   // expert-parallel all-to-all (MoE token dispatch and combine)
   kContextCommLane = 6,  // context-parallel ring (K/V exchange)
-  kNumLanes = 7
+  kHostCopyLane = 7,     // activation offload's D2H and H2D copy streams
+  kNumLanes = 8
 };
 
 // kBackwardWeight is the deferred weight-gradient half of a backward under a

@@ -71,11 +71,14 @@ StepStats::StepStats(const StepPlan& plan)
   for (size_t i = 0; i < plan.simulated_gpus.size(); ++i) {
     local_of_[plan.simulated_gpus[i]] = static_cast<int>(i);
   }
-  // Host launches are neither compute nor communication: no lane.
+  // Host launches and host copies are neither compute nor communication: no
+  // lane (a copy the compute waits for shows as idle compute).
   slot_of_.assign(plan.graph.NumResources(), -1);
   for (sim::ResourceId id = 0; id < plan.graph.NumResources(); ++id) {
     const sim::TaskGraph::Resource& r = plan.graph.resource(id);
-    if (r.lane != kHostLane) slot_of_[id] = local_of_[r.group] * kNumLanes + r.lane;
+    if (r.lane != kHostLane && r.lane != kHostCopyLane) {
+      slot_of_[id] = local_of_[r.group] * kNumLanes + r.lane;
+    }
   }
 }
 

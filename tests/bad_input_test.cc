@@ -94,6 +94,17 @@ INSTANTIATE_TEST_SUITE_P(
              "parallelism { zero_stage: 3 data_parallel_shard_size: 3 }\n"
              "training { global_batch_size: 8 }",
              {"parallelism.data_parallel_shard_size=3 must divide data_parallel_size=8"}},
+        // Megatron-Core offloads fewer layers than the model has, and not with
+        // pipeline parallelism.
+        Case{"OffloadAllLayers", "FILE",
+             "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 8 }\nmodel { preset: \"llama2-7b\" }\n"
+             "training { global_batch_size: 8 cpu_offload_layers: 32 }",
+             {"training.cpu_offload_layers=32", "model.num_layers=32"}},
+        Case{"OffloadWithPipeline", "FILE",
+             "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 8 }\nmodel { preset: \"llama2-7b\" }\n"
+             "parallelism { pipeline_model_parallel_size: 2 }\n"
+             "training { global_batch_size: 8 cpu_offload_layers: 4 }",
+             {"training.cpu_offload_layers=4", "pipeline_model_parallel_size=1"}},
         Case{"UnknownFramework", std::string(kGpt22b) + " --framework tensorflow", "",
              {"training.framework='tensorflow' is not known", "megatron-core"}},
         Case{"UnknownElementwiseKernels", "FILE",

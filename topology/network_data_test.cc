@@ -13,8 +13,9 @@ namespace {
 
 TEST(NetworkDataTest, LinksParseWithSources) {
   const std::vector<LinkTechnology>& links = LinkTechnologies();
-  // 3 NVLink, 3 PCIe, 4 InfiniBand-class (with Omni-Path), 4 Ethernet (with eth-10g)
-  ASSERT_EQ(links.size(), 14u);
+  // 3 NVLink and GB200's NVLink-C2C host link, 3 PCIe, 4 InfiniBand-class (with
+  // Omni-Path), 4 Ethernet (with eth-10g)
+  ASSERT_EQ(links.size(), 15u);
   std::set<LinkKind> kinds;
   for (const LinkTechnology& t : links) {
     SCOPED_TRACE(std::string(t.name));

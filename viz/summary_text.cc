@@ -11,7 +11,13 @@ namespace {
 
 // The recompute granularity, with full recompute's method and layer count
 // when the scenario sets them (e.g. "full (block, 5 layers per chunk)").
+// Activation offload, when set, follows it ("none, activations of 40 layers
+// offloaded to host").
 std::string RecomputeText(const config::TrainingConfig& t) {
+  if (t.cpu_offload_layers() > 0) {
+    return absl::StrFormat("%s, activations of %d layers offloaded to host",
+                           t.recompute_granularity(), t.cpu_offload_layers());
+  }
   if (!t.has_recompute_method()) return t.recompute_granularity();
   const bool block = t.recompute_method() == "block";
   return absl::StrFormat("%s (%s, %d layers %s)", t.recompute_granularity(), t.recompute_method(),

@@ -321,6 +321,14 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (recipe.no_tp_comm_overlap) p->set_tp_comm_overlap(false);
   if (recipe.no_param_gather_overlap) p->set_overlap_param_gather(false);
   config::TrainingConfig* tr = s.mutable_training();
+  if (const int offload = BridgeCpuOffloadLayers(t.Get(row, "framework"), preset, gpu,
+                                                 tr->precision(), tr->fp8_recipe(), pp);
+      offload > 0 && recompute == "none") {
+    tr->set_cpu_offload_layers(offload);
+    absl::StrAppend(&assumptions, "activations of ", offload,
+                    " layers offloaded to host memory (the performance preset's "
+                    "cpu_offloading_num_layers); ");
+  }
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);
   tr->set_recompute_granularity(recompute);

@@ -348,6 +348,25 @@ int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_g
   return 0;
 }
 
+int BridgeCpuOffloadLayers(const std::string& stack, const std::string& preset,
+                           const std::string& gpu, const std::string& precision,
+                           const std::string& fp8_recipe, int pp) {
+  if (!absl::StrContains(absl::AsciiStrToLower(stack), "megatron-bridge") ||
+      !absl::StartsWith(gpu, "gb200") || pp != 1) {
+    return 0;
+  }
+  const std::string release = BridgeRelease(stack);
+  if (release.empty()) return 0;
+  const bool bf16 = precision == "bf16";
+  const bool fp8_cs = precision == "fp8" && fp8_recipe == "current";
+  if (preset == "llama3-70b") return bf16 ? 20 : fp8_cs ? 40 : 0;
+  if (preset == "llama3.1-405b" && precision == "fp8" && fp8_recipe != "mxfp8") {
+    if (release == "25.09") return 95;
+    return fp8_cs ? 92 : 0;
+  }
+  return 0;
+}
+
 RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                             const std::string& preset, const std::string& gpu, int layers, int pp,
                             int vp, int ep) {

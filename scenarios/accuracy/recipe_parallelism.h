@@ -116,6 +116,26 @@ struct RecipeParallelism {
 // `num_gpus` (Megatron-Bridge's --segment), or 0 when it states none.
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus);
 
+// Layers whose activations a Megatron-Bridge performance preset offloads to
+// host memory (cpu_offloading_num_layers), or 0. The Megatron-FSDP presets of
+// the GB200 rows (tp 1 or 2, pp 1):
+// - Llama 3 70B, GB200 BF16 20 and FP8-CS 40 layers: 25.09, tag v0.1.0rc4,
+//   scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml (gb200
+//   num_gpus_64 bf16, fp8_cs); 25.11, tag v0.2.0, configs/llama3/
+//   workload_base_configs.py LLAMA3_70B_GB200_{BF16,FP8_CS}_BASE_CONFIG; 26.04,
+//   tag v0.4.0, configs/llama/llama3_workload_base_configs.py
+//   LLAMA3_70B_PRETRAIN_CONFIG_GB200_{BF16,FP8_CS}_V1 and _V2.
+// - Llama 3.1 405B, GB200 FP8 (current or delayed scaling): 95 layers in
+//   25.09 (llama31_405b_llm_pretrain.yaml gb200 num_gpus_128 fp8_ds, fp8_cs),
+//   92 in 25.11 (configs/llama31/workload_base_configs.py
+//   LLAMA31_405B_GB200_FP8_CS_BASE_CONFIG) and 26.04
+//   (llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1).
+// `precision` is "bf16" or "fp8", `fp8_recipe` the row's ("current", "mxfp8",
+// or "" for delayed).
+int BridgeCpuOffloadLayers(const std::string& stack, const std::string& preset,
+                           const std::string& gpu, const std::string& precision,
+                           const std::string& fp8_recipe, int pp);
+
 RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                             const std::string& preset, const std::string& gpu, int layers, int pp,
                             int vp, int ep = 1);

@@ -315,6 +315,27 @@ TEST(RecipeParallelismTest, Llama3With8BOnH100Fp8CsRecomputesABlockOf5) {
             0);
 }
 
+// The GB200 Megatron-FSDP presets offload activations (cpu_offloading_num_layers).
+TEST(RecipeParallelismTest, Gb200FsdpPresetsOffloadActivations) {
+  const std::string r2509 = "nemo-25.09 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  const std::string gb200 = "gb200-186gb";
+  EXPECT_EQ(BridgeCpuOffloadLayers(r2509, "llama3-70b", gb200, "fp8", "current", 1), 40);
+  EXPECT_EQ(BridgeCpuOffloadLayers(kBridge, "llama3-70b", gb200, "fp8", "current", 1), 40);
+  EXPECT_EQ(BridgeCpuOffloadLayers(r2604, "llama3-70b", gb200, "fp8", "current", 1), 40);
+  EXPECT_EQ(BridgeCpuOffloadLayers(kBridge, "llama3-70b", gb200, "bf16", "", 1), 20);
+  EXPECT_EQ(BridgeCpuOffloadLayers(r2509, "llama3.1-405b", gb200, "fp8", "current", 1), 95);
+  EXPECT_EQ(BridgeCpuOffloadLayers(r2509, "llama3.1-405b", gb200, "fp8", "", 1), 95);
+  EXPECT_EQ(BridgeCpuOffloadLayers(kBridge, "llama3.1-405b", gb200, "fp8", "current", 1), 92);
+  // MXFP8 presets pipeline instead; other GPUs, stacks and pipelines: none.
+  EXPECT_EQ(BridgeCpuOffloadLayers(kBridge, "llama3-70b", gb200, "fp8", "mxfp8", 1), 0);
+  EXPECT_EQ(BridgeCpuOffloadLayers(kBridge, "llama3-70b", gb200, "fp8", "current", 4), 0);
+  EXPECT_EQ(BridgeCpuOffloadLayers(kBridge, "llama3-70b", "h100-sxm5-80gb", "fp8", "current", 1),
+            0);
+  EXPECT_EQ(BridgeCpuOffloadLayers("torchtitan", "llama3-70b", gb200, "bf16", "", 1), 0);
+  EXPECT_EQ(BridgeCpuOffloadLayers(kBridge, "llama3-8b", gb200, "fp8", "current", 1), 0);
+}
+
 // Nemotron 3 Nano (Megatron-Bridge 26.04, tag v0.4.0): HybridEP and no
 // recompute on GB200 and B200; the H100 preset's whole-MoE recompute refuses
 // the row.

@@ -10,6 +10,7 @@
 #include "scenarios/input/resolve_cluster.h"
 #include "scenarios/input/resolve_model.h"
 #include "scenarios/input/resolve_recompute.h"
+#include "strategies/activation_offload.h"
 #include "sim/status_macros.h"
 
 namespace clustersim::scenarios {
@@ -186,6 +187,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
     }
   }
   CLUSTERSIM_RETURN_IF_ERROR(ResolveRecompute(t, r.model, &pc));
+  pc.cpu_offload_layers = t.cpu_offload_layers();
   if (t.has_global_batch_size()) {
     pc.global_batch_size = t.global_batch_size();
   } else {
@@ -194,6 +196,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   }
   CLUSTERSIM_RETURN_IF_ERROR(strategies::ValidateParallelConfig(r.model, r.num_gpus, &pc));
   CLUSTERSIM_RETURN_IF_ERROR(CheckStackFeatures(*r.framework, pc));
+  CLUSTERSIM_RETURN_IF_ERROR(strategies::ValidateCpuOffload(r.model, pc));
 
   absl::StatusOr<models::FinetuneSpec> ft = models::ParseFinetune(
       t.finetune(), t.lora_rank(),
@@ -324,6 +327,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   if (r.model.elementwise == models::ElementwiseKernels::kEager) et->set_elementwise("eager");
   EchoRecompute(t, pc, et);
+  if (pc.cpu_offload_layers > 0) et->set_cpu_offload_layers(pc.cpu_offload_layers);
   EchoPricing(r.pricing, e.mutable_pricing());
   e.mutable_network()->set_tier(tier);
   e.mutable_network()->set_collective_algorithm(algo);

@@ -39,6 +39,7 @@ constexpr Alias kAliases[] = {
     {"recompute", "training.recompute_granularity"},
     {"precision", "training.precision"},
     {"fp8_recipe", "training.fp8_recipe"},
+    {"offload", "training.cpu_offload_layers"},
     {"gpu", "cluster.gpu"},
     {"num_gpus", "cluster.num_gpus"},
     {"model", "model.preset"},

@@ -4,7 +4,8 @@
 // --set/--variant` and `clustersim search --explain` take them. A field is a
 // dotted path into scenario.proto ("parallelism.tensor_model_parallel_size")
 // or a short alias (tp, pp, vp, cp, ep, dp, mbs, gbs, recompute, zero,
-// distopt, sp, schedule, gpu, num_gpus, model, precision, tier, price,
+// distopt, sp, schedule, gpu, num_gpus, model, precision, fp8_recipe, offload
+// (training.cpu_offload_layers), tier, price,
 // price_source, train_tokens, train_steps). Values are parsed by the field's
 // type: numbers, true/false, strings as typed. `recompute` also takes full
 // recompute by a method, "block:N" or "uniform:N" (training.recompute_method

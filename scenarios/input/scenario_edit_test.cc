@@ -15,6 +15,7 @@ TEST(ScenarioEditTest, PathsAndAliasesSetTypedFields) {
   ASSERT_TRUE(SetScenarioField("train_tokens=1e12", &s).ok());
   ASSERT_TRUE(SetScenarioField("train_steps=1e3", &s).ok());
   ASSERT_TRUE(SetScenarioField("fp8_recipe=current", &s).ok());
+  ASSERT_TRUE(SetScenarioField("offload=40", &s).ok());
   EXPECT_EQ(s.parallelism().tensor_model_parallel_size(), 4);
   EXPECT_EQ(s.parallelism().pipeline_model_parallel_size(), 2);
   EXPECT_TRUE(s.parallelism().use_distributed_optimizer());
@@ -23,6 +24,7 @@ TEST(ScenarioEditTest, PathsAndAliasesSetTypedFields) {
   EXPECT_DOUBLE_EQ(s.pricing().train_tokens(), 1e12);
   EXPECT_EQ(s.pricing().train_steps(), 1000);
   EXPECT_EQ(s.training().fp8_recipe(), "current");
+  EXPECT_EQ(s.training().cpu_offload_layers(), 40);
 }
 
 // recompute=block:N is Megatron-Core's --recompute-granularity full

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "sim/engine.h"
 #include "sim/simulator.h"
 #include "sim/status_macros.h"
+#include "strategies/activation_offload.h"
 #include "strategies/flow_executor.h"
 #include "strategies/memory_inputs.h"
 #include "strategies/memory_timeline.h"
@@ -29,6 +31,8 @@
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
 #include "topology/flow_network.h"
+#include "topology/link_technology.h"
+#include "topology/node_preset.h"
 #include "traces/link_counters.h"
 #include "traces/trace_sink.h"
 #include "viz/html_report.h"
@@ -46,6 +50,24 @@ int FirstGpuOfStage(const strategies::StepPlan& plan, const strategies::Placemen
     if (placement.CoordsOf(g).pp == stage && (best < 0 || g < best)) best = g;
   }
   return best;
+}
+
+// The GPU's link to host memory (strategies::HostLinkName): NVLink-C2C on a
+// GB200, else the PCIe link of the scenario's node.
+absl::StatusOr<sim::Bandwidth> HostLinkBandwidth(const ResolvedScenario& s) {
+  std::string pcie;
+  if (s.cluster.custom_node.has_value()) {
+    pcie = s.cluster.custom_node->pcie;
+  } else {
+    absl::StatusOr<const topology::NodePreset*> node =
+        topology::FindNodePreset(s.cluster.node_preset);
+    if (!node.ok()) return node.status();
+    pcie = std::string((*node)->pcie);
+  }
+  absl::StatusOr<const topology::LinkTechnology*> link =
+      topology::FindLinkTechnology(strategies::HostLinkName(s.gpu->name, pcie));
+  if (!link.ok()) return link.status();
+  return (*link)->bandwidth;
 }
 
 // One run's modules. Each stage fills the members it owns; later members
@@ -141,6 +163,11 @@ absl::Status ScenarioRun::Build() {
   in.per_parameter_sharding = s_.per_parameter_sharding;
   in.megatron_fsdp = s_.megatron_fsdp;
   in.fp8_amax_reduction = s_.fp8_amax_reduction;
+  if (s_.parallel.cpu_offload_layers > 0) {
+    absl::StatusOr<sim::Bandwidth> host = HostLinkBandwidth(s_);
+    if (!host.ok()) return host.status();
+    in.host_link = *host;
+  }
   in.mode.fold.tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
   in.mode.fold.context_parallel = in.mode.fold.tensor_parallel && options_.fold_context_parallel;
   in.gpu_time_scale = options_.gpu_time_scale;

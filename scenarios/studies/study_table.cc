@@ -117,6 +117,7 @@ std::string StrategyLabel(const config::Scenario& s, bool show_precision) {
   } else {
     absl::StrAppend(&out, t.recompute_granularity());
   }
+  if (t.cpu_offload_layers() > 0) absl::StrAppend(&out, " offload", t.cpu_offload_layers());
   if (p.zero_stage() > 0) {
     absl::StrAppend(&out, " zero", p.zero_stage());
     if (p.data_parallel_shard_size() > 0) {

@@ -35,7 +35,8 @@ struct StudyRow {
 // "tp8 pp4 vp2 dp32 mbs1 gbs512 rc-selective distopt sp interleaved-1f1b" (vp, cp,
 // ep only when > 1; the schedule only with pp > 1), then the training
 // precision ("fp8") when it is fp8 or `show_precision`. Block recompute of
-// the first N layers of each model chunk reads "rc-blockN".
+// the first N layers of each model chunk reads "rc-blockN"; activation offload
+// of N layers adds " offloadN" after it.
 std::string StrategyLabel(const config::Scenario& resolved, bool show_precision = false);
 
 // One result as a JSON object on one line (no newline), and as a CSV row
