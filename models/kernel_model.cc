@@ -62,8 +62,11 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
       << params.attention_kernel_backward << " are outside (0, 1]";
   SIM_CHECK(params.framework_gemm_factor > 0 && params.framework_gemm_factor <= 1)
       << "framework_gemm_factor " << params.framework_gemm_factor << " is outside (0, 1]";
-  SIM_CHECK(params.sustained_gemm_ratio > 0 && params.sustained_gemm_ratio <= 1)
-      << "sustained_gemm_ratio " << params.sustained_gemm_ratio << " is outside (0, 1]";
+  for (Dtype d : kAllDtypes) {
+    const double r = params.sustained_gemm_ratio[DtypeIndex(d)];
+    SIM_CHECK(r > 0 && r <= 1) << DtypeName(d) << " sustained_gemm_ratio " << r
+                               << " is outside (0, 1]";
+  }
   const CalibrationParams fit = calibration ? calibration->params() : CalibrationParams{};
   gemm_bandwidth_fraction_ =
       fit.gemm_bandwidth_fraction.value_or(params_.memory_bandwidth_fraction);
@@ -75,7 +78,7 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     const DtypeFit& f = fit.For(d);
     Resolved& r = resolved_[DtypeIndex(d)];
     r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d)) *
-                     params_.framework_gemm_factor * params_.sustained_gemm_ratio;
+                     params_.framework_gemm_factor * params_.sustained_gemm_ratio[DtypeIndex(d)];
     r.gemm_fitted = f.gemm_ceiling.has_value();
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
@@ -111,7 +114,8 @@ OpCost KernelModel::Cost(const Op& op) const {
                                               (params_.framework_attention_factor * kernel));
       } else if (op.kind == OpKind::kGemm) {
         *t = sim::Duration::FromSecondsDouble(
-            t->ToSeconds() / (params_.framework_gemm_factor * params_.sustained_gemm_ratio));
+            t->ToSeconds() / (params_.framework_gemm_factor *
+                              params_.sustained_gemm_ratio[DtypeIndex(op.dtype)]));
       }
       // Under a cap, a shape the formula finds compute-bound runs at the
       // capped clock.

@@ -9,8 +9,9 @@
 //  GEMM       time = max(flops / (peak(dtype) · ceiling · gemm_factor · sustained · wave_util),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
 //             ceiling: the GPU's measured max-achievable-matmul fraction (MAMF);
-//             sustained: the GPU's sustained / burst GEMM rate at its power limit
-//             (models/power_model.h; training only); gemm_factor: the stack's;
+//             sustained: the GPU's sustained / burst rate of GEMMs of the op's
+//             input type at its power limit (models/power_model.h; training
+//             only); gemm_factor: the stack's;
 //             wave_util: tiles over SMs, best of a few cuBLAS-like tile shapes;
 //             the memory roofline is the small-dimension penalty: a GEMM with a
 //             small M, N or K cannot reuse its operands and streams them from HBM
@@ -61,6 +62,7 @@
 
 #include "models/attention_curve.h"
 #include "models/calibration.h"
+#include "models/dtype.h"
 #include "models/gpu_catalog.h"
 #include "models/workload.h"
 #include "sim/units.h"
@@ -116,11 +118,16 @@ struct KernelModelParams {
   // reach. 1: no loss; training runs pass their stack profile's
   // (models/framework_profile.h).
   double framework_gemm_factor = 1.0;
-  // Multiplies every GEMM ceiling too: the GPU's sustained rate under minutes
-  // of back-to-back GEMMs at its default power limit over the short burst the
+  // Multiplies every GEMM ceiling too, by the GEMM's input type (indexed by
+  // DtypeIndex): the GPU's sustained rate of such GEMMs under minutes of
+  // back-to-back GEMMs at its default power limit over the short burst the
   // ceilings measured (PowerModel::Sustained). 1 costs the burst; training
   // runs pass their GPU's.
-  double sustained_gemm_ratio = 1.0;
+  std::array<double, kAllDtypes.size()> sustained_gemm_ratio = [] {
+    std::array<double, kAllDtypes.size()> burst{};
+    burst.fill(1.0);
+    return burst;
+  }();
   // Multiplies the tensor-core rate of GEMM and attention kernels (not their
   // HBM roofline): the SM clock under a board power cap over the clock held
   // at the default limit (models/power_model.h). 1: no cap.

@@ -267,7 +267,7 @@ TEST(KernelModelTest, FrameworkGemmFactorScalesOnlyTheGemmComputeRoofline) {
 TEST(KernelModelTest, SustainedGemmRatioMultipliesTheStackFactor) {
   KernelModelParams both, product;
   both.framework_gemm_factor = 0.9;
-  both.sustained_gemm_ratio = 0.8;
+  both.sustained_gemm_ratio.fill(0.8);
   product.framework_gemm_factor = 0.72;
   const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
   const Calibration* cal = Calibration::Shipped(h100.name);
@@ -280,6 +280,25 @@ TEST(KernelModelTest, SustainedGemmRatioMultipliesTheStackFactor) {
   const Op gemm = BfGemm(4096, 4096, 4096);
   const Calibration measured(h100.name, {}, {Measurement{gemm, sim::Microseconds(360)}}, "test");
   EXPECT_EQ(KernelModel(h100, both, &measured).Cost(gemm).time, sim::Microseconds(500));
+}
+
+// Each GEMM takes the sustained ratio of its input type: an FP8 ratio slows
+// FP8 GEMMs (fitted and measured alike) and leaves BF16 GEMMs alone.
+TEST(KernelModelTest, SustainedGemmRatioIsPerInputType) {
+  KernelModelParams fp8_slow;
+  fp8_slow.sustained_gemm_ratio[DtypeIndex(Dtype::kFp8)] = 0.5;
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  const Calibration* cal = Calibration::Shipped(h100.name);
+  const KernelModel base(h100, {}, cal), slow(h100, fp8_slow, cal);
+  const Op bf16 = BfGemm(8192, 8192, 8192);
+  Op fp8 = bf16;
+  fp8.dtype = Dtype::kFp8;
+  fp8.bytes = sim::Bytes(3LL * 8192 * 8192);
+  ASSERT_TRUE(base.IsComputeBound(fp8));
+  EXPECT_NEAR(slow.Cost(fp8).efficiency / base.Cost(fp8).efficiency, 0.5, 0.01);
+  EXPECT_EQ(slow.Cost(bf16).time, base.Cost(bf16).time);
+  const Calibration measured(h100.name, {}, {Measurement{fp8, sim::Microseconds(400)}}, "test");
+  EXPECT_EQ(KernelModel(h100, fp8_slow, &measured).Cost(fp8).time, sim::Microseconds(800));
 }
 
 // Memory-bound: 1 GB at 85% of 2039 GB/s plus the kernel overhead.

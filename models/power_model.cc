@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -46,14 +47,16 @@ absl::StatusOr<CapPoint> ReadPoint(const config::PowerCapPoint& in, const std::s
                   in.source()};
 }
 
+}  // namespace
+
 // The sustained-rate entries: measured ones first, then the borrowed ones,
-// which take the numbers of the measured entry they name.
-absl::Status ReadSustained(const config::GpuPowerFile& file, const std::string& origin,
-                           std::vector<std::pair<std::string, SustainedGemm>>* out,
-                           double* fallback_ratio, std::string* fallback_source) {
-  auto find = [out](const std::string& gpu) -> const SustainedGemm* {
-    for (const auto& [name, s] : *out) {
-      if (name == gpu) return &s;
+// which take the numbers of the measured entry of the same input type they
+// name. The fallback is the mean of the measured 16-bit entries.
+absl::Status PowerModel::ReadSustained(const config::GpuPowerFile& file,
+                                       const std::string& origin) {
+  auto find = [this](const std::string& gpu, std::optional<Dtype> dtype) -> const SustainedGemm* {
+    for (const SustainedEntry& e : sustained_) {
+      if (e.gpu == gpu && e.dtype == dtype) return &e.rate;
     }
     return nullptr;
   };
@@ -63,21 +66,33 @@ absl::Status ReadSustained(const config::GpuPowerFile& file, const std::string& 
     for (int i = 0; i < file.sustained_size(); ++i) {
       const config::SustainedRate& in = file.sustained(i);
       if (in.borrowed_from().empty() == borrowed) continue;
-      const std::string where = absl::StrCat(origin, " sustained[", i, "] '", in.gpu(), "'");
+      const std::string where =
+          absl::StrCat(origin, " sustained[", i, "] '", in.gpu(), "'",
+                       in.dtype().empty() ? "" : absl::StrCat(" dtype '", in.dtype(), "'"));
       if (in.gpu().empty() || in.source().empty()) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": gpu and source are required"));
       }
-      if (find(in.gpu()) != nullptr) {
+      std::optional<Dtype> dtype;
+      if (!in.dtype().empty()) {
+        absl::StatusOr<Dtype> d = ParseDtype(in.dtype());
+        if (!d.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(where, ": dtype: ", d.status().message(),
+                                                         "; leave it empty for the 16-bit entry"));
+        }
+        dtype = *d;
+      }
+      if (find(in.gpu(), dtype) != nullptr) {
         return absl::InvalidArgumentError(
-            absl::StrCat(where, ": a second entry for the same GPU; keep one"));
+            absl::StrCat(where, ": a second entry for the same GPU and dtype; keep one"));
       }
       SustainedGemm s;
       if (borrowed) {
-        const SustainedGemm* from = find(in.borrowed_from());
+        const SustainedGemm* from = find(in.borrowed_from(), dtype);
         if (from == nullptr || !from->borrowed_from.empty()) {
           return absl::InvalidArgumentError(absl::StrCat(
               where, ": borrowed_from '", in.borrowed_from(),
-              "' must name an entry measured on its own GPU (one without borrowed_from)"));
+              "' must name an entry of the same dtype measured on its own GPU (one without "
+              "borrowed_from)"));
         }
         if (in.sustained() != 0 || in.burst() != 0 || !in.quantity().empty()) {
           return absl::InvalidArgumentError(
@@ -97,27 +112,29 @@ absl::Status ReadSustained(const config::GpuPowerFile& file, const std::string& 
         s.burst = in.burst();
         s.quantity = in.quantity();
         s.ratio = in.sustained() / in.burst();
-        sum += s.ratio;
-        measured.push_back(absl::StrFormat("%s %.3f", in.gpu(), s.ratio));
+        if (!dtype.has_value()) {
+          sum += s.ratio;
+          measured.push_back(absl::StrFormat("%s %.3f", in.gpu(), s.ratio));
+        }
       }
+      s.dtype = in.dtype();
       s.sourced = true;
       s.source = in.source();
-      out->emplace_back(in.gpu(), std::move(s));
+      sustained_.push_back({in.gpu(), dtype, std::move(s)});
     }
   }
   if (measured.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(origin,
-                     ": needs at least one sustained entry measured on its own GPU (the fallback "
-                     "of the GPUs without one is their mean)"));
+                     ": needs at least one 16-bit sustained entry (no dtype) measured on its own "
+                     "GPU (the fallback of the GPUs without one is their mean)"));
   }
-  *fallback_ratio = sum / static_cast<double>(measured.size());
-  *fallback_source = absl::StrCat("inferred: the mean of the measured sustained / burst ratios (",
-                                  absl::StrJoin(measured, ", "), ")");
+  sustained_fallback_ratio_ = sum / static_cast<double>(measured.size());
+  sustained_fallback_source_ =
+      absl::StrCat("inferred: the mean of the measured 16-bit sustained / burst ratios (",
+                   absl::StrJoin(measured, ", "), ")");
   return absl::OkStatus();
 }
-
-}  // namespace
 
 double PowerModel::ClockRatio(double cap_w, double default_w, double idle_w, double exponent) {
   if (cap_w <= 0 || cap_w >= default_w) return 1.0;
@@ -184,11 +201,7 @@ absl::StatusOr<PowerModel> PowerModel::Parse(std::string_view textproto,
     b.source = absl::StrCat(g.source(), "; memory-bound draw: ", m.memory_bound_source_);
     m.entries_.push_back({g.gpu(), std::move(b)});
   }
-  if (absl::Status s = ReadSustained(file, origin, &m.sustained_, &m.sustained_fallback_ratio_,
-                                     &m.sustained_fallback_source_);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = m.ReadSustained(file, origin); !s.ok()) return s;
   return m;
 }
 
@@ -237,9 +250,11 @@ double PowerModel::ClockRatio(const BoardPower& b, double cap_w) const {
   return ClockRatio(cap_w, b.max_limit_w, b.idle_w, exponent_);
 }
 
-SustainedGemm PowerModel::Sustained(const GpuSpec& gpu) const {
-  for (const auto& [name, s] : sustained_) {
-    if (name == gpu.name) return s;
+SustainedGemm PowerModel::Sustained(const GpuSpec& gpu, Dtype dtype) const {
+  for (std::optional<Dtype> d : {std::optional<Dtype>(dtype), std::optional<Dtype>()}) {
+    for (const SustainedEntry& e : sustained_) {
+      if (e.gpu == gpu.name && e.dtype == d) return e.rate;
+    }
   }
   SustainedGemm s;
   s.ratio = sustained_fallback_ratio_;

@@ -19,10 +19,13 @@
 //
 // Sustained rate. The GEMM ceilings are short bursts at (or near) the boost
 // clock; minutes of back-to-back GEMMs hold the board at its default limit,
-// where the clock settles lower. Sustained(gpu).ratio is the published
-// sustained / burst rate of a large GEMM on that GPU (or on one of the same die
-// and limit, borrowed_from); training multiplies its GEMM ceilings by it. A GPU
-// without an entry takes the mean ratio of the measured entries.
+// where the clock settles lower. Sustained(gpu, dtype).ratio is the published
+// sustained / burst rate of a large GEMM of that input type on that GPU (or on
+// one of the same die and limit, borrowed_from); training multiplies the
+// ceiling of each GEMM by the ratio of its input type. FP8 GEMMs run twice the
+// math per clock and draw more, so the clock they settle at can be lower than
+// BF16's. A type without its own entry takes the GPU's 16-bit entry; a GPU
+// without any takes the mean ratio of the measured 16-bit entries.
 //
 // Example:
 //   const models::PowerModel& pm = models::PowerModel::Default();
@@ -30,18 +33,24 @@
 //   if (absl::Status s = pm.CheckCap(*gpu, 500, "cluster.power_cap_w"); !s.ok()) return s;
 //   double r = pm.ClockRatio(b, 500);                        // 0.717 on an H100 SXM
 //   models::KernelDraw d = pm.Draw(b, 500);                  // compute 500 W, memory 301 W
-//   double s = pm.Sustained(*gpu).ratio;                     // 0.887 on an H100 SXM
+//   double s = pm.Sustained(*gpu, models::Dtype::kBf16).ratio;  // 0.887 on an H100 SXM
+//   double f = pm.Sustained(*gpu, models::Dtype::kFp8).ratio;   // 0.795 on an H100 SXM
 #ifndef CLUSTERSIM_MODELS_POWER_MODEL_H_
 #define CLUSTERSIM_MODELS_POWER_MODEL_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "models/dtype.h"
 #include "models/gpu_catalog.h"
+
+namespace clustersim::config {
+class GpuPowerFile;
+}  // namespace clustersim::config
 
 namespace clustersim::models {
 
@@ -76,8 +85,9 @@ struct SustainedGemm {
   double ratio = 1;                 // sustained / burst
   double sustained = 0, burst = 0;  // the published pair, in `quantity`
   std::string quantity;
+  std::string dtype;          // the input type measured; empty: the 16-bit entry
   std::string borrowed_from;  // the GPU measured, when not this one
-  bool sourced = false;       // false: the mean ratio of the measured entries
+  bool sourced = false;       // false: the mean ratio of the measured 16-bit entries
   std::string source;
 };
 
@@ -109,10 +119,11 @@ class PowerModel {
   // What the GPU draws under `cap_w` (0: no cap).
   KernelDraw Draw(const BoardPower& b, double cap_w) const;
 
-  // The GPU's sustained GEMM rate at its default limit over the burst rate
-  // of its ceilings; a GPU without an entry gets the fallback (sourced = false).
-  SustainedGemm Sustained(const GpuSpec& gpu) const;
-  // Mean ratio of the entries measured on their own GPU.
+  // The GPU's sustained rate of GEMMs with input type `dtype` at its default
+  // limit over the burst rate of its ceilings: the entry for that type, else
+  // the GPU's 16-bit entry, else the fallback (sourced = false).
+  SustainedGemm Sustained(const GpuSpec& gpu, Dtype dtype) const;
+  // Mean ratio of the 16-bit entries measured on their own GPU.
   double sustained_fallback_ratio() const { return sustained_fallback_ratio_; }
 
   // r = ((cap - idle) / (default - idle))^(1/exponent), 1 at or above default.
@@ -131,7 +142,14 @@ class PowerModel {
     BoardPower power;
   };
   std::vector<Entry> entries_;
-  std::vector<std::pair<std::string, SustainedGemm>> sustained_;
+  struct SustainedEntry {
+    std::string gpu;
+    std::optional<Dtype> dtype;  // nullopt: the 16-bit entry
+    SustainedGemm rate;
+  };
+  std::vector<SustainedEntry> sustained_;
+  // Reads the file's sustained entries into sustained_ and the fallback.
+  absl::Status ReadSustained(const config::GpuPowerFile& file, const std::string& origin);
   double sustained_fallback_ratio_ = 1;
   std::string sustained_fallback_source_;
 };

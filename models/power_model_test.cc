@@ -134,32 +134,80 @@ TEST(PowerModelTest, KernelModelAppliesTheRatioToComputeOnly) {
 // expected values are computed here from the source numbers.
 TEST(PowerModelTest, SustainedRatiosArePublishedPairs) {
   const PowerModel& pm = PowerModel::Default();
-  const SustainedGemm h200 = pm.Sustained(Gpu("h200-sxm-141gb"));
+  const SustainedGemm h200 = pm.Sustained(Gpu("h200-sxm-141gb"), Dtype::kBf16);
   EXPECT_TRUE(h200.sourced);
   EXPECT_TRUE(h200.borrowed_from.empty());
   EXPECT_NEAR(h200.ratio, 755.5 / 852.1, 1e-12);  // MSMF / MAMF, 8x H200 [MLE-MSMF]
-  const SustainedGemm b200 = pm.Sustained(Gpu("b200-sxm-180gb"));
+  const SustainedGemm b200 = pm.Sustained(Gpu("b200-sxm-180gb"), Dtype::kBf16);
   EXPECT_NEAR(b200.ratio, 1437.5 / 1746.7, 1e-12);  // MSMF / MAMF, 8x B200 [MLE-MSMF]
-  const SustainedGemm a100 = pm.Sustained(Gpu("a100-sxm4-80gb"));
+  const SustainedGemm a100 = pm.Sustained(Gpu("a100-sxm4-80gb"), Dtype::kBf16);
   EXPECT_NEAR(a100.ratio, 1305.0 / 1410.0, 1e-12);  // HPL clock / boost [GLK-PEAK]
   EXPECT_EQ(a100.quantity, "SM clock MHz");
   // Borrowed entries take the numbers of the GPU they name.
-  const SustainedGemm h100 = pm.Sustained(Gpu("h100-sxm5-80gb"));
+  const SustainedGemm h100 = pm.Sustained(Gpu("h100-sxm5-80gb"), Dtype::kBf16);
   EXPECT_EQ(h100.borrowed_from, "h200-sxm-141gb");
   EXPECT_EQ(h100.ratio, h200.ratio);
   EXPECT_EQ(h100.sustained, 755.5);
-  EXPECT_EQ(pm.Sustained(Gpu("gb200-186gb")).ratio, b200.ratio);
-  EXPECT_EQ(pm.Sustained(Gpu("a100-sxm4-40gb")).ratio, a100.ratio);
+  EXPECT_EQ(pm.Sustained(Gpu("gb200-186gb"), Dtype::kBf16).ratio, b200.ratio);
+  EXPECT_EQ(pm.Sustained(Gpu("a100-sxm4-40gb"), Dtype::kBf16).ratio, a100.ratio);
   // Newer parts hold less of their burst rate at the limit.
   EXPECT_GT(a100.ratio, h200.ratio);
   EXPECT_GT(h200.ratio, b200.ratio);
+}
+
+// FP8 GEMMs take their own published pair where the file has one, else the
+// GPU's 16-bit entry, else the fallback; the FP8 entry does not enter the mean.
+TEST(PowerModelTest, SustainedRatioIsPerInputType) {
+  const PowerModel& pm = PowerModel::Default();
+  const SustainedGemm h100 = pm.Sustained(Gpu("h100-sxm5-80gb"), Dtype::kFp8);
+  EXPECT_TRUE(h100.sourced);
+  EXPECT_EQ(h100.dtype, "fp8");
+  EXPECT_NEAR(h100.ratio, 1575.0 / 1980.0, 1e-12);  // SM clock under FP8 GEMMs [DEEPGEMM-120]
+  EXPECT_EQ(h100.quantity, "SM clock MHz");
+  const SustainedGemm h200 = pm.Sustained(Gpu("h200-sxm-141gb"), Dtype::kFp8);
+  EXPECT_EQ(h200.borrowed_from, "h100-sxm5-80gb");
+  EXPECT_EQ(h200.ratio, h100.ratio);
+  // FP8 settles lower than BF16 on the same board.
+  EXPECT_LT(h100.ratio, pm.Sustained(Gpu("h100-sxm5-80gb"), Dtype::kBf16).ratio);
+  // No FP8 entry: the GPU's 16-bit one (Blackwell), or the fallback.
+  const GpuSpec& b200 = Gpu("b200-sxm-180gb");
+  EXPECT_EQ(pm.Sustained(b200, Dtype::kFp8).ratio, pm.Sustained(b200, Dtype::kBf16).ratio);
+  EXPECT_TRUE(pm.Sustained(b200, Dtype::kFp8).dtype.empty());
+  EXPECT_EQ(pm.Sustained(Gpu("l40s"), Dtype::kFp8).ratio, pm.sustained_fallback_ratio());
+}
+
+// A check the FP8 ratio did not see: the H200's FP8 GEMM at the shape whose
+// sustained rate ml-engineering's mamf-finder published ([MLE-MSMF-FP8]:
+// 1536x2816 at K=10240 holds 1335-1372 TFLOPS, one GPU at its 700 W limit),
+// costed from the shipped calibration's burst ceiling times the sustained
+// ratio (1,333 TFLOPS); the BF16 ratio would put it at about 1,490.
+TEST(PowerModelTest, Fp8SustainedRateMatchesThePublishedH200Rate) {
+  const PowerModel& pm = PowerModel::Default();
+  const GpuSpec& h200 = Gpu("h200-sxm-141gb");
+  KernelModelParams sustained;
+  for (Dtype d : kAllDtypes) {
+    sustained.sustained_gemm_ratio[DtypeIndex(d)] = pm.Sustained(h200, d).ratio;
+  }
+  const KernelModel model(h200, sustained, Calibration::Shipped(h200.name));
+  Op gemm;
+  gemm.name = "gemm";
+  gemm.kind = OpKind::kGemm;
+  gemm.dtype = Dtype::kFp8;
+  gemm.m = 1536;
+  gemm.n = 2816;
+  gemm.k = 10240;
+  gemm.flops = sim::Flops(2.0 * 1536 * 2816 * 10240);
+  gemm.bytes = sim::Bytes(1536LL * 10240 + 10240LL * 2816 + 1536LL * 2816 * 2);
+  const double tflops = gemm.flops.count() / model.Cost(gemm).time.ToSeconds() / 1e12;
+  EXPECT_GT(tflops, 1335 * 0.97);
+  EXPECT_LT(tflops, 1372 * 1.03);
 }
 
 TEST(PowerModelTest, SustainedFallbackIsTheMeanOfTheMeasuredEntries) {
   const PowerModel& pm = PowerModel::Default();
   const double mean = (1305.0 / 1410.0 + 755.5 / 852.1 + 1437.5 / 1746.7) / 3;
   EXPECT_NEAR(pm.sustained_fallback_ratio(), mean, 1e-12);
-  const SustainedGemm l40s = pm.Sustained(Gpu("l40s"));
+  const SustainedGemm l40s = pm.Sustained(Gpu("l40s"), Dtype::kBf16);
   EXPECT_FALSE(l40s.sourced);
   EXPECT_NEAR(l40s.ratio, mean, 1e-12);
   EXPECT_NE(l40s.source.find("mean"), std::string::npos) << l40s.source;
@@ -190,7 +238,31 @@ TEST(PowerModelTest, SustainedEntriesParse) {
       )pb"),
       "test");
   ASSERT_TRUE(pm.ok()) << pm.status();
-  EXPECT_NEAR(pm->Sustained(Gpu("h100-sxm5-80gb")).ratio, 0.8, 1e-12);
+  EXPECT_NEAR(pm->Sustained(Gpu("h100-sxm5-80gb"), Dtype::kBf16).ratio, 0.8, 1e-12);
+  EXPECT_NEAR(pm->sustained_fallback_ratio(), 0.8, 1e-12);
+}
+
+TEST(PowerModelTest, SustainedEntriesPerInputTypeParse) {
+  absl::StatusOr<PowerModel> pm = PowerModel::Parse(
+      PowerFile(R"pb(
+        sustained { gpu: "h100-sxm5-80gb" sustained: 800 burst: 1000 quantity: "q" source: "s" }
+        sustained {
+          gpu: "h100-sxm5-80gb"
+          dtype: "fp8"
+          sustained: 600
+          burst: 1000
+          quantity: "q"
+          source: "s"
+        }
+        sustained { gpu: "h200-sxm-141gb" dtype: "fp8" borrowed_from: "h100-sxm5-80gb" source: "s" }
+      )pb"),
+      "test");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  EXPECT_NEAR(pm->Sustained(Gpu("h100-sxm5-80gb"), Dtype::kFp8).ratio, 0.6, 1e-12);
+  EXPECT_NEAR(pm->Sustained(Gpu("h100-sxm5-80gb"), Dtype::kBf16).ratio, 0.8, 1e-12);
+  EXPECT_NEAR(pm->Sustained(Gpu("h200-sxm-141gb"), Dtype::kFp8).ratio, 0.6, 1e-12);
+  // H200 has no 16-bit entry: its BF16 GEMMs take the fallback, the 16-bit mean.
+  EXPECT_FALSE(pm->Sustained(Gpu("h200-sxm-141gb"), Dtype::kBf16).sourced);
   EXPECT_NEAR(pm->sustained_fallback_ratio(), 0.8, 1e-12);
 }
 
@@ -207,16 +279,27 @@ TEST(PowerModelTest, BadSustainedEntriesNameTheEntryAndField) {
        "gpu and source are required"},
       {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 quantity: "q" source: "s" }
             sustained { gpu: "a" sustained: 600 burst: 800 quantity: "q" source: "s" })pb",
-       "a second entry for the same GPU"},
+       "a second entry for the same GPU and dtype"},
       {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 quantity: "q" source: "s" }
             sustained { gpu: "b" borrowed_from: "c" source: "s" })pb",
-       "borrowed_from 'c' must name an entry measured on its own GPU"},
+       "borrowed_from 'c' must name an entry of the same dtype measured on its own GPU"},
       {R"pb(sustained { gpu: "a" sustained: 700 burst: 800 quantity: "q" source: "s" }
             sustained { gpu: "b" borrowed_from: "a" burst: 5 source: "s" })pb",
        "takes sustained, burst and quantity from 'a'; remove them"},
       {R"pb(sustained { gpu: "b" borrowed_from: "a" source: "s" })pb",
-       "borrowed_from 'a' must name an entry measured"},
-      {"", "needs at least one sustained entry measured on its own GPU"},
+       "borrowed_from 'a' must name an entry of the same dtype measured"},
+      {"", "needs at least one 16-bit sustained entry (no dtype) measured on its own GPU"},
+      {R"pb(sustained { gpu: "a" dtype: "fp8" sustained: 7 burst: 8 quantity: "q" source: "s" })pb",
+       "needs at least one 16-bit sustained entry"},
+      {R"pb(sustained { gpu: "a" dtype: "f8" sustained: 7 burst: 8 quantity: "q" source: "s" })pb",
+       "sustained[0] 'a' dtype 'f8': dtype: "},
+      {R"pb(sustained { gpu: "a" sustained: 7 burst: 8 quantity: "q" source: "s" }
+            sustained { gpu: "a" dtype: "fp8" sustained: 6 burst: 8 quantity: "q" source: "s" }
+            sustained { gpu: "a" dtype: "fp8" sustained: 5 burst: 8 quantity: "q" source: "s" })pb",
+       "sustained[2] 'a' dtype 'fp8': a second entry for the same GPU and dtype"},
+      {R"pb(sustained { gpu: "a" sustained: 7 burst: 8 quantity: "q" source: "s" }
+            sustained { gpu: "b" dtype: "fp8" borrowed_from: "a" source: "s" })pb",
+       "borrowed_from 'a' must name an entry of the same dtype"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<PowerModel> pm = PowerModel::Parse(PowerFile(c.entries), "gpu_power.textproto");
