@@ -41,6 +41,11 @@ double ExpectedExpertsTouched(int experts, int top_k, int64_t tokens) {
   return experts * (1.0 - std::pow(miss, static_cast<double>(tokens)));
 }
 
+int64_t DecodeKvReadBytes(int64_t values, models::Dtype kv_dtype) {
+  if (kv_dtype != models::Dtype::kFp8) return values * models::BytesPerElement(kv_dtype);
+  return std::llround(static_cast<double>(values) * 2.0 * kFp8KvDecodeTimeShare);
+}
+
 IterationTotals Summarise(const std::vector<SequenceWork>& work) {
   IterationTotals t;
   for (const SequenceWork& w : work) {
@@ -190,10 +195,12 @@ void ServingCostModel::AppendAttention(const IterationTotals& t, std::vector<Op>
   }
   if (t.decode_seqs > 0) {
     // Each sequence's KV is read once for all its queries (one, or 1 + k
-    // under speculative decoding).
+    // under speculative decoding); an FP8 cache at its measured rate
+    // (DecodeKvReadBytes).
     const int64_t queries = ShareOf(t.decode_queries, ep), cached = ShareOf(t.decode_kv_tokens, ep);
-    Op a = ServingMemoryOp("attention_decode",
-                           cached * 2 * kv_heads * d * kv_bytes + queries * heads * d * 2 * 2);
+    const int64_t kv_read =
+        DecodeKvReadBytes(cached * 2 * kv_heads * d, spec_.replica.kv_cache_dtype);
+    Op a = ServingMemoryOp("attention_decode", kv_read + queries * heads * d * 2 * 2);
     a.flops =
         sim::Flops(4.0 * static_cast<double>(heads * d) * t.decode_pairs / static_cast<double>(ep));
     ops->push_back(std::move(a));

@@ -16,7 +16,8 @@
 //                       the chunks' K/V (context included), writes O
 //   attention_decode    paged attention of the decoding sequences (when any):
 //                       reads every decoding sequence's whole KV once
-//                       (Σ (context + new) tokens x 2 x g/tp x d x kv bytes) and
+//                       (Σ (context + new) tokens x 2 x g/tp x d x kv bytes;
+//                       an FP8 cache at 4/3 of a byte, DecodeKvReadBytes) and
 //                       does 4·(a/tp)·d FLOPs per causal query-key pair (one
 //                       query per step, 1 + k when verifying k drafted tokens)
 //                       on the CUDA cores: the slower of the two
@@ -132,6 +133,24 @@ IterationTotals Summarise(const std::vector<SequenceWork>& work);
 // Expected number of distinct experts that `tokens` tokens route to when each
 // picks `top_k` of `experts` uniformly: E·(1 − (1 − k/E)^T). 0 for a dense model.
 double ExpectedExpertsTouched(int experts, int top_k, int64_t tokens);
+
+// Decode attention over an FP8 (E4M3) KV cache takes this share of the time
+// the same read takes over a 16-bit cache, not the half its bytes would give.
+// TensorRT-LLM's XQA kernel on an H100 SXM (Llama 3.1 8B: 32 query and 8 KV
+// heads of 128, FP8 weights, batch 64, one query per sequence) ran about
+// 40 µs per call over an FP8 cache and 60 µs over an FP16 one
+// (github.com/NVIDIA/TensorRT-LLM/issues/2372, 2024-10-24). On Hopper that
+// kernel (cpp/kernels/xqa/mha_sm90.cu) converts the queries to FP8 and runs
+// both products on the FP8 tensor cores, so the cache is never widened; its
+// half-size tiles are streamed at 3/4 of the 16-bit kernel's rate. Measured
+// on the H100 only; the other GPUs take the same share.
+inline constexpr double kFp8KvDecodeTimeShare = 2.0 / 3.0;
+
+// The bytes at which decode attention's read of `values` cached K and V
+// elements of `kv_dtype` is costed: their size, except an FP8 cache's, whose
+// values count 2 x kFp8KvDecodeTimeShare = 4/3 of a byte each (the time of
+// its read at the bandwidth a 16-bit cache is read at). values >= 0.
+int64_t DecodeKvReadBytes(int64_t values, models::Dtype kv_dtype);
 
 struct ServingModelSpec {
   models::ReplicaModel replica;
