@@ -130,6 +130,7 @@ TEST(HybridLayersTest, WorkloadRunsOneBlockPerLayerWithTensorParallelMixer) {
   EXPECT_TRUE(HasOp(mamba, "tp_allgather_mamba"));
   EXPECT_TRUE(HasOp(mamba, "tp_reducescatter_mamba"));
   EXPECT_TRUE(HasOp(mamba, "mamba_conv1d"));
+  EXPECT_TRUE(HasOp(mamba, "mamba_norm"));
   EXPECT_FALSE(HasOp(mamba, "qkv_gemm"));
   EXPECT_FALSE(HasOp(mamba, "fc1_gemm"));
   // The scan: 32 local heads of 64, 8192 tokens in 64 chunks of 128, in
@@ -149,6 +150,7 @@ TEST(HybridLayersTest, WorkloadRunsOneBlockPerLayerWithTensorParallelMixer) {
   const std::vector<Op>& mamba_bwd = w->LayerBackwardOps(0);
   for (const char* name : {"mamba_in_proj_gemm_wgrad", "mamba_out_proj_gemm_dgrad",
                            "mamba_bwd_recompute_chunk_state", "mamba_chunk_scan_chunk_state_bwd_dx",
+                           "mamba_bwd_recompute_conv1d", "mamba_chunk_scan_bwd_dz",
                            "layernorm1_bwd"}) {
     EXPECT_TRUE(HasOp(mamba_bwd, name)) << name;
   }

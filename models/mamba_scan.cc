@@ -81,10 +81,12 @@ std::vector<Op> SsdScanForward(const SsdShape& s, Dtype dtype) {
   ops.push_back(ChunkState(p, s, z, dtype));
   ops.push_back(StatePassing(p, z, dtype));
   ops.push_back(BmmChunk(p, s, z, dtype));
-  // Reads the causal part of CB, x, C, the fp32 states, dt and dA; writes y.
+  // Reads the causal part of CB, x, C, the fp32 states, dt and dA; writes y
+  // (with a gate also reads z and writes the ungated y).
+  const int64_t gate = s.gate_z ? 2 * z.thp : 0;
   ops.push_back(Tile("mamba_chunk_scan",
                      2.0 * z.thp * (s.state + s.chunk_len * z.f),
-                     z.cgqq * z.f * kFp32 + (2 * z.thp + z.tgn) * kHalf + z.chpn * kFp32 +
+                     z.cgqq * z.f * kFp32 + (2 * z.thp + z.tgn + gate) * kHalf + z.chpn * kFp32 +
                          z.th * 2 * kFp32,
                      dtype));
   return ops;
@@ -101,6 +103,9 @@ std::vector<Op> SsdScanBackward(const SsdShape& s, Dtype dtype) {
   ops.push_back(BmmChunk(r, s, z, dtype));
   ops.push_back(ChunkState(r, s, z, dtype));
   ops.push_back(StatePassing(r, z, dtype));
+  // The gate's backward: reads dout, the ungated y, z and x (for D); writes dz
+  // and the gradient of the ungated y that the kernels below take as dout.
+  if (s.gate_z) ops.push_back(Memory("mamba_chunk_scan_bwd_dz", 6 * z.thp * kHalf, dtype));
   // dstates = C^T·dout per chunk: reads C, dout, dA; writes fp32 dstates.
   ops.push_back(Tile("mamba_chunk_scan_bwd_dstates", state,
                      (z.tgn + z.thp) * kHalf + z.th * kFp32 + z.chpn * kFp32, dtype));

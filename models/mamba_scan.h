@@ -20,9 +20,16 @@
 //   mamba_bmm_chunk         C·B^T per chunk and group, 2·T·Q·N·G;
 //   mamba_chunk_scan        (C·B^T ∘ L)·X (causal) plus C·state, per chunk
 //                           and head, 2·T·H·P·(N + Q·f).
-// Backward (_mamba_chunk_scan_combined_bwd, z = None as Megatron-Core's
-// MambaMixer calls it): the four forward kernels that rebuild dA, CB and the
-// states (cumsum, bmm, chunk state, state passing), then chunk_scan_bwd_dstates
+// With a gate z (SsdShape::gate_z) chunk_scan also reads z and writes both
+// y·silu(z) and the ungated y it saves for backward. Megatron-Core's
+// MambaMixer trains through mamba_split_conv1d_scan_combined without an
+// rmsnorm_weight (its use_mem_eff_path default, NVIDIA/Megatron-LM
+// 7094270c6f and d7288711ba, MambaMixer.forward / _ssm_training), which
+// passes z to the scan; vLLM's prefill calls the scan with z = None.
+// Backward (_mamba_chunk_scan_combined_bwd): the four forward kernels that
+// rebuild dA, CB and the states (cumsum, bmm, chunk state, state passing),
+// with a gate chunk_scan_bwd_dz (reads dout, the ungated y, z and x; writes
+// dz and the gradient of y), then chunk_scan_bwd_dstates
 // (C^T·dout, 2·T·H·P·N), state_passing_bwd, chunk_scan_chunk_state_bwd_dx (dx
 // from (CB∘L)^T·dout and B·dstates, and ddt: 2·T·H·P·(N + Q·f)),
 // chunk_state_bwd_db (x^T·dstates, 2·T·H·P·N), chunk_scan_bwd_dC (dout·states^T,
@@ -83,6 +90,7 @@ struct SsdShape {
   int64_t tokens = 0;  // T: tokens on the rank (micro-batch · sequence)
   int64_t chunks = 0;  // C: sequences · ceil(sequence / chunk_len)
   int64_t heads = 0, groups = 0, head_dim = 0, state = 0, chunk_len = 0;
+  bool gate_z = false;  // the silu(z) gate applied inside chunk_scan (above)
 };
 
 // The forward kernels, in launch order. `dtype` is the 16-bit dtype whose

@@ -55,6 +55,25 @@ TEST(MambaScanTest, BackwardRebuildsTheStatesThenRunsTheGradientKernels) {
   }
 }
 
+// Megatron-Core's training path passes the gate z to the scan: chunk_scan
+// also reads z and writes the ungated y, and the backward runs
+// chunk_scan_bwd_dz after rebuilding the states.
+TEST(MambaScanTest, TheGateAddsItsTrafficAndTheDzKernel) {
+  SsdShape gated = kSmall;
+  gated.gate_z = true;
+  const int64_t thp = 2048;  // T·H·P
+  EXPECT_EQ(Named(SsdScanForward(gated, Dtype::kBf16), "mamba_chunk_scan").bytes.count() -
+                Named(SsdScanForward(kSmall, Dtype::kBf16), "mamba_chunk_scan").bytes.count(),
+            2 * thp * 2);
+  const std::vector<std::string> names = Names(SsdScanBackward(gated, Dtype::kBf16));
+  ASSERT_EQ(names.size(), Names(SsdScanBackward(kSmall, Dtype::kBf16)).size() + 1);
+  EXPECT_EQ(names[4], "mamba_chunk_scan_bwd_dz");
+  EXPECT_EQ(names[5], "mamba_chunk_scan_bwd_dstates");
+  const Op& dz = Named(SsdScanBackward(gated, Dtype::kBf16), "mamba_chunk_scan_bwd_dz");
+  EXPECT_EQ(dz.kind, OpKind::kMemoryBound);
+  EXPECT_EQ(dz.bytes.count(), 6 * thp * 2);
+}
+
 TEST(MambaScanTest, SmallShapeFlopsAndBytes) {
   // Q = 128 in blocks of 64: 2 blocks, 3 of 4 run under the causal mask.
   EXPECT_DOUBLE_EQ(SsdCausalFraction(128), 0.75);

@@ -11,10 +11,17 @@
 // all-reduce (or reduce-scatter with sequence parallelism), as attention's
 // output projection is.
 //
-// The SSD scan runs mamba_ssm's Triton kernels, one op per launch with their
-// FLOPs and bytes (models/mamba_scan.h), per sequence of s tokens in s/Q
-// chunks of Q (mamba_chunk_size) tokens; in BF16 under FP8 too. conv1d and
-// the gated norm are memory-bound ops, backward at twice their traffic.
+// The mixer trains through mamba_ssm's mamba_split_conv1d_scan_combined
+// without an rmsnorm_weight (Megatron-Core's use_mem_eff_path default;
+// MambaMixer.forward at 7094270c6f, _ssm_training at d7288711ba):
+// causal_conv1d over x, B and C, then the SSD scan with the silu(z) gate
+// applied inside chunk_scan, then the mixer's own RMSNorm (RMSNormGated
+// called without z) over the gated output. The scan runs mamba_ssm's Triton
+// kernels, one op per launch with their FLOPs and bytes (models/mamba_scan.h),
+// per sequence of s tokens in s/Q chunks of Q (mamba_chunk_size) tokens; in
+// BF16 under FP8 too. The combined function saves zxbcdt, not the conv
+// output, so its backward first reruns causal_conv1d's forward. conv1d and
+// the norm are memory-bound ops, backward at twice their traffic.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -47,7 +54,8 @@ MambaShape ShapeOf(const Dims& d) {
 SsdShape ScanShapeOf(const Dims& d) {
   const MambaShape m = ShapeOf(d);
   return SsdShape{.tokens = d.tokens, .chunks = m.chunks, .heads = m.heads, .groups = m.groups,
-                  .head_dim = m.head_dim, .state = m.state, .chunk_len = m.chunk_len};
+                  .head_dim = m.head_dim, .state = m.state, .chunk_len = m.chunk_len,
+                  .gate_z = true};
 }
 
 }  // namespace
@@ -62,9 +70,9 @@ void MambaMixerForward(const Dims& d, std::vector<Op>* ops) {
   // registers.
   ops->push_back(MemoryBound(d, "mamba_conv1d", d.tokens * m.conv * 2 * d.act));
   for (Op& op : SsdScanForward(ScanShapeOf(d), b16.dtype)) ops->push_back(std::move(op));
-  // Gated RMSNorm, norm(y)·silu(z) per group (norm_before_gate False): read
-  // y and z, write the out_proj input.
-  ops->push_back(MemoryBound(d, "mamba_gated_norm", d.tokens * m.d_inner * 3 * d.act));
+  // RMSNorm per group over the gated y (the gate ran in chunk_scan): read y,
+  // write the out_proj input.
+  ops->push_back(MemoryBound(d, "mamba_norm", d.tokens * m.d_inner * 2 * d.act));
   ops->push_back(Gemm(d, "mamba_out_proj_gemm", d.tokens, d.h, m.d_inner));
   if (d.sp) {
     ops->push_back(
@@ -77,7 +85,12 @@ void MambaMixerForward(const Dims& d, std::vector<Op>* ops) {
 void MambaMixerBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
   const Dims b16 = Sixteen(d);
   RowParallelBackward(d, FindOp(fwd, "mamba_out_proj_gemm"), "mamba", ops);
-  ops->push_back(MemoryBoundBackward(d, FindOp(fwd, "mamba_gated_norm")));
+  ops->push_back(MemoryBoundBackward(d, FindOp(fwd, "mamba_norm")));
+  // The combined function's own rerun of causal_conv1d (always run, so not
+  // activation recompute).
+  Op conv = FindOp(fwd, "mamba_conv1d");
+  conv.name = "mamba_bwd_recompute_conv1d";
+  ops->push_back(std::move(conv));
   for (Op& op : SsdScanBackward(ScanShapeOf(d), b16.dtype)) ops->push_back(std::move(op));
   ops->push_back(MemoryBoundBackward(d, FindOp(fwd, "mamba_conv1d")));
   ColumnParallelBackward(d, FindOp(fwd, "mamba_in_proj_gemm"), "mamba", ops);
