@@ -69,7 +69,8 @@ TEST(MambaScanTest, TheGateAddsItsTrafficAndTheDzKernel) {
   ASSERT_EQ(names.size(), Names(SsdScanBackward(kSmall, Dtype::kBf16)).size() + 1);
   EXPECT_EQ(names[4], "mamba_chunk_scan_bwd_dz");
   EXPECT_EQ(names[5], "mamba_chunk_scan_bwd_dstates");
-  const Op& dz = Named(SsdScanBackward(gated, Dtype::kBf16), "mamba_chunk_scan_bwd_dz");
+  const std::vector<Op> bwd = SsdScanBackward(gated, Dtype::kBf16);
+  const Op& dz = Named(bwd, "mamba_chunk_scan_bwd_dz");
   EXPECT_EQ(dz.kind, OpKind::kMemoryBound);
   EXPECT_EQ(dz.bytes.count(), 6 * thp * 2);
 }
