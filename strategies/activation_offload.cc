@@ -52,9 +52,4 @@ absl::Status ValidateCpuOffload(const models::TransformerConfig& model, const Pa
   return absl::OkStatus();
 }
 
-std::string HostLinkName(std::string_view gpu, std::string_view pcie) {
-  if (gpu.substr(0, 5) == "gb200") return "nvlink-c2c-gb200";
-  return std::string(pcie);
-}
-
 }  // namespace clustersim::strategies

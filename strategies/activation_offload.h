@@ -25,8 +25,8 @@
 //   for the last reload.
 // So one copy per direction is in flight, each overlapped with about L / N
 // layers of compute, and exposed only when the host link is slower than that
-// compute. The link is the GPU's host link (HostLinkName): NVLink-C2C on a
-// GB200, its PCIe link otherwise.
+// compute. The link is the node's host link (topology NodePreset::host_link):
+// NVLink-C2C on a Grace superchip, its PCIe link otherwise.
 //
 // Megatron-Core refuses offload with pipeline parallelism, with activation
 // recompute and with N >= num_layers (TransformerConfig.__post_init__):
@@ -38,8 +38,6 @@
 #ifndef CLUSTERSIM_STRATEGIES_ACTIVATION_OFFLOAD_H_
 #define CLUSTERSIM_STRATEGIES_ACTIVATION_OFFLOAD_H_
 
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -58,11 +56,6 @@ std::vector<int> OffloadWindowEnds(int num_layers, int offload_layers);
 // refuses them), or with the expert-parallel overlap's merged passes (not
 // modelled).
 absl::Status ValidateCpuOffload(const models::TransformerConfig& model, const ParallelConfig& p);
-
-// The link technology (topology/data/links.textproto) between a GPU and its
-// host memory: a GB200 GPU's share of its superchip's NVLink-C2C to the Grace
-// CPU ("nvlink-c2c-gb200"), else the node's PCIe link `pcie`.
-std::string HostLinkName(std::string_view gpu, std::string_view pcie);
 
 }  // namespace clustersim::strategies
 

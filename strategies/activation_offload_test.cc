@@ -55,11 +55,6 @@ TEST(ActivationOffloadTest, RefusesWhatMegatronCoreRefuses) {
   EXPECT_NE(s.message().find("recompute_granularity"), std::string::npos) << s;
 }
 
-TEST(ActivationOffloadTest, HostLinkIsC2cOnGb200ElsePcie) {
-  EXPECT_EQ(HostLinkName("gb200-186gb", "pcie5-x16"), "nvlink-c2c-gb200");
-  EXPECT_EQ(HostLinkName("h100-sxm5-80gb", "pcie5-x16"), "pcie5-x16");
-}
-
 struct OffloadRun {
   StepPlan plan;
   sim::Duration step;

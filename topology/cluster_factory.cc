@@ -126,7 +126,7 @@ absl::StatusOr<NodePreset> CustomPreset(const CustomNodeSpec& c) {
     return absl::InvalidArgumentError(
         "cluster.custom_node.nvls needs an NVSwitch: set gpu_link (e.g. nvlink4)");
   }
-  for (const std::string* tech : {&c.gpu_link, &c.pcie, &c.nic_link}) {
+  for (const std::string* tech : {&c.gpu_link, &c.pcie, &c.nic_link, &c.host_link}) {
     if (tech->empty()) continue;
     if (absl::StatusOr<const LinkTechnology*> t = FindLinkTechnology(*tech); !t.ok()) {
       return absl::InvalidArgumentError(
@@ -134,7 +134,7 @@ absl::StatusOr<NodePreset> CustomPreset(const CustomNodeSpec& c) {
     }
   }
   return NodePreset{"custom", "", c.gpus_per_node, c.gpu_link, c.nvls, c.pcie, c.pcie_switches,
-                    c.nics, c.nic_link, "custom node", "scenario"};
+                    c.nics, c.nic_link, c.host_link, "custom node", "scenario"};
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ struct CustomNodeSpec {
   int pcie_switches = 1;       // GPUs and NICs spread evenly over them
   int nics = 1;                // scale-out NICs per node
   std::string nic_link = "ib-hdr";
+  std::string host_link;       // GPU to host-memory link; "" = the pcie link
 };
 
 struct ClusterSpec {

@@ -45,7 +45,8 @@ absl::StatusOr<NodePreset> FromProto(const config::NodePresetEntry& e, int index
   if (e.nics() <= 0) return RowError(index, e.name(), "nics must be > 0");
   for (absl::Status s : {CheckLink(index, e.name(), "gpu_link", e.gpu_link(), true),
                          CheckLink(index, e.name(), "pcie", e.pcie(), false),
-                         CheckLink(index, e.name(), "nic_link", e.nic_link(), false)}) {
+                         CheckLink(index, e.name(), "nic_link", e.nic_link(), false),
+                         CheckLink(index, e.name(), "host_link", e.host_link(), true)}) {
     if (!s.ok()) return s;
   }
   if (e.nvls() && e.gpu_link().empty()) {
@@ -56,7 +57,7 @@ absl::StatusOr<NodePreset> FromProto(const config::NodePresetEntry& e, int index
   }
   return NodePreset{e.name(), e.gpu(),     e.gpus_per_node(), e.gpu_link(),
                     e.nvls(), e.pcie(),    e.pcie_switches(), e.nics(),
-                    e.nic_link(), e.description(), e.source()};
+                    e.nic_link(), e.host_link(), e.description(), e.source()};
 }
 
 absl::StatusOr<std::unique_ptr<PresetTable>> Parse(std::string_view textproto) {

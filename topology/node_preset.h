@@ -45,6 +45,7 @@ struct NodePreset {
   int pcie_switches;             // GPUs and NICs are spread evenly over these
   int nics;                      // scale-out NICs per node
   std::string_view nic_link;     // default NIC technology
+  std::string_view host_link;    // GPU to host-memory link; "" = the pcie link
   std::string_view description;  // short, for Cluster::Describe
   std::string_view source;
 };

@@ -40,6 +40,7 @@ void GraceBlackwellDomain(int gpus, config::CustomNodeConfig* n) {
   n->set_pcie_switches(gpus);
   n->set_nics(gpus);
   n->set_nic_link("ib-ndr");
+  n->set_host_link("nvlink-c2c-gb200");
 }
 
 // Gives the first and last of `pp` stages the layers that do not divide

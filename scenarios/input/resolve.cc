@@ -84,6 +84,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (!cluster.ok()) return cluster.status();
   r.gpu = cluster->gpu;
   r.power_cap_w = cluster->power_cap_w;
+  r.host_link = cluster->host_link;
   // Kernel, memory and network models of a training step are GPU ones; a
   // serving-only device (Jetson, Apple silicon, a CPU) says so instead of
   // producing numbers nobody measured.

@@ -42,6 +42,7 @@ struct ResolvedScenario {
   topology::ClusterSpec cluster;
   int num_gpus = 0;
   double power_cap_w = 0;  // cluster.power_cap_w; 0: the default limit
+  std::string host_link;   // ResolvedCluster::host_link
   strategies::ParallelConfig parallel;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   topology::Protocol protocol = topology::Protocol::kAuto;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "models/power_model.h"
 #include "sim/status_macros.h"
+#include "topology/link_technology.h"
 #include "topology/node_preset.h"
 
 namespace clustersim::scenarios {
@@ -78,6 +79,13 @@ absl::StatusOr<ResolvedCluster> ResolveCluster(const config::ClusterConfig& c) {
     if (n.has_pcie_switches()) node.pcie_switches = n.pcie_switches();
     if (n.has_nics()) node.nics = n.nics();
     if (n.has_nic_link()) node.nic_link = n.nic_link();
+    if (n.has_host_link()) {
+      absl::StatusOr<const topology::LinkTechnology*> link =
+          topology::FindLinkTechnology(n.host_link());
+      if (!link.ok()) return WithField(link.status(), "cluster.custom_node.host_link");
+      node.host_link = n.host_link();
+    }
+    out.host_link = node.host_link.empty() ? node.pcie : node.host_link;
     out.spec.custom_node = node;
     out.spec.node_preset = "custom";
   } else if (c.has_node()) {
@@ -86,6 +94,12 @@ absl::StatusOr<ResolvedCluster> ResolveCluster(const config::ClusterConfig& c) {
     absl::StatusOr<std::string> node = DefaultNodeFor(*out.gpu);
     if (!node.ok()) return node.status();
     out.spec.node_preset = *node;
+  }
+  if (!out.spec.custom_node) {
+    absl::StatusOr<const topology::NodePreset*> preset =
+        topology::FindNodePreset(out.spec.node_preset);
+    if (preset.ok()) out.host_link = (*preset)->host_link.empty() ? (*preset)->pcie
+                                                                   : (*preset)->host_link;
   }
   if (out.spec.custom_node) {
     out.gpus_per_node = out.spec.custom_node->gpus_per_node;
@@ -142,6 +156,7 @@ void EchoCluster(const ResolvedCluster& c, config::ClusterConfig* out) {
     e->set_pcie_switches(n.pcie_switches);
     e->set_nics(n.nics);
     e->set_nic_link(n.nic_link);
+    if (!n.host_link.empty()) e->set_host_link(n.host_link);
     out->clear_node();
   } else {
     out->set_node(c.spec.node_preset);

@@ -25,6 +25,10 @@ struct ResolvedCluster {
   int gpus_per_node = 0;
   topology::ClusterSpec spec;
   double power_cap_w = 0;  // cluster.power_cap_w; 0: the default limit
+  // The GPU's link to host memory (a links.textproto name): the node's
+  // host_link (NVLink-C2C on a Grace superchip), else its PCIe link; "" when
+  // the node preset is unknown (BuildCluster reports that).
+  std::string host_link;
 };
 
 // Errors name the field ("cluster.gpu is required; use one of: ...").

@@ -40,6 +40,50 @@ TEST(ResolveTest, Gb200RunsOnNvl72Racks) {
   EXPECT_EQ(r->cluster.num_nodes, 2);
 }
 
+// Host memory sits behind the node's host link: NVLink-C2C on a Grace
+// superchip node, the PCIe link elsewhere and on a custom node that names none.
+TEST(ResolveTest, HostLinkIsTheNodesOrItsPcie) {
+  absl::StatusOr<ResolvedScenario> gb200 = Resolve(Parse(R"pb(
+    cluster { gpu: "gb200-186gb" num_gpus: 72 }
+    model { preset: "llama3-8b" }
+  )pb"));
+  ASSERT_TRUE(gb200.ok()) << gb200.status();
+  EXPECT_EQ(gb200->host_link, "nvlink-c2c-gb200");
+  absl::StatusOr<ResolvedScenario> h100 = Resolve(Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    model { preset: "llama3-8b" }
+  )pb"));
+  ASSERT_TRUE(h100.ok()) << h100.status();
+  EXPECT_EQ(h100->host_link, "pcie5-x16");
+  absl::StatusOr<ResolvedScenario> custom = Resolve(Parse(R"pb(
+    cluster { gpu: "gb200-186gb" num_gpus: 4 custom_node { gpus_per_node: 4 pcie: "pcie5-x16" } }
+    model { preset: "llama3-8b" }
+  )pb"));
+  ASSERT_TRUE(custom.ok()) << custom.status();
+  EXPECT_EQ(custom->host_link, "pcie5-x16");
+  EXPECT_FALSE(custom->echo.cluster().custom_node().has_host_link());
+  absl::StatusOr<ResolvedScenario> c2c = Resolve(Parse(R"pb(
+    cluster {
+      gpu: "gb200-186gb" num_gpus: 4
+      custom_node { gpus_per_node: 4 host_link: "nvlink-c2c-gb200" }
+    }
+    model { preset: "llama3-8b" }
+  )pb"));
+  ASSERT_TRUE(c2c.ok()) << c2c.status();
+  EXPECT_EQ(c2c->host_link, "nvlink-c2c-gb200");
+  EXPECT_EQ(c2c->echo.cluster().custom_node().host_link(), "nvlink-c2c-gb200");
+}
+
+TEST(ResolveTest, UnknownHostLinkNamesTheField) {
+  absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
+    cluster { gpu: "gb200-186gb" num_gpus: 4 custom_node { gpus_per_node: 4 host_link: "c2c" } }
+    model { preset: "llama3-8b" }
+  )pb"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cluster.custom_node"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("c2c"), std::string::npos) << r.status();
+}
+
 TEST(ResolveTest, CustomNodeErrorsNameTheField) {
   absl::StatusOr<ResolvedScenario> r = Resolve(Parse(R"pb(
     cluster { gpu: "l40s" node: "pcie-l40s-8x" custom_node { gpus_per_node: 4 } }

@@ -52,20 +52,10 @@ int FirstGpuOfStage(const strategies::StepPlan& plan, const strategies::Placemen
   return best;
 }
 
-// The GPU's link to host memory (strategies::HostLinkName): NVLink-C2C on a
-// GB200, else the PCIe link of the scenario's node.
+// The GPU's link to host memory (ResolvedCluster::host_link).
 absl::StatusOr<sim::Bandwidth> HostLinkBandwidth(const ResolvedScenario& s) {
-  std::string pcie;
-  if (s.cluster.custom_node.has_value()) {
-    pcie = s.cluster.custom_node->pcie;
-  } else {
-    absl::StatusOr<const topology::NodePreset*> node =
-        topology::FindNodePreset(s.cluster.node_preset);
-    if (!node.ok()) return node.status();
-    pcie = std::string((*node)->pcie);
-  }
   absl::StatusOr<const topology::LinkTechnology*> link =
-      topology::FindLinkTechnology(strategies::HostLinkName(s.gpu->name, pcie));
+      topology::FindLinkTechnology(s.host_link);
   if (!link.ok()) return link.status();
   return (*link)->bandwidth;
 }
