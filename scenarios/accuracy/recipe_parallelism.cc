@@ -307,6 +307,23 @@ bool QwenA2aOverlap(const std::string& release, const std::string& preset,
   return release == "26.04" && preset == "qwen3-235b-a22b" && h100;
 }
 
+// Whether the release's DeepSeek-V3 performance preset for `gpu` overlaps
+// the expert all-to-all (Megatron-Core's overlap_moe_expert_parallel_comm):
+// - 25.09, tag v0.1.0rc4, scripts/performance/run_script.py: on H100
+//   (A2A_1F1B) it sets comm_overlap.overlap_moe_expert_parallel_comm, on
+//   B200 and GB200 it clears it.
+// - 25.11, tag v0.2.0, configs/deepseek/workload_base_configs.py:
+//   DEEPSEEK_V3_H100_BASE_CONFIG moe_a2a_overlap=True, the GB200, GB300 and
+//   B200 presets False.
+// - 26.04, configs/deepseek/deepseek_workload_base_configs.py: every preset
+//   of tag v0.4.0 False; the B200 MXFP8 preset with ep 32 (commit 5acef9309,
+//   "b200 DSv3 better cfg", in the 26.04.01 tag v0.4.2) True.
+// Other releases: as 26.04.
+bool DeepSeekA2aOverlap(const std::string& release, const std::string& gpu, int ep) {
+  if (release == "25.09" || release == "25.11") return absl::StartsWith(gpu, "h100");
+  return absl::StartsWith(gpu, "b200") && ep == 32;
+}
+
 // The flex-dispatcher backend of Megatron-Bridge's Qwen3 MoE performance
 // presets, or "" for Megatron-Core's all-to-all dispatcher:
 // - 25.09, tag v0.1.0rc4, scripts/performance/run_script.py: token drop
@@ -403,10 +420,14 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
   }
   // Megatron-Core refuses the overlap without expert parallelism, with
   // pp > 1 and no interleaving, or with full recompute.
-  if (bridge && QwenA2aOverlap(BridgeRelease(stack), preset, gpu) && ep > 1 &&
-      (pp == 1 || vp > 1) && r.recompute_block_layers == 0) {
+  const bool qwen_overlap = QwenA2aOverlap(BridgeRelease(stack), preset, gpu);
+  const bool deepseek_overlap =
+      preset == "deepseek-v3-671b" && DeepSeekA2aOverlap(BridgeRelease(stack), gpu, ep);
+  if (bridge && (qwen_overlap || deepseek_overlap) && ep > 1 && (pp == 1 || vp > 1) &&
+      r.recompute_block_layers == 0) {
     r.moe_a2a_overlap = true;
-    append("MoE all-to-all overlap (the Qwen3 performance preset's moe_a2a_overlap)");
+    append(absl::StrCat("MoE all-to-all overlap (the ", qwen_overlap ? "Qwen3" : "DeepSeek-V3",
+                        " performance preset's moe_a2a_overlap)"));
   }
   if (bridge && preset == "deepseek-v3-671b") {
     r.moe_dispatcher = DeepSeekDispatcher(BridgeRelease(stack), gpu, ep);

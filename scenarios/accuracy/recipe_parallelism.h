@@ -61,7 +61,10 @@
 //   on H100 and B200 and Qwen3-30B-A3B on H100; 26.04 (v0.4.0,
 //   configs/qwen/qwen3_workload_base_configs.py) Qwen3-235B-A22B on H100 (its
 //   B200, B300, GB200, GB300 and Qwen3-30B-A3B H100 presets set it false).
-//   25.09 (v0.1.0rc4) has no such setting.
+//   25.09 (v0.1.0rc4) has no such setting for Qwen3.
+// - the DeepSeek-V3 presets that set it: H100 in 25.09 (v0.1.0rc4
+//   run_script.py) and 25.11 (v0.2.0); in 26.04 the B200 MXFP8 preset with
+//   ep 32 (commit 5acef9309, tag v0.4.2); the others leave it off.
 // - the Qwen3 MoE presets that dispatch with the flex dispatcher's HybridEP
 //   backend (moe_flex_dispatcher_backend "hybridep"): 25.11 (v0.2.0) the
 //   GB200 presets of both models; 26.04 (v0.4.0) Qwen3-30B-A3B on GB200, B200

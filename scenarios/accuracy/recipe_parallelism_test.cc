@@ -372,5 +372,23 @@ TEST(RecipeParallelismTest, QwenPresetsThatOverlapTheExpertAllToAll) {
   EXPECT_FALSE(overlap(kBridge, "qwen3-235b-a22b", h100, 8, 1, 32));
 }
 
+// DeepSeek-V3's presets overlap the expert all-to-all on H100 in 25.09 and
+// 25.11 and, in 26.04, only in the B200 MXFP8 preset with ep 32.
+TEST(RecipeParallelismTest, DeepSeekPresetsThatOverlapTheExpertAllToAll) {
+  const std::string r2509 = "nemo-25.09 (Megatron-Bridge + Megatron-Core)";
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  auto overlap = [](const std::string& stack, const std::string& gpu, int pp, int vp, int ep) {
+    return ForRecipe(stack, "", "deepseek-v3-671b", gpu, 61, pp, vp, ep).moe_a2a_overlap;
+  };
+  EXPECT_TRUE(overlap(r2509, "h100-sxm5-80gb", 8, 4, 64));
+  EXPECT_TRUE(overlap(kBridge, "h100-sxm5-80gb", 8, 4, 64));
+  EXPECT_FALSE(overlap(r2509, "gb200-186gb", 4, 4, 64));
+  EXPECT_FALSE(overlap(kBridge, "b200-sxm-180gb", 16, 1, 8));
+  EXPECT_TRUE(overlap(r2604, "b200-sxm-180gb", 8, 2, 32));
+  EXPECT_FALSE(overlap(r2604, "b200-sxm-180gb", 16, 1, 8));
+  EXPECT_FALSE(overlap(r2604, "gb200-186gb", 4, 4, 64));
+  EXPECT_FALSE(overlap(r2604, "h100-sxm5-80gb", 8, 4, 64));
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios
