@@ -270,8 +270,10 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   }
   // The recipe's pipeline layout and expert tensor parallelism, where the
   // table leaves them out (scenarios/accuracy/recipe_parallelism.h).
-  const RecipeParallelism recipe =
-      ForRecipe(t.Get(row, "framework"), notes, preset, gpu, layers, pp, vp, RowEp(t, row));
+  int stated_gb = 0;
+  if (!Int(t.Get(*batch_row, "global_batch"), &stated_gb)) stated_gb = 0;
+  const RecipeParallelism recipe = ForRecipe(t.Get(row, "framework"), notes, preset, gpu, layers,
+                                             pp, vp, RowEp(t, row), stated_gb);
   if (!recipe.missing.empty()) {
     v.reason = recipe.missing;
     return v;

@@ -324,6 +324,18 @@ bool DeepSeekA2aOverlap(const std::string& release, const std::string& gpu, int 
   return absl::StartsWith(gpu, "b200") && ep == 32;
 }
 
+// Whether a GPT-OSS 120B row ran Megatron-Bridge 26.04's V2 preset
+// (scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py,
+// tags v0.4.0 to v0.4.2): V1 trains a global batch of 512, V2 one of 1280.
+// The V2 presets dispatch with the flex dispatcher's HybridEP backend on
+// GB200 and B200 (GPT_OSS_120B_PRETRAIN_CONFIG_{GB200,B200}_BF16_V2), and the
+// GB200 one also sets moe_a2a_overlap; V1, the H100 presets and 25.11's
+// (v0.2.0 configs/gpt_oss/workload_base_configs.py) set neither. Other
+// releases: as 26.04.
+bool GptOssV2Preset(const std::string& release, int global_batch) {
+  return release != "25.09" && release != "25.11" && global_batch == 1280;
+}
+
 // The flex-dispatcher backend of Megatron-Bridge's Qwen3 MoE performance
 // presets, or "" for Megatron-Core's all-to-all dispatcher:
 // - 25.09, tag v0.1.0rc4, scripts/performance/run_script.py: token drop
@@ -386,7 +398,7 @@ int BridgeCpuOffloadLayers(const std::string& stack, const std::string& preset,
 
 RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                             const std::string& preset, const std::string& gpu, int layers, int pp,
-                            int vp, int ep) {
+                            int vp, int ep, int global_batch) {
   RecipeParallelism r;
   const bool bridge = absl::StrContains(absl::AsciiStrToLower(stack), "megatron-bridge");
   int experts = 0;
@@ -423,10 +435,14 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
   const bool qwen_overlap = QwenA2aOverlap(BridgeRelease(stack), preset, gpu);
   const bool deepseek_overlap =
       preset == "deepseek-v3-671b" && DeepSeekA2aOverlap(BridgeRelease(stack), gpu, ep);
-  if (bridge && (qwen_overlap || deepseek_overlap) && ep > 1 && (pp == 1 || vp > 1) &&
-      r.recompute_block_layers == 0) {
+  const bool gpt_oss_v2 =
+      preset == "gpt-oss-120b" && GptOssV2Preset(BridgeRelease(stack), global_batch);
+  const bool gpt_oss_overlap = gpt_oss_v2 && absl::StartsWith(gpu, "gb200");
+  if (bridge && (qwen_overlap || deepseek_overlap || gpt_oss_overlap) && ep > 1 &&
+      (pp == 1 || vp > 1) && r.recompute_block_layers == 0) {
     r.moe_a2a_overlap = true;
-    append(absl::StrCat("MoE all-to-all overlap (the ", qwen_overlap ? "Qwen3" : "DeepSeek-V3",
+    append(absl::StrCat("MoE all-to-all overlap (the ",
+                        qwen_overlap ? "Qwen3" : deepseek_overlap ? "DeepSeek-V3" : "GPT-OSS 120B",
                         " performance preset's moe_a2a_overlap)"));
   }
   if (bridge && preset == "deepseek-v3-671b") {
@@ -441,6 +457,10 @@ RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
     if (!r.moe_dispatcher.empty()) {
       append("HybridEP token dispatch (the Qwen3 performance preset's flex dispatcher)");
     }
+  } else if (bridge && gpt_oss_v2 &&
+             (absl::StartsWith(gpu, "gb200") || absl::StartsWith(gpu, "b200"))) {
+    r.moe_dispatcher = "hybridep";
+    append("HybridEP token dispatch (the GPT-OSS 120B V2 performance preset's flex dispatcher)");
   } else if (bridge && preset == "nemotron-3-nano-30b-a3b") {
     NemotronNanoRecipe(BridgeRelease(stack), gpu, r);
   } else if (experts > 0 && absl::StrContains(notes, "DeepEP")) {

@@ -65,6 +65,10 @@
 // - the DeepSeek-V3 presets that set it: H100 in 25.09 (v0.1.0rc4
 //   run_script.py) and 25.11 (v0.2.0); in 26.04 the B200 MXFP8 preset with
 //   ep 32 (commit 5acef9309, tag v0.4.2); the others leave it off.
+// - GPT-OSS 120B in 26.04 (v0.4.0 to v0.4.2, configs/gpt_oss/
+//   gpt_oss_workload_base_configs.py): the V2 presets (global batch 1280)
+//   dispatch with HybridEP on GB200 and B200 and overlap the all-to-all on
+//   GB200; V1 (global batch 512) and the H100 presets do neither.
 // - the Qwen3 MoE presets that dispatch with the flex dispatcher's HybridEP
 //   backend (moe_flex_dispatcher_backend "hybridep"): 25.11 (v0.2.0) the
 //   GB200 presets of both models; 26.04 (v0.4.0) Qwen3-30B-A3B on GB200, B200
@@ -114,7 +118,7 @@ struct RecipeParallelism {
 // `stack` is the row's framework cell, `notes` its notes, `preset` the model
 // preset the row names ("" when none), `gpu` the catalog GPU, `layers` the
 // model's layers, pp, vp the row's pipeline sizes and ep its expert
-// parallelism.
+// parallelism, `global_batch` its global batch (0: unstated).
 // GPUs per NVLink domain the stack's launcher gives a GB200 job of
 // `num_gpus` (Megatron-Bridge's --segment), or 0 when it states none.
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus);
@@ -141,7 +145,7 @@ int BridgeCpuOffloadLayers(const std::string& stack, const std::string& preset,
 
 RecipeParallelism ForRecipe(const std::string& stack, const std::string& notes,
                             const std::string& preset, const std::string& gpu, int layers, int pp,
-                            int vp, int ep = 1);
+                            int vp, int ep = 1, int global_batch = 0);
 
 }  // namespace clustersim::scenarios
 

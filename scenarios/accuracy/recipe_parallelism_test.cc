@@ -390,5 +390,27 @@ TEST(RecipeParallelismTest, DeepSeekPresetsThatOverlapTheExpertAllToAll) {
   EXPECT_FALSE(overlap(r2604, "h100-sxm5-80gb", 8, 4, 64));
 }
 
+// GPT-OSS 120B's 26.04 V2 presets (global batch 1280) dispatch with HybridEP
+// on GB200 and B200 and overlap the all-to-all on GB200; V1 (512), H100 and
+// 25.11 do neither.
+TEST(RecipeParallelismTest, GptOssV2PresetsDispatchWithHybridEp) {
+  const std::string r2604 = "nemo-26.04.01 (Megatron-Bridge + Megatron-Core)";
+  auto recipe = [](const std::string& stack, const std::string& gpu, int pp, int ep, int gbs) {
+    return ForRecipe(stack, "", "gpt-oss-120b", gpu, 36, pp, 1, ep, gbs);
+  };
+  const RecipeParallelism gb200 = recipe(r2604, "gb200-186gb", 1, 64, 1280);
+  EXPECT_EQ(gb200.moe_dispatcher, "hybridep");
+  EXPECT_TRUE(gb200.moe_a2a_overlap);
+  const RecipeParallelism b200 = recipe(r2604, "b200-sxm-180gb", 1, 8, 1280);
+  EXPECT_EQ(b200.moe_dispatcher, "hybridep");
+  EXPECT_FALSE(b200.moe_a2a_overlap);
+  const RecipeParallelism h100 = recipe(r2604, "h100-sxm5-80gb", 4, 8, 1280);
+  EXPECT_EQ(h100.moe_dispatcher, "");
+  EXPECT_FALSE(h100.moe_a2a_overlap);
+  EXPECT_EQ(recipe(r2604, "gb200-186gb", 1, 64, 512).moe_dispatcher, "");
+  EXPECT_EQ(recipe(kBridge, "gb200-186gb", 1, 64, 1280).moe_dispatcher, "");
+  EXPECT_FALSE(recipe(kBridge, "gb200-186gb", 1, 64, 1280).moe_a2a_overlap);
+}
+
 }  // namespace
 }  // namespace clustersim::scenarios
