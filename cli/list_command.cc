@@ -57,6 +57,7 @@ void PrintFrameworks(std::ostream& out) {
         {"flat_parameter", &p.flat_parameter},
         {"per_param_sharding", &p.per_parameter_sharding},
         {"megatron_fsdp", &p.megatron_fsdp},
+        {"tp_keeps_gathered_input", &p.tp_keeps_gathered_input},
         {"fp8_amax_reduction", &p.fp8_amax_reduction}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,

@@ -125,6 +125,19 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
     p.megatron_fsdp = {0, "prior", "", "",
                                  "ZeRO-3 gathers every piece before each forward and backward"};
   }
+  if (in.has_tp_keeps_gathered_input()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.tp_keeps_gathered_input(),
+                                         where + ".tp_keeps_gathered_input", 0, 1, false,
+                                         &p.tp_keeps_gathered_input));
+    if (p.tp_keeps_gathered_input.value != 0 && p.tp_keeps_gathered_input.value != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".tp_keeps_gathered_input.value=",
+                       p.tp_keeps_gathered_input.value, " must be 0 (re-gathered) or 1 (kept)"));
+    }
+  } else {
+    p.tp_keeps_gathered_input = {0, "prior", "", "",
+                                 "the backward re-gathers each column-parallel GEMM's input"};
+  }
   if (in.has_fp8_amax_reduction()) {
     CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fp8_amax_reduction(), where + ".fp8_amax_reduction",
                                          0, 1, false, &p.fp8_amax_reduction));

@@ -54,6 +54,10 @@ struct FrameworkProfile {
   // 1: ZeRO-3 runs Megatron-FSDP's schedule (StepInputs::megatron_fsdp);
   // 0: every piece gathered before each forward and backward.
   ProfileValue megatron_fsdp;
+  // 1: DTensor tensor parallelism keeps each column-parallel GEMM's
+  // all-gathered input for its weight gradient (models::Dims::
+  // tp_input_kept); 0: the backward gathers it again, as Megatron-LM.
+  ProfileValue tp_keeps_gathered_input;
   // 1: an amax all-reduce over the pipeline stage per model chunk, micro-batch
   // and pass on FP8 steps (Transformer Engine delayed scaling in
   // Megatron-Core); 0: none.

@@ -99,6 +99,14 @@ struct TransformerConfig {
   AttentionBackend attention_backend = AttentionBackend::kFlash;
   // A training choice too (the stack's kernels), read by the workload.
   ElementwiseKernels elementwise = ElementwiseKernels::kFused;
+  // Tensor parallelism as PyTorch DTensor runs it (the framework profile's
+  // tp_keeps_gathered_input): autograd keeps the sequence-parallel
+  // all-gathered input of each column-parallel GEMM for its weight gradient,
+  // so the backward does not gather it again.
+  bool tp_keeps_gathered_input = false;
+  // FP8 steps all-gather the column-parallel GEMMs' inputs and the
+  // row-parallel GEMMs' output gradients in float8 (training.fp8_tp_gather).
+  bool fp8_tp_gather = false;
   // Attention head dimension (Megatron --kv-channels, HF head_dim); 0 =
   // hidden_size / num_attention_heads. Qwen3 (128 with h/a = 64), gpt-oss (64).
   int kv_channels = 0;

@@ -23,11 +23,12 @@ const Op& FindOp(const std::vector<Op>& ops, std::string_view name) {
 
 // Backward of a column-parallel GEMM (QKV, FC1, LM head): Megatron-LM's
 // LinearWithGradAccumulationAndAsyncCommunication. With sequence parallel it
-// re-gathers the sharded input for wgrad and reduce-scatters dgrad's output;
-// without, it all-reduces dgrad's output. `block` names the collectives.
+// re-gathers the sharded input for wgrad (unless Dims::tp_input_kept: DTensor
+// keeps the gathered input) and reduce-scatters dgrad's output; without, it
+// all-reduces dgrad's output. `block` names the collectives.
 void ColumnParallelBackward(const Dims& d, const Op& fwd, absl::string_view block,
                             std::vector<Op>* out) {
-  if (d.sp) {
+  if (d.sp && !d.tp_input_kept) {
     out->push_back(Collective(d, absl::StrCat("tp_allgather_", block, "_input_bwd"),
                               CommKind::kAllGather, BoundaryBytes(d)));
   }
@@ -273,7 +274,7 @@ void Head(const Dims& d, Workload* w) {
   const Op lm_head = Gemm(Sixteen(d), "lm_head_gemm", d.tokens, d.v_local, d.h);
   w->head_forward.push_back(norm);
   if (d.sp) {
-    w->head_forward.push_back(InputGather(d, "tp_allgather_head"));
+    w->head_forward.push_back(InputGather(Sixteen(d), "tp_allgather_head"));
   }
   w->head_forward.push_back(lm_head);
   // Megatron-LM's vocab-parallel cross-entropy (tensor_parallel/

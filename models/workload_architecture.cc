@@ -63,7 +63,7 @@ void SharedExpertsBackward(const Dims& d, const std::vector<Op>& fwd, std::vecto
 // up projections are column-parallel; tokens·(q_lora + kv_lora) values) is
 // left out: a few percent of the boundary all-reduce.
 void LatentProjectionsBackward(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* out) {
-  if (d.sp) {
+  if (d.sp && !d.tp_input_kept) {
     out->push_back(
         Collective(d, "tp_allgather_attn_input_bwd", CommKind::kAllGather, BoundaryBytes(d)));
   }

@@ -49,6 +49,8 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.ln_tokens = d.sp ? d.tokens / d.t : d.tokens;
   d.in_bytes = BytesPerElement(s.dtype);
   d.act = d.in_bytes >= 2 ? d.in_bytes : 2;
+  d.tp_input_kept = c.tp_keeps_gathered_input;
+  d.gather_bytes = c.fp8_tp_gather && d.in_bytes == 1 ? 1 : d.act;
   d.dtype = s.dtype;
   d.attn_dtype = s.dtype == Dtype::kFp8 ? Dtype::kBf16 : s.dtype;
   d.moe = c.num_experts > 0;
@@ -211,6 +213,7 @@ Dims Sixteen(const Dims& d) {
   Dims out = d;
   out.dtype = d.attn_dtype;
   out.in_bytes = std::max<int64_t>(d.in_bytes, 2);
+  out.gather_bytes = d.act;
   return out;
 }
 
@@ -231,9 +234,10 @@ int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe
 // The b·s·h activation crossing a TP boundary (full, unsharded size).
 int64_t BoundaryBytes(const Dims& d) { return d.tokens * d.h * d.act; }
 
-// A sequence-parallel all-gather whose output the next op consumes.
+// A sequence-parallel all-gather whose output the next op consumes, in float8
+// under Dims::gather_bytes 1.
 Op InputGather(const Dims& d, std::string name) {
-  Op op = Collective(d, std::move(name), CommKind::kAllGather, BoundaryBytes(d));
+  Op op = Collective(d, std::move(name), CommKind::kAllGather, d.tokens * d.h * d.gather_bytes);
   op.gathers_next_input = true;
   return op;
 }

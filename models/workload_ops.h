@@ -27,6 +27,10 @@ struct Dims {
   bool mla;                       // multi-head latent attention
   int64_t q_lora, kv_lora, rope;  // MLA latent ranks, decoupled RoPE key width
   bool sp;                        // sequence parallel in effect (tp > 1)
+  // The backward does not re-gather column-parallel inputs
+  // (TransformerConfig::tp_keeps_gathered_input).
+  bool tp_input_kept;
+  int64_t gather_bytes;  // InputGather's element bytes: 1 under fp8_tp_gather, else act
   Fp8Recipe fp8_recipe;           // FP8 casts' recipe (ShardSpec::fp8_recipe)
   bool swiglu;
   const char* act_name;  // "gelu", "swiglu", "squared_relu"
@@ -138,7 +142,8 @@ int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe
 // The b·s·h activation crossing a TP boundary (full, unsharded size).
 int64_t BoundaryBytes(const Dims& d);
 
-// A sequence-parallel all-gather whose output the next op consumes.
+// A sequence-parallel all-gather whose output the next op consumes:
+// tokens·h values of Dims::gather_bytes each (float8 under fp8_tp_gather).
 Op InputGather(const Dims& d, std::string name);
 
 // The op of `ops` named `name`. REQUIRES: present (a build bug otherwise).

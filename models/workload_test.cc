@@ -69,6 +69,31 @@ TEST(WorkloadTest, SequenceParallelSwapsAllReduceForGatherAndScatter) {
   EXPECT_FALSE(Get(w.layer_forward, "tp_reducescatter_mlp").gathers_next_input);
 }
 
+// DTensor tensor parallelism keeps the gathered input for wgrad (no backward
+// re-gather); float8 TP all-gathers move one byte per element, except the LM
+// head's, which stays a 16-bit linear.
+TEST(WorkloadTest, DtensorTensorParallelKeepsGatheredInputAndGathersFloat8) {
+  TransformerConfig c = Preset("llama3-8b");
+  const ShardSpec sp{.tensor_parallel = 8, .sequence_parallel = true, .dtype = Dtype::kFp8};
+  Workload megatron = Build(c, sp);
+  c.tp_keeps_gathered_input = true;
+  Workload dtensor = Build(c, sp);
+  const std::vector<std::string> names = Names(dtensor.layer_backward);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "tp_allgather_mlp_input_bwd"), 0);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "tp_allgather_attn_input_bwd"), 0);
+  EXPECT_EQ(Names(megatron.layer_backward).size(), names.size() + 2);
+  c.fp8_tp_gather = true;
+  Workload float8 = Build(c, sp);
+  EXPECT_EQ(Get(float8.layer_forward, "tp_allgather_attn").comm_bytes.count() * 2,
+            Get(dtensor.layer_forward, "tp_allgather_attn").comm_bytes.count());
+  EXPECT_EQ(Get(float8.layer_backward, "tp_allgather_mlp_bwd").comm_bytes.count() * 2,
+            Get(dtensor.layer_backward, "tp_allgather_mlp_bwd").comm_bytes.count());
+  EXPECT_EQ(Get(float8.layer_forward, "tp_reducescatter_mlp").comm_bytes,
+            Get(dtensor.layer_forward, "tp_reducescatter_mlp").comm_bytes);
+  EXPECT_EQ(Get(float8.head_forward, "tp_allgather_head").comm_bytes,
+            Get(dtensor.head_forward, "tp_allgather_head").comm_bytes);
+}
+
 TEST(WorkloadTest, NoTensorCollectivesWithoutTensorParallelism) {
   Workload w = Build(Preset("llama3-8b"), {.tensor_parallel = 1, .sequence_parallel = true});
   for (const std::vector<Op>* ops : {&w.embedding_forward, &w.embedding_backward, &w.layer_forward,

@@ -57,6 +57,23 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
                     "elementwise ops and the sequence-parallel gathers replayed; fp8 linears "
                     "replayed whole); ");
   }
+  // torchtitan's layer-level selective checkpointing (selective_ac_option
+  // an integer n, "2" by default: torchtitan/config_manager.py at
+  // 1c96a016d) wraps every n-th transformer block in a full checkpoint
+  // (_apply_ac_to_transformer_block in parallelize_llama.py): every second
+  // block recomputed whole, costed as Megatron's block recompute of half
+  // of each stage's layers.
+  const int stage_layers =
+      s->model().num_layers() / std::max(1, s->parallelism().pipeline_model_parallel_size());
+  if (a.op_selective && recompute == "selective" &&
+      absl::StrContains(recompute_cell, "(layer)") && stage_layers >= 2) {
+    recompute = "full";
+    s->mutable_training()->set_recompute_method("block");
+    s->mutable_training()->set_recompute_num_layers(stage_layers / 2);
+    absl::StrAppend(assumptions,
+                    "layer-level selective checkpointing (torchtitan's default "
+                    "selective_ac_option 2): every second block recomputed whole; ");
+  }
   if (recompute.empty() && !recipe.recompute_modules.empty()) {
     recompute = "selective";
     for (const std::string& m : recipe.recompute_modules) {
@@ -182,6 +199,16 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
                       "FP8 recipe from the notes (MXFP8 or FP8-MX: mxfp8; FP8-CS, current "
                       "scaling or Megatron-Bridge per-tensor: current); ");
     }
+  }
+  // Float8 tensor parallelism (RowAssumptions::fp8_tensorwise_tp): the
+  // sequence-parallel all-gathers move float8 unless the row states rowwise
+  // scaling, which keeps DTensor's 16-bit styles.
+  if (tr->precision() == "fp8" && a.fp8_tensorwise_tp && p->sequence_parallel() &&
+      !absl::StrContains(absl::AsciiStrToLower(notes), "rowwise")) {
+    tr->set_fp8_tp_gather(true);
+    absl::StrAppend(assumptions,
+                    "Float8 tensor parallelism (tensorwise scaling): sequence-parallel "
+                    "all-gathers in float8; ");
   }
   if (!a.attention.empty()) tr->set_attention(a.attention);
 }

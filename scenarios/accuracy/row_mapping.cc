@@ -179,6 +179,12 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
       a.zero_stage_with_pipeline = 2;
       a.eager_unless_compiled = true;
       a.op_selective = true;
+      // torchtitan's apply_tp uses torchao's Float8ColwiseParallel,
+      // Float8RowwiseParallel and PrepareFloat8ModuleInput whenever Float8
+      // linears are on (9dec370), and from 2025 only with tensorwise scaling
+      // (enable_float8_tensorwise_tp at 820504e); they cast before the
+      // all-gather (torchao/float8/float8_tensor_parallel.py).
+      a.fp8_tensorwise_tp = true;
       a.text += "; with pp > 1 parameters stay gathered across micro-batches and gradients are "
                 "reduce-scattered once per step (ZeRO-2; torchtitan's apply_fsdp)";
     }

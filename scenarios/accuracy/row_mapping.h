@@ -52,6 +52,10 @@ struct RowAssumptions {
   // "selective (op)" runs recompute_granularity "selective+op"; "selective
   // (layer)" keeps Megatron's selective.
   bool op_selective = false;
+  // With FP8 and tensor parallelism the stack runs torchao's float8 TP
+  // styles, which all-gather in float8 (training.fp8_tp_gather), unless the
+  // row states rowwise scaling.
+  bool fp8_tensorwise_tp = false;
   std::string precision;  // when the row states none
   std::string attention;  // training.attention; "" = the stack's default
   std::string text;       // the whole assumption, for the report

@@ -327,6 +327,32 @@ TEST(ValidationTest, MegatronFsdpRowsShardParameters) {
   EXPECT_TRUE(fsdp.fits) << fsdp.memory_gib;
 }
 
+// torchtitan rows: "selective (layer)" recomputes every second block whole
+// (block recompute of half the layers); Float8 with TP all-gathers in float8
+// unless the row states rowwise scaling.
+TEST(ValidationTest, TorchtitanLayerCheckpointingAndFloat8TensorParallel) {
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kStackHeader) +
+          "T-01,x,Llama 3 8B,32,4096,32,8192,128256,A100-80GB,64,1,1,1,,1,64,selective (layer),"
+          "tokens_per_s_per_gpu,2900,FSDP2,torchtitan 9dec370,bf16,\n"
+          "T-02,x,Llama 3 8B,32,4096,32,8192,128256,H100-SXM-80GB (DGX-H100),64,8,1,1,,12,96,"
+          "full,tokens_per_s_per_gpu,5000,float8 tensorwise,torchtitan 820504e,fp8,\n"
+          "T-03,x,Llama 3 8B,32,4096,32,8192,128256,H100-SXM-80GB (DGX-H100),64,8,1,1,,12,96,"
+          "full,tokens_per_s_per_gpu,5000,float8 rowwise,torchtitan 820504e,fp8,\n",
+      "stacks.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "stacks.csv", {.keep_scenarios = true});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 3u);
+  for (const ValidationRow& row : r->rows) ASSERT_TRUE(row.supported) << row.reason;
+  EXPECT_NE(r->rows[0].scenario.find("recompute_num_layers: 16"), std::string::npos)
+      << r->rows[0].scenario;
+  EXPECT_NE(r->rows[1].scenario.find("fp8_tp_gather: true"), std::string::npos)
+      << r->rows[1].scenario;
+  EXPECT_EQ(r->rows[2].scenario.find("fp8_tp_gather"), std::string::npos) << r->rows[2].scenario;
+  EXPECT_GT(r->rows[1].predicted, r->rows[2].predicted);  // tokens per second
+}
+
 // A long-context NeMo row that states only its global batch runs one sequence
 // per micro-batch, as NeMo's long-context recipes do (not the whole batch of
 // 16K-token sequences in one micro-batch).

@@ -124,6 +124,8 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   } else {
     r.model.elementwise = r.framework->elementwise;
   }
+  r.model.tp_keeps_gathered_input = r.framework->tp_keeps_gathered_input.value > 0;
+  r.model.fp8_tp_gather = t.fp8_tp_gather();
   const config::ParallelismConfig& p = in.parallelism();
   strategies::ParallelConfig& pc = r.parallel;
   pc.tensor_parallel = p.has_tensor_model_parallel_size() ? p.tensor_model_parallel_size() : 1;
@@ -327,6 +329,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (pc.zero_stage == 3) et->set_grad_reduce_bytes(r.grad_reduce_bytes);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   if (r.model.elementwise == models::ElementwiseKernels::kEager) et->set_elementwise("eager");
+  if (r.model.fp8_tp_gather) et->set_fp8_tp_gather(true);
   EchoRecompute(t, pc, et);
   if (pc.cpu_offload_layers > 0) et->set_cpu_offload_layers(pc.cpu_offload_layers);
   EchoPricing(r.pricing, e.mutable_pricing());
