@@ -176,6 +176,13 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
                                                  "\" is not supported yet; use bf16, fp16 or fp8"));
   }
   pc.precision = *dtype;
+  if (t.fp8_tp_gather() && (pc.precision != models::Dtype::kFp8 || !pc.sequence_parallel)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.fp8_tp_gather=true gathers the sequence-parallel inputs in float8, so it needs "
+        "training.precision=\"fp8\" and parallelism.sequence_parallel=true (got precision \"",
+        precision, "\", sequence_parallel ", pc.sequence_parallel ? "true" : "false",
+        "); set both or drop it"));
+  }
   if (t.has_fp8_recipe()) {
     absl::StatusOr<models::Fp8Recipe> recipe = models::ParseFp8Recipe(t.fp8_recipe());
     if (!recipe.ok()) return WithField(recipe.status(), "training.fp8_recipe");

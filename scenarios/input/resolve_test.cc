@@ -89,6 +89,29 @@ TEST(ResolveTest, Fp8OnA100NamesTheGpu) {
 
 // training.fp8_recipe: delayed by default (echoed under fp8 only), current
 // or mxfp8 when set; anything else names the field and the valid values.
+// Float8 tensor-parallel gathers need FP8 training and sequence parallelism.
+TEST(ResolveTest, Fp8TpGatherNeedsFp8AndSequenceParallel) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    model { preset: "llama3-8b" }
+    parallelism { tensor_model_parallel_size: 8 sequence_parallel: true }
+    training { precision: "fp8" fp8_tp_gather: true framework: "pytorch-fsdp2" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->model.fp8_tp_gather);
+  EXPECT_TRUE(r->echo.training().fp8_tp_gather());
+  s.mutable_training()->set_precision("bf16");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("training.fp8_tp_gather"), std::string::npos) << r.status();
+  s.mutable_training()->set_precision("fp8");
+  s.mutable_parallelism()->set_sequence_parallel(false);
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("sequence_parallel"), std::string::npos) << r.status();
+}
+
 TEST(ResolveTest, Fp8RecipeDefaultsToDelayedAndNamesTheFieldWhenBad) {
   config::Scenario s = Parse(R"pb(
     cluster { gpu: "h100-sxm5-80gb" }
