@@ -11,7 +11,7 @@
 //             ceiling: the GPU's measured max-achievable-matmul fraction (MAMF);
 //             sustained: the GPU's sustained / burst rate of GEMMs of the op's
 //             input type at its power limit (models/power_model.h; training
-//             only); gemm_factor: the stack's;
+//             and serving); gemm_factor: the stack's;
 //             wave_util: tiles over SMs, best of a few cuBLAS-like tile shapes;
 //             the memory roofline is the small-dimension penalty: a GEMM with a
 //             small M, N or K cannot reuse its operands and streams them from HBM
@@ -122,7 +122,7 @@ struct KernelModelParams {
   // DtypeIndex): the GPU's sustained rate of such GEMMs under minutes of
   // back-to-back GEMMs at its default power limit over the short burst the
   // ceilings measured (PowerModel::Sustained). 1 costs the burst; training
-  // runs pass their GPU's.
+  // and serving runs pass their GPU's.
   std::array<double, kAllDtypes.size()> sustained_gemm_ratio = [] {
     std::array<double, kAllDtypes.size()> burst{};
     burst.fill(1.0);

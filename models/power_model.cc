@@ -262,6 +262,10 @@ SustainedGemm PowerModel::Sustained(const GpuSpec& gpu, Dtype dtype) const {
   return s;
 }
 
+void PowerModel::SetSustainedGemmRatios(const GpuSpec& gpu, KernelModelParams* params) const {
+  for (Dtype d : kAllDtypes) params->sustained_gemm_ratio[DtypeIndex(d)] = Sustained(gpu, d).ratio;
+}
+
 KernelDraw PowerModel::Draw(const BoardPower& b, double cap_w) const {
   const double limit = cap_w > 0 ? std::min(cap_w, b.max_limit_w) : b.max_limit_w;
   return KernelDraw{limit, std::min(b.memory_bound_w, limit), b.idle_w};

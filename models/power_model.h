@@ -47,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "models/dtype.h"
 #include "models/gpu_catalog.h"
+#include "models/kernel_model.h"
 
 namespace clustersim::config {
 class GpuPowerFile;
@@ -125,6 +126,8 @@ class PowerModel {
   SustainedGemm Sustained(const GpuSpec& gpu, Dtype dtype) const;
   // Mean ratio of the 16-bit entries measured on their own GPU.
   double sustained_fallback_ratio() const { return sustained_fallback_ratio_; }
+  // Sets params->sustained_gemm_ratio of every input type to Sustained(gpu, type).ratio.
+  void SetSustainedGemmRatios(const GpuSpec& gpu, KernelModelParams* params) const;
 
   // r = ((cap - idle) / (default - idle))^(1/exponent), 1 at or above default.
   static double ClockRatio(double cap_w, double default_w, double idle_w, double exponent);

@@ -155,6 +155,33 @@ TEST(PowerModelTest, SustainedRatiosArePublishedPairs) {
   EXPECT_GT(h200.ratio, b200.ratio);
 }
 
+// A kernel model given the GPU's sustained ratios (training and serving runs)
+// slows compute-bound GEMMs by the input type's ratio and leaves memory-bound
+// ones at their HBM time.
+TEST(PowerModelTest, SustainedRatiosSlowComputeBoundGemmsOnly) {
+  const PowerModel& pm = PowerModel::Default();
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  KernelModelParams params;
+  pm.SetSustainedGemmRatios(h100, &params);
+  EXPECT_EQ(params.sustained_gemm_ratio[DtypeIndex(Dtype::kFp8)],
+            pm.Sustained(h100, Dtype::kFp8).ratio);
+  EXPECT_EQ(params.sustained_gemm_ratio[DtypeIndex(Dtype::kBf16)],
+            pm.Sustained(h100, Dtype::kBf16).ratio);
+  const KernelModel burst(h100), sustained(h100, params);
+  Op big{.name = "prefill_gemm", .kind = OpKind::kGemm, .dtype = Dtype::kFp8};
+  big.m = 8192, big.n = 14336, big.k = 4096;
+  big.flops = sim::Flops(2.0 * big.m * big.n * big.k);
+  big.bytes = sim::Bytes(big.m * big.k + big.k * big.n + 2 * big.m * big.n);
+  ASSERT_TRUE(burst.IsComputeBound(big));
+  EXPECT_GT(sustained.Cost(big).time, burst.Cost(big).time);
+  Op decode = big;  // one token: bound by reading the weights
+  decode.m = 1;
+  decode.flops = sim::Flops(2.0 * decode.n * decode.k);
+  decode.bytes = sim::Bytes(decode.k + decode.k * decode.n + 2 * decode.n);
+  ASSERT_FALSE(burst.IsComputeBound(decode));
+  EXPECT_EQ(sustained.Cost(decode).time, burst.Cost(decode).time);
+}
+
 // FP8 GEMMs take their own published pair where the file has one, else the
 // GPU's 16-bit entry, else the fallback; the FP8 entry does not enter the mean.
 TEST(PowerModelTest, SustainedRatioIsPerInputType) {

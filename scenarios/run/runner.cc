@@ -131,9 +131,7 @@ absl::Status ScenarioRun::Build() {
   kernel_params.attention_kernel_forward = s_.framework->attention_kernel_forward.value;
   kernel_params.attention_kernel_backward = s_.framework->attention_kernel_backward.value;
   const models::PowerModel& power = models::PowerModel::Default();
-  for (models::Dtype d : models::kAllDtypes) {
-    kernel_params.sustained_gemm_ratio[models::DtypeIndex(d)] = power.Sustained(*s_.gpu, d).ratio;
-  }
+  power.SetSustainedGemmRatios(*s_.gpu, &kernel_params);
   kernel_params.compute_clock_ratio = power.ClockRatio(power.For(*s_.gpu), s_.power_cap_w);
   kernels_.emplace(*s_.gpu, kernel_params, models::Calibration::Shipped(s_.gpu->name));
   strategies::StepInputs in;

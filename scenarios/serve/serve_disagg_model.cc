@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/calibration.h"
+#include "scenarios/serve/serve_resolve.h"
 #include "sim/check.h"
 #include "strategies/serving_workload.h"
 
@@ -21,7 +22,7 @@ absl::StatusOr<std::unique_ptr<DisaggModel>> DisaggModel::Create(const ResolvedD
   m->network_ = std::make_unique<topology::AnalyticNetwork>(*m->cluster_);
   for (const ResolvedPool* p : {&d.prefill, &d.decode}) {
     m->kernels_.push_back(std::make_unique<models::KernelModel>(
-        *p->gpu, models::KernelModelParams{}, models::Calibration::Shipped(p->gpu->name)));
+        *p->gpu, ServingKernelParams(*p->gpu), models::Calibration::Shipped(p->gpu->name)));
     strategies::ServingModelSpec spec{
         .replica = p->memory.replica,
         .host_per_iteration = d.base.host_per_iteration,

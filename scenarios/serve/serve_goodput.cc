@@ -141,7 +141,8 @@ absl::StatusOr<GoodputFound> ColocatedGoodput(const ResolvedServe& s, const SloT
   absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(s.cluster);
   if (!cluster.ok()) return cluster.status();
   const topology::AnalyticNetwork network(*cluster);
-  const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));
+  const models::KernelModel kernels(*s.gpu, ServingKernelParams(*s.gpu),
+                                    models::Calibration::Shipped(s.gpu->name));
   strategies::ServingModelSpec spec{
       .replica = replica,
       .host_per_iteration = s.host_per_iteration,

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/fitted_constants.h"
+#include "models/power_model.h"
 #include "models/serving_frontend.h"
 #include "scenarios/input/resolve_cluster.h"
 #include "scenarios/input/resolve_model.h"
@@ -307,6 +308,12 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   r.pricing = *std::move(pricing);
   EchoPricing(r.pricing, e.mutable_pricing());
   return r;
+}
+
+models::KernelModelParams ServingKernelParams(const models::GpuSpec& gpu) {
+  models::KernelModelParams params;
+  models::PowerModel::Default().SetSustainedGemmRatios(gpu, &params);
+  return params;
 }
 
 }  // namespace clustersim::scenarios

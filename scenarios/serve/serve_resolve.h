@@ -34,6 +34,7 @@
 #include "models/dtype.h"
 #include "models/gpu_catalog.h"
 #include "models/inference_memory.h"
+#include "models/kernel_model.h"
 #include "models/quantization.h"
 #include "models/transformer_config.h"
 #include "scenarios/input/train_cost.h"
@@ -77,6 +78,17 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& scenario);
 // Whether tensor parallelism `tp` splits the model evenly: it divides the
 // attention heads and the FFN size.
 bool TensorParallelSplits(const models::TransformerConfig& m, int tp);
+
+// The kernel-model settings a serving replica on `gpu` is costed with:
+// compute-bound GEMMs at the rate the board sustains at its default power
+// limit (models::PowerModel::Sustained, as training), not the ceilings' burst.
+// Memory-bound GEMMs and kernels keep their HBM rate, so small-batch decode,
+// which draws well under the limit, is not slowed; iterations whose GEMMs are
+// compute-bound (prefills, decode batches of thousands) hold the board at its
+// limit. NVIDIA's MLPerf v4.1 llama2-70b Offline run on 8 H200 shows such a
+// serving run power-bound: the same software made 25,262 / 31,303 / 34,864
+// tokens/s at 500 / 700 / 1,000 W (tests/validation/serving-deployed/SOURCES.md).
+models::KernelModelParams ServingKernelParams(const models::GpuSpec& gpu);
 
 }  // namespace clustersim::scenarios
 

@@ -96,7 +96,8 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   absl::StatusOr<topology::Cluster> cluster = topology::BuildCluster(s.cluster);
   if (!cluster.ok()) return cluster.status();
   const topology::AnalyticNetwork network(*cluster);
-  const models::KernelModel kernels(*s.gpu, {}, models::Calibration::Shipped(s.gpu->name));
+  const models::KernelModel kernels(*s.gpu, ServingKernelParams(*s.gpu),
+                                    models::Calibration::Shipped(s.gpu->name));
   const int gpus_per_replica = replica.tensor_parallel * replica.pipeline_parallel;
   strategies::ServingModelSpec spec{
       .replica = replica,
