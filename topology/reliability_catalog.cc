@@ -106,11 +106,11 @@ absl::StatusOr<ReliabilityCatalog> ReliabilityCatalog::Parse(std::string_view te
   if (!NonNegative(r.detection_s()) || !NonNegative(r.reschedule_s()) ||
       !NonNegative(r.init_s_per_gpu()) || !NonNegative(r.init_min_s()) || r.warmup_steps() < 0 ||
       !Positive(r.repair_hours()) ||
-      !(r.snapshot_pcie_efficiency() > 0 && r.snapshot_pcie_efficiency() <= 1) ||
+      !(r.snapshot_copy_efficiency() > 0 && r.snapshot_copy_efficiency() <= 1) ||
       r.source().empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kFile,
-                     ": restart: times must be >= 0, repair_hours > 0, snapshot_pcie_efficiency in "
+                     ": restart: times must be >= 0, repair_hours > 0, snapshot_copy_efficiency in "
                      "(0, 1], and a source given"));
   }
   if (!c.FindProfile(c.file_.default_profile()).ok() ||

@@ -41,7 +41,7 @@ TEST(ReliabilityCatalogTest, RatesScalePerUnit) {
 
 TEST(ReliabilityCatalogTest, RejectsNegativeRateAndZeroBandwidth) {
   const std::string restart =
-      "restart { repair_hours: 1 snapshot_pcie_efficiency: 1 source: \"x\" } "
+      "restart { repair_hours: 1 snapshot_copy_efficiency: 1 source: \"x\" } "
       "default_profile: \"p\" default_storage: \"s\" ";
   const std::string storage =
       "storage { name: \"s\" write_gb_per_s_per_node: 1 write_gb_per_s_aggregate: 1 "

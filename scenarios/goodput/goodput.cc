@@ -27,12 +27,6 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[static_cast<size_t>(std::floor(q * static_cast<double>(sorted.size() - 1)))];
 }
 
-std::string PcieOf(const ResolvedScenario& s) {
-  if (s.cluster.custom_node) return s.cluster.custom_node->pcie;
-  absl::StatusOr<const topology::NodePreset*> p = topology::FindNodePreset(s.cluster.node_preset);
-  return p.ok() ? std::string((*p)->pcie) : "pcie4-x16";
-}
-
 }  // namespace
 
 // A section with stragglers alone asks for the straggler tax only, unless the
@@ -119,9 +113,10 @@ absl::StatusOr<GoodputPlan> PlanGoodput(const ResolvedScenario& s, const config:
   p.load_s = std::max(bytes / r_all, bytes / nodes / r_node);
   double snapshot_bw = r.snapshot_gb_per_s_per_gpu() * 1e9;
   if (!r.has_snapshot_gb_per_s_per_gpu()) {
-    absl::StatusOr<const topology::LinkTechnology*> pcie = topology::FindLinkTechnology(PcieOf(s));
-    snapshot_bw =
-        (pcie.ok() ? (*pcie)->bandwidth.BytesPerSecond() : 31.5e9) * rc.snapshot_pcie_efficiency();
+    // The device-to-host copy runs over the GPU's host link (NVLink-C2C on a
+    // Grace superchip, PCIe elsewhere); 31.5 GB/s is PCIe 4 x16's line rate.
+    snapshot_bw = (s.host_link != nullptr ? s.host_link->bandwidth.BytesPerSecond() : 31.5e9) *
+                  rc.snapshot_copy_efficiency();
   }
   const double snapshot_s = snapshot / snapshot_bw;
   const bool async = p.mode == "async";

@@ -14,7 +14,8 @@
 //             shard saved once (Megatron's fully parallel save, PyTorch DCP);
 //   snapshot per GPU = the largest pipeline stage's weights + optimizer
 //             states on one GPU (the memory model, per the strategy's
-//             sharding), copied over PCIe at the catalog's efficiency;
+//             sharding), copied over the GPU's host link (PCIe, NVLink-C2C
+//             on a Grace superchip) at the catalog's efficiency;
 //   write   = max(size / aggregate bandwidth, size / nodes / per-node bandwidth);
 //   blocking: the GPUs stall for max(snapshot, write); asynchronous: for the
 //             snapshot, and the write runs beside training;

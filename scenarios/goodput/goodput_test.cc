@@ -97,6 +97,29 @@ TEST(GoodputValidationTest, AsyncCheckpointOf7bBlocksSecondsBlockingMinutes) {
   RecordProperty("blocking_stall_s", std::to_string(stall[1]));
 }
 
+// The snapshot copies over the GPU's host link: 63 GB/s PCIe 5 on an H100
+// node, 225 GB/s NVLink-C2C on a GB200 superchip (links.textproto), each at
+// the catalog's copy efficiency.
+TEST(GoodputTest, SnapshotCopiesOverTheHostLink) {
+  double rate[2];
+  const char* gpus[2] = {"h100-sxm5-80gb", "gb200-186gb"};
+  for (int i = 0; i < 2; ++i) {
+    config::Scenario s = Llama7b("async");
+    s.mutable_cluster()->set_gpu(gpus[i]);
+    absl::StatusOr<ResolvedScenario> r = Resolve(s);
+    ASSERT_TRUE(r.ok()) << r.status();
+    absl::StatusOr<config::Result> step = RunScenario(*r, {});
+    ASSERT_TRUE(step.ok()) << step.status();
+    absl::StatusOr<GoodputPlan> plan = PlanGoodput(*r, *step);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    rate[i] = plan->snapshot_gb_per_gpu / plan->stall_s;
+  }
+  const double efficiency = topology::ReliabilityCatalog::Default().file().restart()
+                                .snapshot_copy_efficiency();
+  EXPECT_NEAR(rate[0], 63 * efficiency, 0.01);
+  EXPECT_NEAR(rate[1], 225 * efficiency, 0.01);
+}
+
 TEST(GoodputTest, SectionWithoutRunLengthIsRefused) {
   config::Scenario s = Llama7b("async");
   s.mutable_pricing()->clear_train_tokens();

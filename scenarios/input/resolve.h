@@ -31,6 +31,7 @@
 #include "strategies/parallel_config.h"
 #include "topology/cluster_spec.h"
 #include "topology/collective.h"
+#include "topology/link_technology.h"
 
 namespace clustersim::scenarios {
 
@@ -42,7 +43,7 @@ struct ResolvedScenario {
   topology::ClusterSpec cluster;
   int num_gpus = 0;
   double power_cap_w = 0;  // cluster.power_cap_w; 0: the default limit
-  std::string host_link;   // ResolvedCluster::host_link
+  const topology::LinkTechnology* host_link = nullptr;  // ResolvedCluster::host_link
   strategies::ParallelConfig parallel;
   topology::Algorithm algorithm = topology::Algorithm::kAuto;
   topology::Protocol protocol = topology::Protocol::kAuto;

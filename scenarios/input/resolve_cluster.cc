@@ -79,38 +79,41 @@ absl::StatusOr<ResolvedCluster> ResolveCluster(const config::ClusterConfig& c) {
     if (n.has_pcie_switches()) node.pcie_switches = n.pcie_switches();
     if (n.has_nics()) node.nics = n.nics();
     if (n.has_nic_link()) node.nic_link = n.nic_link();
-    if (n.has_host_link()) {
-      absl::StatusOr<const topology::LinkTechnology*> link =
-          topology::FindLinkTechnology(n.host_link());
-      if (!link.ok()) return WithField(link.status(), "cluster.custom_node.host_link");
-      node.host_link = n.host_link();
+    if (n.has_host_link()) node.host_link = n.host_link();
+    absl::StatusOr<const topology::LinkTechnology*> link =
+        topology::FindLinkTechnology(node.host_link.empty() ? node.pcie : node.host_link);
+    // An unknown PCIe link is reported by BuildCluster with the node's other links.
+    if (link.ok()) {
+      out.host_link = *link;
+    } else if (!node.host_link.empty()) {
+      return WithField(link.status(), "cluster.custom_node.host_link");
     }
-    out.host_link = node.host_link.empty() ? node.pcie : node.host_link;
     out.spec.custom_node = node;
     out.spec.node_preset = "custom";
-  } else if (c.has_node()) {
-    out.spec.node_preset = c.node();
+    out.gpus_per_node = node.gpus_per_node;
   } else {
-    absl::StatusOr<std::string> node = DefaultNodeFor(*out.gpu);
-    if (!node.ok()) return node.status();
-    out.spec.node_preset = *node;
-  }
-  if (!out.spec.custom_node) {
+    if (c.has_node()) {
+      out.spec.node_preset = c.node();
+    } else {
+      absl::StatusOr<std::string> node = DefaultNodeFor(*out.gpu);
+      if (!node.ok()) return node.status();
+      out.spec.node_preset = *node;
+    }
     absl::StatusOr<const topology::NodePreset*> preset =
         topology::FindNodePreset(out.spec.node_preset);
-    if (preset.ok()) out.host_link = (*preset)->host_link.empty() ? (*preset)->pcie
-                                                                   : (*preset)->host_link;
-  }
-  if (out.spec.custom_node) {
-    out.gpus_per_node = out.spec.custom_node->gpus_per_node;
-  } else if (c.has_gpus_per_node()) {
-    out.gpus_per_node = c.gpus_per_node();
-  } else {
-    // The preset's own count (1 for a Mac Studio or a single-GPU host).
-    absl::StatusOr<const topology::NodePreset*> preset =
-        topology::FindNodePreset(out.spec.node_preset);
-    if (!preset.ok()) return WithField(preset.status(), "cluster.node");
-    out.gpus_per_node = (*preset)->gpus_per_node;
+    if (preset.ok()) {
+      // Preset links are checked when the catalog loads.
+      absl::StatusOr<const topology::LinkTechnology*> link = topology::FindLinkTechnology(
+          (*preset)->host_link.empty() ? (*preset)->pcie : (*preset)->host_link);
+      if (link.ok()) out.host_link = *link;
+    }
+    if (c.has_gpus_per_node()) {
+      out.gpus_per_node = c.gpus_per_node();
+    } else {
+      // The preset's own count (1 for a Mac Studio or a single-GPU host).
+      if (!preset.ok()) return WithField(preset.status(), "cluster.node");
+      out.gpus_per_node = (*preset)->gpus_per_node;
+    }
   }
   if (out.spec.custom_node && c.has_gpus_per_node() &&
       c.gpus_per_node() != out.gpus_per_node) {

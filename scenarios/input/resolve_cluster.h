@@ -16,6 +16,7 @@
 #include "models/gpu_catalog.h"
 #include "scenarios/proto/scenario.pb.h"
 #include "topology/cluster_spec.h"
+#include "topology/link_technology.h"
 
 namespace clustersim::scenarios {
 
@@ -25,10 +26,10 @@ struct ResolvedCluster {
   int gpus_per_node = 0;
   topology::ClusterSpec spec;
   double power_cap_w = 0;  // cluster.power_cap_w; 0: the default limit
-  // The GPU's link to host memory (a links.textproto name): the node's
-  // host_link (NVLink-C2C on a Grace superchip), else its PCIe link; "" when
-  // the node preset is unknown (BuildCluster reports that).
-  std::string host_link;
+  // The GPU's link to host memory: the node's host_link (NVLink-C2C on a
+  // Grace superchip), else its PCIe link; null when the node preset is
+  // unknown (BuildCluster reports that).
+  const topology::LinkTechnology* host_link = nullptr;
 };
 
 // Errors name the field ("cluster.gpu is required; use one of: ...").

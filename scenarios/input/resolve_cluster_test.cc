@@ -48,19 +48,22 @@ TEST(ResolveTest, HostLinkIsTheNodesOrItsPcie) {
     model { preset: "llama3-8b" }
   )pb"));
   ASSERT_TRUE(gb200.ok()) << gb200.status();
-  EXPECT_EQ(gb200->host_link, "nvlink-c2c-gb200");
+  ASSERT_NE(gb200->host_link, nullptr);
+  EXPECT_EQ(gb200->host_link->name, "nvlink-c2c-gb200");
   absl::StatusOr<ResolvedScenario> h100 = Resolve(Parse(R"pb(
     cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
     model { preset: "llama3-8b" }
   )pb"));
   ASSERT_TRUE(h100.ok()) << h100.status();
-  EXPECT_EQ(h100->host_link, "pcie5-x16");
+  ASSERT_NE(h100->host_link, nullptr);
+  EXPECT_EQ(h100->host_link->name, "pcie5-x16");
   absl::StatusOr<ResolvedScenario> custom = Resolve(Parse(R"pb(
     cluster { gpu: "gb200-186gb" num_gpus: 4 custom_node { gpus_per_node: 4 pcie: "pcie5-x16" } }
     model { preset: "llama3-8b" }
   )pb"));
   ASSERT_TRUE(custom.ok()) << custom.status();
-  EXPECT_EQ(custom->host_link, "pcie5-x16");
+  ASSERT_NE(custom->host_link, nullptr);
+  EXPECT_EQ(custom->host_link->name, "pcie5-x16");
   EXPECT_FALSE(custom->echo.cluster().custom_node().has_host_link());
   absl::StatusOr<ResolvedScenario> c2c = Resolve(Parse(R"pb(
     cluster {
@@ -70,7 +73,8 @@ TEST(ResolveTest, HostLinkIsTheNodesOrItsPcie) {
     model { preset: "llama3-8b" }
   )pb"));
   ASSERT_TRUE(c2c.ok()) << c2c.status();
-  EXPECT_EQ(c2c->host_link, "nvlink-c2c-gb200");
+  ASSERT_NE(c2c->host_link, nullptr);
+  EXPECT_EQ(c2c->host_link->name, "nvlink-c2c-gb200");
   EXPECT_EQ(c2c->echo.cluster().custom_node().host_link(), "nvlink-c2c-gb200");
 }
 

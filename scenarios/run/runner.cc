@@ -52,14 +52,6 @@ int FirstGpuOfStage(const strategies::StepPlan& plan, const strategies::Placemen
   return best;
 }
 
-// The GPU's link to host memory (ResolvedCluster::host_link).
-absl::StatusOr<sim::Bandwidth> HostLinkBandwidth(const ResolvedScenario& s) {
-  absl::StatusOr<const topology::LinkTechnology*> link =
-      topology::FindLinkTechnology(s.host_link);
-  if (!link.ok()) return link.status();
-  return (*link)->bandwidth;
-}
-
 // One run's modules. Each stage fills the members it owns; later members
 // point into earlier ones, so they are declared (and destroyed) in order.
 class ScenarioRun {
@@ -154,9 +146,11 @@ absl::Status ScenarioRun::Build() {
   in.megatron_fsdp = s_.megatron_fsdp;
   in.fp8_amax_reduction = s_.fp8_amax_reduction;
   if (s_.parallel.cpu_offload_layers > 0) {
-    absl::StatusOr<sim::Bandwidth> host = HostLinkBandwidth(s_);
-    if (!host.ok()) return host.status();
-    in.host_link = *host;
+    if (s_.host_link == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cluster.node=", s_.cluster.node_preset, " has no host link for activation offload"));
+    }
+    in.host_link = s_.host_link->bandwidth;
   }
   in.mode.fold.tensor_parallel = s_.num_gpus > options_.fold_tensor_parallel_above_gpus;
   in.mode.fold.context_parallel = in.mode.fold.tensor_parallel && options_.fold_context_parallel;
