@@ -1,6 +1,7 @@
 #include "models/kernel_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "sim/check.h"
@@ -178,6 +179,11 @@ double KernelModel::MemorySeconds(sim::Bytes bytes, double fraction) const {
   return static_cast<double>(bytes.count()) / (gpu_.memory_bandwidth_gbs * 1e9 * fraction);
 }
 
+double RooflineSeconds(double compute_s, double memory_s, double overlap) {
+  if (overlap <= 0) return std::max(compute_s, memory_s);
+  return std::pow(std::pow(compute_s, overlap) + std::pow(memory_s, overlap), 1.0 / overlap);
+}
+
 // A grouped GEMM run one kernel per entry on `streams` streams: rounds of up
 // to `streams` concurrent GEMMs sharing the SMs (each round one launch),
 // costed as batched GEMMs of that many entries, one after another.
@@ -220,7 +226,8 @@ OpCost KernelModel::BatchedGemmCost(const Op& op) const {
       op.flops.count() / (peak * r.gemm_ceiling * util * params_.compute_clock_ratio);
   const double memory_s = MemorySeconds(op.bytes, gemm_bandwidth_fraction_);
   const sim::Duration time =
-      sim::Duration::FromSecondsDouble(std::max(compute_s, memory_s)) + kernel_overhead_;
+      sim::Duration::FromSecondsDouble(RooflineSeconds(compute_s, memory_s, op.roofline_overlap)) +
+      kernel_overhead_;
   return OpCost{time, op.flops.count() / (time.ToSeconds() * peak),
                 r.gemm_fitted ? CostSource::kFitted : CostSource::kSpecFallback,
                 compute_s >= memory_s ? kGemmCompute : kGemmMemory};

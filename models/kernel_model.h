@@ -15,7 +15,9 @@
 //             wave_util: tiles over SMs, best of a few cuBLAS-like tile shapes;
 //             the memory roofline is the small-dimension penalty: a GEMM with a
 //             small M, N or K cannot reuse its operands and streams them from HBM
-//             (it reproduces the H100 small-M points of [VLLM-49363]).
+//             (it reproduces the H100 small-M points of [VLLM-49363]). An op with
+//             Op::roofline_overlap p > 0 (the serving MoE grouped expert GEMMs)
+//             takes (c^p + m^p)^(1/p) of the two terms instead of their max.
 //  Attention  time = max(flops · causal_fraction / (peak · attention_efficiency),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
 //             FLOPs are counted unmasked; a causal kernel computes about half.
@@ -138,6 +140,11 @@ struct KernelModelParams {
 // tiled `tile_m` x `tile_n`: tiles = ceil(m/tile_m)·ceil(n/tile_n)·batch,
 // waves = ceil(tiles / sm_count), utilisation = tiles / (waves · sm_count).
 double WaveUtilization(int64_t m, int64_t n, int64_t batch, int tile_m, int tile_n, int sm_count);
+
+// A GEMM's time from its compute and memory times: max(c, m), or with
+// `overlap` p > 0 (Op::roofline_overlap) (c^p + m^p)^(1/p), which is max(c, m)
+// when one dominates and 2^(1/p)·c when they are equal.
+double RooflineSeconds(double compute_s, double memory_s, double overlap);
 
 class KernelModel {
  public:

@@ -160,6 +160,23 @@ TEST(KernelModelTest, GroupedGemmRunsInRoundsOfStreams) {
             model.Cost(Grouped(4, 1024, 1536, 2048, 0)).time);
 }
 
+TEST(KernelModelTest, RooflineOverlapBlendsComputeAndMemoryTimes) {
+  EXPECT_DOUBLE_EQ(RooflineSeconds(3e-6, 4e-6, 0), 4e-6);
+  EXPECT_NEAR(RooflineSeconds(3e-6, 4e-6, 2), 5e-6, 1e-18);
+  EXPECT_NEAR(RooflineSeconds(4e-6, 4e-6, 3), std::cbrt(2.0) * 4e-6, 1e-18);
+  // One term dominating: nearly the max.
+  EXPECT_NEAR(RooflineSeconds(1e-6, 10e-6, 3), 10e-6, 0.01 * 10e-6);
+  KernelModel model(Gpu("h100-sxm5-80gb"));
+  // 512 x 4096 x 7168 BF16: compute and weight streaming within a factor of two.
+  Op op = BfGemm(512, 4096, 7168);
+  const OpCost max_cost = model.Cost(op);
+  op.roofline_overlap = 3;
+  const OpCost blended = model.Cost(op);
+  EXPECT_GT(blended.time, max_cost.time);
+  EXPECT_LT(blended.time.ToSeconds(), std::cbrt(2.0) * max_cost.time.ToSeconds());
+  EXPECT_EQ(blended.detail, max_cost.detail);
+}
+
 TEST(KernelModelTest, Fp8GemmUsesFp8PeakAndCeiling) {
   KernelModel model(Gpu("h100-sxm5-80gb"));
   Op bf16 = BfGemm(8192, 8192, 8192);

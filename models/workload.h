@@ -160,6 +160,11 @@ struct Op {
   // costed as max(flops/(peak·tile_efficiency), bytes/(bandwidth·fraction))
   // instead of by the cuBLAS-like GEMM model.
   double tile_efficiency = 0;
+  // > 0 on a GEMM op costed by the cuBLAS-like model: its compute and memory
+  // times combine as (c^p + m^p)^(1/p) with p this value, a kernel that
+  // cannot fully overlap its tensor-core work with its HBM traffic where the
+  // two are close; 0 takes max(c, m) (models/kernel_model.h).
+  double roofline_overlap = 0;
   CommGroup group = CommGroup::kTensor;  // collectives only
   CommKind comm = CommKind::kAllReduce;  // collectives only
   sim::Bytes comm_bytes;  // collectives: nccl-tests "size" (all-reduce: bytes per rank

@@ -62,6 +62,23 @@ namespace clustersim::strategies {
 // small batches, where the GEMM streams its weights and the padding is hidden.
 inline constexpr int kGroupedGemmTileRows = 128;
 
+// Op::roofline_overlap of a grouped expert GEMM: its time is
+// (compute^p + memory^p)^(1/p), not the larger of the two. DeepGEMM's grouped
+// FP8 GEMM tables on H800 (deepseek-ai/DeepGEMM README.md @ 55ab91f7, "Grouped
+// GEMMs for MoE models", contiguous and masked layouts: N x K 4096 x 7168 and
+// 7168 x 2048, 256 to 8192 rows per expert) lose 31% and 33% of their
+// large-M TFLOPS at 256 rows per expert, where the weights' HBM time
+// approaches the tensor-core time, and 23% and 25% at 512 rows; max() of the
+// two loses 18% and 32% at 256 rows and 6% and 23% at 512. Costing those ten shapes with the
+// shipped H100 SXM calibration (H800: the H100's SMs and HBM) and normalising
+// each N x K pair by its largest-M shape (which leaves out the kernel's own
+// ceiling), p = 3 gives 5.5% mean absolute error on the six smaller-M shapes
+// against 7.9% for max() (p = 2.8 minimises it, 3 has the smallest mean bias,
+// -0.6%). Script: models/data/calibration/fit_grouped_gemm_overlap.py. Applied
+// where the touched experts average at least kGroupedGemmTileRows rows; below
+// that, kernels of smaller M tiles stream the weights and max() stays.
+inline constexpr double kGroupedGemmRooflineOverlap = 3.0;
+
 // E[Σ_e ceil(m_e/tile)·tile] over the E experts, m_e ~ Binomial(T, k/E).
 // 0 for a dense model or no tokens. REQUIRES: tile >= 1.
 double ExpectedPaddedRows(int experts, int top_k, int64_t tokens, int tile);

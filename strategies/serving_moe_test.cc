@@ -154,6 +154,15 @@ TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
   EXPECT_NEAR(up.flops.count(), 2 * padded * up.n * up.k, 1e-6 * up.flops.count());
   const ServingOpBuilder b(model.spec().replica, models::Dtype::kFp8, models::Dtype::kBf16);
   EXPECT_DOUBLE_EQ(b.ModelFlops(up, t), 2.0 * 32 * up.n * up.k);
+  // Under a whole tile per touched expert the grouped GEMM streams its
+  // weights: max() of the two times. At 4,096 tokens (128 rows per expert) the
+  // expert GEMMs blend compute and weight streaming; the shared-expert GEMMs
+  // still take the larger.
+  EXPECT_EQ(up.roofline_overlap, 0);
+  const std::vector<models::Op> large = model.LayerOps(Decode(4096, 100));
+  EXPECT_EQ(FindOp(large, "expert_gate_up_gemm")->roofline_overlap, kGroupedGemmRooflineOverlap);
+  EXPECT_EQ(FindOp(large, "expert_down_gemm")->roofline_overlap, kGroupedGemmRooflineOverlap);
+  EXPECT_EQ(FindOp(large, "shared_gate_up_gemm")->roofline_overlap, 0);
   EXPECT_EQ(FindOp(moe, "shared_gate_up_gemm")->n, 2 * 2048 / 8);
   EXPECT_EQ(FindOp(moe, "shared_down_gemm")->k, 2048 / 8);
   EXPECT_EQ(FindOp(moe, "router_gemm")->n, 256);
