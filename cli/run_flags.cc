@@ -118,7 +118,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
   Opt(strategy, "fp8-recipe", &v.fp8_recipe,
       "with fp8: delayed (default; amax history, all-reduced each step) | current (per-tensor "
-      "amax of each cast) | mxfp8 (1-byte scale per 32 elements; Blackwell)");
+      "amax of each cast) | mxfp8 (1-byte scale per 32 elements; Blackwell) | rowwise "
+      "(torchao's per-row scales)");
   Opt(strategy, "finetune", &v.finetune, "full|lora|qlora");
   Opt(strategy, "framework", &v.framework,
       "training stack: megatron-core (default), megatron-deepspeed, pytorch-fsdp, ... "

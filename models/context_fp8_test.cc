@@ -77,13 +77,14 @@ TEST(Fp8WorkloadTest, LayerGemmsInFp8AttentionAndHeadInBf16) {
 
 // The input and gradient casts move the recipe's bytes per element: 4 under
 // delayed scaling, 6 with current scaling's amax pass, 4 + 2/32 with MXFP8's
-// block scales (models/fp8_recipe.h).
+// block scales, 8 with torchao's rowwise casts (models/fp8_recipe.h).
 TEST(Fp8WorkloadTest, CastBytesFollowTheRecipe) {
   const int64_t elements = int64_t{16384} * (4096 + 4096 + 4096 + 11008);
   for (const auto& [recipe, per_element] :
        std::vector<std::pair<Fp8Recipe, double>>{{Fp8Recipe::kDelayed, 4},
                                                  {Fp8Recipe::kCurrent, 6},
-                                                 {Fp8Recipe::kMxfp8, 4.0625}}) {
+                                                 {Fp8Recipe::kMxfp8, 4.0625},
+                                                 {Fp8Recipe::kRowwise, 8}}) {
     absl::StatusOr<Workload> w =
         BuildWorkload(Llama(), {.dtype = Dtype::kFp8, .fp8_recipe = recipe});
     ASSERT_TRUE(w.ok()) << w.status();
@@ -96,6 +97,23 @@ TEST(Fp8WorkloadTest, CastBytesFollowTheRecipe) {
       BuildWorkload(Llama(), {.dtype = Dtype::kFp8, .fp8_recipe = Fp8Recipe::kCurrent});
   EXPECT_EQ(Find(current->layer_backward, "fp8_cast_bwd").bytes.count(),
             Find(delayed->layer_backward, "fp8_cast_bwd").bytes.count() / 4 * 6);
+}
+
+// Rowwise scaling rescales both backward outputs of each FP8 GEMM, the input
+// gradient (m x k) and the weight gradient (k x n), reading and writing 16
+// bits; no other recipe has the pass.
+TEST(Fp8WorkloadTest, RowwiseRescalesTheBackwardGemmOutputs) {
+  absl::StatusOr<Workload> w =
+      BuildWorkload(Llama(), {.dtype = Dtype::kFp8, .fp8_recipe = Fp8Recipe::kRowwise});
+  ASSERT_TRUE(w.ok()) << w.status();
+  int64_t elements = 0;
+  for (const Op& op : w->layer_forward) {
+    if (op.IsFp8Gemm()) elements += op.batch * (op.m * op.k + op.k * op.n);
+  }
+  EXPECT_GT(elements, 0);
+  EXPECT_EQ(Find(w->layer_backward, "fp8_rescale_bwd").bytes.count(), elements * 4);
+  absl::StatusOr<Workload> delayed = BuildWorkload(Llama(), {.dtype = Dtype::kFp8});
+  for (const Op& op : delayed->layer_backward) EXPECT_NE(op.name, "fp8_rescale_bwd");
 }
 
 TEST(ContextFp8MemoryTest, CpShrinksActivationsAndFp8AddsWeightCopies) {

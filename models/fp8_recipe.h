@@ -1,10 +1,11 @@
 // File: models/fp8_recipe.h
 //
-// Transformer Engine's FP8 scaling recipes and what each costs outside the
-// GEMM: the bytes its cast kernels move per element and whether it runs the
-// delayed-scaling amax all-reduce. Read from Transformer Engine's code at the
+// The FP8 scaling recipes and what each costs outside the GEMM: the bytes its
+// cast kernels move per element and whether it runs the delayed-scaling amax
+// all-reduce. Transformer Engine's three are read from its code at the
 // versions the validation rows pin (v1.13 for NeMo 24.12, v2.9 for
-// Megatron-Bridge 25.11).
+// Megatron-Bridge 25.11); torchao's rowwise recipe from torchao at 6243040
+// (the torchtitan rows' pin).
 //
 // Example:
 //   absl::StatusOr<Fp8Recipe> r = ParseFp8Recipe("current");
@@ -34,23 +35,34 @@ enum class Fp8Recipe {
   // MXFP8BlockScaling (Blackwell): one quantize kernel writes rowwise and
   // columnwise FP8 copies with an E8M0 scale per 32 elements of each.
   kMxfp8,
+  // torchao's Float8LinearRecipeName.ROWWISE (torchao/float8/config.py at
+  // 6243040): every operand scaled per row along its reduction axis, so each
+  // activation and gradient is cast once per GEMM layout from 16 bits, and
+  // the two backward GEMMs (use_fast_accum off) run cuBLAS's tensorwise kernel
+  // with unit scales followed by an elementwise rescale of their outputs
+  // (float8_ops.py addmm_float8_unwrapped: the rowwise CUTLASS kernel is too
+  // slow without fast accumulation).
+  kRowwise,
 };
 
 inline constexpr std::string_view Fp8RecipeName(Fp8Recipe r) {
   switch (r) {
     case Fp8Recipe::kCurrent: return "current";
     case Fp8Recipe::kMxfp8: return "mxfp8";
+    case Fp8Recipe::kRowwise: return "rowwise";
     case Fp8Recipe::kDelayed: break;
   }
   return "delayed";
 }
 
 inline absl::StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s) {
-  for (Fp8Recipe r : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kMxfp8}) {
+  for (Fp8Recipe r :
+       {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kMxfp8, Fp8Recipe::kRowwise}) {
     if (s == Fp8RecipeName(r)) return r;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("\"", std::string(s), "\" is not an FP8 recipe; use delayed, current or mxfp8"));
+      absl::StrCat("\"", std::string(s),
+                   "\" is not an FP8 recipe; use delayed, current, mxfp8 or rowwise"));
 }
 
 // Bytes one cast of a 16-bit tensor moves per element under `r`, for an FP8
@@ -63,14 +75,39 @@ inline absl::StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s) {
 //     quantize_impl: nvte_compute_amax_with_config, nvte_quantize_v2) = 6;
 //   mxfp8: read 2 B, write rowwise and columnwise FP8 (1 B each) and one
 //     E8M0 scale byte per 32 elements of each (TE v2.9 MXFP8Quantizer::
-//     quantize, one nvte_quantize_v2; MXFP8_BLOCK_SCALING_SIZE 32) = 4 + 2/32.
+//     quantize, one nvte_quantize_v2; MXFP8_BLOCK_SCALING_SIZE 32) = 4 + 2/32;
+//   rowwise: one kernel reads 2 B, writes the row-scaled FP8 copy (1 B) and
+//     the 16-bit transpose (2 B), a second reads that transpose and writes the
+//     column-scaled copy (3 B) = 8 (torchao 6243040
+//     torchao/testing/float8/roofline_utils.py, get_tensor_memory_traffic_ovhd_s,
+//     input and grad_output: the two cannot fuse, each scale spanning a whole
+//     row of the other layout).
 inline constexpr double Fp8CastBytesPerElement(Fp8Recipe r) {
   switch (r) {
     case Fp8Recipe::kCurrent: return 6;
     case Fp8Recipe::kMxfp8: return 4 + 2.0 / 32;
+    case Fp8Recipe::kRowwise: return 8;
     case Fp8Recipe::kDelayed: break;
   }
   return 4;
+}
+
+// Bytes one cast of a 16-bit weight to both FP8 layouts moves per element:
+// the activations' count, except under rowwise scaling, where the weight's
+// second layout is a 16-bit transpose (read 2 B, write 2 B) and then its
+// cast (3 B) after the first layout's cast (3 B) = 10 (roofline_utils.py
+// above, weight).
+inline constexpr double Fp8WeightCastBytesPerElement(Fp8Recipe r) {
+  return r == Fp8Recipe::kRowwise ? 10 : Fp8CastBytesPerElement(r);
+}
+
+// Bytes per element of a backward GEMM's 16-bit output that the recipe's
+// rescale reads and writes after the GEMM: 4 under rowwise scaling
+// (addmm_float8_unwrapped multiplies the output by the outer product of the
+// two operands' inverse scales; costed as its own pass, not fused into the
+// next kernel), 0 otherwise (the scales ride in the GEMM's epilogue).
+inline constexpr double Fp8BackwardRescaleBytesPerElement(Fp8Recipe r) {
+  return r == Fp8Recipe::kRowwise ? 4 : 0;
 }
 
 }  // namespace clustersim::models

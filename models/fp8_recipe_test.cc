@@ -9,7 +9,8 @@ namespace clustersim::models {
 namespace {
 
 TEST(Fp8RecipeTest, NamesRoundTripAndUnknownNamesListTheValidOnes) {
-  for (Fp8Recipe r : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kMxfp8}) {
+  for (Fp8Recipe r :
+       {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kMxfp8, Fp8Recipe::kRowwise}) {
     absl::StatusOr<Fp8Recipe> parsed = ParseFp8Recipe(Fp8RecipeName(r));
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(*parsed, r);
@@ -17,7 +18,7 @@ TEST(Fp8RecipeTest, NamesRoundTripAndUnknownNamesListTheValidOnes) {
   absl::StatusOr<Fp8Recipe> bad = ParseFp8Recipe("hybrid");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(bad.status().message()).find("use delayed, current or mxfp8"),
+  EXPECT_NE(std::string(bad.status().message()).find("use delayed, current, mxfp8 or rowwise"),
             std::string::npos);
 }
 
@@ -27,6 +28,18 @@ TEST(Fp8RecipeTest, CastBytesPerElement) {
   EXPECT_EQ(Fp8CastBytesPerElement(Fp8Recipe::kDelayed), 4);
   EXPECT_EQ(Fp8CastBytesPerElement(Fp8Recipe::kCurrent), 6);
   EXPECT_EQ(Fp8CastBytesPerElement(Fp8Recipe::kMxfp8), 4.0625);
+}
+
+// torchao rowwise: two kernels per activation (2 + 1 + 2, then 2 + 1), the
+// weight's second layout through a 16-bit transpose (3 + 4 + 3), and a 16-bit
+// read and write of each backward GEMM output; the other recipes cast weights
+// as activations and rescale nothing.
+TEST(Fp8RecipeTest, RowwiseCastsTwiceAndRescalesTheBackwardOutputs) {
+  EXPECT_EQ(Fp8CastBytesPerElement(Fp8Recipe::kRowwise), 8);
+  EXPECT_EQ(Fp8WeightCastBytesPerElement(Fp8Recipe::kRowwise), 10);
+  EXPECT_EQ(Fp8BackwardRescaleBytesPerElement(Fp8Recipe::kRowwise), 4);
+  EXPECT_EQ(Fp8WeightCastBytesPerElement(Fp8Recipe::kCurrent), 6);
+  EXPECT_EQ(Fp8BackwardRescaleBytesPerElement(Fp8Recipe::kDelayed), 0);
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ using workload_internal::Dims;
 using workload_internal::EagerRope;
 using workload_internal::FindOp;
 using workload_internal::Fp8CastBytes;
+using workload_internal::Fp8RescaleBytes;
 using workload_internal::Gemm;
 using workload_internal::InputGather;
 using workload_internal::LatentProjections;
@@ -226,6 +227,9 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
   if (selective && s.recompute_op_sac) OpSacReplay(d, fwd, &ops);
   if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true, d.fp8_recipe); cast > 0) {
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
+  }
+  if (const int64_t rescale = Fp8RescaleBytes(fwd, d.fp8_recipe); rescale > 0) {
+    ops.push_back(MemoryBound(d, "fp8_rescale_bwd", rescale));
   }
   const bool attention = kind == LayerKind::kTransformer || kind == LayerKind::kAttention;
   if (kind != LayerKind::kAttention && kind != LayerKind::kMamba) {

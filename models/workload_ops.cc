@@ -231,6 +231,19 @@ int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe
   return static_cast<int64_t>(static_cast<double>(elements) * Fp8CastBytesPerElement(recipe));
 }
 
+// The rescale of each FP8 GEMM's two backward outputs, the input gradient
+// (m x k) and the weight gradient (k x n), at the recipe's bytes per element
+// (models/fp8_recipe.h: 4 under rowwise scaling, else 0).
+int64_t Fp8RescaleBytes(const std::vector<Op>& ops, Fp8Recipe recipe) {
+  const double per_element = Fp8BackwardRescaleBytesPerElement(recipe);
+  if (per_element == 0) return 0;
+  int64_t elements = 0;
+  for (const Op& op : ops) {
+    if (op.IsFp8Gemm()) elements += op.batch * (op.m * op.k + op.k * op.n);
+  }
+  return static_cast<int64_t>(static_cast<double>(elements) * per_element);
+}
+
 // The b·s·h activation crossing a TP boundary (full, unsharded size).
 int64_t BoundaryBytes(const Dims& d) { return d.tokens * d.h * d.act; }
 

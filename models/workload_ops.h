@@ -134,10 +134,13 @@ Op Collective(const Dims& d, std::string name, CommKind kind, int64_t bytes,
 // not cover (Megatron's output layer) stays in BF16.
 Dims Sixteen(const Dims& d);
 
-// FP8 cast_transpose of each FP8 GEMM's input (forward) or incoming gradient
-// (backward): read 16-bit, write the FP8 copy and its transpose (4 B/element).
+// FP8 casts of each FP8 GEMM's input (forward) or incoming gradient
+// (backward), both layouts, at the recipe's bytes per element.
 // Zero bytes when no GEMM runs in FP8.
 int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe);
+// The bytes of the elementwise rescale that follows each FP8 GEMM's backward
+// GEMMs under `recipe` (0 unless rowwise).
+int64_t Fp8RescaleBytes(const std::vector<Op>& ops, Fp8Recipe recipe);
 
 // The b·s·h activation crossing a TP boundary (full, unsharded size).
 int64_t BoundaryBytes(const Dims& d);

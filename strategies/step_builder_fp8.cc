@@ -26,7 +26,8 @@ constexpr int64_t kAmaxBytes = 4;
 // micro-batches (Megatron-core's forward_step sets is_first_microbatch on the
 // first micro-batch only; TE v2.9 module/linear.py refreshes the cached
 // workspace only then, under every recipe): the recipe's cast bytes
-// (models::Fp8CastBytesPerElement: 4 delayed, 6 current, 4 + 2/32 MXFP8) per
+// (models::Fp8WeightCastBytesPerElement: 4 delayed, 6 current, 4 + 2/32 MXFP8,
+// 10 torchao rowwise, which recasts every micro-batch, costed once too) per
 // parameter of the transformer layers this GPU holds (the head and embedding
 // stay 16-bit). The cast of the next step's first
 // micro-batch is placed after this step's optimizer update on the compute
@@ -52,8 +53,8 @@ void Builder::AddFp8WeightCast(int gpu, sim::TaskId gathered) {
     cast.name = "fp8_weight_cast";
     cast.kind = models::OpKind::kMemoryBound;
     cast.dtype = models::Dtype::kBf16;
-    cast.bytes = sim::Bytes(static_cast<int64_t>(layers * per_layer *
-                                                 models::Fp8CastBytesPerElement(p_.fp8_recipe)));
+    const double per_element = models::Fp8WeightCastBytesPerElement(p_.fp8_recipe);
+    cast.bytes = sim::Bytes(static_cast<int64_t>(layers * per_layer * per_element));
     slot = &AddStepOp(std::move(cast));
   }
   const models::OpCost cost = in_.kernels->Cost(*slot);

@@ -132,7 +132,8 @@ TEST(Fp8AmaxReductionTest, OnlyUnderDelayedScaling) {
 }
 
 // The once-per-step weight cast moves the recipe's bytes per parameter:
-// current scaling 6/4 and MXFP8 4.0625/4 of delayed scaling's.
+// current scaling 6/4, MXFP8 4.0625/4 and torchao rowwise 10/4 of delayed
+// scaling's.
 TEST(Fp8WeightCastTest, BytesFollowTheRecipe) {
   const LatencyNetwork net(sim::Microseconds(50));
   auto cast_bytes = [&](models::Fp8Recipe recipe) {
@@ -149,6 +150,7 @@ TEST(Fp8WeightCastTest, BytesFollowTheRecipe) {
   ASSERT_GT(delayed, 0);
   EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kCurrent) / delayed, 1.5, 1e-6);
   EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kMxfp8) / delayed, 4.0625 / 4, 1e-6);
+  EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kRowwise) / delayed, 10.0 / 4, 1e-6);
 }
 
 }  // namespace

@@ -94,9 +94,11 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
 // 24.12, whose rows state no recipe). Megatron-Bridge's performance tables
 // name block-scaled runs MXFP8 ("FP8-MX") and per-tensor runs FP8-CS,
 // current scaling (docs/performance-summary.md at 25.11); a Megatron-Bridge
-// row marked per-tensor is read as FP8-CS.
+// row marked per-tensor is read as FP8-CS. torchtitan rows stating "float8
+// rowwise" ran torchao's rowwise recipe (float8.recipe_name "rowwise").
 std::string Fp8RecipeOfRow(const std::string& notes, const std::string& source) {
   if (absl::StrContains(notes, "MXFP8") || absl::StrContains(notes, "FP8-MX")) return "mxfp8";
+  if (absl::StrContains(absl::AsciiStrToLower(notes), "float8 rowwise")) return "rowwise";
   if (absl::StrContains(notes, "FP8-CS") || absl::StrContains(notes, "current scaling")) {
     return "current";
   }
@@ -197,7 +199,8 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
       tr->set_fp8_recipe(recipe);
       absl::StrAppend(assumptions,
                       "FP8 recipe from the notes (MXFP8 or FP8-MX: mxfp8; FP8-CS, current "
-                      "scaling or Megatron-Bridge per-tensor: current); ");
+                      "scaling or Megatron-Bridge per-tensor: current; float8 rowwise: "
+                      "rowwise); ");
     }
   }
   // Float8 tensor parallelism (RowAssumptions::fp8_tensorwise_tp): the

@@ -30,7 +30,8 @@ std::string RowRecompute(const sim::CsvTable& t, const sim::CsvTable::Row& row,
 int MegatronFsdpSize(const std::string& notes);
 
 // The FP8 scaling recipe (training.fp8_recipe) a row's notes and source
-// state: "mxfp8", "current", or "" for the scenario default (delayed).
+// state: "mxfp8", "current", "rowwise", or "" for the scenario default
+// (delayed).
 std::string Fp8RecipeOfRow(const std::string& notes, const std::string& source);
 
 // Sets s's parallelism and training fields that the row's stack decides:

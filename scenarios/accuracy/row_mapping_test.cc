@@ -150,6 +150,9 @@ TEST(RowMappingTest, Fp8RecipesAreReadFromTheNotes) {
   EXPECT_EQ(Fp8RecipeOfRow("FP8 (per-tensor; table says FP8)", bridge), "current");
   EXPECT_EQ(Fp8RecipeOfRow("FP8 (per-tensor)", "NVIDIA/dgxc-benchmarking"), "");
   EXPECT_EQ(Fp8RecipeOfRow("FP8; NeMo 24.07", "NVIDIA NeMo performance summary"), "");
+  const std::string titan = "pytorch/torchtitan";
+  EXPECT_EQ(Fp8RecipeOfRow("quantization 'float8 rowwise', vanilla TP", titan), "rowwise");
+  EXPECT_EQ(Fp8RecipeOfRow("quantization 'float8 tensorwise'", titan), "");
 }
 
 }  // namespace

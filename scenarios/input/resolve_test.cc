@@ -141,7 +141,7 @@ TEST(ResolveTest, Fp8RecipeDefaultsToDelayedAndNamesTheFieldWhenBad) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("training.fp8_recipe"), std::string::npos) << r.status();
-  EXPECT_NE(r.status().message().find("delayed, current or mxfp8"), std::string::npos);
+  EXPECT_NE(r.status().message().find("delayed, current, mxfp8 or rowwise"), std::string::npos);
   s.mutable_training()->set_precision("bf16");
   s.mutable_training()->clear_fp8_recipe();
   r = Resolve(s);
