@@ -11,6 +11,26 @@
 namespace clustersim::scenarios {
 namespace {
 
+// 25.09, tag v0.1.0rc4 (Megatron-Core 0.14): scripts/performance/
+// utils/helpers.py set_cuda_graph_overrides turns the perf matrix's
+// `cuda_graphs` into enable_cuda_graph, which with cuda_graph_scope's default
+// "full" captures every transformer layer whole (transformer_layer.py,
+// cuda_graphs.py CudaGraphManager); Megatron-Core 0.14 refuses it with
+// activation recompute. `cuda_graphs: true` in configs/*/*_llm_pretrain.yaml:
+// Qwen3-30B-A3B on B200 and GB200; Qwen3-235B-A22B on GB200; Llama 3 8B on
+// B200 and on GB200 in BF16 and FP8-MX (false for FP8-CS and FP8-DS); Llama 3
+// 70B on B200 in BF16. DeepSeek-V3 and Llama 3.1 405B: false everywhere.
+bool FullLayerGraphs2509(const std::string& preset, const std::string& gpu,
+                         const std::string& precision, const std::string& fp8_recipe) {
+  const bool b200 = absl::StartsWith(gpu, "b200"), gb200 = absl::StartsWith(gpu, "gb200");
+  const bool bf16 = precision == "bf16";
+  if (preset == "qwen3-30b-a3b") return b200 || gb200;
+  if (preset == "qwen3-235b-a22b") return gb200;
+  if (preset == "llama3-8b") return b200 || (gb200 && (bf16 || fp8_recipe == "mxfp8"));
+  if (preset == "llama3-70b") return b200 && bf16;
+  return false;
+}
+
 // 25.11, tag v0.2.0: scripts/performance/configs/*/workload_base_configs.py,
 // applied by utils/helpers.py set_cuda_graph_overrides:
 // - qwen3: QWEN3_30B_A3B_GB200_{BF16,FP8_CS} transformer_engine ["attn",
@@ -44,13 +64,31 @@ std::vector<std::string> Scopes2511(const std::string& preset, const std::string
   return {};
 }
 
+// 25.09, tag v0.1.0rc4, scripts/performance/run_script.py: the Qwen3 presets
+// apply_moe_token_drop on every GPU, DeepSeek-V3's on B200 and GB200
+// (use_tokendrop); training/utils/moe_token_drop.py sets capacity factor 1.0
+// and moe_pad_expert_input_to_capacity. 25.11 (v0.2.0) trains dropless.
+bool PadToCapacity(const std::string& release, const std::string& preset,
+                   const std::string& gpu) {
+  if (release != "25.09") return false;
+  if (preset == "qwen3-30b-a3b" || preset == "qwen3-235b-a22b") return true;
+  return preset == "deepseek-v3-671b" &&
+         (absl::StartsWith(gpu, "b200") || absl::StartsWith(gpu, "gb200"));
+}
+
 }  // namespace
 
 BridgeGraphs BridgeCudaGraphs(const std::string& release, const std::string& preset,
                               const std::string& gpu, const std::string& precision,
                               const std::string& fp8_recipe, const std::string& recompute) {
   BridgeGraphs g;
-  if (release == "25.11") g.scopes = Scopes2511(preset, gpu, precision, fp8_recipe);
+  g.pad_to_capacity = PadToCapacity(release, preset, gpu);
+  if (release == "25.09" && recompute == "none" &&
+      FullLayerGraphs2509(preset, gpu, precision, fp8_recipe)) {
+    g.scopes = {"full"};
+  } else if (release == "25.11") {
+    g.scopes = Scopes2511(preset, gpu, precision, fp8_recipe);
+  }
   std::vector<std::string> parts;
   if (g.pad_to_capacity) {
     parts.push_back("MoE token drop padded to capacity (the release's performance script)");

@@ -7,9 +7,9 @@
 // run of a layer's ops as one graph (models/cuda_graph.h).
 //
 // Example:
-//   BridgeGraphs g = BridgeCudaGraphs("25.11", "qwen3-30b-a3b", "b200-sxm-180gb", "fp8",
+//   BridgeGraphs g = BridgeCudaGraphs("25.09", "qwen3-30b-a3b", "b200-sxm-180gb", "fp8",
 //                                     "current", "none");
-//   // g.scopes == {"moe_router", "moe_preprocess"}
+//   // g.scopes == {"full"}, g.pad_to_capacity
 #ifndef CLUSTERSIM_SCENARIOS_ACCURACY_BRIDGE_CUDA_GRAPHS_H_
 #define CLUSTERSIM_SCENARIOS_ACCURACY_BRIDGE_CUDA_GRAPHS_H_
 
@@ -27,7 +27,8 @@ struct BridgeGraphs {
 // `release` as BridgeRelease gives it ("25.09", "25.11", ...); `precision`
 // and `fp8_recipe` as the row's training config holds them ("fp8",
 // "current" | "mxfp8" | "delayed"); `recompute` its recompute granularity.
-// Releases other than 25.11 are not pinned here: no graphs, no token drop.
+// Releases other than 25.09 and 25.11 are not pinned here: no graphs, no
+// token drop.
 BridgeGraphs BridgeCudaGraphs(const std::string& release, const std::string& preset,
                               const std::string& gpu, const std::string& precision,
                               const std::string& fp8_recipe, const std::string& recompute);
