@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "models/cuda_graph.h"
 #include "models/workload_ops.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
@@ -160,13 +161,22 @@ std::vector<Op> LayerForward(const Dims& d, LayerKind kind) {
   if (attention || kind == LayerKind::kMamba) {
     ops.push_back(MemoryBound(d, "dropout_residual1", ResidualBytes(d)));
   }
+  size_t mlp_begin = ops.size();
   if (mlp) {
     MlpBlockForward(d, &ops);
     ops.push_back(MemoryBound(d, "dropout_residual2", ResidualBytes(d)));
   }
+  size_t mlp_end = ops.size();
   if (const int64_t cast = Fp8CastBytes(ops, /*backward=*/false, d.fp8_recipe); cast > 0) {
     ops.insert(ops.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));  // after the first norm
+    if (mlp_begin > 0) ++mlp_begin;
+    ++mlp_end;
   }
+  // The FP8 cast sits in the first block: the attention's, or an MLP-only
+  // layer's MLP.
+  const GraphScope mixer = attention ? GraphScope::kAttn : GraphScope::kLayer;
+  TagLayerScopes(d.moe && kind != LayerKind::kMlp, mlp_begin, mlp_end, mixer, GraphScope::kLayer,
+                 &ops);
   return ops;
 }
 
@@ -232,10 +242,16 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
     ops.push_back(MemoryBound(d, "fp8_rescale_bwd", rescale));
   }
   const bool attention = kind == LayerKind::kTransformer || kind == LayerKind::kAttention;
+  const size_t mlp_begin = ops.size();
   if (kind != LayerKind::kAttention && kind != LayerKind::kMamba) {
     MlpBlockBackward(d, fwd, s, &ops);
   }
-  if (!attention && kind != LayerKind::kMamba) return ops;
+  const size_t mlp_end = ops.size();
+  const bool moe = d.moe && kind != LayerKind::kMlp;
+  if (!attention && kind != LayerKind::kMamba) {
+    TagLayerScopes(moe, mlp_begin, mlp_end, GraphScope::kLayer, GraphScope::kLayer, &ops);
+    return ops;
+  }
   ops.push_back(MemoryBoundBackward(d, FindOp(fwd, "dropout_residual1")));
   if (selective && s.modules.layernorm) Replay(fwd, {"layernorm1"}, &ops);
   if (attention) {
@@ -244,6 +260,8 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
     MambaMixerBackward(d, fwd, &ops);
   }
   ops.push_back(NormBackward(d, FindOp(fwd, "layernorm1"), d.ln_tokens * d.h));
+  TagLayerScopes(moe, mlp_begin, mlp_end, GraphScope::kLayer,
+                 attention ? GraphScope::kAttn : GraphScope::kLayer, &ops);
   return ops;
 }
 

@@ -136,6 +136,11 @@ enum class RecomputeMethod { kUniform, kBlock };
 enum class OpKind { kGemm, kAttention, kMemoryBound, kCollective };
 enum class CommGroup { kTensor, kContext, kExpert, kData, kPipeline };
 enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kSendRecv };
+// The part of a transformer layer an op belongs to, as Megatron-Core's CUDA
+// graph scopes cut it (models/cuda_graph.h): kNone outside every layer (the
+// embedding, the head, per-step ops), kLayer inside a layer but in no named
+// scope (the FP8 cast of the backward, a Mamba mixer).
+enum class GraphScope : uint8_t { kNone, kLayer, kAttn, kMlp, kMoeRouter, kMoePreprocess, kMoe };
 
 struct Op {
   std::string name;  // "qkv_gemm", "fc1_gemm_dgrad", "attention_fwd", "layernorm1", ...
@@ -180,6 +185,7 @@ struct Op {
   // after it is queued ahead: the step builder launches it and every later op
   // of the pass one by one (strategies/step_builder_pipeline.cc).
   bool host_sync_before = false;
+  GraphScope graph_scope = GraphScope::kNone;
 
   // A GEMM whose operands Transformer Engine casts to FP8 (and whose amaxes
   // the delayed-scaling recipe reduces).
@@ -273,6 +279,11 @@ struct ShardSpec {
   double gather_copy_bytes = 0;
   double grad_copy_bytes = 0;
   bool copy_experts = false;
+  // MoE: Megatron-Core's moe_pad_expert_input_to_capacity (with a capacity
+  // factor): every expert receives exactly its capacity, so the all-to-all
+  // dispatcher knows its splits without copying token counts to the host and
+  // the forward has no host sync (token_dispatcher.py, drop_and_pad).
+  bool moe_pad_to_capacity = false;
   int ExpertTp() const {
     return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
   }

@@ -121,9 +121,9 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
   ops->push_back(MemoryBound(d, "router_softmax_topk",
                              d.ln_tokens * d.experts * 4 * 2 + d.ln_tokens * d.top_k * (4 + 8)));
   ops->push_back(MemoryBound(d, "moe_permute", (d.ln_tokens + d.moe_sent) * d.h * d.act));
-  // The dispatcher copies the per-expert token counts to the host after the
-  // permute (MoEAlltoAllTokenDispatcher: tokens_per_expert .cpu() for the
-  // all-to-all splits), so the host waits there before launching on.
+  // The dropless dispatcher copies the per-expert token counts to the host
+  // after the permute (MoEAlltoAllTokenDispatcher: tokens_per_expert .cpu()
+  // for the all-to-all splits), so the host waits there before launching on.
   const size_t after_permute = ops->size();
   if (d.ep > 1) {
     ops->push_back(Collective(d, "ep_alltoall_dispatch", CommKind::kAllToAll,
@@ -137,7 +137,8 @@ void MoeForward(const Dims& d, std::vector<Op>* ops) {
   const bool sort = d.experts_local > 1 && (d.ep > 1 || d.expert_sp);
   if (sort) ops->push_back(MemoryBound(d, "moe_sort_chunks", 2 * routed * d.h * d.act));
   ops->push_back(Gemm(d, "expert_fc1_gemm", d.expert_tokens, d.fe1_n, d.h, d.experts_local));
-  (*ops)[after_permute].host_sync_before = true;
+  // Padded to capacity, the splits are known on the host: no sync.
+  (*ops)[after_permute].host_sync_before = !d.drop_and_pad;
   ops->back().streams = kGroupedGemmStreams;
   ops->back().kernels = static_cast<int>(std::max<int64_t>(1, d.experts_local));
   if (d.glu_clamp) ops->push_back(ExpertGluClamp(d, routed * d.fe_local));

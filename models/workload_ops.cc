@@ -68,6 +68,7 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
                                                       d.ln_tokens / d.experts *
                                                       c.moe_capacity_factor))
                      : 0;
+  d.drop_and_pad = d.moe && s.moe_pad_to_capacity;
   d.moe_sent = d.capacity * d.experts;
   d.expert_tokens = d.capacity * (d.expert_sp ? d.et : 1) * d.ep;
   // Megatron-Core's MambaMixer splits heads and groups over tp.

@@ -56,6 +56,7 @@ struct Dims {
   bool quick_gelu_glu;
   bool unfused_rope;
   bool expert_bias;
+  bool drop_and_pad;  // ShardSpec::moe_pad_to_capacity
   int64_t tokens;     // b·s/cp: rows of every GEMM
   int64_t ln_tokens;  // tokens / tp with sequence parallel, else tokens
   int64_t in_bytes;   // GEMM input element bytes

@@ -79,6 +79,8 @@ struct ParallelConfig {
   // run alone. Needs expert parallelism, vp > 1 when pp > 1, no full
   // recompute, and 16-bit or FP8 training (transformer_config.py).
   bool overlap_moe_expert_parallel_comm = false;
+  // parallelism.moe_pad_expert_input_to_capacity (models::ShardSpec).
+  bool moe_pad_to_capacity = false;
   int micro_batch_size = 1;
   int global_batch_size = 1;
   models::Recompute recompute = models::Recompute::kNone;

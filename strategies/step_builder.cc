@@ -296,6 +296,7 @@ absl::StatusOr<StepPlan> BuildStep(const StepInputs& in) {
   shard.recompute_num_layers = in.parallel->recompute_num_layers;
   shard.expert_parallel = in.parallel->expert_parallel;
   shard.expert_tensor_parallel = in.parallel->expert_tp();
+  shard.moe_pad_to_capacity = in.parallel->moe_pad_to_capacity;
   shard.grad_accumulate_bytes = in.grad_accumulate_bytes;
   const ParallelConfig& pc = *in.parallel;
   if (in.flat_parameter && pc.zero_stage >= 2 && pc.data_parallel * pc.context_parallel > 1) {

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "models/cuda_graph.h"
 #include "models/finetune.h"
 #include "models/kernel_model.h"
 #include "models/transformer_config.h"
@@ -162,6 +163,11 @@ struct StepInputs {
   // one task per layer and pass. Zero turns the host lane off. Default and
   // source: host_us_per_op of the stack profile (models/data/frameworks.textproto).
   sim::Duration host_overhead_per_op;
+  // Megatron-Core's CUDA graphs (training.cuda_graph_scope): the host launches
+  // each run of captured ops of a pass as one graph, at one op's host time,
+  // and the other ops kernel by kernel. A captured op may not follow a host
+  // sync in its pass (error).
+  models::CudaGraphScopes cuda_graphs;
   // Host time the pipeline engine blocks for on each stage-to-stage send
   // (training.pipeline_p2p_host_us; DeepSpeed's PipelineEngine): a task on the
   // sender's host lane that the send waits for. Zero: none.

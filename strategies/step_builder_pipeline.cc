@@ -171,10 +171,25 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer, size_
       break;
     }
   }
-  size_t kernels = 0;  // an eager composite op launches several
-  for (size_t k = begin; k < std::min(sync, end); ++k) {
-    kernels += static_cast<size_t>(Deref(ops[k]).kernels);
+  // Host launches of op k: its kernels, or under a CUDA graph one launch for
+  // each run of captured ops (the graph's replay) and none for the others.
+  const models::CudaGraphScopes& graphs = in_.cuda_graphs;
+  auto captured = [&](size_t k) { return graphs.Captures(Deref(ops[k]).graph_scope); };
+  auto launches = [&](size_t k) -> int {
+    if (!captured(k)) return Deref(ops[k]).kernels;
+    return k > begin && captured(k - 1) ? 0 : 1;
+  };
+  for (size_t k = sync; graphs.any() && k < end; ++k) {
+    if (k >= begin && captured(k)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "training.cuda_graph_scope captures \"", Deref(ops[k]).name,
+          "\", which runs after a host synchronisation (the dropless MoE dispatcher's token "
+          "counts, or an eager host copy); leave its scope out, or pad the experts' input "
+          "(parallelism.moe_pad_expert_input_to_capacity)"));
+    }
   }
+  size_t kernels = 0;  // an eager composite op launches several
+  for (size_t k = begin; k < std::min(sync, end); ++k) kernels += launches(k);
   Launch(kernels, ctx, layer);
   if (begin == 0) {
     // A deferred weight gradient (zero-bubble W pass) needs activations and
@@ -185,7 +200,7 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer, size_
   }
   for (size_t k = begin; k < end; ++k) {
     const models::Op& op = Deref(ops[k]);
-    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/syncs_before(k), op.kernels);
+    if (k >= sync) LaunchAfterSync(ctx, layer, /*at_sync=*/syncs_before(k), launches(k));
     if (op.kind == models::OpKind::kCollective && op.group == models::CommGroup::kExpert) {
       CLUSTERSIM_RETURN_IF_ERROR(AddExpertCollective(op, ctx, layer));
     } else if (op.kind == models::OpKind::kCollective) {

@@ -16,6 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "models/transformer_config.h"
+#include "scenarios/accuracy/bridge_cuda_graphs.h"
+#include "scenarios/accuracy/bridge_presets.h"
 #include "scenarios/accuracy/published_row_stack.h"
 #include "scenarios/accuracy/recipe_parallelism.h"
 #include "scenarios/accuracy/row_mapping.h"
@@ -331,6 +333,14 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
     absl::StrAppend(&assumptions, "activations of ", offload,
                     " layers offloaded to host memory (the performance preset's "
                     "cpu_offloading_num_layers); ");
+  }
+  if (absl::StrContains(absl::AsciiStrToLower(t.Get(row, "framework")), "megatron-bridge")) {
+    const BridgeGraphs graphs =
+        BridgeCudaGraphs(BridgeRelease(t.Get(row, "framework")), preset, gpu, tr->precision(),
+                         tr->fp8_recipe(), recompute);
+    for (const std::string& scope : graphs.scopes) tr->add_cuda_graph_scope(scope);
+    if (graphs.pad_to_capacity) p->set_moe_pad_expert_input_to_capacity(true);
+    if (!graphs.text.empty()) absl::StrAppend(&assumptions, graphs.text, "; ");
   }
   tr->set_micro_batch_size(mb);
   tr->set_global_batch_size(gb);

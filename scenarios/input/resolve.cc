@@ -155,6 +155,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
     if (!d.ok()) return WithField(d.status(), "parallelism.moe_token_dispatcher");
     pc.moe_dispatcher = *d;
   }
+  pc.moe_pad_to_capacity = p.moe_pad_expert_input_to_capacity();
   if (p.has_pipeline_schedule()) {
     absl::StatusOr<strategies::Schedule> sched = strategies::ParseSchedule(p.pipeline_schedule());
     if (!sched.ok()) return WithField(sched.status(), "parallelism.pipeline_schedule");
@@ -222,6 +223,21 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
     return absl::InvalidArgumentError(absl::StrCat(
         "training.host_overhead_us_per_op=", r.host_overhead_us_per_op,
         " must be between 0 and 1e6 microseconds"));
+  }
+  absl::StatusOr<models::CudaGraphScopes> graphs = models::ParseCudaGraphScopes(
+      {t.cuda_graph_scope().begin(), t.cuda_graph_scope().end()});
+  if (!graphs.ok()) return graphs.status();
+  r.cuda_graphs = *graphs;
+  if (pc.moe_pad_to_capacity && r.model.num_experts == 0) {
+    return absl::InvalidArgumentError(
+        "parallelism.moe_pad_expert_input_to_capacity needs a mixture-of-experts model");
+  }
+  if (r.cuda_graphs.CapturesExperts() && r.model.num_experts > 0 && !pc.moe_pad_to_capacity) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.cuda_graph_scope \"", r.cuda_graphs.Names().front(),
+        "\" captures the MoE dispatch, whose dropless token counts the host must read; set "
+        "parallelism.moe_pad_expert_input_to_capacity, or capture attn, moe_router and "
+        "moe_preprocess only"));
   }
   absl::StatusOr<double> attention_rate = InFrameworkFactor(
       "training.framework_attention_factor",
@@ -308,6 +324,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   if (pc.tp_comm_overlap) ep->set_tp_comm_overlap(true);
   if (pc.overlap_param_gather) ep->set_overlap_param_gather(true);
   if (pc.overlap_moe_expert_parallel_comm) ep->set_overlap_moe_expert_parallel_comm(true);
+  if (pc.moe_pad_to_capacity) ep->set_moe_pad_expert_input_to_capacity(true);
   ep->set_zero_stage(pc.zero_stage);
   if (pc.data_parallel_shard > 0) ep->set_data_parallel_shard_size(pc.data_parallel_shard);
   ep->set_first_pipeline_num_layers(pc.first_stage_layers);
@@ -337,6 +354,8 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));
   if (r.model.elementwise == models::ElementwiseKernels::kEager) et->set_elementwise("eager");
   if (r.model.fp8_tp_gather) et->set_fp8_tp_gather(true);
+  et->clear_cuda_graph_scope();
+  for (const std::string& scope : r.cuda_graphs.Names()) et->add_cuda_graph_scope(scope);
   EchoRecompute(t, pc, et);
   if (pc.cpu_offload_layers > 0) et->set_cpu_offload_layers(pc.cpu_offload_layers);
   EchoPricing(r.pricing, e.mutable_pricing());

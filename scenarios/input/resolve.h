@@ -22,6 +22,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "models/cuda_graph.h"
 #include "models/finetune.h"
 #include "models/framework_profile.h"
 #include "models/gpu_catalog.h"
@@ -51,6 +52,7 @@ struct ResolvedScenario {
   // The training stack's profile (training.framework); never null once resolved.
   const models::FrameworkProfile* framework = nullptr;
   double host_overhead_us_per_op = 0;
+  models::CudaGraphScopes cuda_graphs;  // training.cuda_graph_scope
   double pipeline_p2p_host_us = 0;  // training.pipeline_p2p_host_us
   double framework_attention_factor = 1;  // training.framework_attention_factor
   double framework_gemm_factor = 1;       // training.framework_gemm_factor

@@ -139,6 +139,7 @@ absl::Status ScenarioRun::Build() {
                                         : strategies::CollectiveTiming::kAnalytic;
   in.host_overhead_per_op = sim::Duration::FromSecondsDouble(s_.host_overhead_us_per_op * 1e-6);
   in.pipeline_p2p_host = sim::Duration::FromSecondsDouble(s_.pipeline_p2p_host_us * 1e-6);
+  in.cuda_graphs = s_.cuda_graphs;
   in.zero3_grad_reduce_bytes = s_.grad_reduce_bytes;
   in.grad_accumulate_bytes = s_.grad_accumulate_bytes;
   in.flat_parameter = s_.flat_parameter;
