@@ -33,7 +33,7 @@
 //     FC1 input 2, two dropout masks 2                         = 10
 //   sharded across TP: Q 2, K and V 4·g/a, out-proj input 2, FC1 output
 //     2·w/h (w = f, 2f for SwiGLU), FC2 input 2·f/h            = 24 for GPT
-//   attention core (AttentionCoreUnits; dropped by selective recompute):
+//   attention core (activation_memory.h AttentionCoreUnits; dropped by selective recompute):
 //     unfused: 5·a·s'/h (softmax output, its dropout mask and the dropout
 //       output over the a·s'² scores; Korthikanti's accounting, pre-Flash);
 //     flash (default): 4·a/h, the fp32 logsumexp per head and token that
@@ -155,17 +155,6 @@ absl::Status ValidateMemoryInputs(const MemoryInputs& in);
 // bytes; `main_grad_dtype` the gradient bytes.
 MemoryBreakdown ModelStateMemory(double params_on_rank, Dtype dtype, Dtype main_grad_dtype,
                                  int zero_stage, int shard_group);
-
-// The attention core's share of one layer's activations, in units of
-// s'·b·h bytes (s' = s/cp) per the header: what selective recompute drops
-// and what FlashAttention removes. 0 under full recompute and under selective
-// recompute that replays the core (ShardSpec::modules.core_attn).
-double AttentionCoreUnits(const TransformerConfig& c, const ShardSpec& s);
-
-// One layer's saved activations for one micro-batch, bytes: the mean over the
-// model's layers of the per-layer term above (what activation offload copies
-// to the host per layer and micro-batch).
-double MeanLayerActivationBytes(const TransformerConfig& c, const ShardSpec& s);
 
 // REQUIRES: ValidateMemoryInputs(in).ok(). For the stage `in.pipeline_stage`.
 MemoryBreakdown EstimateMemory(const MemoryInputs& in);

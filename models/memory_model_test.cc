@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "models/activation_memory.h"
 #include "models/workload_testing.h"
 
 namespace clustersim::models {

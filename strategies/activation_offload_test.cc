@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "models/activation_memory.h"
 #include "models/gpu_catalog.h"
 #include "models/memory_model.h"
 #include "sim/engine.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "models/activation_memory.h"
 #include "models/memory_model.h"
 #include "strategies/activation_offload.h"
 #include "strategies/memory_inputs.h"
