@@ -91,6 +91,9 @@ TEST(Fp8WorkloadTest, CastBytesFollowTheRecipe) {
     EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").bytes.count(),
               static_cast<int64_t>(elements * per_element))
         << Fp8RecipeName(recipe);
+    // A dense layer's casts stay one kernel and one host launch.
+    EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").kernels, 1) << Fp8RecipeName(recipe);
+    EXPECT_EQ(Find(w->layer_backward, "fp8_cast_bwd").HostLaunches(), 1);
   }
   absl::StatusOr<Workload> delayed = BuildWorkload(Llama(), {.dtype = Dtype::kFp8});
   absl::StatusOr<Workload> current =

@@ -13,6 +13,7 @@
 #ifndef CLUSTERSIM_MODELS_FP8_RECIPE_H_
 #define CLUSTERSIM_MODELS_FP8_RECIPE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -90,6 +91,29 @@ inline constexpr double Fp8CastBytesPerElement(Fp8Recipe r) {
     case Fp8Recipe::kDelayed: break;
   }
   return 4;
+}
+
+// Kernels that quantize the `entries` inputs of one grouped GEMM (Transformer
+// Engine's GroupedLinear, one entry per local expert), which it splits and
+// quantizes with one quantizer per entry (TE v2.7 and v2.9,
+// pytorch/module/grouped_linear.py tex.split_quantize; pytorch/csrc/
+// extensions/cast.cpp multi_tensor_quantize_impl, "only have fused kernel for
+// FP8 delayed scaling"):
+//   delayed: one nvte_multi_cast_transpose over all entries = 1;
+//   current: per entry quantize_impl's nvte_compute_amax,
+//     nvte_compute_scale_from_amax and nvte_quantize_v2 (pytorch/csrc/
+//     quantizer.cpp Float8CurrentScalingQuantizer) = 3 x entries;
+//   mxfp8: per entry one nvte_quantize_v2 (MXFP8Quantizer::quantize) = entries;
+//   rowwise: torchao's two cast kernels over the whole tensor (no per-entry
+//     path is modelled for it) = 2.
+inline constexpr int64_t Fp8GroupedCastKernels(Fp8Recipe r, int64_t entries) {
+  switch (r) {
+    case Fp8Recipe::kCurrent: return 3 * entries;
+    case Fp8Recipe::kMxfp8: return entries;
+    case Fp8Recipe::kRowwise: return 2;
+    case Fp8Recipe::kDelayed: break;
+  }
+  return 1;
 }
 
 // Bytes one cast of a 16-bit weight to both FP8 layouts moves per element:

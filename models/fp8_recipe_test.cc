@@ -42,5 +42,14 @@ TEST(Fp8RecipeTest, RowwiseCastsTwiceAndRescalesTheBackwardOutputs) {
   EXPECT_EQ(Fp8BackwardRescaleBytesPerElement(Fp8Recipe::kDelayed), 0);
 }
 
+// Grouped GEMM inputs: current scaling's amax, scale and cast per expert;
+// MXFP8's one cast per expert; delayed scaling's one fused multi-tensor cast.
+TEST(Fp8RecipeTest, GroupedCastKernels) {
+  EXPECT_EQ(Fp8GroupedCastKernels(Fp8Recipe::kCurrent, 16), 48);
+  EXPECT_EQ(Fp8GroupedCastKernels(Fp8Recipe::kMxfp8, 16), 16);
+  EXPECT_EQ(Fp8GroupedCastKernels(Fp8Recipe::kDelayed, 16), 1);
+  EXPECT_EQ(Fp8GroupedCastKernels(Fp8Recipe::kRowwise, 16), 2);
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -232,5 +232,24 @@ TEST(MoeWorkloadTest, CapacityFactorPadsExpertRows) {
   EXPECT_FALSE(BuildWorkload(c, {}).ok());
 }
 
+// Transformer Engine's GroupedLinear quantizes each expert's rows with its own
+// quantizer (split_quantize): under current scaling three kernels per expert
+// (amax, scale, cast), under MXFP8 one, under delayed scaling one fused kernel
+// for all; the dense GEMMs' casts stay one kernel. The host pays one launch for
+// the dense casts and one per grouped GEMM (one Python call each).
+TEST(MoeWorkloadTest, Fp8CastsQuantizeEachExpertOnItsOwn) {
+  for (auto [recipe, kernels] : {std::pair{Fp8Recipe::kCurrent, 1 + 2 * 3 * 4},
+                                 {Fp8Recipe::kMxfp8, 1 + 2 * 4},
+                                 {Fp8Recipe::kDelayed, 1 + 2}}) {
+    Workload w = Build(Mixtral(), {.dtype = Dtype::kFp8, .fp8_recipe = recipe,
+                                   .expert_parallel = 2});  // 4 local experts
+    for (const std::vector<Op>* ops : {&w.layer_forward, &w.layer_backward}) {
+      const Op& cast = Get(*ops, ops == &w.layer_forward ? "fp8_cast_fwd" : "fp8_cast_bwd");
+      EXPECT_EQ(cast.kernels, kernels) << Fp8RecipeName(recipe);
+      EXPECT_EQ(cast.HostLaunches(), 3) << Fp8RecipeName(recipe);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -95,6 +95,7 @@ using workload_internal::RopeElements;
 using workload_internal::RopeBackward;
 using workload_internal::RopeForward;
 using workload_internal::RowParallelBackward;
+using workload_internal::SetFp8CastKernels;
 using workload_internal::SharedExpertsBackward;
 using workload_internal::SharedExpertsForward;
 using workload_internal::Sixteen;
@@ -169,6 +170,7 @@ std::vector<Op> LayerForward(const Dims& d, LayerKind kind) {
   size_t mlp_end = ops.size();
   if (const int64_t cast = Fp8CastBytes(ops, /*backward=*/false, d.fp8_recipe); cast > 0) {
     ops.insert(ops.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));  // after the first norm
+    SetFp8CastKernels(ops, d.fp8_recipe, &ops[1]);
     if (mlp_begin > 0) ++mlp_begin;
     ++mlp_end;
   }
@@ -237,6 +239,7 @@ std::vector<Op> LayerBackward(const Dims& d, const std::vector<Op>& fwd, const S
   if (selective && s.recompute_op_sac) OpSacReplay(d, fwd, &ops);
   if (const int64_t cast = Fp8CastBytes(fwd, /*backward=*/true, d.fp8_recipe); cast > 0) {
     ops.push_back(MemoryBound(d, "fp8_cast_bwd", cast));
+    SetFp8CastKernels(fwd, d.fp8_recipe, &ops.back());
   }
   if (const int64_t rescale = Fp8RescaleBytes(fwd, d.fp8_recipe); rescale > 0) {
     ops.push_back(MemoryBound(d, "fp8_rescale_bwd", rescale));

@@ -158,6 +158,11 @@ struct Op {
   // elementwise op (TransformerConfig::elementwise); each pays the kernel
   // overhead and a host launch.
   int kernels = 1;
+  // Host launches the op costs where it runs eager: 0, one per kernel; > 0,
+  // that many (an op whose kernels one C++ loop launches inside each Python
+  // call, e.g. Transformer Engine's split_quantize, pays one per call).
+  int host_launches = 0;
+  int HostLaunches() const { return host_launches > 0 ? host_launches : kernels; }
   Dtype dtype = Dtype::kBf16;
   bool recompute = false;  // re-executed forward work: hardware FLOPs, not model FLOPs
   // > 0 on a GEMM op: a kernel of Triton tl.dot tiles with a sourced fraction of

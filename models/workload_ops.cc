@@ -232,6 +232,25 @@ int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe
   return static_cast<int64_t>(static_cast<double>(elements) * Fp8CastBytesPerElement(recipe));
 }
 
+// Kernels of one layer pass's FP8 cast op (fp8_cast_fwd / fp8_cast_bwd): one
+// for the dense GEMMs' casts together, as before, plus the per-expert
+// quantizes of each grouped expert GEMM (ops run on streams, Op::streams),
+// which split their input (forward) or output gradient (backward) and
+// quantize every expert's rows on its own (Fp8GroupedCastKernels). Each kernel
+// pays the kernel overhead on the GPU, CUDA graph or not. Each grouped GEMM's
+// quantizes are one Python call (split_quantize, whose C++ loop launches
+// them), so eager they add one host launch per grouped GEMM, not one per kernel.
+void SetFp8CastKernels(const std::vector<Op>& ops, Fp8Recipe recipe, Op* cast) {
+  int64_t kernels = 1, calls = 1;
+  for (const Op& op : ops) {
+    if (!op.IsFp8Gemm() || op.streams <= 0) continue;
+    kernels += Fp8GroupedCastKernels(recipe, op.batch);
+    ++calls;
+  }
+  cast->kernels = static_cast<int>(kernels);
+  cast->host_launches = static_cast<int>(calls);
+}
+
 // The rescale of each FP8 GEMM's two backward outputs, the input gradient
 // (m x k) and the weight gradient (k x n), at the recipe's bytes per element
 // (models/fp8_recipe.h: 4 under rowwise scaling, else 0).

@@ -139,6 +139,9 @@ Dims Sixteen(const Dims& d);
 // (backward), both layouts, at the recipe's bytes per element.
 // Zero bytes when no GEMM runs in FP8.
 int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe);
+// Sets the kernels and host launches of the FP8 cast op over `ops`
+// (workload_ops.cc).
+void SetFp8CastKernels(const std::vector<Op>& ops, Fp8Recipe recipe, Op* cast);
 // The bytes of the elementwise rescale that follows each FP8 GEMM's backward
 // GEMMs under `recipe` (0 unless rowwise).
 int64_t Fp8RescaleBytes(const std::vector<Op>& ops, Fp8Recipe recipe);

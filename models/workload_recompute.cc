@@ -80,6 +80,7 @@ void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops
   again(d.act_name);
   if (const int64_t cast = Fp8CastBytes(replay, /*backward=*/false, d.fp8_recipe); cast > 0) {
     replay.insert(replay.begin() + 1, MemoryBound(d, "fp8_cast_fwd", cast));
+    SetFp8CastKernels(replay, d.fp8_recipe, &replay[1]);
   }
   for (Op& op : replay) {
     op.recompute = true;

@@ -171,12 +171,12 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer, size_
       break;
     }
   }
-  // Host launches of op k: its kernels, or under a CUDA graph one launch for
+  // Host launches of op k: its own (Op::HostLaunches), or under a CUDA graph one launch for
   // each run of captured ops (the graph's replay) and none for the others.
   const models::CudaGraphScopes& graphs = in_.cuda_graphs;
   auto captured = [&](size_t k) { return graphs.Captures(Deref(ops[k]).graph_scope); };
   auto launches = [&](size_t k) -> int {
-    if (!captured(k)) return Deref(ops[k]).kernels;
+    if (!captured(k)) return Deref(ops[k]).HostLaunches();
     return k > begin && captured(k - 1) ? 0 : 1;
   };
   for (size_t k = sync; graphs.any() && k < end; ++k) {
