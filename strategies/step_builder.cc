@@ -36,6 +36,7 @@ absl::Status Builder::Build() {
   const int m = p_.num_microbatches();
   AddGpus();
   SplitBackward();
+  CLUSTERSIM_RETURN_IF_ERROR(CheckGraphCaptures());
   if (overlap_param_gather_) CLUSTERSIM_RETURN_IF_ERROR(StartParamGathers());
 
   for (int s = 0; s < pp; ++s) {

@@ -272,6 +272,7 @@ class Builder {
   // step_builder_pipeline.cc
   absl::Status AddAction(int stage, const PipelineAction& a,
                          const std::vector<std::vector<int>>& tp_groups);
+  absl::Status CheckGraphCaptures() const;
   absl::Status FinishAction(int stage, const PipelineAction& a, const Ctx& ctx);
   template <typename OpList>
   absl::Status AddOps(const OpList& ops, const Ctx& ctx, int layer, size_t begin = 0,

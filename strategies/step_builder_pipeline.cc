@@ -148,6 +148,41 @@ absl::Status Builder::AddLayerBackward(int layer, int in_chunk, const Ctx& ctx) 
   return AddOps(layer_kept_backward_[w.OpListIndex(layer)], ctx, layer);
 }
 
+// A CUDA graph cannot hold an op that runs after a host synchronisation of
+// its op list: the host reads something (the dropless MoE dispatcher's token
+// counts, an eager host copy) before it can launch that op. Checked once per
+// op list of the workload before any pass is added; only forward lists hold
+// such points, and the backward halves and recompute lists are their subsets.
+absl::Status Builder::CheckGraphCaptures() const {
+  const models::CudaGraphScopes& graphs = in_.cuda_graphs;
+  if (!graphs.any()) return absl::OkStatus();
+  const models::Workload& w = plan_.workload;
+  auto check = [&](const std::vector<models::Op>& ops) -> absl::Status {
+    bool synced = false;
+    for (const models::Op& op : ops) {
+      synced = synced || op.host_sync_before;
+      if (synced && graphs.Captures(op.graph_scope)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "training.cuda_graph_scope captures \"", op.name,
+            "\", which runs after a host synchronisation (the dropless MoE dispatcher's token "
+            "counts, or an eager host copy); leave its scope out, or pad the experts' input "
+            "(parallelism.moe_pad_expert_input_to_capacity)"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  for (const std::vector<models::Op>* ops :
+       {&w.embedding_forward, &w.embedding_backward, &w.head_forward, &w.head_backward,
+        &w.mtp_forward, &w.mtp_backward}) {
+    CLUSTERSIM_RETURN_IF_ERROR(check(*ops));
+  }
+  for (int i = 0; i < models::Workload::kOpLists; ++i) {
+    CLUSTERSIM_RETURN_IF_ERROR(check(w.ForwardList(i)));
+    CLUSTERSIM_RETURN_IF_ERROR(check(w.BackwardList(i)));
+  }
+  return absl::OkStatus();
+}
+
 // The ops of one op list (a layer's, the head's or the embedding's pass) on
 // every GPU of `ctx`, each by kind: collectives over their group, context
 // ring attention, compute.
@@ -179,15 +214,6 @@ absl::Status Builder::AddOps(const OpList& ops, const Ctx& ctx, int layer, size_
     if (!captured(k)) return Deref(ops[k]).HostLaunches();
     return k > begin && captured(k - 1) ? 0 : 1;
   };
-  for (size_t k = sync; graphs.any() && k < end; ++k) {
-    if (k >= begin && captured(k)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "training.cuda_graph_scope captures \"", Deref(ops[k]).name,
-          "\", which runs after a host synchronisation (the dropless MoE dispatcher's token "
-          "counts, or an eager host copy); leave its scope out, or pad the experts' input "
-          "(parallelism.moe_pad_expert_input_to_capacity)"));
-    }
-  }
   size_t kernels = 0;  // an eager composite op launches several
   for (size_t k = begin; k < std::min(sync, end); ++k) kernels += launches(k);
   Launch(kernels, ctx, layer);

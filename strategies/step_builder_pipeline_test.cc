@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "models/cuda_graph.h"
 #include "models/gpu_catalog.h"
 #include "sim/engine.h"
 #include "strategies/step_builder_test_util.h"
@@ -78,6 +80,37 @@ TEST(PipelineStepTest, ZeroBubbleH1ShrinksTheBubble) {
   const double one_f_one_b = BubbleRatio(Schedule::k1F1B, 4, 1, 8);
   const double zb = BubbleRatio(Schedule::kZeroBubbleH1, 4, 1, 8);
   EXPECT_LT(zb, one_f_one_b);
+}
+
+TEST(PipelineStepTest, CudaGraphsRefuseOpsAfterAHostSync) {
+  // The dropless dispatcher's host sync sits before the experts: capturing
+  // them is refused before any task is added, and allowed once the experts'
+  // input is padded to capacity (no sync).
+  FreeNetwork net;
+  const models::TransformerConfig model = SmallMoe();
+  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
+  const models::KernelModel kernels(*gpu);
+  for (bool padded : {false, true}) {
+    ParallelConfig c;
+    c.global_batch_size = 2;
+    c.moe_pad_to_capacity = padded;
+    ASSERT_TRUE(ValidateParallelConfig(model, 1, &c).ok());
+    StepInputs in;
+    in.model = &model;
+    in.parallel = &c;
+    in.kernels = &kernels;
+    in.network = &net;
+    in.cuda_graphs = *models::ParseCudaGraphScopes({"moe"});
+    absl::StatusOr<StepPlan> plan = BuildStep(in);
+    if (padded) {
+      EXPECT_TRUE(plan.ok()) << plan.status();
+    } else {
+      ASSERT_FALSE(plan.ok());
+      EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(plan.status().message(),
+                  testing::HasSubstr("runs after a host synchronisation"));
+    }
+  }
 }
 
 }  // namespace
