@@ -134,6 +134,19 @@ inline constexpr double Fp8BackwardRescaleBytesPerElement(Fp8Recipe r) {
   return r == Fp8Recipe::kRowwise ? 4 : 0;
 }
 
+// The rate of the recipe's FP8 GEMM kernels against per-tensor-scaled FP8
+// GEMMs of the same shapes. MXFP8's block-scaled GEMMs (an E8M0 scale per 32
+// elements of each operand, applied in the tensor-core pipeline) run 0.951 as
+// fast: Transformer Engine's GEMM profiling guide, on pre-quantized operands
+// (kernel time only), per-layer total of a 5B model's 12 GEMM shapes on a B300,
+// FP8 current scaling 6.812 ms against MXFP8 7.161 ms (NVIDIA/TransformerEngine
+// docs/examples/gemm_profiling/gemm_profiling.rst at d0067d0; B300's FP8 dense
+// rate equals B200's, carried over to B200 and GB200: inferred). Delayed,
+// current and rowwise scaling run per-tensor or unit-scale kernels: 1.
+inline constexpr double Fp8GemmRateFactor(Fp8Recipe r) {
+  return r == Fp8Recipe::kMxfp8 ? 6.812 / 7.161 : 1.0;
+}
+
 }  // namespace clustersim::models
 
 #endif  // CLUSTERSIM_MODELS_FP8_RECIPE_H_

@@ -68,6 +68,8 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     SIM_CHECK(r > 0 && r <= 1) << DtypeName(d) << " sustained_gemm_ratio " << r
                                << " is outside (0, 1]";
   }
+  SIM_CHECK(params.fp8_recipe_gemm_factor > 0 && params.fp8_recipe_gemm_factor <= 1)
+      << "fp8_recipe_gemm_factor " << params.fp8_recipe_gemm_factor << " is outside (0, 1]";
   const CalibrationParams fit = calibration ? calibration->params() : CalibrationParams{};
   gemm_bandwidth_fraction_ =
       fit.gemm_bandwidth_fraction.value_or(params_.memory_bandwidth_fraction);
@@ -79,7 +81,8 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     const DtypeFit& f = fit.For(d);
     Resolved& r = resolved_[DtypeIndex(d)];
     r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d)) *
-                     params_.framework_gemm_factor * params_.sustained_gemm_ratio[DtypeIndex(d)];
+                     params_.framework_gemm_factor * params_.sustained_gemm_ratio[DtypeIndex(d)] *
+                     (d == Dtype::kFp8 ? params_.fp8_recipe_gemm_factor : 1.0);
     r.gemm_fitted = f.gemm_ceiling.has_value();
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
@@ -115,8 +118,9 @@ OpCost KernelModel::Cost(const Op& op) const {
                                               (params_.framework_attention_factor * kernel));
       } else if (op.kind == OpKind::kGemm) {
         *t = sim::Duration::FromSecondsDouble(
-            t->ToSeconds() / (params_.framework_gemm_factor *
-                              params_.sustained_gemm_ratio[DtypeIndex(op.dtype)]));
+            t->ToSeconds() /
+            (params_.framework_gemm_factor * params_.sustained_gemm_ratio[DtypeIndex(op.dtype)] *
+             (op.dtype == Dtype::kFp8 ? params_.fp8_recipe_gemm_factor : 1.0)));
       }
       // Under a cap, a shape the formula finds compute-bound runs at the
       // capped clock.

@@ -11,7 +11,9 @@
 //             ceiling: the GPU's measured max-achievable-matmul fraction (MAMF);
 //             sustained: the GPU's sustained / burst rate of GEMMs of the op's
 //             input type at its power limit (models/power_model.h; training
-//             and serving); gemm_factor: the stack's;
+//             and serving); gemm_factor: the stack's (an FP8 GEMM also
+//             takes its recipe's kernel rate, KernelModelParams::
+//             fp8_recipe_gemm_factor);
 //             wave_util: tiles over SMs, best of a few cuBLAS-like tile shapes;
 //             the memory roofline is the small-dimension penalty: a GEMM with a
 //             small M, N or K cannot reuse its operands and streams them from HBM
@@ -130,6 +132,10 @@ struct KernelModelParams {
     burst.fill(1.0);
     return burst;
   }();
+  // Multiplies the FP8 GEMM ceiling: the rate of the run's FP8 recipe's GEMM
+  // kernels against per-tensor-scaled FP8 ones (Fp8GemmRateFactor,
+  // models/fp8_recipe.h). 1: per-tensor scaling.
+  double fp8_recipe_gemm_factor = 1.0;
   // Multiplies the tensor-core rate of GEMM and attention kernels (not their
   // HBM roofline): the SM clock under a board power cap over the clock held
   // at the default limit (models/power_model.h). 1: no cap.

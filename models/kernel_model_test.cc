@@ -299,14 +299,11 @@ TEST(KernelModelTest, SustainedGemmRatioMultipliesTheStackFactor) {
   EXPECT_EQ(KernelModel(h100, both, &measured).Cost(gemm).time, sim::Microseconds(500));
 }
 
-// Each GEMM takes the sustained ratio of its input type: an FP8 ratio slows
-// FP8 GEMMs (fitted and measured alike) and leaves BF16 GEMMs alone.
-TEST(KernelModelTest, SustainedGemmRatioIsPerInputType) {
-  KernelModelParams fp8_slow;
-  fp8_slow.sustained_gemm_ratio[DtypeIndex(Dtype::kFp8)] = 0.5;
-  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
-  const Calibration* cal = Calibration::Shipped(h100.name);
-  const KernelModel base(h100, {}, cal), slow(h100, fp8_slow, cal);
+// `fp8_half` halves FP8 GEMMs on `gpu` (fitted and measured alike) and leaves
+// BF16 GEMMs alone.
+void ExpectFp8GemmsOnlyHalved(const GpuSpec& gpu, const KernelModelParams& fp8_half) {
+  const Calibration* cal = Calibration::Shipped(gpu.name);
+  const KernelModel base(gpu, {}, cal), slow(gpu, fp8_half, cal);
   const Op bf16 = BfGemm(8192, 8192, 8192);
   Op fp8 = bf16;
   fp8.dtype = Dtype::kFp8;
@@ -314,8 +311,22 @@ TEST(KernelModelTest, SustainedGemmRatioIsPerInputType) {
   ASSERT_TRUE(base.IsComputeBound(fp8));
   EXPECT_NEAR(slow.Cost(fp8).efficiency / base.Cost(fp8).efficiency, 0.5, 0.01);
   EXPECT_EQ(slow.Cost(bf16).time, base.Cost(bf16).time);
-  const Calibration measured(h100.name, {}, {Measurement{fp8, sim::Microseconds(400)}}, "test");
-  EXPECT_EQ(KernelModel(h100, fp8_slow, &measured).Cost(fp8).time, sim::Microseconds(800));
+  const Calibration measured(gpu.name, {}, {Measurement{fp8, sim::Microseconds(400)}}, "test");
+  EXPECT_EQ(KernelModel(gpu, fp8_half, &measured).Cost(fp8).time, sim::Microseconds(800));
+}
+
+// Each GEMM takes the sustained ratio of its input type.
+TEST(KernelModelTest, SustainedGemmRatioIsPerInputType) {
+  KernelModelParams fp8_slow;
+  fp8_slow.sustained_gemm_ratio[DtypeIndex(Dtype::kFp8)] = 0.5;
+  ExpectFp8GemmsOnlyHalved(Gpu("h100-sxm5-80gb"), fp8_slow);
+}
+
+// The FP8 recipe's kernel rate scales FP8 GEMMs only.
+TEST(KernelModelTest, Fp8RecipeGemmFactorScalesOnlyFp8Gemms) {
+  KernelModelParams block_scaled;
+  block_scaled.fp8_recipe_gemm_factor = 0.5;
+  ExpectFp8GemmsOnlyHalved(Gpu("b200-sxm-180gb"), block_scaled);
 }
 
 // Memory-bound: 1 GB at 85% of 2039 GB/s plus the kernel overhead.

@@ -52,20 +52,61 @@ absl::StatusOr<CapPoint> ReadPoint(const config::PowerCapPoint& in, const std::s
 // The sustained-rate entries: measured ones first, then the borrowed ones,
 // which take the numbers of the measured entry of the same input type they
 // name. The fallback is the mean of the measured 16-bit entries.
+const SustainedGemm* PowerModel::FindSustained(const std::string& gpu,
+                                               std::optional<Dtype> dtype) const {
+  for (const SustainedEntry& e : sustained_) {
+    if (e.gpu == gpu && e.dtype == dtype) return &e.rate;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<SustainedGemm> PowerModel::ScaledEntry(const config::SustainedRate& in,
+                                                      std::optional<Dtype> dtype,
+                                                      const std::string& where) const {
+  if (!dtype.has_value() || !in.borrowed_from().empty() || in.sustained() != 0 ||
+      in.burst() != 0 || !in.quantity().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": a scaled_from entry needs a dtype and takes no borrowed_from, sustained, "
+               "burst or quantity"));
+  }
+  const SustainedGemm* own = FindSustained(in.gpu(), std::nullopt);
+  const SustainedGemm* type = FindSustained(in.scaled_from(), dtype);
+  const SustainedGemm* base = FindSustained(in.scaled_from(), std::nullopt);
+  if (own == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": scaled_from needs a 16-bit entry (no dtype) of '", in.gpu(), "'"));
+  }
+  if (type == nullptr || !type->borrowed_from.empty() || !type->scaled_from.empty() ||
+      base == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": scaled_from '", in.scaled_from(), "' must have an entry of dtype '", in.dtype(),
+        "' measured on its own GPU and a 16-bit entry"));
+  }
+  SustainedGemm s;
+  s.ratio = own->ratio * type->ratio / base->ratio;
+  s.scaled_from = in.scaled_from();
+  return s;
+}
+
 absl::Status PowerModel::ReadSustained(const config::GpuPowerFile& file,
                                        const std::string& origin) {
-  auto find = [this](const std::string& gpu, std::optional<Dtype> dtype) -> const SustainedGemm* {
-    for (const SustainedEntry& e : sustained_) {
-      if (e.gpu == gpu && e.dtype == dtype) return &e.rate;
-    }
-    return nullptr;
+  auto find = [this](const std::string& gpu, std::optional<Dtype> dtype) {
+    return FindSustained(gpu, dtype);
   };
   double sum = 0;
   std::vector<std::string> measured;
-  for (bool borrowed : {false, true}) {
+  // Measured entries first, then those borrowed from them, then those scaled
+  // from a measured type ratio (which need this GPU's 16-bit entry, measured or
+  // borrowed).
+  enum Pass { kMeasured, kBorrowed, kScaled };
+  for (Pass pass : {kMeasured, kBorrowed, kScaled}) {
     for (int i = 0; i < file.sustained_size(); ++i) {
       const config::SustainedRate& in = file.sustained(i);
-      if (in.borrowed_from().empty() == borrowed) continue;
+      const Pass kind = !in.scaled_from().empty()     ? kScaled
+                        : !in.borrowed_from().empty() ? kBorrowed
+                                                      : kMeasured;
+      if (kind != pass) continue;
+      const bool borrowed = kind == kBorrowed;
       const std::string where =
           absl::StrCat(origin, " sustained[", i, "] '", in.gpu(), "'",
                        in.dtype().empty() ? "" : absl::StrCat(" dtype '", in.dtype(), "'"));
@@ -86,7 +127,11 @@ absl::Status PowerModel::ReadSustained(const config::GpuPowerFile& file,
             absl::StrCat(where, ": a second entry for the same GPU and dtype; keep one"));
       }
       SustainedGemm s;
-      if (borrowed) {
+      if (kind == kScaled) {
+        absl::StatusOr<SustainedGemm> scaled = ScaledEntry(in, dtype, where);
+        if (!scaled.ok()) return scaled.status();
+        s = *std::move(scaled);
+      } else if (borrowed) {
         const SustainedGemm* from = find(in.borrowed_from(), dtype);
         if (from == nullptr || !from->borrowed_from.empty()) {
           return absl::InvalidArgumentError(absl::StrCat(

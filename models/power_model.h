@@ -24,8 +24,10 @@
 // one of the same die and limit, borrowed_from); training multiplies the
 // ceiling of each GEMM by the ratio of its input type. FP8 GEMMs run twice the
 // math per clock and draw more, so the clock they settle at can be lower than
-// BF16's. A type without its own entry takes the GPU's 16-bit entry; a GPU
-// without any takes the mean ratio of the measured 16-bit entries.
+// BF16's. An entry scaled_from another GPU takes this GPU's 16-bit ratio
+// times that GPU's measured ratio of the type over its 16-bit ratio. A type
+// without its own entry takes the GPU's 16-bit entry; a GPU without any takes
+// the mean ratio of the measured 16-bit entries.
 //
 // Example:
 //   const models::PowerModel& pm = models::PowerModel::Default();
@@ -51,6 +53,7 @@
 
 namespace clustersim::config {
 class GpuPowerFile;
+class SustainedRate;
 }  // namespace clustersim::config
 
 namespace clustersim::models {
@@ -88,6 +91,7 @@ struct SustainedGemm {
   std::string quantity;
   std::string dtype;          // the input type measured; empty: the 16-bit entry
   std::string borrowed_from;  // the GPU measured, when not this one
+  std::string scaled_from;    // the GPU whose dtype / 16-bit ratios scale this one's
   bool sourced = false;       // false: the mean ratio of the measured 16-bit entries
   std::string source;
 };
@@ -153,6 +157,13 @@ class PowerModel {
   std::vector<SustainedEntry> sustained_;
   // Reads the file's sustained entries into sustained_ and the fallback.
   absl::Status ReadSustained(const config::GpuPowerFile& file, const std::string& origin);
+  // The entry read so far for exactly this GPU and type (nullopt: 16-bit), or nullptr.
+  const SustainedGemm* FindSustained(const std::string& gpu, std::optional<Dtype> dtype) const;
+  // A scaled_from entry of `dtype`: this GPU's 16-bit ratio times the named
+  // GPU's measured `dtype` ratio over its 16-bit ratio.
+  absl::StatusOr<SustainedGemm> ScaledEntry(const config::SustainedRate& in,
+                                            std::optional<Dtype> dtype,
+                                            const std::string& where) const;
   double sustained_fallback_ratio_ = 1;
   std::string sustained_fallback_source_;
 };

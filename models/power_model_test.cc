@@ -196,10 +196,18 @@ TEST(PowerModelTest, SustainedRatioIsPerInputType) {
   EXPECT_EQ(h200.ratio, h100.ratio);
   // FP8 settles lower than BF16 on the same board.
   EXPECT_LT(h100.ratio, pm.Sustained(Gpu("h100-sxm5-80gb"), Dtype::kBf16).ratio);
-  // No FP8 entry: the GPU's 16-bit one (Blackwell), or the fallback.
+  // Blackwell: its 16-bit ratio scaled by Hopper's FP8 / BF16 ratio (inferred).
   const GpuSpec& b200 = Gpu("b200-sxm-180gb");
-  EXPECT_EQ(pm.Sustained(b200, Dtype::kFp8).ratio, pm.Sustained(b200, Dtype::kBf16).ratio);
-  EXPECT_TRUE(pm.Sustained(b200, Dtype::kFp8).dtype.empty());
+  const SustainedGemm b200_fp8 = pm.Sustained(b200, Dtype::kFp8);
+  EXPECT_EQ(b200_fp8.scaled_from, "h100-sxm5-80gb");
+  EXPECT_NEAR(b200_fp8.ratio,
+              pm.Sustained(b200, Dtype::kBf16).ratio * h100.ratio /
+                  pm.Sustained(Gpu("h100-sxm5-80gb"), Dtype::kBf16).ratio,
+              1e-12);
+  EXPECT_EQ(pm.Sustained(Gpu("gb200-186gb"), Dtype::kFp8).ratio, b200_fp8.ratio);
+  // No FP8 entry: the GPU's 16-bit one, or the fallback.
+  EXPECT_EQ(pm.Sustained(Gpu("a100-sxm4-80gb"), Dtype::kFp8).ratio,
+            pm.Sustained(Gpu("a100-sxm4-80gb"), Dtype::kBf16).ratio);
   EXPECT_EQ(pm.Sustained(Gpu("l40s"), Dtype::kFp8).ratio, pm.sustained_fallback_ratio());
 }
 
@@ -269,6 +277,27 @@ TEST(PowerModelTest, SustainedEntriesParse) {
   EXPECT_NEAR(pm->sustained_fallback_ratio(), 0.8, 1e-12);
 }
 
+// A scaled entry: its GPU's 16-bit ratio times the named GPU's type / 16-bit
+// ratio, read after the borrowed entries it may rest on.
+TEST(PowerModelTest, ScaledEntriesCarryTheTypeRatioOver) {
+  absl::StatusOr<PowerModel> pm = PowerModel::Parse(
+      PowerFile(R"pb(
+        sustained { gpu: "h100-sxm5-80gb" dtype: "fp8" scaled_from: "a" source: "s" }
+        sustained { gpu: "a" sustained: 800 burst: 1000 quantity: "q" source: "s" }
+        sustained { gpu: "a" dtype: "fp8" sustained: 600 burst: 1000 quantity: "q" source: "s" }
+        sustained { gpu: "h100-sxm5-80gb" borrowed_from: "b" source: "s" }
+        sustained { gpu: "b" sustained: 500 burst: 1000 quantity: "q" source: "s" }
+      )pb"),
+      "test");
+  ASSERT_TRUE(pm.ok()) << pm.status();
+  const SustainedGemm fp8 = pm->Sustained(Gpu("h100-sxm5-80gb"), Dtype::kFp8);
+  EXPECT_NEAR(fp8.ratio, 0.5 * 0.6 / 0.8, 1e-12);
+  EXPECT_EQ(fp8.scaled_from, "a");
+  EXPECT_EQ(fp8.dtype, "fp8");
+  // A scaled entry is not a measurement: the fallback mean leaves it out.
+  EXPECT_NEAR(pm->sustained_fallback_ratio(), (0.8 + 0.5) / 2, 1e-12);
+}
+
 TEST(PowerModelTest, SustainedEntriesPerInputTypeParse) {
   absl::StatusOr<PowerModel> pm = PowerModel::Parse(
       PowerFile(R"pb(
@@ -327,6 +356,15 @@ TEST(PowerModelTest, BadSustainedEntriesNameTheEntryAndField) {
       {R"pb(sustained { gpu: "a" sustained: 7 burst: 8 quantity: "q" source: "s" }
             sustained { gpu: "b" dtype: "fp8" borrowed_from: "a" source: "s" })pb",
        "borrowed_from 'a' must name an entry of the same dtype"},
+      {R"pb(sustained { gpu: "a" sustained: 7 burst: 8 quantity: "q" source: "s" }
+            sustained { gpu: "b" scaled_from: "a" source: "s" })pb",
+       "sustained[1] 'b': a scaled_from entry needs a dtype"},
+      {R"pb(sustained { gpu: "a" sustained: 7 burst: 8 quantity: "q" source: "s" }
+            sustained { gpu: "b" dtype: "fp8" scaled_from: "a" source: "s" })pb",
+       "scaled_from needs a 16-bit entry (no dtype) of 'b'"},
+      {R"pb(sustained { gpu: "a" sustained: 7 burst: 8 quantity: "q" source: "s" }
+            sustained { gpu: "a" dtype: "fp8" scaled_from: "a" source: "s" })pb",
+       "scaled_from 'a' must have an entry of dtype 'fp8' measured on its own GPU"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<PowerModel> pm = PowerModel::Parse(PowerFile(c.entries), "gpu_power.textproto");

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/calibration.h"
+#include "models/fp8_recipe.h"
 #include "models/kernel_model.h"
 #include "models/memory_model.h"
 #include "models/power_model.h"
@@ -124,6 +125,7 @@ absl::Status ScenarioRun::Build() {
   kernel_params.attention_kernel_backward = s_.framework->attention_kernel_backward.value;
   const models::PowerModel& power = models::PowerModel::Default();
   power.SetSustainedGemmRatios(*s_.gpu, &kernel_params);
+  kernel_params.fp8_recipe_gemm_factor = models::Fp8GemmRateFactor(s_.parallel.fp8_recipe);
   kernel_params.compute_clock_ratio = power.ClockRatio(power.For(*s_.gpu), s_.power_cap_w);
   kernels_.emplace(*s_.gpu, kernel_params, models::Calibration::Shipped(s_.gpu->name));
   strategies::StepInputs in;
