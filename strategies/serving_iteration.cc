@@ -41,6 +41,12 @@ double ExpectedExpertsTouched(int experts, int top_k, int64_t tokens) {
   return experts * (1.0 - std::pow(miss, static_cast<double>(tokens)));
 }
 
+void SetHostAndTime(bool overlapped, IterationCost* c) {
+  const sim::Duration gpu = c->compute + c->communication;
+  c->host = overlapped ? std::max(sim::Duration::Zero(), c->host_work - gpu) : c->host_work;
+  c->time = gpu + c->host;
+}
+
 int64_t DecodeKvReadBytes(int64_t values, models::Dtype kv_dtype) {
   if (kv_dtype != models::Dtype::kFp8) return values * models::BytesPerElement(kv_dtype);
   return std::llround(static_cast<double>(values) * 2.0 * kFp8KvDecodeTimeShare);
@@ -59,6 +65,7 @@ IterationTotals Summarise(const std::vector<SequenceWork>& work) {
           static_cast<double>(w.new_tokens) *
           (static_cast<double>(w.context) + static_cast<double>(w.new_tokens + 1) / 2.0);
     } else {
+      ++t.prefill_seqs;
       t.prefill_tokens += w.new_tokens;
       t.prefill_kv_tokens += w.context + w.new_tokens;
       t.prefill_pairs +=
@@ -103,6 +110,9 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   if (spec.host_per_iteration < sim::Duration::Zero()) {
     return absl::InvalidArgumentError(
         "inference.host_overhead_us_per_iteration must be >= 0; 0 models an overlapped host");
+  }
+  if (spec.host_per_sequence < sim::Duration::Zero()) {
+    return absl::InvalidArgumentError("inference.host_overhead_us_per_sequence must be >= 0");
   }
   CLUSTERSIM_RETURN_IF_ERROR(ValidateServingExpertParallel(spec.replica));
   if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.replica.weight_format,
@@ -328,8 +338,10 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   IterationCost c;
   c.compute = linear.compute + attention.compute;
   c.communication = linear.communication + attention.communication;
-  c.host = spec_.host_per_iteration;
-  c.time = c.compute + c.communication + c.host;
+  const int64_t executor_seqs =
+      ShareOf(t.decode_seqs + t.prefill_seqs, spec_.replica.expert_parallel);
+  c.host_work = spec_.host_per_iteration + spec_.host_per_sequence * executor_seqs;
+  SetHostAndTime(spec_.host_overlapped, &c);
   c.flops = linear.flops + attention.flops;
   return c;
 }

@@ -112,6 +112,7 @@ struct IterationTotals {
   int64_t prefill_kv_tokens = 0;  // Σ (context + new) over prefill chunks
   double prefill_pairs = 0;       // Σ new·(context + (new + 1)/2): causal query-key pairs
   int64_t decode_seqs = 0;
+  int64_t prefill_seqs = 0;       // sequences with a prefill chunk
   int64_t decode_kv_tokens = 0;  // Σ (context + new) over decode steps
   // Σ new over decode steps: one query each, or 1 + k when verifying k drafted
   // tokens (strategies/serving_speculative.h), and Σ new·(context + (new + 1)/2),
@@ -157,8 +158,17 @@ struct ServingModelSpec {
   // Global GPU indices of the replica, stage by stage: stage s holds
   // gpus[s·tp .. s·tp + tp - 1]. REQUIRES: size tp·pp.
   std::vector<int> gpus;
-  // Host (CPU) time per iteration the GPUs wait for; >= 0.
+  // Host (CPU) time per iteration; >= 0.
   sim::Duration host_per_iteration;
+  // Host time per sequence scheduled in the iteration (request bookkeeping,
+  // sampling and response handling in the runtime's executor), counted on the
+  // busiest executor: under data-parallel attention each of the ep ranks runs
+  // its own executor over its 1/ep of the sequences. >= 0.
+  sim::Duration host_per_sequence;
+  // The runtime prepares the next iteration while the GPUs run this one
+  // (TensorRT-LLM's overlap scheduler): an iteration takes the longer of the
+  // GPU work and the host work instead of their sum.
+  bool host_overlapped = false;
   // Decode attention's CUDA-core arithmetic rate in FLOPs per SM per clock
   // (models/data/fitted_constants.textproto); 0: decode attention is bound by
   // its bytes only. >= 0.
@@ -172,9 +182,16 @@ struct IterationCost {
   sim::Duration time;           // the whole iteration
   sim::Duration compute;        // kernels
   sim::Duration communication;  // all-reduces, logits gather, stage sends
-  sim::Duration host;           // the host's per-iteration work
+  sim::Duration host;           // the host time the GPUs wait for (all of host_work
+                                // unless overlapped: what it exceeds the GPU work by)
+  sim::Duration host_work;      // the host's work for the iteration
   double flops = 0;             // model FLOPs of the replica (all its GPUs)
 };
+
+// Sets c->host to the host time the GPUs wait for and c->time to the GPU work
+// (compute + communication) plus it: all of c->host_work, or under an
+// overlapped host only what it exceeds the GPU work by.
+void SetHostAndTime(bool overlapped, IterationCost* c);
 
 class ServingCostModel {
  public:

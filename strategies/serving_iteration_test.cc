@@ -71,6 +71,45 @@ TEST_F(ServingIterationTest, HostTimeAddsOncePerIteration) {
   EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_iteration"));
 }
 
+// Per-sequence host work scales with the iteration's sequences; an overlapped
+// host (TensorRT-LLM's overlap scheduler) costs the longer of host and GPU
+// work instead of their sum, so it binds only when the host is the slower.
+TEST_F(ServingIterationTest, HostPerSequenceAndOverlap) {
+  ServingModelSpec spec;
+  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
+  spec.gpus = {0};
+  spec.host_per_iteration = sim::Microseconds(1000);
+  spec.host_per_sequence = sim::Microseconds(30);
+  absl::StatusOr<ServingCostModel> serial = ServingCostModel::Create(spec, *kernels_, *network_);
+  spec.host_overlapped = true;
+  absl::StatusOr<ServingCostModel> overlapped =
+      ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_TRUE(serial.ok() && overlapped.ok());
+  std::vector<SequenceWork> w(8, {.new_tokens = 1, .context = 512, .decode = true});
+  w.push_back({.new_tokens = 100, .context = 0, .decode = false});
+  const IterationTotals t = Summarise(w);
+  EXPECT_EQ(t.decode_seqs, 8);
+  EXPECT_EQ(t.prefill_seqs, 1);
+  const IterationCost a = serial->Cost(t), b = overlapped->Cost(t);
+  EXPECT_EQ(a.host_work, sim::Microseconds(1000 + 9 * 30));
+  EXPECT_EQ(a.host, a.host_work);
+  EXPECT_EQ(a.time, a.compute + a.communication + a.host);
+  // A few sequences: the GPU step (several ms of weights) hides the host.
+  EXPECT_EQ(b.host_work, a.host_work);
+  EXPECT_EQ(b.host, sim::Duration::Zero());
+  EXPECT_EQ(b.time, b.compute + b.communication);
+  // Thousands of short-context sequences: the host's 30 us each decide.
+  const IterationCost c = overlapped->Cost(Decode(4096, 16));
+  EXPECT_EQ(c.host_work, sim::Microseconds(1000 + 4096 * 30));
+  EXPECT_GT(c.host, sim::Duration::Zero());
+  EXPECT_EQ(c.time, c.host_work);
+  EXPECT_EQ(c.time, c.compute + c.communication + c.host);
+  spec.host_per_sequence = sim::Microseconds(-1);
+  absl::StatusOr<ServingCostModel> bad = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_sequence"));
+}
+
 // Decode attention's CUDA-core arithmetic (models/data/fitted_constants.textproto) is the
 // slower of bytes and arithmetic, so it only ever adds time. Llama 2 7B (MHA)
 // at batch 896 with 192 cached tokens does 32 x 4·4096·192·896 = 90.2 GFLOP

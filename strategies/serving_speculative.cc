@@ -137,7 +137,9 @@ absl::StatusOr<SpeculativeCostModel> SpeculativeCostModel::Create(
   ServingModelSpec d = t;
   d.replica = DrafterReplica(spec, t.replica);
   d.gpus.resize(t.replica.tensor_parallel);
-  d.host_per_iteration = sim::Duration::Zero();  // the target's host step covers the drafter's
+  // The target's host step covers the drafter's.
+  d.host_per_iteration = sim::Duration::Zero();
+  d.host_per_sequence = sim::Duration::Zero();
   absl::StatusOr<ServingCostModel> drafter = ServingCostModel::Create(d, kernels, network);
   if (!drafter.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -200,7 +202,7 @@ IterationCost SpeculativeCostModel::DraftCost(const IterationTotals& t) {
 IterationCost SpeculativeCostModel::Cost(const IterationTotals& t) {
   IterationCost c = target_->Cost(t);
   AddDraft(DraftCost(t), &c);
-  c.time = c.compute + c.communication + c.host;
+  SetHostAndTime(target_->spec().host_overlapped, &c);
   return c;
 }
 

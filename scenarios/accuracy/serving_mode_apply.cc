@@ -68,6 +68,11 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     inf->set_max_tokens_per_step(kTrtllmEngineMaxTokens);
     inf->set_chunked_prefill(true);
   }
+  if (m.trtllm_pytorch_runtime) {
+    // The Python executor's per-sequence work, overlapped with the GPUs'.
+    inf->set_host_overhead_us_per_sequence(kTrtllmPytorchHostUsPerSequence);
+    inf->set_host_overlapped(true);
+  }
   // Limits the row states replace the ones trtllm-bench would pick.
   if (!m.trtllm_bench || m.max_batch_size > 0) return absl::OkStatus();
   // trtllm-bench's own batch and token limits for this model, mapping and

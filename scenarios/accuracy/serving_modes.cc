@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "scenarios/accuracy/serving_modes_internal.h"
 #include "scenarios/accuracy/serving_row_features.h"
+#include "scenarios/accuracy/trtllm_bench_settings.h"
 
 namespace clustersim::scenarios {
 
@@ -242,6 +243,14 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   // the sources state none, so trtllm-build's defaults.
   const std::string& framework = t.Get(row, "framework");
   const bool nim = absl::StrContains(framework, "NVIDIA NIM");
+  m.trtllm_pytorch_runtime = absl::StrContains(framework, "TensorRT-LLM") &&
+                             absl::StrContains(framework, "PyTorch backend");
+  if (m.trtllm_pytorch_runtime) {
+    m.assumptions.push_back(absl::StrFormat(
+        "TensorRT-LLM PyTorch runtime: host work of %.1f us per sequence and iteration beside "
+        "the per-iteration part, overlapped with the GPUs (overlap scheduler, on by default)",
+        kTrtllmPytorchHostUsPerSequence));
+  }
   if ((absl::StrContains(framework, "tensorrtllm_backend") || nim) && m.max_batch_size == 0) {
     m.trtllm_engine_defaults = true;
     m.assumptions.push_back(

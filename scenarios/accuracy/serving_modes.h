@@ -116,6 +116,10 @@ struct ServingModeMapping {
   // trtllm-bench on the PyTorch backend (framework names it), not on a built
   // engine: its token limit also holds the longest prompt and a full batch.
   bool trtllm_bench_pytorch = false;
+  // TensorRT-LLM's PyTorch runtime (framework names its PyTorch backend), in
+  // any mode: its executor's host work per sequence, overlapped with the GPUs
+  // (kTrtllmPytorchHostUsPerSequence).
+  bool trtllm_pytorch_runtime = false;
   // A TensorRT-LLM engine served through Triton's tensorrtllm_backend or a
   // NIM: the engine's default build limits and in-flight batching (see above).
   bool trtllm_engine_defaults = false;

@@ -35,6 +35,9 @@ TEST(ServingModesTest, TrtllmBenchRowsRunUnderTheToolsOwnLimits) {
   EXPECT_TRUE(inf.chunked_prefill());
   // The engine flow's executor tunes its batch limit to the KV capacity.
   EXPECT_TRUE(inf.dynamic_batch_size_tuning());
+  // A built engine's C++ executor: the serial per-iteration host time only.
+  EXPECT_FALSE(inf.has_host_overhead_us_per_sequence());
+  EXPECT_FALSE(inf.host_overlapped());
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("trtllm-bench's own limits")));
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("dynamic batch size tuning")));
 }
@@ -59,7 +62,12 @@ TEST(ServingModesTest, TrtllmBenchPytorchRowsRunWholePromptsAndReserveRequests) 
   EXPECT_DOUBLE_EQ(inf.kv_cache_free_memory_fraction(), 0.95);
   EXPECT_THAT(inf.cuda_graph_batch_sizes(), testing::ElementsAre(1, 512, 2048, 2816));
   EXPECT_FALSE(inf.dynamic_batch_size_tuning());
+  // The Python executor's per-sequence host work, overlapped with the GPUs:
+  // (45.11 ms - 1.25 ms) / 1,536 sequences.
+  EXPECT_NEAR(inf.host_overhead_us_per_sequence(), 28.555, 1e-3);
+  EXPECT_TRUE(inf.host_overlapped());
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("no chunked prefill")));
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("overlap scheduler")));
 }
 
 TEST(ServingModesTest, TritonServedTensorrtLlmEnginesRunUnderTheBuildDefaults) {

@@ -89,4 +89,17 @@ std::vector<int> CapturedCudaGraphBatchSizes(const std::vector<int>& sizes, int 
 
 }  // namespace clustersim::scenarios
 
+// The PyTorch runtime's host work per scheduled sequence and iteration, beside
+// the per-iteration part (models/data/fitted_constants.textproto,
+// serving_host_us_per_iteration): its Python executor schedules, samples and
+// answers every request each step. Its overlap scheduler, on by default
+// (tensorrt_llm/llmapi/llm_args.py, disable_overlap_scheduler = False), runs
+// that work while the GPUs run the previous step. Measured:
+// github.com/NVIDIA/TensorRT-LLM PR #10273 (2025-12-24), GPT-OSS-120B on
+// GB200 with attention DP 2, max_batch_size 1536 per rank and 3,072 clients,
+// an average host_step_time of 45.11 ms per iteration: (45.11 ms - the 1.25 ms
+// per-iteration part) / 1,536 sequences. Inferred for the v1.0 runtime and
+// for x86 hosts (the measurement is a later runtime on a Grace CPU).
+inline constexpr double kTrtllmPytorchHostUsPerSequence = (45110.0 - 1250.0) / 1536.0;
+
 #endif  // CLUSTERSIM_SCENARIOS_ACCURACY_TRTLLM_BENCH_SETTINGS_H_

@@ -26,6 +26,8 @@ absl::StatusOr<std::unique_ptr<DisaggModel>> DisaggModel::Create(const ResolvedD
     strategies::ServingModelSpec spec{
         .replica = p->memory.replica,
         .host_per_iteration = d.base.host_per_iteration,
+        .host_per_sequence = d.base.host_per_sequence,
+        .host_overlapped = d.base.host_overlapped,
         .decode_attention_flops_per_sm_cycle = d.base.decode_attention_flops_per_sm_cycle,
         .decode_attention_grouped_gqa = d.base.decode_attention_grouped_gqa};
     for (int g = 0; g < p->GpusPerInstance(); ++g) spec.gpus.push_back(p->first_gpu + g);

@@ -238,6 +238,15 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   }
   r.host_per_iteration = sim::Duration::FromSecondsDouble(host_us * 1e-6);
   ei->set_host_overhead_us_per_iteration(host_us);
+  const double host_seq_us = inf.host_overhead_us_per_sequence();
+  if (!(host_seq_us >= 0 && host_seq_us <= 1e6)) {
+    return Bad("inference.host_overhead_us_per_sequence", host_seq_us,
+               "must be between 0 and 1000000 microseconds");
+  }
+  r.host_per_sequence = sim::Duration::FromSecondsDouble(host_seq_us * 1e-6);
+  r.host_overlapped = inf.host_overlapped();
+  if (host_seq_us > 0) ei->set_host_overhead_us_per_sequence(host_seq_us);
+  if (r.host_overlapped) ei->set_host_overlapped(true);
   // The request path outside the engine (models/data/serving_frontends.textproto).
   const config::ServingFrontendConfig& fc = inf.frontend();
   const std::string frontend_name = fc.has_name() ? fc.name() : std::string("none");

@@ -66,6 +66,8 @@ struct ResolvedServe {
   ServeMode mode;  // the workload kind, its benchmark-mode fields, prefix caching
   double target_tpot_ms = 0, target_ttft_ms = 0;   // 0: none
   sim::Duration host_per_iteration;                // the host's time per iteration
+  sim::Duration host_per_sequence;                 // and per sequence of an iteration
+  bool host_overlapped = false;                    // host work beside the GPUs'
   double decode_attention_flops_per_sm_cycle = 0;  // 0: bound off
   bool decode_attention_grouped_gqa = true;
   ResolvedPricing pricing;

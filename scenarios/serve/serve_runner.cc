@@ -102,6 +102,8 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   strategies::ServingModelSpec spec{
       .replica = replica,
       .host_per_iteration = s.host_per_iteration,
+      .host_per_sequence = s.host_per_sequence,
+      .host_overlapped = s.host_overlapped,
       .decode_attention_flops_per_sm_cycle = s.decode_attention_flops_per_sm_cycle,
       .decode_attention_grouped_gqa = s.decode_attention_grouped_gqa};
   for (int g = 0; g < gpus_per_replica; ++g) spec.gpus.push_back(g);

@@ -206,6 +206,11 @@ TEST(ServeRunnerTest, BadInputNamesTheField) {
   s.mutable_inference()->set_host_overhead_us_per_iteration(-1);
   EXPECT_THAT(Serve(s).status().message(),
               HasSubstr("inference.host_overhead_us_per_iteration=-1"));
+
+  s = Example();
+  s.mutable_inference()->set_host_overhead_us_per_sequence(-1);
+  EXPECT_THAT(Serve(s).status().message(),
+              HasSubstr("inference.host_overhead_us_per_sequence=-1"));
 }
 
 // Mixture-of-experts models serve: Mixtral 8x7B in BF16 (93 GB of weights)
