@@ -49,9 +49,8 @@ absl::StatusOr<CapPoint> ReadPoint(const config::PowerCapPoint& in, const std::s
 
 }  // namespace
 
-// The sustained-rate entries: measured ones first, then the borrowed ones,
-// which take the numbers of the measured entry of the same input type they
-// name. The fallback is the mean of the measured 16-bit entries.
+// The sustained-rate entry of `gpu` for input type `dtype` (none: 16-bit),
+// or null.
 const SustainedGemm* PowerModel::FindSustained(const std::string& gpu,
                                                std::optional<Dtype> dtype) const {
   for (const SustainedEntry& e : sustained_) {
@@ -88,6 +87,10 @@ absl::StatusOr<SustainedGemm> PowerModel::ScaledEntry(const config::SustainedRat
   return s;
 }
 
+// The sustained-rate entries: measured ones first, then the borrowed ones,
+// which take the numbers of the measured entry of the same input type they
+// name, then the scaled ones (ScaledEntry). The fallback is the mean of the
+// measured 16-bit entries.
 absl::Status PowerModel::ReadSustained(const config::GpuPowerFile& file,
                                        const std::string& origin) {
   auto find = [this](const std::string& gpu, std::optional<Dtype> dtype) {
