@@ -80,9 +80,9 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
   for (Dtype d : kAllDtypes) {
     const DtypeFit& f = fit.For(d);
     Resolved& r = resolved_[DtypeIndex(d)];
-    r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d)) *
-                     params_.framework_gemm_factor * params_.sustained_gemm_ratio[DtypeIndex(d)] *
-                     (d == Dtype::kFp8 ? params_.fp8_recipe_gemm_factor : 1.0);
+    r.gemm_scale = params_.framework_gemm_factor * params_.sustained_gemm_ratio[DtypeIndex(d)] *
+                   (d == Dtype::kFp8 ? params_.fp8_recipe_gemm_factor : 1.0);
+    r.gemm_ceiling = f.gemm_ceiling.value_or(gpu_.GemmCeiling(d)) * r.gemm_scale;
     r.gemm_fitted = f.gemm_ceiling.has_value();
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
@@ -117,10 +117,8 @@ OpCost KernelModel::Cost(const Op& op) const {
         *t = sim::Duration::FromSecondsDouble(t->ToSeconds() /
                                               (params_.framework_attention_factor * kernel));
       } else if (op.kind == OpKind::kGemm) {
-        *t = sim::Duration::FromSecondsDouble(
-            t->ToSeconds() /
-            (params_.framework_gemm_factor * params_.sustained_gemm_ratio[DtypeIndex(op.dtype)] *
-             (op.dtype == Dtype::kFp8 ? params_.fp8_recipe_gemm_factor : 1.0)));
+        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() /
+                                              resolved_[DtypeIndex(op.dtype)].gemm_scale);
       }
       // Under a cap, a shape the formula finds compute-bound runs at the
       // capped clock.

@@ -189,6 +189,9 @@ class KernelModel {
   // The parameter values in force for one dtype, fitted or fallback.
   struct Resolved {
     double gemm_ceiling = 0, small_tile_efficiency = 0, unaligned_efficiency = 1;
+    // What multiplies a standalone GEMM rate: the stack's factor, the
+    // sustained-clock ratio and, for FP8, the recipe's kernel rate.
+    double gemm_scale = 1;
     double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
     bool gemm_fitted = false, attention_fwd_fitted = false, attention_bwd_fitted = false;
     // The calibration's efficiency by sequence length (empty: the constant

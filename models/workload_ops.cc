@@ -233,9 +233,8 @@ int64_t Fp8CastBytes(const std::vector<Op>& ops, bool backward, Fp8Recipe recipe
 }
 
 // Kernels of one layer pass's FP8 cast op (fp8_cast_fwd / fp8_cast_bwd): one
-// for the dense GEMMs' casts together, as before, plus the per-expert
-// quantizes of each grouped expert GEMM (ops run on streams, Op::streams),
-// which split their input (forward) or output gradient (backward) and
+// for the dense GEMMs' casts together, plus the per-expert quantizes of each
+// grouped expert GEMM (ops run on streams, Op::streams), which split their input (forward) or output gradient (backward) and
 // quantize every expert's rows on its own (Fp8GroupedCastKernels). Each kernel
 // pays the kernel overhead on the GPU, CUDA graph or not. Each grouped GEMM's
 // quantizes are one Python call (split_quantize, whose C++ loop launches
