@@ -25,6 +25,21 @@ IterationTotals DraftStep(int64_t rows, int64_t context) {
   return d;
 }
 
+// The head's first pass of a decode step (kMtp, kEagle): every decoding
+// sequence's verified rows (1 + its drafts) go through the head, over the
+// same positions and causal pairs as the target's verify pass, and one row per
+// sequence (its last accepted position) reaches the LM head.
+IterationTotals FirstHeadPass(const IterationTotals& t) {
+  IterationTotals d;
+  d.tokens = t.decode_queries;
+  d.sampled = t.decode_seqs;
+  d.decode_seqs = t.decode_seqs;
+  d.decode_queries = t.decode_queries;
+  d.decode_kv_tokens = t.decode_kv_tokens;
+  d.decode_pairs = t.decode_pairs;
+  return d;
+}
+
 void AddDraft(const IterationCost& d, IterationCost* c) {
   c->compute += d.compute;
   c->communication += d.communication;
@@ -93,6 +108,15 @@ models::ReplicaModel DrafterReplica(const SpeculativeSpec& spec,
     r.model.num_layers = 1;
     r.model.name = absl::StrCat(target.model.name, "-",
                                 std::string(SpeculativeMethodName(spec.method)), "-head");
+    // The MTP module sits after the target's last layer (layer index
+    // num_layers) and has that index's MLP: an MoE layer for DeepSeek-V3,
+    // whose first_k_dense_replace (3) dense layers come first.
+    const models::TransformerConfig& m = target.model;
+    if (spec.method == SpeculativeMethod::kMtp && !m.hybrid() && m.num_experts > 0) {
+      const bool moe = m.IsMoeLayer(m.num_layers);
+      r.model.moe_first_dense_layers = moe ? 0 : 1;
+      r.model.moe_layer_step = 1;
+    }
   }
   return r;
 }
@@ -189,10 +213,14 @@ IterationCost SpeculativeCostModel::DraftCost(const IterationTotals& t) {
   const bool head = spec_.method != SpeculativeMethod::kDraft;
   const double h = drafter_.spec().replica.model.hidden_size;
   for (int64_t j = 0; j < steps; ++j) {
-    AddDraft(drafter_.Cost(DraftStep(rows, context + j * rows)), &c);
+    // A head's first pass takes the verified rows; each later pass one row
+    // per sequence.
+    const bool first = head && j == 0;
+    const int64_t pass_rows = first ? t.decode_queries : rows;
+    AddDraft(drafter_.Cost(first ? FirstHeadPass(t) : DraftStep(rows, context + j * rows)), &c);
     if (head) {
-      c.compute += Projection(rows);
-      c.flops += 2.0 * static_cast<double>(rows) * 2.0 * h * h;  // replicated: counted once
+      c.compute += Projection(pass_rows);
+      c.flops += 2.0 * static_cast<double>(pass_rows) * 2.0 * h * h;  // replicated: counted once
     }
   }
   c.time = c.compute + c.communication;

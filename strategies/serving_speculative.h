@@ -29,9 +29,18 @@
 //           embedding and LM head. Cost per draft step: the projection GEMM
 //           (m = rows, n = h, k = 2h, replicated on every TP rank as vLLM's
 //           EAGLE does), one layer over its own one-layer KV cache, and the
-//           LM head over every row. Assumed: a chain of k tokens, not a tree;
-//           the head's weights are the target layer's size (EAGLE's
-//           Llama-3 heads are; DeepSeek-V3's MTP module is one MoE layer).
+//           LM head over one row per sequence. The first step of an iteration
+//           runs over every decoding sequence's verified rows (1 + k: the
+//           target's hidden states of all of them), the later steps over one
+//           row per sequence (TensorRT-LLM's MTPEagleWorker, tensorrt_llm/
+//           _torch/speculative/mtp.py @ 23ee85e: input_ids_gen =
+//           accepted_tokens.flatten(), "All of the seq_len are 1" after the
+//           first; vLLM's EagleProposer.propose, vllm/v1/spec_decode/eagle.py
+//           @ f7eef1b, over the step's target tokens). Assumed: a chain of k
+//           tokens, not a tree; the head's weights are the target layer's size
+//           (EAGLE's Llama-3 heads are). The MTP module is the layer after the
+//           target's last (index num_layers, TensorRT-LLM's DeepseekV3MTP) and
+//           has that index's MLP: DeepSeek-V3's is an MoE layer.
 // Verification (strategies/serving_iteration.h): each decoding sequence adds
 // 1 + drafted new tokens (GEMM rows), reads its KV once for its 1 + drafted
 // queries (causal pairs counted exactly) and samples 1 + drafted LM-head rows.

@@ -219,6 +219,43 @@ TEST_F(SpeculativeCostTest, HeadDraftingCostsAboutALayerAndTheHeadPerStep) {
   EXPECT_EQ(m->DraftCost(Decode(1, 512, 0)).compute, sim::Duration::Zero());
 }
 
+// A head's first pass of a step takes every sequence's verified rows (1 + k),
+// its later passes one row each (TensorRT-LLM's MTPEagleWorker, vLLM's
+// EagleProposer), and the LM head one row per sequence. Llama 3 8B head at
+// batch 256 with one draft: 512 rows x 2 x (218.1M + 2 x 4096^2) layer and
+// projection FLOPs plus 256 rows x 2 x 4096 x 128,256 LM-head FLOPs, 5.27e11
+// (3.98e11 if the pass took one row per sequence), attention aside.
+TEST_F(SpeculativeCostTest, HeadFirstPassTakesTheVerifiedRows) {
+  SpeculativeSpec spec;
+  spec.method = SpeculativeMethod::kEagle;
+  spec.num_tokens = 1;
+  absl::StatusOr<SpeculativeCostModel> m =
+      SpeculativeCostModel::Create(spec, *target_, *kernels_, *network_);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const double expected = 512 * 2 * (218.1e6 + 2.0 * 4096 * 4096) + 256 * 2 * 4096 * 128256.0;
+  EXPECT_NEAR(m->DraftCost(Decode(256, 512, 1)).flops, expected, 0.02 * expected);
+}
+
+// DeepSeek-V3's MTP module is the layer after the last (index 61), an MoE
+// layer like every layer past the 3 dense-first ones; an EAGLE head keeps the
+// shape of the target's first layer (dense here); a dense target's MTP layer
+// stays dense.
+TEST(SpeculativeDrafterTest, MtpHeadHasTheMlpOfTheLayerAfterTheLast) {
+  models::ReplicaModel deepseek;
+  deepseek.model = *models::ModelCatalog::Default().Find("deepseek-v3-671b");
+  deepseek.tensor_parallel = 8;
+  SpeculativeSpec mtp;
+  mtp.method = SpeculativeMethod::kMtp;
+  EXPECT_EQ(DrafterReplica(mtp, deepseek).model.num_moe_layers(), 1);
+  SpeculativeSpec eagle;
+  eagle.method = SpeculativeMethod::kEagle;
+  EXPECT_EQ(DrafterReplica(eagle, deepseek).model.num_moe_layers(), 0);
+  models::ReplicaModel llama;
+  llama.model = *models::ModelCatalog::Default().Find("llama3-8b");
+  EXPECT_EQ(DrafterReplica(mtp, llama).model.num_moe_layers(), 0);
+  EXPECT_EQ(DrafterReplica(mtp, llama).model.num_layers, 1);
+}
+
 // Memory: a draft model adds its whole weights; a head one layer plus the
 // projection (Llama 3 8B: 218.1M + 2 x 4096^2 = 251.7M parameters, 0.50 GB
 // in BF16) and the KV of one layer (2 x 8 x 128 x 2 = 4 KiB per token).
