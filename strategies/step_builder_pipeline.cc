@@ -295,15 +295,21 @@ void Builder::LaunchAfterSync(const Ctx& ctx, int layer, bool at_sync, int kerne
 }
 
 // Activations (forward) or their gradients (backward) crossing a stage
-// boundary: b·s·h 16-bit values, sharded over tp when sequence parallel
-// (Megatron sends each rank's sequence shard). One send per GPU to its peer
-// (same tp/cp/dp coordinates) on the neighbouring stage; Megatron's 1F1B
-// waits for its p2p ops, so the sender's next compute waits too.
+// boundary: b·s·h values, sharded over tp when sequence parallel (Megatron
+// sends each rank's sequence shard). One send per GPU to its peer (same
+// tp/cp/dp coordinates) on the neighbouring stage; Megatron's 1F1B waits for
+// its p2p ops, so the sender's next compute waits too.
+// The values are in the activation dtype, 16-bit under FP8 training: FP8
+// exists only inside Transformer Engine's GEMMs, a layer's output is in the
+// parameter dtype, and Megatron-Core's p2p buffers take
+// TransformerConfig::pipeline_dtype (pipeline_parallel/p2p_communication.py;
+// Megatron-Bridge's recipes set torch.bfloat16), as the workload's
+// activations do (models/workload_ops.cc, Dims::act).
 absl::Status Builder::Send(int stage, int to_pos, bool forward, int mb) {
   const int to_stage = StageChunkOf(to_pos).first;
   int64_t bytes = int64_t{p_.micro_batch_size} * in_.model->seq_length /
                   p_.context_parallel * in_.model->hidden_size *
-                  models::BytesPerElement(p_.precision);
+                  std::max(2, models::BytesPerElement(p_.precision));
   if (p_.sequence_parallel) bytes /= p_.tensor_parallel;
   const models::Op*& slot = forward ? send_activation_ : send_gradient_;
   if (slot == nullptr) {

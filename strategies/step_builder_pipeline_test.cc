@@ -22,6 +22,17 @@ class FreeNetwork : public topology::NetworkModel {
   }
 };
 
+// The inputs of a step of `model` under `c` on `kernels` and `net`.
+StepInputs Inputs(const models::TransformerConfig& model, const ParallelConfig& c,
+                  const models::KernelModel& kernels, const topology::NetworkModel& net) {
+  StepInputs in;
+  in.model = &model;
+  in.parallel = &c;
+  in.kernels = &kernels;
+  in.network = &net;
+  return in;
+}
+
 double BubbleRatio(Schedule schedule, int p, int v, int m) {
   FreeNetwork net;
   models::TransformerConfig model = SmallGpt();
@@ -35,12 +46,7 @@ double BubbleRatio(Schedule schedule, int p, int v, int m) {
   EXPECT_TRUE(ValidateParallelConfig(model, p, &c).ok());
   const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("a100-sxm4-80gb");
   const models::KernelModel kernels(*gpu);
-  StepInputs in;
-  in.model = &model;
-  in.parallel = &c;
-  in.kernels = &kernels;
-  in.network = &net;
-  absl::StatusOr<StepPlan> plan = BuildStep(in);
+  absl::StatusOr<StepPlan> plan = BuildStep(Inputs(model, c, kernels, net));
   EXPECT_TRUE(plan.ok()) << plan.status();
   sim::Simulator sim;
   sim::Engine engine(plan->graph, sim);
@@ -49,6 +55,35 @@ double BubbleRatio(Schedule schedule, int p, int v, int m) {
   EXPECT_TRUE(engine.Run().ok());
   const StepStats::Summary s = stats.Summarize(engine.Makespan());
   return s.bubble.ToSeconds() / s.step_time.ToSeconds();
+}
+
+// A stage sends its output in the activation dtype: 16-bit under FP8
+// training (FP8 lives only inside the GEMMs; Megatron-Core's p2p buffers take
+// pipeline_dtype), 32-bit under FP32.
+TEST(PipelineStepTest, StagesSendActivationsInTheActivationDtype) {
+  FreeNetwork net;
+  const models::TransformerConfig model = SmallGpt();
+  const models::KernelModel kernels(*models::GpuCatalog::Default().Find("h100-sxm5-80gb").value());
+  for (const auto& [dtype, bytes] : {std::pair{models::Dtype::kBf16, 2},
+                                    std::pair{models::Dtype::kFp8, 2},
+                                    std::pair{models::Dtype::kFp32, 4}}) {
+    ParallelConfig c;
+    c.pipeline_parallel = 2;
+    c.global_batch_size = 2;
+    c.precision = dtype;
+    ASSERT_TRUE(ValidateParallelConfig(model, 2, &c).ok());
+    absl::StatusOr<StepPlan> plan = BuildStep(Inputs(model, c, kernels, net));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    int sends = 0;
+    for (const TaskInfo& info : plan->infos) {
+      if (!info.op->name.starts_with("pp_send")) continue;
+      ++sends;
+      EXPECT_EQ(info.op->comm_bytes.count(),
+                int64_t{c.micro_batch_size} * model.seq_length * model.hidden_size * bytes)
+          << info.op->name;
+    }
+    EXPECT_GT(sends, 0);
+  }
 }
 
 TEST(PipelineStepTest, MeasuredBubbleMatchesOneFOneBFormula) {
@@ -95,11 +130,7 @@ TEST(PipelineStepTest, CudaGraphsRefuseOpsAfterAHostSync) {
     c.global_batch_size = 2;
     c.moe_pad_to_capacity = padded;
     ASSERT_TRUE(ValidateParallelConfig(model, 1, &c).ok());
-    StepInputs in;
-    in.model = &model;
-    in.parallel = &c;
-    in.kernels = &kernels;
-    in.network = &net;
+    StepInputs in = Inputs(model, c, kernels, net);
     in.cuda_graphs = *models::ParseCudaGraphScopes({"moe"});
     absl::StatusOr<StepPlan> plan = BuildStep(in);
     if (padded) {
