@@ -138,6 +138,19 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
     p.tp_keeps_gathered_input = {0, "prior", "", "",
                                  "the backward re-gathers each column-parallel GEMM's input"};
   }
+  if (in.has_attention_at_sustained_clock()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.attention_at_sustained_clock(),
+                                         where + ".attention_at_sustained_clock", 0, 1, false,
+                                         &p.attention_at_sustained_clock));
+    if (p.attention_at_sustained_clock.value != 0 && p.attention_at_sustained_clock.value != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ".attention_at_sustained_clock.value=", p.attention_at_sustained_clock.value,
+          " must be 0 (factor fitted on training steps) or 1 (burst kernel benchmarks)"));
+    }
+  } else {
+    p.attention_at_sustained_clock = {0, "prior", "", "",
+                                      "attention factor fitted on training steps"};
+  }
   if (in.has_fp8_amax_reduction()) {
     CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fp8_amax_reduction(), where + ".fp8_amax_reduction",
                                          0, 1, false, &p.fp8_amax_reduction));

@@ -58,6 +58,10 @@ struct FrameworkProfile {
   // all-gathered input for its weight gradient (models::Dims::
   // tp_input_kept); 0: the backward gathers it again, as Megatron-LM.
   ProfileValue tp_keeps_gathered_input;
+  // 1: the attention factor is a ratio of burst kernel benchmarks, so training
+  // attention also takes the GPU's sustained-clock ratio; 0: fitted on
+  // training steps (see framework.proto).
+  ProfileValue attention_at_sustained_clock;
   // 1: an amax all-reduce over the pipeline stage per model chunk, micro-batch
   // and pass on FP8 steps (Transformer Engine delayed scaling in
   // Megatron-Core); 0: none.

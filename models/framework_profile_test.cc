@@ -173,5 +173,30 @@ TEST(FrameworkProfileTest, Fp8AmaxReductionIsZeroOrOneAndOnlyMegatronCoreHasIt) 
   }
 }
 
+// Attention at the sustained clock is optional (unset: off), 0 or 1; the
+// shipped FSDP profiles, whose attention factors are kernel-benchmark ratios,
+// have it, and the profiles whose factor was fitted or borrowed do not.
+TEST(FrameworkProfileTest, AttentionAtSustainedClockIsZeroOrOneAndOnlyFsdpHasIt) {
+  const std::string on =
+      "attention_at_sustained_clock { value: 1 kind: \"prior\" source: \"s\" }";
+  absl::StatusOr<FrameworkCatalog> c =
+      FrameworkCatalog::Parse(Profile("megatron-core") + Profile("b", on), "f");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c->Find("megatron-core"))->attention_at_sustained_clock.value, 0);
+  EXPECT_EQ((*c->Find("b"))->attention_at_sustained_clock.value, 1);
+  const std::string two =
+      "attention_at_sustained_clock { value: 0.5 kind: \"prior\" source: \"s\" }";
+  EXPECT_NE(Error(Profile("megatron-core", two))
+                .find("attention_at_sustained_clock.value=0.5 must be 0"),
+            std::string::npos);
+  const FrameworkCatalog& shipped = FrameworkCatalog::Default();
+  for (const char* fsdp : {"pytorch-fsdp", "pytorch-fsdp2"}) {
+    EXPECT_EQ((*shipped.Find(fsdp))->attention_at_sustained_clock.value, 1) << fsdp;
+  }
+  for (const char* other : {"megatron-core", "megatron-deepspeed", "jax-xla"}) {
+    EXPECT_EQ((*shipped.Find(other))->attention_at_sustained_clock.value, 0) << other;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

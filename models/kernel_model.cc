@@ -86,15 +86,18 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     r.gemm_fitted = f.gemm_ceiling.has_value();
     r.small_tile_efficiency = f.small_tile_efficiency.value_or(params_.small_tile_efficiency);
     r.unaligned_efficiency = f.unaligned_efficiency.value_or(1.0);
-    const double in_framework = params_.framework_attention_factor;
+    // The sustained clock acts on the spec fallback too: a kernel
+    // benchmark's rate as well.
+    const double clock = AttentionClockRatio(d);
+    const double in_framework = params_.framework_attention_factor * clock;
     r.attention_fwd_efficiency = (f.attention_fwd_efficiency
                                       ? *f.attention_fwd_efficiency * in_framework
-                                      : params_.attention_efficiency) *
+                                      : params_.attention_efficiency * clock) *
                                  params_.attention_kernel_forward;
     r.attention_fwd_fitted = f.attention_fwd_efficiency.has_value();
     r.attention_bwd_efficiency = (f.attention_bwd_efficiency
                                       ? *f.attention_bwd_efficiency * in_framework
-                                      : params_.attention_efficiency) *
+                                      : params_.attention_efficiency * clock) *
                                  params_.attention_kernel_backward;
     r.attention_bwd_fitted = f.attention_bwd_efficiency.has_value();
     r.attention_fwd_curve = f.attention_fwd_curve;
@@ -114,8 +117,9 @@ OpCost KernelModel::Cost(const Op& op) const {
       if (op.kind == OpKind::kAttention) {
         const double kernel = IsAttentionBackward(op) ? params_.attention_kernel_backward
                                                       : params_.attention_kernel_forward;
-        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() /
-                                              (params_.framework_attention_factor * kernel));
+        *t = sim::Duration::FromSecondsDouble(
+            t->ToSeconds() /
+            (params_.framework_attention_factor * AttentionClockRatio(op.dtype) * kernel));
       } else if (op.kind == OpKind::kGemm) {
         *t = sim::Duration::FromSecondsDouble(t->ToSeconds() /
                                               resolved_[DtypeIndex(op.dtype)].gemm_scale);

@@ -132,6 +132,13 @@ struct KernelModelParams {
     burst.fill(1.0);
     return burst;
   }();
+  // true: attention efficiencies (calibrated or fallback) also take
+  // sustained_gemm_ratio of the attention's input type (16-bit in every run):
+  // the stack's attention factor is a ratio of burst kernel benchmarks, and
+  // a training step's attention runs at the clock its GEMMs hold the board at
+  // (FrameworkProfile::attention_at_sustained_clock). false: the burst rates,
+  // or a factor fitted on training steps that already includes the clock.
+  bool attention_at_sustained_clock = false;
   // Multiplies the FP8 GEMM ceiling: the rate of the run's FP8 recipe's GEMM
   // kernels against per-tensor-scaled FP8 ones (Fp8GemmRateFactor,
   // models/fp8_recipe.h). 1: per-tensor scaling.
@@ -200,6 +207,12 @@ class KernelModel {
     double attention_fwd_scale = 1, attention_bwd_scale = 1;
   };
 
+  // The sustained-clock ratio attention of input type `d` runs at: the GPU's
+  // sustained GEMM ratio with attention_at_sustained_clock, else 1.
+  double AttentionClockRatio(Dtype d) const {
+    return params_.attention_at_sustained_clock ? params_.sustained_gemm_ratio[DtypeIndex(d)]
+                                                : 1.0;
+  }
   OpCost GemmCost(const Op& op) const;
   OpCost BatchedGemmCost(const Op& op) const;  // the batch as one kernel
   OpCost AttentionCost(const Op& op) const;

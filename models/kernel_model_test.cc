@@ -253,6 +253,33 @@ TEST(KernelModelTest, AttentionKernelRatioScalesEveryAttentionRatePerDirection) 
   EXPECT_EQ(KernelModel(h100, triton, &measured).Cost(bwd).time, sim::Microseconds(2000));
 }
 
+// With attention_at_sustained_clock, attention takes the sustained ratio of
+// its input type on every rate: calibrated (H100), spec fallback (A100) and
+// measured shapes; GEMMs keep their times. Without it attention runs at the
+// burst rate whatever the ratio.
+TEST(KernelModelTest, AttentionAtSustainedClockTakesTheSustainedRatio) {
+  const Op fwd = Attention("attention_fwd", 32, 8192), bwd = AttentionBackward(32, 8192);
+  const Op gemm = BfGemm(8192, 8192, 8192);
+  KernelModelParams burst, sustained;
+  burst.sustained_gemm_ratio[DtypeIndex(Dtype::kBf16)] = 0.8;
+  sustained.sustained_gemm_ratio[DtypeIndex(Dtype::kBf16)] = 0.8;
+  sustained.attention_at_sustained_clock = true;
+  for (const char* name : {"a100-sxm4-80gb", "h100-sxm5-80gb"}) {
+    const GpuSpec& gpu = Gpu(name);
+    const Calibration* cal = Calibration::Shipped(gpu.name);
+    const KernelModel a(gpu, burst, cal), b(gpu, sustained, cal), plain(gpu, {}, cal);
+    for (const Op& op : {fwd, bwd}) {
+      EXPECT_EQ(a.Cost(op).time, plain.Cost(op).time) << name << " " << op.name;
+      EXPECT_NEAR(b.Cost(op).efficiency / a.Cost(op).efficiency, 0.8, 0.01)
+          << name << " " << op.name;
+    }
+    EXPECT_EQ(a.Cost(gemm).time, b.Cost(gemm).time) << name;
+  }
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  const Calibration measured(h100.name, {}, {Measurement{fwd, sim::Microseconds(800)}}, "test");
+  EXPECT_EQ(KernelModel(h100, sustained, &measured).Cost(fwd).time, sim::Microseconds(1000));
+}
+
 // The sustained-GEMM factor scales the compute roofline of every GEMM
 // (catalog, fitted or measured ceiling) and nothing else: memory-bound GEMMs,
 // attention and memory-bound ops keep their times.

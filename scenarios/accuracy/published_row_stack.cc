@@ -12,7 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "models/framework_profile.h"
 #include "models/transformer_config.h"
+#include "sim/check.h"
 
 namespace clustersim::scenarios::validation_internal {
 namespace {
@@ -171,6 +173,17 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
   }
   config::TrainingConfig* tr = s->mutable_training();
   tr->set_framework(a.framework);
+  if (!a.te_attention_setting.empty() && absl::StrContains(notes, a.te_attention_setting)) {
+    // megatron-core is the catalog's default profile, always present.
+    absl::StatusOr<const models::FrameworkProfile*> te =
+        models::FrameworkCatalog::Default().Find(models::FrameworkCatalog::kDefault);
+    SIM_CHECK(te.ok()) << te.status();
+    tr->set_framework_attention_factor((*te)->attention_factor.value);
+    tr->set_attention_at_sustained_clock(false);
+    absl::StrAppend(assumptions, a.te_attention_setting,
+                    " (stated): Transformer Engine's fused attention at the megatron-core "
+                    "profile's attention factor; ");
+  }
   // Composer's FSDP mixed precision PURE reduces in bf16 (DEFAULT: fp32, the
   // pytorch-fsdp profile's value).
   if (absl::StrContains(notes, "FSDP MP mode PURE")) {

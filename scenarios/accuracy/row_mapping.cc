@@ -206,6 +206,10 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
       // gathered in the first forward and kept, gradients reduce-scattered
       // in the last backward. The dense models have no such mixin.
       a.deferred_sync_setting = "enable_fsdp_optimizations: true";
+      // BackendConfig attn "te" builds transformer_engine.pytorch's
+      // DotProductAttention (nemo_automodel/components/attention/utils.py at
+      // e458120124); "sdpa" and "flex" stay with PyTorch's kernels.
+      a.te_attention_setting = "attn: te";
     }
     return a;
   }

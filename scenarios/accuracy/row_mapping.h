@@ -43,6 +43,11 @@ struct RowAssumptions {
   // gradient reduce-scatter to the last one: the row runs ZeRO-2 with
   // overlap_grad_reduce. "": none.
   std::string deferred_sync_setting;
+  // A setting that, stated in a row's notes, runs attention through
+  // Transformer Engine's DotProductAttention (cuDNN fused attention on
+  // Hopper), as Megatron-Core does: the row takes the megatron-core profile's
+  // attention factor, fitted on training steps, at its clock. "": none.
+  std::string te_attention_setting;
   int grad_reduce_bytes = 0;  // training.grad_reduce_bytes; 0: the profile's
   // The stack runs eager PyTorch unless the row says it compiled the model
   // (training.elementwise "eager" where StatesCompile is false).

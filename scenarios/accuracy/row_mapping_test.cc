@@ -132,6 +132,9 @@ TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
   EXPECT_EQ(AssumptionsForStack("nemo-automodel (x)")->deferred_sync_setting,
             "enable_fsdp_optimizations: true");
   EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->deferred_sync_setting.empty());
+  // AutoModel rows stating attn: te run Transformer Engine's attention.
+  EXPECT_EQ(AssumptionsForStack("nemo-automodel (x)")->te_attention_setting, "attn: te");
+  EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->te_attention_setting.empty());
   EXPECT_EQ(AssumptionsForStack("mxnet 1.2").status().code(), absl::StatusCode::kNotFound);
   // The published sources run Megatron-Core, each with its own recipe.
   EXPECT_EQ(AssumptionsForSource("MCORE24").framework, "megatron-core");

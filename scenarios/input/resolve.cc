@@ -247,6 +247,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
       "standalone kernel");
   if (!attention_rate.ok()) return attention_rate.status();
   r.framework_attention_factor = *attention_rate;
+  r.attention_at_sustained_clock = t.has_attention_at_sustained_clock()
+                                       ? t.attention_at_sustained_clock()
+                                       : r.framework->attention_at_sustained_clock.value > 0;
   absl::StatusOr<double> gemm_rate = InFrameworkFactor(
       "training.framework_gemm_factor",
       t.has_framework_gemm_factor() ? t.framework_gemm_factor() : r.framework->gemm_factor.value,
@@ -349,6 +352,10 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   et->set_host_overhead_us_per_op(r.host_overhead_us_per_op);
   if (r.pipeline_p2p_host_us > 0) et->set_pipeline_p2p_host_us(r.pipeline_p2p_host_us);
   et->set_framework_attention_factor(r.framework_attention_factor);
+  // Echoed only where it departs from the profile's, which a rerun takes.
+  if (r.attention_at_sustained_clock != (r.framework->attention_at_sustained_clock.value > 0)) {
+    et->set_attention_at_sustained_clock(r.attention_at_sustained_clock);
+  }
   et->set_framework_gemm_factor(r.framework_gemm_factor);
   if (pc.zero_stage == 3) et->set_grad_reduce_bytes(r.grad_reduce_bytes);
   et->set_attention(std::string(models::AttentionBackendName(r.model.attention_backend)));

@@ -55,6 +55,7 @@ struct ResolvedScenario {
   models::CudaGraphScopes cuda_graphs;  // training.cuda_graph_scope
   double pipeline_p2p_host_us = 0;  // training.pipeline_p2p_host_us
   double framework_attention_factor = 1;  // training.framework_attention_factor
+  bool attention_at_sustained_clock = false;  // training.attention_at_sustained_clock
   double framework_gemm_factor = 1;       // training.framework_gemm_factor
   int grad_reduce_bytes = 2;              // training.grad_reduce_bytes (ZeRO-3)
   // Bytes per parameter per micro-batch that accumulate 16-bit gradients into

@@ -87,6 +87,31 @@ TEST(ResolveTest, Fp8OnA100NamesTheGpu) {
   EXPECT_TRUE(Resolve(s).ok()) << Resolve(s).status();  // FP8 training runs on an H100
 }
 
+// training.attention_at_sustained_clock defaults to the profile's (on for
+// pytorch-fsdp2, off for megatron-core); a setting overrides it and is
+// echoed only where it departs from the profile's.
+TEST(ResolveTest, AttentionAtSustainedClockDefaultsToTheProfile) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    model { preset: "llama3-8b" }
+    training { framework: "pytorch-fsdp2" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->attention_at_sustained_clock);
+  EXPECT_FALSE(r->echo.training().has_attention_at_sustained_clock());
+  s.mutable_training()->set_attention_at_sustained_clock(false);
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->attention_at_sustained_clock);
+  EXPECT_TRUE(r->echo.training().has_attention_at_sustained_clock());
+  s.mutable_training()->clear_attention_at_sustained_clock();
+  s.mutable_training()->set_framework("megatron-core");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->attention_at_sustained_clock);
+}
+
 // training.fp8_recipe: delayed by default (echoed under fp8 only), current
 // or mxfp8 when set; anything else names the field and the valid values.
 // Float8 tensor-parallel gathers need FP8 training and sequence parallelism.

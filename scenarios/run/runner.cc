@@ -123,6 +123,7 @@ absl::Status ScenarioRun::Build() {
   kernel_params.framework_gemm_factor = s_.framework_gemm_factor;
   kernel_params.attention_kernel_forward = s_.framework->attention_kernel_forward.value;
   kernel_params.attention_kernel_backward = s_.framework->attention_kernel_backward.value;
+  kernel_params.attention_at_sustained_clock = s_.attention_at_sustained_clock;
   const models::PowerModel& power = models::PowerModel::Default();
   power.SetSustainedGemmRatios(*s_.gpu, &kernel_params);
   kernel_params.fp8_recipe_gemm_factor = models::Fp8GemmRateFactor(s_.parallel.fp8_recipe);
