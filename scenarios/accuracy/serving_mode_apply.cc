@@ -52,6 +52,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
   for (int size : m.cuda_graph_batch_sizes) inf->add_cuda_graph_batch_sizes(size);
   if (m.max_batch_size > 0) inf->set_max_batch_size(m.max_batch_size);
   if (m.max_tokens_per_step > 0) inf->set_max_tokens_per_step(m.max_tokens_per_step);
+  if (m.chunked_prefill) inf->set_chunked_prefill(true);
   if (m.prefill_gpus > 0) {
     config::DisaggregatedConfig* d = inf->mutable_disaggregated();
     d->mutable_prefill()->set_num_gpus(m.prefill_gpus);

@@ -26,7 +26,8 @@ constexpr std::string_view kModes[] = {"fixed-batch", "offline", "server",
                                        "concurrency", "poisson", "trace"};
 constexpr std::string_view kFeatures[] = {
     "fixed-batch", "offline", "server", "concurrency", "poisson", "trace",       "spec",
-    "disagg",      "moe",     "mla",    "fp4",         "fp8-kv",  "prefix-cache"};
+    "disagg",      "moe",     "mla",    "fp4",         "fp8-kv",  "prefix-cache",
+    "chunked-context"};
 template <size_t N>
 bool Contains(const std::string_view (&list)[N], std::string_view s) {
   for (std::string_view x : list) {
@@ -227,6 +228,9 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   // Scheduler limits the run set itself: per attention rank under
   // data-parallel attention (TensorRT-LLM schedules each rank alone), so the
   // replica's limits are ep times them.
+  // The run's engine chunks prompts into the token budget (TensorRT-LLM's
+  // enable_chunked_context, stated in the submission's configuration).
+  m.chunked_prefill = features.count("chunked-context") > 0;
   if (const int batch = Count(t, row, "max_batch_size"); batch > 0) {
     const int ranks = std::max(1, m.expert_parallel);
     m.max_batch_size = batch * ranks;

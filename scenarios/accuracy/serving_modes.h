@@ -123,6 +123,7 @@ struct ServingModeMapping {
   // A TensorRT-LLM engine served through Triton's tensorrtllm_backend or a
   // NIM: the engine's default build limits and in-flight batching (see above).
   bool trtllm_engine_defaults = false;
+  bool chunked_prefill = false;  // the row states a chunked context
   // The request path outside the engine the row's client measured through
   // (inference.frontend.name, models/data/serving_frontends.textproto), from
   // the framework column: "triton-trtllm" for Triton's tensorrtllm_backend,

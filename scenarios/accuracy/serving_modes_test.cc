@@ -166,6 +166,21 @@ TEST(ServingModesTest, StatedLimitsArePerAttentionRank) {
   EXPECT_FALSE((*runs)[1].scenario->inference().has_max_tokens_per_step());
 }
 
+TEST(ServingModesTest, ChunkedContextRowsChunkTheirPrompts) {
+  // A row stating chunked-context runs its prompts in chunks of the token
+  // budget; a row without it keeps prefill-only iterations.
+  std::string chunked = Row("chunked", "output_tokens_per_s_total", "offline",
+                            "offline;chunked-context", "64");
+  chunked = Set(Set(chunked, "max_batch_size", "768"), "max_num_tokens", "768");
+  const std::string plain = Row("plain", "output_tokens_per_s_total", "offline", "offline", "64");
+  absl::StatusOr<std::vector<InferenceRun>> runs = MapInferenceRuns(Parse(chunked + plain));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  for (const InferenceRun& r : *runs) ASSERT_TRUE(r.scenario) << r.id << ": " << r.not_supported;
+  EXPECT_TRUE((*runs)[0].scenario->inference().chunked_prefill());
+  EXPECT_EQ((*runs)[0].scenario->inference().max_tokens_per_step(), 768);
+  EXPECT_FALSE((*runs)[1].scenario->inference().chunked_prefill());
+}
+
 TEST(ServingModesTest, MlaRowsNeedALatentAttentionPreset) {
   std::string mixtral = Row("mx", "ttft_ms", "fixed-batch", "fixed-batch;moe;mla", "1");
   mixtral = Set(Set(mixtral, "model", "Mixtral-8x7B (MoE)"), "num_devices", "2");
