@@ -266,6 +266,49 @@ absl::Status ReadGluAndYarn(const Reader& r, const std::string& model_type,
   return absl::OkStatus();
 }
 
+// Sliding-window attention: "sliding_window" (null or absent: none; Qwen's
+// "use_sliding_window": false turns it off) and which layers use it:
+// "layer_types" (one "sliding_attention" or "full_attention" per layer:
+// gpt-oss, Gemma 3 in transformers >= 4.53), else "sliding_window_pattern" P
+// (Gemma 3: every P-th layer is global, the rest local), else model_type
+// gemma2's alternation (even layers local: transformers Gemma2 is_sliding),
+// else every layer (Mistral 7B v0.1).
+absl::Status ReadSlidingWindow(const Reader& r, const std::string& model_type, int layers,
+                               TransformerConfig* c) {
+  CLUSTERSIM_ASSIGN_OR_RETURN(auto window, r.PositiveInt("sliding_window", false));
+  const Value* use = r.Find("use_sliding_window");
+  if (!window || (use != nullptr && use->kind_case() == Value::kBoolValue && !use->bool_value())) {
+    return absl::OkStatus();
+  }
+  int sliding = layers;
+  if (const Value* types = r.Find("layer_types"); types != nullptr) {
+    if (types->kind_case() != Value::kListValue ||
+        types->list_value().values_size() != layers) {
+      return r.Error(absl::StrCat("\"layer_types\" must list one type per layer (",
+                                  layers, " for \"num_hidden_layers\")"));
+    }
+    sliding = 0;
+    for (const Value& t : types->list_value().values()) {
+      if (t.string_value() == "sliding_attention") {
+        ++sliding;
+      } else if (t.string_value() != "full_attention") {
+        return r.Error(absl::StrCat("\"layer_types\" entry \"", t.string_value(),
+                                    "\" is not \"sliding_attention\" or \"full_attention\""));
+      }
+    }
+  } else if (r.Find("sliding_window_pattern") != nullptr) {
+    CLUSTERSIM_ASSIGN_OR_RETURN(auto period, r.PositiveInt("sliding_window_pattern", true));
+    sliding = layers - layers / *period;
+  } else if (model_type == "gemma2") {
+    sliding = (layers + 1) / 2;
+  }
+  if (sliding == 0) return absl::OkStatus();
+  if (*window < 2) return r.Error("\"sliding_window\" must be at least 2 tokens");
+  c->sliding_window = *window;
+  c->sliding_window_layers = sliding;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::string_view origin) {
@@ -367,6 +410,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
   }
   if (kv_lora) CLUSTERSIM_RETURN_IF_ERROR(ReadLatentAttention(r, *kv_lora, &c));
   CLUSTERSIM_RETURN_IF_ERROR(ReadGluAndYarn(r, model_type, &c));
+  CLUSTERSIM_RETURN_IF_ERROR(ReadSlidingWindow(r, model_type, *layers, &c));
   if (model_type == "nemotron_h") CLUSTERSIM_RETURN_IF_ERROR(ReadNemotronH(r, &c));
   if (absl::Status s = ValidateTransformer(c); !s.ok()) return r.Error(s.message());
   return c;

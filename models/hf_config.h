@@ -52,10 +52,14 @@
 //     the Mamba-2 mixer; mlp_hidden_act → the activation; RMSNorm;
 //     moe_shared_expert_intermediate_size → moe_shared_expert_ffn_size.
 // Gated (SwiGLU) families also include qwen2_moe, qwen3, qwen3_moe,
-// deepseek_v2/v3 and gpt_oss. Not modelled, and ignored: gpt-oss's
-// alternating 128-token sliding-window layers (every layer is costed as full
-// causal attention, an overestimate of half the layers' attention at long
-// contexts) and attention sinks (the per-head softmax offsets),
+// deepseek_v2/v3 and gpt_oss.
+//   sliding_window (null, absent or use_sliding_window false: none) →
+//     sliding_window, on the layers that layer_types marks
+//     "sliding_attention" (gpt-oss: 18 of 36), else all but every
+//     sliding_window_pattern-th layer (Gemma 3), else the even layers
+//     (gemma2), else every layer (Mistral 7B v0.1) → sliding_window_layers.
+// Not modelled, and ignored: gpt-oss's attention sinks (the per-head softmax
+// offsets),
 // Qwen3's per-head q/k RMSNorms (2·head_dim weights per layer), DeepSeek-V3's
 // multi-token-prediction module (num_nextn_predict_layers) and its router's
 // expert bias, and Llama 4's chunked attention (attention_chunk_size 8192 on

@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -113,6 +115,55 @@ TEST(HfConfigTest, GptOss) {
   EXPECT_EQ(m.glu_clamp, 7);
   EXPECT_TRUE(m.quick_gelu_glu);
   EXPECT_EQ(m.yarn_rope_factor, 0);
+  // sliding_window 128 on the 18 "sliding_attention" layers of 36.
+  EXPECT_EQ(m.sliding_window, 128);
+  EXPECT_EQ(m.sliding_window_layers, 18);
+}
+
+TEST(HfConfigTest, SlidingWindowLayers) {
+  const std::string base =
+      R"("hidden_size": 4096, "num_hidden_layers": 12, "intermediate_size": 11008,
+         "vocab_size": 32000, "max_position_embeddings": 32768, "rms_norm_eps": 1e-5,
+         "num_attention_heads": 32)";
+  // Gated families (mistral, qwen2) take silu; the others a GELU.
+  auto parse = [&](const std::string& extra) {
+    const bool gated = extra.find("mistral") != std::string::npos ||
+                       extra.find("qwen2") != std::string::npos;
+    return ParseHfConfig(absl::StrCat("{", base, R"(, "hidden_act": ")",
+                                      gated ? "silu" : "gelu_pytorch_tanh", "\"", extra, "}"),
+                         "x/config.json");
+  };
+  auto layers = [&](const std::string& extra) {
+    absl::StatusOr<TransformerConfig> c = parse(extra);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::pair{c->sliding_window, c->sliding_window_layers} : std::pair{-1L, -1};
+  };
+  // Mistral 7B v0.1: every layer.
+  EXPECT_EQ(layers(R"(, "model_type": "mistral", "sliding_window": 4096)"), std::pair(4096L, 12));
+  // Gemma 3: every 6th layer global.
+  EXPECT_EQ(layers(R"(, "model_type": "gemma3_text", "sliding_window": 1024,
+                       "sliding_window_pattern": 6)"),
+            std::pair(1024L, 10));
+  // Gemma 2: alternating, layer 0 local.
+  EXPECT_EQ(layers(R"(, "model_type": "gemma2", "sliding_window": 4096)"), std::pair(4096L, 6));
+  // Qwen: a window that is switched off, and a null one.
+  EXPECT_EQ(layers(R"(, "model_type": "qwen2", "sliding_window": 4096,
+                       "use_sliding_window": false)"),
+            std::pair(0L, 0));
+  EXPECT_EQ(layers(R"(, "model_type": "mistral", "sliding_window": null)"), std::pair(0L, 0));
+  // Bad input names the field.
+  EXPECT_THAT(parse(R"(, "sliding_window": -5)").status().message(),
+              HasSubstr("\"sliding_window\" must be a positive integer"));
+  EXPECT_THAT(parse(R"(, "sliding_window": 128, "layer_types": ["full_attention"])")
+                  .status()
+                  .message(),
+              HasSubstr("\"layer_types\" must list one type per layer (12"));
+  std::string types = R"(, "sliding_window": 128, "layer_types": ["chunked_attention")";
+  for (int i = 1; i < 12; ++i) types += R"(, "full_attention")";
+  EXPECT_THAT(parse(types + "]").status().message(),
+              HasSubstr("\"layer_types\" entry \"chunked_attention\""));
+  EXPECT_THAT(parse(R"(, "sliding_window": 128, "sliding_window_pattern": 0)").status().message(),
+              HasSubstr("\"sliding_window_pattern\" must be a positive integer"));
 }
 
 TEST(HfConfigTest, YarnRopeScalingFactor) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "models/attention_window.h"
 #include "sim/check.h"
 
 namespace clustersim::models {
@@ -249,6 +250,14 @@ OpCost KernelModel::AttentionCost(const Op& op) const {
     // parallelism (m < n) the load-balanced chunks also do half the work.
     const int64_t blocks = CeilDiv(op.m, params_.attention_block);
     work_fraction = op.m == op.n ? static_cast<double>(blocks + 1) / (2.0 * blocks) : 0.5;
+    if (op.window > 0 && op.window_share > 0) {
+      // Windowed layers skip the tiles outside the window too
+      // (models/attention_window.h); the op stands for the layers' mean.
+      const double windowed =
+          op.m == op.n ? CausalTileFraction(op.m, op.window, params_.attention_block)
+                       : 0.5 * CausalPairs(op.n, op.window) / CausalPairs(op.n, 0);
+      work_fraction = (1 - op.window_share) * work_fraction + op.window_share * windowed;
+    }
   }
   const Resolved& r = resolved_[DtypeIndex(op.dtype)];
   const bool backward = IsAttentionBackward(op);

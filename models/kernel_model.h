@@ -22,7 +22,9 @@
 //             takes (c^p + m^p)^(1/p) of the two terms instead of their max.
 //  Attention  time = max(flops · causal_fraction / (peak · attention_efficiency),
 //                        bytes / (bandwidth · bandwidth_fraction)) + kernel_overhead
-//             FLOPs are counted unmasked; a causal kernel computes about half.
+//             FLOPs are counted unmasked; a causal kernel computes about half,
+//             and a sliding-window one (Op::window) only the tiles its window
+//             touches (models/attention_window.h), averaged over Op::window_share.
 //             A calibration with attention points gives the efficiency as a
 //             curve of the op's query length per rank (op.m, after the
 //             context-parallel split; models/attention_curve.h), else one

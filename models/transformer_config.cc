@@ -74,6 +74,8 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.glu_clamp = p.glu_clamp();
   c.quick_gelu_glu = p.quick_gelu_glu();
   c.yarn_rope_factor = p.yarn_rope_factor();
+  c.sliding_window = p.sliding_window();
+  c.sliding_window_layers = p.sliding_window_layers();
   c.hybrid_pattern = p.hybrid_override_pattern();
   if (p.mamba_head_dim() > 0) c.mamba_head_dim = p.mamba_head_dim();
   c.mamba_num_heads = p.mamba_num_heads() > 0 ? p.mamba_num_heads()
@@ -186,7 +188,7 @@ absl::Status ValidateArchitectureExtensions(const TransformerConfig& c) {
   return absl::OkStatus();
 }
 
-// The gated-activation variants and the YaRN factor.
+// The gated-activation variants, the YaRN factor and the sliding window.
 absl::Status ValidateGluAndRope(const TransformerConfig& c) {
   if (!(c.glu_clamp >= 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -201,6 +203,23 @@ absl::Status ValidateGluAndRope(const TransformerConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model.yarn_rope_factor must be 0 (plain RoPE) or >= 1 (got ", c.yarn_rope_factor,
         "); gpt-oss uses 32"));
+  }
+  if (c.sliding_window < 0 || (c.sliding_window == 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.sliding_window must be 0 (none) or >= 2 keys (got ", c.sliding_window,
+        "); gpt-oss uses 128"));
+  }
+  if (c.sliding_window > 0 &&
+      (c.sliding_window_layers < 1 || c.sliding_window_layers > c.num_attention_layers())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.sliding_window_layers must be between 1 and the ", c.num_attention_layers(),
+        " attention layers when model.sliding_window is set (got ", c.sliding_window_layers,
+        ")"));
+  }
+  if (c.sliding_window == 0 && c.sliding_window_layers != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.sliding_window_layers=", c.sliding_window_layers,
+        " needs model.sliding_window (the window in tokens)"));
   }
   if (c.alibi && c.learned_position_embeddings) {
     return absl::InvalidArgumentError(

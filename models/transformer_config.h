@@ -168,6 +168,20 @@ struct TransformerConfig {
   // and sin, which Transformer Engine's fused RoPE does not take:
   // Megatron-Core then rotates Q and K with its unfused PyTorch code.
   double yarn_rope_factor = 0;
+  // Sliding-window (local) attention: in sliding_window_layers of the
+  // attention layers each query attends to at most sliding_window keys (its
+  // own position and the w - 1 before it: HF sliding_window, FlashAttention's
+  // window_size = (w - 1, 0)); the others attend causally to all. 0 = none.
+  // Every layer runs the same op list, so the attention ops carry the
+  // windowed layers' share and are costed as the layers' mean
+  // (models/attention_window.h).
+  int64_t sliding_window = 0;
+  int sliding_window_layers = 0;
+  double sliding_window_share() const {
+    return sliding_window > 0 && num_attention_layers() > 0
+               ? static_cast<double>(sliding_window_layers) / num_attention_layers()
+               : 0.0;
+  }
   // Whether Megatron-Core falls back to its unfused RoPE (YaRN with a
   // concentration factor other than 1: megatron/core/models/common/
   // embeddings/rope_utils.py apply_rotary_pos_emb, "mscale ... is not

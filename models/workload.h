@@ -95,7 +95,8 @@
 //
 // FLOP conventions: GEMM flops = 2·batch·m·n·k; attention forward =
 // 4·b·(s/cp)·s·(a·d)/tp, counted unmasked like Megatron (the kernel model
-// knows that a causal kernel skips half). Memory-bound ops carry 0 flops: their
+// knows that a causal kernel skips half, and a sliding-window layer all but
+// its window: Op::window). Memory-bound ops carry 0 flops: their
 // arithmetic is not model FLOPs and their time is bandwidth-bound.
 //
 // Example:
@@ -152,6 +153,11 @@ struct Op {
   int streams = 0;
   // attention: batch = micro_batch * local heads, m = seq_q, n = seq_kv, k = head_dim
   bool causal = false;
+  // Causal attention whose window_share of the layers it stands for attend to
+  // at most `window` keys per query (TransformerConfig::sliding_window); the
+  // kernel model costs the layers' mean work. flops stay unmasked.
+  int64_t window = 0;
+  double window_share = 0;
   sim::Flops flops;  // arithmetic of this op (0 for collectives and memory-bound ops)
   sim::Bytes bytes;  // memory traffic (reads + writes) of this op
   // Kernels the op launches: 1, or the composite's count for an eager

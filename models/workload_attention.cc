@@ -21,6 +21,8 @@ Op AttentionForward(const Dims& d) {
   op.n = d.s;
   op.k = d.d;
   op.causal = true;
+  op.window = d.window;
+  op.window_share = d.window_share;
   op.flops = sim::Flops(4.0 * op.batch * op.m * op.n * op.k);
   const int64_t q = d.b * d.s_local * d.a_local * d.d;  // also the output
   const int64_t kv = d.b * d.s * d.g_local * d.d;       // K and V each

@@ -38,6 +38,8 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.v_local = c.vocab_size / d.t;
   d.learned_positions = c.learned_position_embeddings;
   d.alibi = c.alibi;
+  d.window = c.sliding_window;
+  d.window_share = c.sliding_window_share();
   d.unfused_attention = c.attention_backend == AttentionBackend::kUnfused;
   d.eager = c.elementwise == ElementwiseKernels::kEager;
   d.rms_norm = c.norm == Norm::kRmsNorm;

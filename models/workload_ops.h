@@ -45,6 +45,8 @@ struct Dims {
   int64_t mamba_conv_kernel, mamba_chunk;
   bool learned_positions;
   bool alibi;              // TransformerConfig::alibi
+  int64_t window;          // TransformerConfig::sliding_window (0: none)
+  double window_share;     // TransformerConfig::sliding_window_share()
   bool unfused_attention;  // AttentionBackend::kUnfused
   bool eager;              // ElementwiseKernels::kEager
   bool rms_norm;           // Norm::kRmsNorm

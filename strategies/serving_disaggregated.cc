@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "models/attention_window.h"
 #include "sim/check.h"
 #include "sim/simulator.h"
 
@@ -115,7 +116,8 @@ class Deployment {
       return;
     }
     in.busy = true;
-    const IterationCost c = config_.prefill.cost(Summarise(work_));
+    const IterationCost c =
+        config_.prefill.cost(Summarise(work_, config_.prefill.scheduler.sliding_window));
     in.batch_time = c.time;
     Account(&run_.prefill, c, static_cast<int64_t>(in.batch.size()));
     sim_.ScheduleAfter(c.time, [this, p] { EndPrefill(p); });
@@ -258,8 +260,13 @@ class Deployment {
     }
     in.busy = true;
     IterationTotals t;
+    t.window = config_.decode.scheduler.sliding_window;
     for (int64_t i : in.running) {
-      t.decode_kv_tokens += requests_[i].prompt_tokens + seqs_[i].generated;
+      const int64_t kv = requests_[i].prompt_tokens + seqs_[i].generated;
+      t.decode_kv_tokens += kv;
+      if (t.window > 0) {
+        t.window_decode_kv_tokens += models::WindowedKvTokens(kv - 1, 1, t.window);
+      }
     }
     t.tokens = t.sampled = t.decode_seqs = static_cast<int64_t>(in.running.size());
     const IterationCost c = config_.decode.cost(t);

@@ -45,11 +45,13 @@ void DpPromptPlacement::BusiestRank(const std::vector<SequenceWork>& work,
       prompts.push_back(work[w]);
     }
   }
-  const IterationTotals p = Summarise(prompts);
+  const IterationTotals p = Summarise(prompts, t->window);
   t->rank_tokens = rank_load_[busiest];
   t->rank_prefill_tokens = p.prefill_tokens;
   t->rank_prefill_kv_tokens = p.prefill_kv_tokens;
   t->rank_prefill_pairs = p.prefill_pairs;
+  t->rank_window_prefill_kv_tokens = p.window_prefill_kv_tokens;
+  t->rank_window_prefill_pairs = p.window_prefill_pairs;
 }
 
 bool AdpBalancer::AdmitsNow(int64_t startable, int64_t decodes) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "models/attention_window.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
 #include "strategies/serving_mamba.h"
@@ -52,9 +53,16 @@ int64_t DecodeKvReadBytes(int64_t values, models::Dtype kv_dtype) {
   return std::llround(static_cast<double>(values) * 2.0 * kFp8KvDecodeTimeShare);
 }
 
-IterationTotals Summarise(const std::vector<SequenceWork>& work) {
+IterationTotals Summarise(const std::vector<SequenceWork>& work, int64_t window) {
   IterationTotals t;
+  t.window = window;
   for (const SequenceWork& w : work) {
+    if (window > 0) {
+      const int64_t kv = models::WindowedKvTokens(w.context, w.new_tokens, window);
+      const double pairs = models::CausalPairsAfter(w.context, w.new_tokens, window);
+      (w.decode ? t.window_decode_kv_tokens : t.window_prefill_kv_tokens) += kv;
+      (w.decode ? t.window_decode_pairs : t.window_prefill_pairs) += pairs;
+    }
     t.tokens += w.new_tokens;
     if (w.samples) t.sampled += w.decode ? w.new_tokens : 1;
     if (w.decode) {
@@ -74,6 +82,32 @@ IterationTotals Summarise(const std::vector<SequenceWork>& work) {
     }
   }
   return t;
+}
+
+IterationTotals WindowFromMeans(const IterationTotals& t, int64_t window) {
+  IterationTotals w = t;
+  w.window = window;
+  // n sequences of c̄ cached and q̄ new tokens each (c̄ and q̄ rounded down).
+  auto sums = [window](int64_t seqs, int64_t kv, int64_t queries, int64_t* kv_out,
+                       double* pairs_out) {
+    if (seqs <= 0) return;
+    const int64_t q = queries / seqs, c = (kv - queries) / seqs;
+    *kv_out = seqs * models::WindowedKvTokens(c, q, window);
+    *pairs_out = static_cast<double>(seqs) * models::CausalPairsAfter(c, q, window);
+  };
+  sums(t.decode_seqs, t.decode_kv_tokens, t.decode_queries, &w.window_decode_kv_tokens,
+       &w.window_decode_pairs);
+  sums(t.prefill_seqs, t.prefill_kv_tokens, t.prefill_tokens, &w.window_prefill_kv_tokens,
+       &w.window_prefill_pairs);
+  if (t.prefill_pairs > 0) {
+    const double pairs = w.window_prefill_pairs / t.prefill_pairs;
+    const double kv = static_cast<double>(w.window_prefill_kv_tokens) /
+                      static_cast<double>(std::max<int64_t>(1, t.prefill_kv_tokens));
+    w.rank_window_prefill_pairs = t.rank_prefill_pairs * pairs;
+    w.rank_window_prefill_kv_tokens =
+        std::llround(static_cast<double>(t.rank_prefill_kv_tokens) * kv);
+  }
+  return w;
 }
 
 ServingCostModel::ServingCostModel(ServingModelSpec spec, const models::KernelModel& kernels,
@@ -331,7 +365,23 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   std::vector<Op> ops = LayerOps(t, /*moe=*/false);
   std::erase_if(ops, [](const Op& op) { return !op.name.starts_with("attention_"); });
   const models::TransformerConfig& m = spec_.replica.model;
-  SIM_CHECK(Add(ops, t, m.num_attention_layers(), &attention).ok());
+  const int windowed = m.sliding_window > 0 ? m.sliding_window_layers : 0;
+  SIM_CHECK(Add(ops, t, m.num_attention_layers() - windowed, &attention).ok());
+  if (windowed > 0) {
+    // Sliding-window layers read and attend to at most the window's keys.
+    const IterationTotals s =
+        t.window == m.sliding_window ? t : WindowFromMeans(t, m.sliding_window);
+    IterationTotals w = s;
+    w.prefill_kv_tokens = s.window_prefill_kv_tokens;
+    w.prefill_pairs = s.window_prefill_pairs;
+    w.decode_kv_tokens = s.window_decode_kv_tokens;
+    w.decode_pairs = s.window_decode_pairs;
+    w.rank_prefill_kv_tokens = s.rank_window_prefill_kv_tokens;
+    w.rank_prefill_pairs = s.rank_window_prefill_pairs;
+    std::vector<Op> local = LayerOps(w, /*moe=*/false);
+    std::erase_if(local, [](const Op& op) { return !op.name.starts_with("attention_"); });
+    SIM_CHECK(Add(local, w, windowed, &attention).ok());
+  }
   if (const int mamba = m.num_layers_of(models::LayerKind::kMamba); mamba > 0) {
     SIM_CHECK(Add(MambaStateOps(t), t, mamba, &attention).ok());
   }

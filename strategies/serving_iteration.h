@@ -128,8 +128,24 @@ struct IterationTotals {
   int64_t rank_prefill_tokens = 0;
   int64_t rank_prefill_kv_tokens = 0;
   double rank_prefill_pairs = 0;
+  // Sliding-window layers (TransformerConfig::sliding_window): the window the
+  // sums below use (0: none) and the same sums with each query reading at
+  // most `window` keys (models/attention_window.h): KV tokens read and
+  // query-key pairs.
+  int64_t window = 0;
+  int64_t window_prefill_kv_tokens = 0;
+  double window_prefill_pairs = 0;
+  int64_t window_decode_kv_tokens = 0;
+  double window_decode_pairs = 0;
+  int64_t rank_window_prefill_kv_tokens = 0;
+  double rank_window_prefill_pairs = 0;
 };
-IterationTotals Summarise(const std::vector<SequenceWork>& work);
+// The totals of `work`; `window` > 0 also sums the sliding-window layers'.
+IterationTotals Summarise(const std::vector<SequenceWork>& work, int64_t window = 0);
+// `t` with its windowed sums estimated for `window` from its sequences' mean
+// context and new tokens: for totals built without the sequences (a
+// drafter's steps), which ServingCostModel::Cost gets for a windowed model.
+IterationTotals WindowFromMeans(const IterationTotals& t, int64_t window);
 
 // Expected number of distinct experts that `tokens` tokens route to when each
 // picks `top_k` of `experts` uniformly: E·(1 − (1 − k/E)^T). 0 for a dense model.

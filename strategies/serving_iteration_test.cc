@@ -292,5 +292,30 @@ TEST_F(ServingIterationTest, RejectsFp8OnA100AndABadTp) {
   EXPECT_THAT(m.status().message(), HasSubstr("inference.tensor_parallel_size=3"));
 }
 
+// gpt-oss's 128-token windows on half its layers: a decode step at 8k tokens
+// of context reads 128 KV tokens in those layers, and a prompt attends to at
+// most 128 keys per query, so both cost less than with the window off.
+TEST_F(ServingIterationTest, SlidingWindowLayersReadOnlyTheWindow) {
+  ServingCostModel windowed = Model(1, models::WeightFormat::kBf16, "gpt-oss-20b");
+  ServingModelSpec spec;
+  spec.replica.model = *models::ModelCatalog::Default().Find("gpt-oss-20b");
+  spec.replica.model.sliding_window = 0;
+  spec.replica.model.sliding_window_layers = 0;
+  spec.gpus = {0};
+  absl::StatusOr<ServingCostModel> full = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_TRUE(full.ok()) << full.status();
+  std::vector<SequenceWork> decode(64, {.new_tokens = 1, .context = 8191, .decode = true});
+  const IterationTotals w = Summarise(decode, 128);
+  EXPECT_EQ(w.window_decode_kv_tokens, 64 * 128);
+  EXPECT_EQ(w.window_decode_pairs, 64 * 128);
+  EXPECT_EQ(w.decode_kv_tokens, 64 * 8192);
+  EXPECT_LT(windowed.Cost(w).time, full->Cost(Summarise(decode)).time);
+  const std::vector<SequenceWork> prompt = {{.new_tokens = 8192, .context = 0}};
+  const IterationTotals p = Summarise(prompt, 128);
+  EXPECT_EQ(p.window_prefill_pairs, 128.0 * 129 / 2 + (8192.0 - 128) * 128);
+  EXPECT_LT(windowed.Cost(p).time, full->Cost(Summarise(prompt)).time);
+  EXPECT_LT(windowed.Cost(p).flops, full->Cost(Summarise(prompt)).flops);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

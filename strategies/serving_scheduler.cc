@@ -217,7 +217,7 @@ class Server {
       return;
     }
     busy_ = true;
-    IterationTotals totals = Summarise(work_);
+    IterationTotals totals = Summarise(work_, config_.sliding_window);
     // Under data-parallel attention, the busiest rank's share of an iteration
     // with prompts; decode steps alone are spread evenly.
     if (DataParallel() && totals.prefill_tokens > 0) placement_.BusiestRank(work_, &totals);

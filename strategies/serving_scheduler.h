@@ -82,6 +82,9 @@ struct SchedulerConfig {
   bool chunked_prefill = false;
   int64_t kv_blocks = 0;
   int kv_block_size = 16;
+  // The model's attention window (TransformerConfig::sliding_window; 0: none):
+  // the iteration totals also sum its layers' windowed work.
+  int64_t sliding_window = 0;
   double watermark = 0.01;
   // Closed loop: > 0 clients send requests when their previous one finishes
   // (after think_time); 0: every request arrives at its own time.

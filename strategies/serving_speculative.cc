@@ -37,6 +37,9 @@ IterationTotals FirstHeadPass(const IterationTotals& t) {
   d.decode_queries = t.decode_queries;
   d.decode_kv_tokens = t.decode_kv_tokens;
   d.decode_pairs = t.decode_pairs;
+  d.window = t.window;
+  d.window_decode_kv_tokens = t.window_decode_kv_tokens;
+  d.window_decode_pairs = t.window_decode_pairs;
   return d;
 }
 

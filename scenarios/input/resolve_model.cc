@@ -112,6 +112,10 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_glu_clamp()) out->glu_clamp = in.glu_clamp();
   if (in.has_quick_gelu_glu()) out->quick_gelu_glu = in.quick_gelu_glu();
   if (in.has_yarn_rope_factor()) out->yarn_rope_factor = in.yarn_rope_factor();
+  if (in.has_sliding_window()) out->sliding_window = in.sliding_window();
+  // Turning a preset's window off clears its layer count too.
+  if (in.has_sliding_window() && in.sliding_window() == 0) out->sliding_window_layers = 0;
+  if (in.has_sliding_window_layers()) out->sliding_window_layers = in.sliding_window_layers();
   if (in.has_hybrid_override_pattern()) out->hybrid_pattern = in.hybrid_override_pattern();
   if (in.has_mamba_num_heads()) out->mamba_num_heads = in.mamba_num_heads();
   if (in.has_mamba_head_dim()) out->mamba_head_dim = in.mamba_head_dim();
@@ -149,6 +153,10 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
   if (m.glu_clamp > 0) out->set_glu_clamp(m.glu_clamp);
   if (m.quick_gelu_glu) out->set_quick_gelu_glu(true);
   if (m.yarn_rope_factor > 0) out->set_yarn_rope_factor(m.yarn_rope_factor);
+  if (m.sliding_window > 0) {
+    out->set_sliding_window(static_cast<int32_t>(m.sliding_window));
+    out->set_sliding_window_layers(m.sliding_window_layers);
+  }
   if (m.hybrid()) {
     out->set_hybrid_override_pattern(m.hybrid_pattern);
     out->set_mamba_num_heads(m.mamba_num_heads);

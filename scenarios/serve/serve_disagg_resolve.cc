@@ -138,6 +138,7 @@ absl::Status ResolvePool(const ResolvedServe& base, const PoolShape& shape, std:
             : absl::StrCat("quantise (inference.weight_dtype) or use a larger ", field, ".gpu")));
   }
   sc.kv_blocks = memory.kv_blocks;
+  sc.sliding_window = m.sliding_window;
   absl::StatusOr<ResolvedPricing> pricing =
       ResolvePricing(in.pricing(), *shape.gpu, base.gpus_per_node);
   if (!pricing.ok()) return pricing.status();

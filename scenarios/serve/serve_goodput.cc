@@ -158,6 +158,7 @@ absl::StatusOr<GoodputFound> ColocatedGoodput(const ResolvedServe& s, const SloT
   if (!model.ok()) return model.status();
   strategies::SchedulerConfig scheduler = s.scheduler;
   scheduler.kv_blocks = memory.kv_blocks;
+  scheduler.sliding_window = replica.model.sliding_window;
   const strategies::IterationCostFn cost = [&](const strategies::IterationTotals& x) {
     return model->Cost(x);
   };

@@ -112,6 +112,7 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   if (!model.ok()) return model.status();
   strategies::SchedulerConfig scheduler = s.scheduler;
   scheduler.kv_blocks = memory.kv_blocks;
+  scheduler.sliding_window = replica.model.sliding_window;
   if (s.dynamic_batch_size_tuning) {
     // TensorRT-LLM's executor caps its batch at the tuner's size for the KV
     // capacity in requests of the mean lengths (strategies/serving_dynamic_batch.h);
