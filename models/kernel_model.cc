@@ -116,11 +116,10 @@ OpCost KernelModel::Cost(const Op& op) const {
     if (std::optional<sim::Duration> t = calibration_->Measured(op)) {
       // A measured attention kernel ran standalone, like the fitted rates.
       if (op.kind == OpKind::kAttention) {
-        const double kernel = IsAttentionBackward(op) ? params_.attention_kernel_backward
-                                                      : params_.attention_kernel_forward;
-        *t = sim::Duration::FromSecondsDouble(
-            t->ToSeconds() /
-            (params_.framework_attention_factor * AttentionClockRatio(op.dtype) * kernel));
+        const Resolved& r = resolved_[DtypeIndex(op.dtype)];
+        const double scale =
+            IsAttentionBackward(op) ? r.attention_bwd_scale : r.attention_fwd_scale;
+        *t = sim::Duration::FromSecondsDouble(t->ToSeconds() / scale);
       } else if (op.kind == OpKind::kGemm) {
         *t = sim::Duration::FromSecondsDouble(t->ToSeconds() /
                                               resolved_[DtypeIndex(op.dtype)].gemm_scale);

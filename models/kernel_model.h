@@ -204,7 +204,8 @@ class KernelModel {
     double attention_fwd_efficiency = 0, attention_bwd_efficiency = 0;
     bool gemm_fitted = false, attention_fwd_fitted = false, attention_bwd_fitted = false;
     // The calibration's efficiency by sequence length (empty: the constant
-    // above) and what multiplies it: the in-framework and kernel factors.
+    // above) and what multiplies it or a measured kernel's rate: the
+    // in-framework, sustained-clock and kernel factors.
     std::vector<SeqEfficiency> attention_fwd_curve, attention_bwd_curve;
     double attention_fwd_scale = 1, attention_bwd_scale = 1;
   };

@@ -84,6 +84,31 @@ IterationTotals Summarise(const std::vector<SequenceWork>& work, int64_t window)
   return t;
 }
 
+IterationTotals IterationTotals::Windowed() const {
+  IterationTotals w = *this;
+  w.prefill_kv_tokens = window_prefill_kv_tokens;
+  w.prefill_pairs = window_prefill_pairs;
+  w.decode_kv_tokens = window_decode_kv_tokens;
+  w.decode_pairs = window_decode_pairs;
+  w.rank_prefill_kv_tokens = rank_window_prefill_kv_tokens;
+  w.rank_prefill_pairs = rank_window_prefill_pairs;
+  return w;
+}
+
+IterationTotals IterationTotals::DecodeOnly() const {
+  IterationTotals d;
+  d.tokens = decode_queries;
+  d.sampled = decode_seqs;
+  d.decode_seqs = decode_seqs;
+  d.decode_queries = decode_queries;
+  d.decode_kv_tokens = decode_kv_tokens;
+  d.decode_pairs = decode_pairs;
+  d.window = window;
+  d.window_decode_kv_tokens = window_decode_kv_tokens;
+  d.window_decode_pairs = window_decode_pairs;
+  return d;
+}
+
 IterationTotals WindowFromMeans(const IterationTotals& t, int64_t window) {
   IterationTotals w = t;
   w.window = window;
@@ -369,15 +394,8 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   SIM_CHECK(Add(ops, t, m.num_attention_layers() - windowed, &attention).ok());
   if (windowed > 0) {
     // Sliding-window layers read and attend to at most the window's keys.
-    const IterationTotals s =
-        t.window == m.sliding_window ? t : WindowFromMeans(t, m.sliding_window);
-    IterationTotals w = s;
-    w.prefill_kv_tokens = s.window_prefill_kv_tokens;
-    w.prefill_pairs = s.window_prefill_pairs;
-    w.decode_kv_tokens = s.window_decode_kv_tokens;
-    w.decode_pairs = s.window_decode_pairs;
-    w.rank_prefill_kv_tokens = s.rank_window_prefill_kv_tokens;
-    w.rank_prefill_pairs = s.rank_window_prefill_pairs;
+    const IterationTotals w =
+        (t.window == m.sliding_window ? t : WindowFromMeans(t, m.sliding_window)).Windowed();
     std::vector<Op> local = LayerOps(w, /*moe=*/false);
     std::erase_if(local, [](const Op& op) { return !op.name.starts_with("attention_"); });
     SIM_CHECK(Add(local, w, windowed, &attention).ok());

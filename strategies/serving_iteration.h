@@ -139,6 +139,13 @@ struct IterationTotals {
   double window_decode_pairs = 0;
   int64_t rank_window_prefill_kv_tokens = 0;
   double rank_window_prefill_pairs = 0;
+
+  // What a sliding-window layer sees: these totals with the windowed sums in
+  // place of the plain KV-token and causal-pair sums.
+  IterationTotals Windowed() const;
+  // The decode steps alone: their queries as the new tokens, one sampled row
+  // per sequence, their KV and pair sums (plain and windowed); no prefill.
+  IterationTotals DecodeOnly() const;
 };
 // The totals of `work`; `window` > 0 also sums the sliding-window layers'.
 IterationTotals Summarise(const std::vector<SequenceWork>& work, int64_t window = 0);

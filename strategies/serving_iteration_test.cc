@@ -318,4 +318,27 @@ TEST_F(ServingIterationTest, SlidingWindowLayersReadOnlyTheWindow) {
 }
 
 }  // namespace
+// A windowed layer's view swaps in the windowed sums; the decode-only view
+// keeps the decode steps and drops the prompt chunks.
+TEST(IterationTotalsTest, WindowedAndDecodeOnlyViews) {
+  std::vector<SequenceWork> work(4, {.new_tokens = 1, .context = 1023, .decode = true});
+  work.push_back({.new_tokens = 512, .context = 0});
+  const IterationTotals t = Summarise(work, 128);
+  const IterationTotals w = t.Windowed();
+  EXPECT_EQ(w.decode_kv_tokens, t.window_decode_kv_tokens);
+  EXPECT_EQ(w.decode_pairs, t.window_decode_pairs);
+  EXPECT_EQ(w.prefill_kv_tokens, t.window_prefill_kv_tokens);
+  EXPECT_EQ(w.prefill_pairs, t.window_prefill_pairs);
+  EXPECT_EQ(w.tokens, t.tokens);
+  EXPECT_LT(w.decode_kv_tokens, t.decode_kv_tokens);
+  const IterationTotals d = t.DecodeOnly();
+  EXPECT_EQ(d.tokens, 4);
+  EXPECT_EQ(d.sampled, 4);
+  EXPECT_EQ(d.decode_kv_tokens, 4 * 1024);
+  EXPECT_EQ(d.window_decode_kv_tokens, t.window_decode_kv_tokens);
+  EXPECT_EQ(d.prefill_tokens, 0);
+  EXPECT_EQ(d.prefill_pairs, 0);
+  EXPECT_EQ(d.prefill_seqs, 0);
+}
+
 }  // namespace clustersim::strategies

@@ -25,24 +25,6 @@ IterationTotals DraftStep(int64_t rows, int64_t context) {
   return d;
 }
 
-// The head's first pass of a decode step (kMtp, kEagle): every decoding
-// sequence's verified rows (1 + its drafts) go through the head, over the
-// same positions and causal pairs as the target's verify pass, and one row per
-// sequence (its last accepted position) reaches the LM head.
-IterationTotals FirstHeadPass(const IterationTotals& t) {
-  IterationTotals d;
-  d.tokens = t.decode_queries;
-  d.sampled = t.decode_seqs;
-  d.decode_seqs = t.decode_seqs;
-  d.decode_queries = t.decode_queries;
-  d.decode_kv_tokens = t.decode_kv_tokens;
-  d.decode_pairs = t.decode_pairs;
-  d.window = t.window;
-  d.window_decode_kv_tokens = t.window_decode_kv_tokens;
-  d.window_decode_pairs = t.window_decode_pairs;
-  return d;
-}
-
 void AddDraft(const IterationCost& d, IterationCost* c) {
   c->compute += d.compute;
   c->communication += d.communication;
@@ -216,11 +198,13 @@ IterationCost SpeculativeCostModel::DraftCost(const IterationTotals& t) {
   const bool head = spec_.method != SpeculativeMethod::kDraft;
   const double h = drafter_.spec().replica.model.hidden_size;
   for (int64_t j = 0; j < steps; ++j) {
-    // A head's first pass takes the verified rows; each later pass one row
-    // per sequence.
+    // A head's first pass takes every decoding sequence's verified rows
+    // (1 + its drafts) over the same positions and causal pairs as the
+    // target's verify pass, and one row per sequence (its last accepted
+    // position) reaches the LM head; each later pass takes one row per sequence.
     const bool first = head && j == 0;
     const int64_t pass_rows = first ? t.decode_queries : rows;
-    AddDraft(drafter_.Cost(first ? FirstHeadPass(t) : DraftStep(rows, context + j * rows)), &c);
+    AddDraft(drafter_.Cost(first ? t.DecodeOnly() : DraftStep(rows, context + j * rows)), &c);
     if (head) {
       c.compute += Projection(pass_rows);
       c.flops += 2.0 * static_cast<double>(pass_rows) * 2.0 * h * h;  // replicated: counted once
