@@ -121,9 +121,12 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   }
   // A model of Mamba layers alone caches no K or V (blocks of 0 bytes).
   r.kv_blocks = r.kv_cache.count() / std::max<int64_t>(1, r.kv_block_bytes.count());
-  r.blocks_per_sequence = CeilDiv(in.sequence_length, in.kv_block_size);
-  r.max_concurrent_sequences =
-      std::min<int64_t>(r.kv_blocks / r.blocks_per_sequence, in.max_batch_size);
+  r.kv_footprint =
+      KvFootprintOf(m, in.kv_block_size, r.kv_bytes_per_token, in.drafter_kv_bytes_per_token);
+  const int64_t units = r.kv_footprint.Units(in.sequence_length, 1);
+  r.blocks_per_sequence = r.kv_footprint.Blocks(units);
+  r.max_concurrent_sequences = std::min<int64_t>(
+      r.kv_blocks * r.kv_footprint.UnitsPerBlock() / units, in.max_batch_size);
   r.state_bytes_per_sequence = MambaStateBytesPerSequence(m, tp, pp, in.replica.kv_cache_dtype);
   if (r.state_bytes_per_sequence.count() > 0) {
     // Each running sequence's state comes out of the same pool as its blocks.

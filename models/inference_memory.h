@@ -57,6 +57,7 @@
 
 #include "models/dtype.h"
 #include "models/gpu_catalog.h"
+#include "models/kv_footprint.h"
 #include "models/memory_model.h"
 #include "models/quantization.h"
 #include "models/transformer_config.h"
@@ -107,8 +108,15 @@ struct InferenceMemory {
   sim::Bytes kv_block_bytes;
   sim::Bytes state_bytes_per_sequence;  // Mamba layers' state; 0 without them
   int64_t kv_blocks = 0;
-  int64_t blocks_per_sequence = 0;       // at sequence_length
-  int64_t max_concurrent_sequences = 0;  // min(kv_blocks / blocks_per_sequence, max_batch_size)
+  // What a sequence holds of the blocks (models/kv_footprint.h): every block
+  // of its tokens, or with sliding-window layers only the window's blocks of
+  // those layers.
+  KvFootprint kv_footprint;
+  // At sequence_length while decoding, in whole-model blocks (rounded up).
+  int64_t blocks_per_sequence = 0;
+  // min(kv_blocks / blocks_per_sequence, max_batch_size), counted in the
+  // footprint's units.
+  int64_t max_concurrent_sequences = 0;
   bool fits = false;                     // at least one sequence of sequence_length fits
 };
 

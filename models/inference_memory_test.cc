@@ -154,5 +154,25 @@ TEST(InferenceMemoryTest, TooSmallEvenAtFourBitSaysSo) {
   EXPECT_THAT(v.remedy, HasSubstr("does not fit even at 4-bit"));
 }
 
+// gpt-oss-20b keeps, of its 12 windowed layers, only the 9 blocks a 128-token
+// window reaches: at 9,216 tokens a sequence holds 576 blocks of the full
+// layers and 9 of the windowed ones, (576 + 9) / 2 whole blocks, so the same
+// cache holds 1.97x the sequences it would with every layer full.
+TEST(InferenceMemoryTest, SlidingWindowLayersHoldOnlyTheirWindow) {
+  InferenceMemoryInputs in;
+  in.replica.model = Preset("gpt-oss-20b");
+  in.sequence_length = 9216;
+  in.max_batch_size = 100000;
+  const InferenceMemory windowed = EstimateInferenceMemory(in, GiB(80));
+  EXPECT_EQ(windowed.blocks_per_sequence, (576 + 9 + 1) / 2);
+  in.replica.model.sliding_window = 0;
+  in.replica.model.sliding_window_layers = 0;
+  const InferenceMemory full = EstimateInferenceMemory(in, GiB(80));
+  EXPECT_EQ(full.kv_blocks, windowed.kv_blocks);
+  EXPECT_EQ(full.blocks_per_sequence, 576);
+  EXPECT_EQ(full.max_concurrent_sequences, full.kv_blocks / 576);
+  EXPECT_EQ(windowed.max_concurrent_sequences, full.kv_blocks * 2 / (576 + 9));
+}
+
 }  // namespace
 }  // namespace clustersim::models

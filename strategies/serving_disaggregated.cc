@@ -15,8 +15,10 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The blocks admission keeps free, in the cache's units (models/kv_footprint.h).
 int64_t Watermark(const SchedulerConfig& c) {
-  return static_cast<int64_t>(std::ceil(c.watermark * static_cast<double>(c.kv_blocks)));
+  return static_cast<int64_t>(std::ceil(c.watermark * static_cast<double>(c.kv_blocks))) *
+         c.KvFootprint().UnitsPerBlock();
 }
 
 struct PrefillInstance {
@@ -44,6 +46,7 @@ struct DecodeInstance {
 
 struct Sequence {
   int64_t generated = 0;       // output tokens so far (the first from the prefill)
+  // KV cache units (models/kv_footprint.h; blocks without sliding windows):
   int64_t prefill_blocks = 0;  // held on the prefill instance until transferred
   int64_t blocks = 0;          // on the decode instance
   bool swapped = false;        // its KV is already on the decode side
@@ -61,10 +64,16 @@ class Deployment {
         seqs_(requests.size()),
         prefill_(config.prefill.instances),
         decode_(config.decode.instances),
+        prefill_footprint_(config.prefill.scheduler.KvFootprint()),
+        decode_footprint_(config.decode.scheduler.KvFootprint()),
         prefill_watermark_(Watermark(config.prefill.scheduler)),
         decode_watermark_(Watermark(config.decode.scheduler)) {
-    for (PrefillInstance& p : prefill_) p.free_blocks = config.prefill.scheduler.kv_blocks;
-    for (DecodeInstance& d : decode_) d.free_blocks = config.decode.scheduler.kv_blocks;
+    for (PrefillInstance& p : prefill_) {
+      p.free_blocks = config.prefill.scheduler.kv_blocks * prefill_footprint_.UnitsPerBlock();
+    }
+    for (DecodeInstance& d : decode_) {
+      d.free_blocks = config.decode.scheduler.kv_blocks * decode_footprint_.UnitsPerBlock();
+    }
     run_.requests.resize(requests.size());
     run_.paths.resize(requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
@@ -102,7 +111,7 @@ class Deployment {
     while (!in.queue.empty() && static_cast<int64_t>(in.batch.size()) < sc.max_batch_size) {
       const int64_t i = in.queue.front();
       const int64_t prompt = requests_[i].prompt_tokens;
-      const int64_t blocks = CeilDiv(prompt, sc.kv_block_size);
+      const int64_t blocks = prefill_footprint_.Units(prompt, prompt);
       if (prompt > budget || in.free_blocks - blocks < prefill_watermark_) break;
       in.queue.pop_front();
       in.free_blocks -= blocks;
@@ -170,7 +179,8 @@ class Deployment {
     while (!in.waiting.empty() && in.Slots() < sc.max_batch_size) {
       const int64_t i = in.waiting.front();
       Sequence& s = seqs_[i];
-      const int64_t blocks = CeilDiv(requests_[i].prompt_tokens + s.generated, sc.kv_block_size);
+      // Sliding-window layers take only their window's blocks.
+      const int64_t blocks = decode_footprint_.Units(requests_[i].prompt_tokens + s.generated, 1);
       if (in.free_blocks - blocks < decode_watermark_) break;
       in.waiting.pop_front();
       in.free_blocks -= blocks;
@@ -234,24 +244,26 @@ class Deployment {
 
   void StartDecode(int d) {
     DecodeInstance& in = decode_[d];
-    const SchedulerConfig& sc = config_.decode.scheduler;
     in.running.insert(in.running.end(), in.ready.begin(), in.ready.end());
     in.ready.clear();
     // Every running sequence writes the KV of its newest token this step.
     for (size_t r = 0; r < in.running.size();) {
       Sequence& s = seqs_[in.running[r]];
       const int64_t needed =
-          CeilDiv(requests_[in.running[r]].prompt_tokens + s.generated, sc.kv_block_size);
+          decode_footprint_.Units(requests_[in.running[r]].prompt_tokens + s.generated, 1);
       if (needed <= s.blocks) {
+        // Windowed layers free the blocks their window has left.
+        in.free_blocks += s.blocks - needed;
+        s.blocks = needed;
         ++r;
         continue;
       }
-      if (in.free_blocks == 0) {
+      if (in.free_blocks < needed - s.blocks) {
         SwapOut(d);  // the newest; if that was this one, r now equals the size
         continue;
       }
-      ++s.blocks;
-      --in.free_blocks;
+      in.free_blocks -= needed - s.blocks;
+      s.blocks = needed;
       ++r;
     }
     if (in.running.empty()) {
@@ -311,6 +323,7 @@ class Deployment {
   std::vector<Sequence> seqs_;
   std::vector<PrefillInstance> prefill_;
   std::vector<DecodeInstance> decode_;
+  const models::KvFootprint prefill_footprint_, decode_footprint_;
   const int64_t prefill_watermark_, decode_watermark_;
   uint64_t next_prefill_ = 0, next_decode_ = 0;
   std::vector<SequenceWork> work_;
@@ -371,7 +384,9 @@ absl::StatusOr<DisaggRun> SimulateDisaggregated(const std::vector<ServingRequest
           " KV blocks but a prefill instance holds ", ps.kv_blocks, "; raise ", prefill_field,
           ".tensor_parallel_size or shorten inference.workload.prompt_length"));
     }
-    const int64_t whole = CeilDiv(r.prompt_tokens + r.output_tokens, ds.kv_block_size);
+    const models::KvFootprint decode_footprint = ds.KvFootprint();
+    const int64_t whole =
+        decode_footprint.Blocks(decode_footprint.Units(r.prompt_tokens + r.output_tokens, 1));
     if (r.output_tokens > 1 && whole + Watermark(ds) > ds.kv_blocks) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", i, ": ", r.prompt_tokens, " prompt + ", r.output_tokens,

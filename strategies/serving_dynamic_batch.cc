@@ -20,11 +20,10 @@ constexpr int64_t kFallbackThreshold = 128;
 
 }  // namespace
 
-int64_t KvCapacityBatchSize(int64_t kv_blocks, int block_size, int64_t input_length,
-                            int64_t output_length) {
-  const int64_t tokens = input_length + output_length;
-  const int64_t blocks_per_request = (tokens + block_size - 1) / block_size;
-  return kv_blocks / blocks_per_request;
+int64_t KvCapacityBatchSize(int64_t kv_blocks, const models::KvFootprint& footprint,
+                            int64_t input_length, int64_t output_length) {
+  const int64_t units_per_request = footprint.Units(input_length + output_length, 1);
+  return kv_blocks * footprint.UnitsPerBlock() / units_per_request;
 }
 
 int64_t TunedRuntimeBatchSize(int64_t max_capacity_batch_size) {
@@ -37,10 +36,11 @@ int64_t TunedRuntimeBatchSize(int64_t max_capacity_batch_size) {
                                                                   : max_capacity_batch_size;
 }
 
-int64_t TunedReplicaBatchSize(int64_t kv_blocks, int block_size, int64_t input_length,
-                              int64_t output_length, int attention_dp_ranks) {
+int64_t TunedReplicaBatchSize(int64_t kv_blocks, const models::KvFootprint& footprint,
+                              int64_t input_length, int64_t output_length,
+                              int attention_dp_ranks) {
   const int64_t per_rank =
-      KvCapacityBatchSize(kv_blocks, block_size, input_length, output_length) / attention_dp_ranks;
+      KvCapacityBatchSize(kv_blocks, footprint, input_length, output_length) / attention_dp_ranks;
   return TunedRuntimeBatchSize(per_rank) * attention_dp_ranks;
 }
 

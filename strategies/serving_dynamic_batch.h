@@ -28,19 +28,23 @@
 // adjust the runtime max batch size".
 //
 // Example:
-//   int64_t b = TunedReplicaBatchSize(37575, 16, 1000, 1000, 1);  // 300 requests -> 256
+//   int64_t b = TunedReplicaBatchSize(37575, {.block_size = 16}, 1000, 1000, 1);
+//   // 300 requests -> 256
 #ifndef CLUSTERSIM_STRATEGIES_SERVING_DYNAMIC_BATCH_H_
 #define CLUSTERSIM_STRATEGIES_SERVING_DYNAMIC_BATCH_H_
 
 #include <cstdint>
 
+#include "models/kv_footprint.h"
+
 namespace clustersim::strategies {
 
-// Requests of `input_length` + `output_length` tokens whose KV blocks of
-// `block_size` tokens fit in `kv_blocks` (each request's blocks rounded up).
-// REQUIRES: block_size >= 1, input_length + output_length >= 1.
-int64_t KvCapacityBatchSize(int64_t kv_blocks, int block_size, int64_t input_length,
-                            int64_t output_length);
+// Requests of `input_length` + `output_length` tokens whose KV blocks fit in
+// `kv_blocks` (each request's blocks rounded up; of sliding-window layers,
+// those the window reaches: models/kv_footprint.h).
+// REQUIRES: footprint.block_size >= 1, input_length + output_length >= 1.
+int64_t KvCapacityBatchSize(int64_t kv_blocks, const models::KvFootprint& footprint,
+                            int64_t input_length, int64_t output_length);
 
 // The runtime batch limit the tuner picks for a KV capacity of
 // `max_capacity_batch_size` requests (see the table above).
@@ -50,8 +54,9 @@ int64_t TunedRuntimeBatchSize(int64_t max_capacity_batch_size);
 // `attention_dp_ranks` data-parallel attention ranks (1: none), each rank
 // tuned for its share, times the ranks.
 // REQUIRES: attention_dp_ranks >= 1, as KvCapacityBatchSize.
-int64_t TunedReplicaBatchSize(int64_t kv_blocks, int block_size, int64_t input_length,
-                              int64_t output_length, int attention_dp_ranks);
+int64_t TunedReplicaBatchSize(int64_t kv_blocks, const models::KvFootprint& footprint,
+                              int64_t input_length, int64_t output_length,
+                              int attention_dp_ranks);
 
 }  // namespace clustersim::strategies
 

@@ -21,7 +21,7 @@ struct Sequence {
   int64_t target = 0;     // tokens to prefill: prompt + tokens produced before (re)admission
   int64_t prefilled = 0;  // of target
   int64_t generated = 0;  // output tokens produced
-  int64_t blocks = 0;
+  int64_t blocks = 0;  // KV cache units (models/kv_footprint.h; blocks without windows)
   int64_t decode_steps = 0;  // numbers the speculative acceptance draws
 };
 
@@ -32,13 +32,15 @@ class Server {
          const IterationCostFn& cost, bool keep, sim::Simulator& sim)
       : requests_(requests),
         config_(config),
+        footprint_(config.KvFootprint()),
         cost_(cost),
         keep_(keep),
         sim_(sim),
         seqs_(requests.size()),
-        free_blocks_(config.kv_blocks),
-        watermark_blocks_(static_cast<int64_t>(
-            std::ceil(config.watermark * static_cast<double>(config.kv_blocks)))),
+        free_blocks_(config.kv_blocks * footprint_.UnitsPerBlock()),
+        watermark_blocks_(static_cast<int64_t>(std::ceil(
+                              config.watermark * static_cast<double>(config.kv_blocks))) *
+                          footprint_.UnitsPerBlock()),
         placement_(config.attention_dp_ranks, config.max_tokens_per_step),
         balancer_(config.attention_dp_ranks, config.adp_batching_wait_iters,
                   config.adp_timeout_iters) {
@@ -107,14 +109,17 @@ class Server {
       // The step's own token plus any drafted ones it verifies.
       const int64_t queries = std::min({int64_t{1} + config_.speculative_tokens,
                                         requests_[i].output_tokens - s.generated, *budget});
-      const int64_t needed = CeilDiv(context + queries, config_.kv_block_size);
+      const int64_t needed = footprint_.Units(context + queries, queries);
       if (needed - s.blocks > free_blocks_) {
         const int64_t victim = running_.back();
         Preempt(victim);
         if (victim == i) break;  // itself: every later one is gone too
         continue;                // retry i
       }
-      if (needed > s.blocks) {
+      // Windowed layers free the blocks their window has left, unless the
+      // whole request's blocks are reserved.
+      if (needed > s.blocks ||
+          (footprint_.windowed() && !config_.reserve_whole_request && needed < s.blocks)) {
         free_blocks_ -= needed - s.blocks;
         s.blocks = needed;
       }
@@ -162,7 +167,8 @@ class Server {
       const int64_t reserved = config_.reserve_whole_request
                                    ? requests_[i].prompt_tokens + requests_[i].output_tokens
                                    : s.target;
-      const int64_t blocks = CeilDiv(reserved, config_.kv_block_size);
+      // The prompt's blocks, of every layer while it is computed.
+      const int64_t blocks = footprint_.Units(reserved, std::min(reserved, s.target));
       if (free_blocks_ - blocks < watermark_blocks_) return;
       const int64_t uncached = s.target - requests_[i].cached_tokens;
       const int64_t chunk = config_.chunked_prefill ? std::min(uncached, *budget) : uncached;
@@ -238,7 +244,9 @@ class Server {
                                  .batch = static_cast<int64_t>(work_.size()),
                                  .running = static_cast<int64_t>(running_.size()),
                                  .waiting = static_cast<int64_t>(waiting_.size()),
-                                 .kv_blocks_used = config_.kv_blocks - free_blocks_});
+                                 .kv_blocks_used = footprint_.Blocks(
+                                     config_.kv_blocks * footprint_.UnitsPerBlock() -
+                                     free_blocks_)});
     }
     sim_.ScheduleAfter(c.time, [this] { EndIteration(); });
   }
@@ -289,13 +297,14 @@ class Server {
 
   const std::vector<ServingRequest>& requests_;
   const SchedulerConfig& config_;
+  const models::KvFootprint footprint_;
   const IterationCostFn& cost_;
   const bool keep_;
   sim::Simulator& sim_;
   std::vector<Sequence> seqs_;
   std::deque<int64_t> waiting_;
   std::vector<int64_t> running_;  // in admission order
-  int64_t free_blocks_;
+  int64_t free_blocks_;  // in the footprint's units, as is the watermark
   const int64_t watermark_blocks_;
   bool busy_ = false;
   std::vector<SequenceWork> work_;  // the iteration in flight

@@ -8,7 +8,9 @@
 // that iteration's exact batch shape.
 //
 // Paged KV cache: `kv_blocks` blocks of `kv_block_size` tokens. A sequence of
-// n tokens in the cache holds ceil(n / block) blocks; blocks are allocated for
+// n tokens in the cache holds ceil(n / block) blocks (of its sliding-window
+// layers only those the window reaches, models/kv_footprint.h, which the
+// cache counts in finer units); blocks are allocated for
 // the prompt at admission and one at a time as decoding crosses a block edge,
 // and freed when the request finishes. Admission keeps `watermark` of the
 // blocks free (vLLM's BlockSpaceManager watermark, 0.01). When a decode step
@@ -62,6 +64,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "models/kv_footprint.h"
 #include "sim/units.h"
 #include "strategies/serving_iteration.h"
 
@@ -83,8 +86,23 @@ struct SchedulerConfig {
   int64_t kv_blocks = 0;
   int kv_block_size = 16;
   // The model's attention window (TransformerConfig::sliding_window; 0: none):
-  // the iteration totals also sum its layers' windowed work.
+  // the iteration totals also sum its layers' windowed work, and its layers
+  // hold only the blocks the window reaches (models/kv_footprint.h), weighed
+  // by the two kinds of layers' KV bytes per token (InferenceMemory::kv_footprint;
+  // 1 and 0 count whole blocks).
   int64_t sliding_window = 0;
+  int64_t kv_full_weight = 1, kv_window_weight = 0;
+  models::KvFootprint KvFootprint() const {
+    return {.block_size = kv_block_size,
+            .window = sliding_window,
+            .full_weight = kv_full_weight,
+            .window_weight = kv_window_weight};
+  }
+  // Takes the weights of `f` (of this config's block size and window).
+  void SetKvWeights(const models::KvFootprint& f) {
+    kv_full_weight = f.full_weight;
+    kv_window_weight = f.window_weight;
+  }
   double watermark = 0.01;
   // Closed loop: > 0 clients send requests when their previous one finishes
   // (after think_time); 0: every request arrives at its own time.

@@ -202,5 +202,30 @@ TEST(ServingSchedulerTest, NegativeFrontendDelayIsAnError) {
   EXPECT_THAT(run.status().message(), HasSubstr("inference.frontend.request_overhead_ms"));
 }
 
+// Sliding-window layers (half the KV bytes here, a 128-token window) give
+// back the blocks their window leaves once the prompt is in. Eight 1,024-token
+// prompts in a 288-block cache: with every layer full, 4 run at once (64
+// blocks each, 68 at their last step); with half the layers windowed a
+// decoding sequence holds 65 + 9 units of 2 per block and 7 run at once,
+// each prompt holding all 128 units while it is computed.
+TEST(ServingSchedulerTest, WindowedLayersFreeTheBlocksTheWindowLeaves) {
+  std::vector<ServingRequest> eight;
+  for (int i = 0; i < 8; ++i) eight.push_back(At(0, 1024, 64));
+  SchedulerConfig full = Config(288);
+  full.max_tokens_per_step = 8192;
+  const ServingRun a = Simulate(eight, full);
+  SchedulerConfig windowed = full;
+  windowed.sliding_window = 128;
+  windowed.kv_window_weight = 1;
+  const ServingRun b = Simulate(eight, windowed);
+  EXPECT_EQ(a.peak_running, 4);
+  EXPECT_EQ(b.peak_running, 7);
+  EXPECT_EQ(b.preemptions, 0);
+  // The last sequence's last step (1,087 tokens) holds 68 + 9 of the
+  // cache's 2 x 288 units; the records count whole blocks, rounded up.
+  EXPECT_EQ(b.iterations.back().kv_blocks_used, 39);
+  for (const auto& it : b.iterations) EXPECT_LE(it.kv_blocks_used, 288);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

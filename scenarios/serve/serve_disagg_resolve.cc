@@ -139,6 +139,7 @@ absl::Status ResolvePool(const ResolvedServe& base, const PoolShape& shape, std:
   }
   sc.kv_blocks = memory.kv_blocks;
   sc.sliding_window = m.sliding_window;
+  sc.SetKvWeights(memory.kv_footprint);
   absl::StatusOr<ResolvedPricing> pricing =
       ResolvePricing(in.pricing(), *shape.gpu, base.gpus_per_node);
   if (!pricing.ok()) return pricing.status();

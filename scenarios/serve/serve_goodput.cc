@@ -159,6 +159,7 @@ absl::StatusOr<GoodputFound> ColocatedGoodput(const ResolvedServe& s, const SloT
   strategies::SchedulerConfig scheduler = s.scheduler;
   scheduler.kv_blocks = memory.kv_blocks;
   scheduler.sliding_window = replica.model.sliding_window;
+  scheduler.SetKvWeights(memory.kv_footprint);
   const strategies::IterationCostFn cost = [&](const strategies::IterationTotals& x) {
     return model->Cost(x);
   };

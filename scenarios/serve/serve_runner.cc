@@ -113,12 +113,13 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
   strategies::SchedulerConfig scheduler = s.scheduler;
   scheduler.kv_blocks = memory.kv_blocks;
   scheduler.sliding_window = replica.model.sliding_window;
+  scheduler.SetKvWeights(memory.kv_footprint);
   if (s.dynamic_batch_size_tuning) {
     // TensorRT-LLM's executor caps its batch at the tuner's size for the KV
     // capacity in requests of the mean lengths (strategies/serving_dynamic_batch.h);
     // under data-parallel attention each rank tunes its own share.
     const int64_t tuned = strategies::TunedReplicaBatchSize(
-        memory.kv_blocks, scheduler.kv_block_size, MeanLength(s.workload, /*prompt=*/true),
+        memory.kv_blocks, scheduler.KvFootprint(), MeanLength(s.workload, /*prompt=*/true),
         MeanLength(s.workload, /*prompt=*/false), std::max(1, scheduler.attention_dp_ranks));
     scheduler.max_batch_size =
         static_cast<int>(std::min<int64_t>(scheduler.max_batch_size, tuned));
