@@ -31,12 +31,15 @@
 // A mixture-of-experts layer (model.num_experts E > 0, top-k routing; vLLM's
 // fused MoE with every expert sharded over TP) replaces the three MLP ops by
 //   router_gemm         m = T, n = E, k = h (16-bit weights)
+//   moe_routing         memory-bound: top-k over the logits, expert order
+//   moe_permute         memory-bound: T rows copied into T·k expert-ordered rows
 //   expert_gate_up_gemm one grouped GEMM over the T·k routed rows, each
 //                       expert's in whole 128-row tiles (m = their expected
 //                       padded rows, strategies/serving_moe_routing.h), reading
 //                       the weights of the D experts the batch touches
 //   activation          over the T·k rows
 //   expert_down_gemm    likewise, n = h, k = f/tp
+//   moe_finalize        memory-bound: the T·k outputs weighted and summed into T
 // where D = ExpectedExpertsTouched(E, k, T) = E·(1 − (1 − k/E)^T): each token
 // picks k of E experts and, under uniform routing, misses a given expert with
 // probability 1 − k/E. A batch-1 decode step of Mixtral 8x7B (E 8, k 2) reads 2

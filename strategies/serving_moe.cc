@@ -198,6 +198,13 @@ double ServingOpBuilder::ModelFlops(const Op& op, const IterationTotals& t) cons
   return 2.0 * routed * static_cast<double>(op.n) * static_cast<double>(op.k);
 }
 
+Op ServingOpBuilder::MoeRouting(int64_t rows) const {
+  // Reads the router's FP32 logits, writes each row's k expert ids and
+  // weights (32 bits each) and the expert-sorted order of its k entries.
+  const int64_t e = replica_->model.num_experts, k = replica_->model.moe_top_k;
+  return ServingMemoryOp("moe_routing", rows * (e * 4 + k * 4 * 3));
+}
+
 void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) const {
   const models::TransformerConfig& m = replica_->model;
   const bool gated = m.activation == models::Activation::kSwiglu;
@@ -217,11 +224,16 @@ void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) co
     r.padded = ExpectedPaddedRows(per_gpu, 1, busiest, kGroupedGemmTileRows);
     // The all-to-all waits for the GPU that receives or sends the most rows.
     const int64_t exchanged = std::max(busiest, (t.rank_tokens > 0 ? t.rank_tokens : 0) * k);
+    ops->push_back(MoeRouting(rows));
     ops->push_back(ServingCollective("ep_alltoall_dispatch", models::CommKind::kAllToAll,
                                      exchanged * h * 2));
+    // The busiest GPU gathers its received rows by expert and, after the
+    // experts, sums each of its own tokens' k outputs.
+    ops->push_back(ServingMemoryOp("moe_permute", busiest * h * 2 * 2));
     ops->push_back(GroupedGemm("expert_gate_up_gemm", r, gated ? 2 * f : f, h, experts));
     ops->push_back(ServingMemoryOp("activation", busiest * f * (gated ? 3 : 2) * 2));
     ops->push_back(GroupedGemm("expert_down_gemm", r, h, f, experts));
+    ops->push_back(ServingMemoryOp("moe_finalize", (busiest + rows) * h * 2));
     ops->push_back(ServingCollective("ep_alltoall_combine", models::CommKind::kAllToAll,
                                      exchanged * h * 2));
   } else {
@@ -232,9 +244,12 @@ void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) co
     const double touched = ExpectedExpertsTouched(m.num_experts, m.moe_top_k, t.tokens);
     r.busiest = static_cast<double>(routed);
     r.padded = ExpectedPaddedRows(m.num_experts, m.moe_top_k, t.tokens, kGroupedGemmTileRows);
+    ops->push_back(MoeRouting(rows));
+    ops->push_back(ServingMemoryOp("moe_permute", (rows + routed) * h * 2));
     ops->push_back(GroupedGemm("expert_gate_up_gemm", r, gated ? 2 * f : f, h, touched));
     ops->push_back(ServingMemoryOp("activation", routed * f * (gated ? 3 : 2) * 2));
     ops->push_back(GroupedGemm("expert_down_gemm", r, h, f, touched));
+    ops->push_back(ServingMemoryOp("moe_finalize", (routed + rows) * h * 2));
   }
   if (m.moe_shared_expert_ffn_size > 0) {
     const int64_t fs = m.moe_shared_expert_ffn_size / AttentionTp();

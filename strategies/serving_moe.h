@@ -42,6 +42,23 @@
 // shared_down_gemm over all T rows). Dense-first layers (DeepSeek's first 3)
 // run the dense MLP.
 //
+// Around the grouped GEMMs run the fused MoE's own memory-bound kernels, as
+// TensorRT-LLM's CUTLASS MoE runs them (CutlassFusedMoE's max-throughput path:
+// "routing(topK, etc.) + scatter + gemm1 + swiglu + gemm2 + finalizeMoeRoute",
+// tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py of the v1.0
+// releases; the TensorRT engine's MoE plugin runs the same CUTLASS runner):
+//   moe_routing    top-k over the router logits (rows x E FP32) and the
+//                  expert-sorted order of the rows x k picks
+//   moe_permute    the T rows copied into expert order, T·k rows of h (the
+//                  "scatter", expandInputRowsKernel)
+//   moe_finalize   each token's k expert outputs read back, weighted and
+//                  summed: T·k rows in, T rows out (finalizeMoeRoutingKernel;
+//                  vLLM's moe_sum)
+// vLLM's Triton fused MoE gathers the rows inside its first GEMM instead of a
+// separate permute pass (it sorts them in moe_align_block_size); the model
+// keeps the pass for every framework, a copy of T·k rows that is small beside
+// the expert GEMMs.
+//
 // Expert parallelism (inference.expert_parallel_size = ep > 1; vLLM/SGLang
 // data-parallel attention + EP, e.g. SGLang --enable-dp-attention --ep-size):
 // ep must equal tensor_parallel_size; the replica's ep GPUs each run
@@ -56,13 +73,16 @@
 // routed rows are not balanced: the layer waits for the busiest GPU, whose
 // expected R rows (ExpectedMaxRankRows, above T·k/ep) size its ops. Per MoE
 // layer:
+//   moe_routing             its own rows' top-k (above)
 //   ep_alltoall_dispatch    R rows of h 16-bit values to the busiest GPU (each
 //                           GPU sends (T/ep)·k on average, its own included),
 //                           or the busiest rank's own rows x k when it sends
 //                           more than that (a rank holding a whole prompt)
+//   moe_permute             its R received rows into expert order
 //   expert_gate_up_gemm,    over its R rows in whole tiles, reading the weights
 //   activation,             of the experts of its E/ep that they touch
 //   expert_down_gemm
+//   moe_finalize            R expert output rows in, its own T/ep rows out
 //   ep_alltoall_combine     the expert outputs back (same bytes)
 // both costed by the topology's NetworkModel over the replica's GPUs. There is
 // no tensor-parallel all-reduce (attention is not sharded).
@@ -150,6 +170,8 @@ class ServingOpBuilder {
   void LatentAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;
   // Router, routed experts (EP all-to-alls when ep > 1) and shared experts.
   void MoeMlp(const IterationTotals& t, std::vector<models::Op>* ops) const;
+  // The fused MoE's top-k routing kernel over `rows` tokens (see the file comment).
+  models::Op MoeRouting(int64_t rows) const;
   // The model FLOPs of one of this GPU's ops for the iteration `t`: a grouped
   // expert GEMM's `flops` are what its kernel runs (whole tiles, the busiest
   // GPU's rows), its model FLOPs those of the average GPU's T·k/ep routed rows;

@@ -174,6 +174,34 @@ TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
   EXPECT_GT(model.Cost(t).time, sim::Duration::Zero());
 }
 
+// The fused MoE's own kernels around the grouped GEMMs. Mixtral 8x7B (E 8,
+// top-2, h 4096) at tp 2 and 100 decode tokens: routing reads 100 x 8 FP32
+// logits and writes 100 x 2 ids, weights and sorted positions; the permute
+// copies the 100 rows into 200 expert-ordered ones; the finalize reads the
+// 200 expert outputs and writes the 100 tokens, all 16-bit. Under EP 8
+// (DeepSeek-V3, 64 tokens) the busiest GPU permutes its received rows and
+// finalizes them into its own 8 tokens.
+TEST_F(ServingMoeTest, FusedMoeKernelsAroundTheGroupedGemms) {
+  const std::vector<models::Op> ops = Model("mixtral-8x7b", 2).LayerOps(Decode(100, 500));
+  ASSERT_NE(FindOp(ops, "moe_routing"), nullptr);
+  EXPECT_EQ(FindOp(ops, "moe_routing")->bytes.count(), 100 * (8 * 4 + 2 * 4 * 3));
+  EXPECT_EQ(FindOp(ops, "moe_permute")->bytes.count(), (100 + 200) * 4096 * 2);
+  EXPECT_EQ(FindOp(ops, "moe_finalize")->bytes.count(), (200 + 100) * 4096 * 2);
+  EXPECT_EQ(FindOp(ops, "moe_permute")->kind, models::OpKind::kMemoryBound);
+  // In execution order: routing, permute, the grouped GEMMs, finalize.
+  auto index = [&](std::string_view name) { return FindOp(ops, name) - ops.data(); };
+  EXPECT_LT(index("router_gemm"), index("moe_routing"));
+  EXPECT_LT(index("moe_permute"), index("expert_gate_up_gemm"));
+  EXPECT_LT(index("expert_down_gemm"), index("moe_finalize"));
+
+  const std::vector<models::Op> ep = Model("deepseek-v3-671b", 8, 8).LayerOps(Decode(64, 2000));
+  const int64_t busiest =
+      static_cast<int64_t>(std::ceil(ExpectedMaxRankRows(256, 8, 64, 8, 1.28)));
+  EXPECT_EQ(FindOp(ep, "moe_routing")->bytes.count(), 8 * (256 * 4 + 8 * 4 * 3));
+  EXPECT_EQ(FindOp(ep, "moe_permute")->bytes.count(), busiest * 7168 * 2 * 2);
+  EXPECT_EQ(FindOp(ep, "moe_finalize")->bytes.count(), (busiest + 8) * 7168 * 2);
+}
+
 // Llama 4 Maverick: layers 1, 3, ..., 47 run the 128 experts (ffn 8192) and
 // the shared expert, the other 24 the dense MLP of 16384; the iteration costs
 // 24 of each, as a model with its 24 dense layers first does, and not what a
