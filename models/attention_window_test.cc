@@ -76,7 +76,8 @@ TEST(AttentionWindowTest, TilesMatchBruteForce) {
 
 // A gpt-oss-120b training step: half its layers attend within 128 tokens, so
 // the attention kernels (forward and backward) cost less than with the
-// window off, by the tiles they skip; the model FLOPs stay unmasked.
+// window off, by the tiles they skip (each query tile keeps its fixed time); the
+// model FLOPs stay unmasked.
 TEST(AttentionWindowTest, GptOssTrainingAttentionIsCheaper) {
   absl::StatusOr<const GpuSpec*> gpu = GpuCatalog::Default().Find("h100-sxm5-80gb");
   ASSERT_TRUE(gpu.ok());
@@ -101,9 +102,10 @@ TEST(AttentionWindowTest, GptOssTrainingAttentionIsCheaper) {
     EXPECT_EQ(a.flops.count(), b.flops.count()) << name;
     EXPECT_EQ(a.window_share, 0.5) << name;
     const double ratio = kernels.Cost(a).time.ToSeconds() / kernels.Cost(b).time.ToSeconds();
-    // Work: half the layers at 33/64 of the tiles, half at 63/1024.
-    EXPECT_LT(ratio, 0.6) << name;
-    EXPECT_GT(ratio, 0.5) << name;
+    // Work: half the layers at 33/64 of the tiles, half at 63/1024, each query
+    // tile's fixed time kept (models/attention_tiles.h): about two thirds.
+    EXPECT_LT(ratio, 0.7) << name;
+    EXPECT_GT(ratio, 0.6) << name;
   }
 }
 

@@ -84,6 +84,22 @@ absl::StatusOr<GpuSpec> FromProto(const config::GpuCatalogEntry& e, int index) {
     if (c.source().empty()) return EntryError(index, g.name, "gemm_ceiling.source must be set");
     g.gemm_ceiling_by_dtype[DtypeIndex(*d)] = c.fraction();
   }
+  if (e.has_attention_tiles()) {
+    const config::AttentionTiles& t = e.attention_tiles();
+    auto ratio = [](double v, double low) { return v > low && v <= 1; };
+    if (!(t.fwd_query_tile_overhead() > 0 && t.bwd_query_tile_overhead() > 0) ||
+        !ratio(t.fwd_head_dim64_tile(), 0.5) || !ratio(t.bwd_head_dim64_tile(), 0.5) ||
+        !ratio(t.fwd_head_dim64_query_tile(), 0) || !ratio(t.bwd_head_dim64_query_tile(), 0)) {
+      return EntryError(index, g.name,
+                        "attention_tiles: query-tile overheads must be > 0, head_dim64 tile "
+                        "ratios in (0.5, 1] and query-tile ratios in (0, 1]");
+    }
+    if (t.source().empty()) return EntryError(index, g.name, "attention_tiles.source must be set");
+    g.attention_tiles = AttentionTiles{t.fwd_query_tile_overhead(),     t.bwd_query_tile_overhead(),
+                                       t.fwd_head_dim64_tile(),         t.fwd_head_dim64_query_tile(),
+                                       t.bwd_head_dim64_tile(),         t.bwd_head_dim64_query_tile(),
+                                       t.source()};
+  }
   // The default ceiling: BF16's, or FP16's on a device without BF16.
   const Dtype base = g.Supports(Dtype::kBf16) ? Dtype::kBf16 : Dtype::kFp16;
   g.gemm_ceiling_fraction = g.gemm_ceiling_by_dtype[DtypeIndex(base)];

@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "models/attention_tiles.h"
 #include "models/dtype.h"
 #include "sim/units.h"
 
@@ -67,6 +68,7 @@ struct GpuSpec {
   DeviceKind kind = DeviceKind::kGpu;
   bool unified_memory = false;      // memory is shared with the host CPU and OS
   std::string compute_unit = "SMs"; // what sm_count counts ("GPU cores", "CPU cores")
+  AttentionTiles attention_tiles;   // known() false when the catalog has none
 
   std::array<double, kAllDtypes.size()> dense_peak_flops{};      // indexed by DtypeIndex
   std::array<double, kAllDtypes.size()> gemm_ceiling_by_dtype{};  // 0 = use BF16's

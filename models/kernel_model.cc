@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "models/attention_tiles.h"
 #include "models/attention_window.h"
 #include "sim/check.h"
 
@@ -249,7 +250,14 @@ OpCost KernelModel::AttentionCost(const Op& op) const {
     // parallelism (m < n) the load-balanced chunks also do half the work.
     const int64_t blocks = CeilDiv(op.m, params_.attention_block);
     work_fraction = op.m == op.n ? static_cast<double>(blocks + 1) / (2.0 * blocks) : 0.5;
-    if (op.window > 0 && op.window_share > 0) {
+    const bool windowed_layers = op.window > 0 && op.window_share > 0;
+    if (op.m == op.n && gpu_.attention_tiles.known() && (windowed_layers || op.k < 128)) {
+      // A query tile's fixed time and head dimension 64's slower tiles
+      // (models/attention_tiles.h), measured for this GPU.
+      work_fraction = AttentionWorkFraction(gpu_.attention_tiles, IsAttentionBackward(op), op.k,
+                                            op.m, op.window, params_.attention_block,
+                                            windowed_layers ? op.window_share : 0);
+    } else if (windowed_layers) {
       // Windowed layers skip the tiles outside the window too
       // (models/attention_window.h); the op stands for the layers' mean.
       const double windowed =
