@@ -35,7 +35,9 @@ double AttentionWorkFraction(const AttentionTiles& tiles, bool backward, int64_t
   // The calibrated dense rate spreads the fixed part over the dense tiles:
   // one tile of it costs dense / (dense + fixed) of the mean.
   const double unit = dense / (dense + fixed);
-  auto layer = [&](double tile_fraction) { return unit * (tile * tile_fraction + query_tile * fixed); };
+  auto layer = [&](double tile_fraction) {
+    return unit * (tile * tile_fraction + query_tile * fixed);
+  };
   const double full = layer(dense);
   if (window <= 0 || window_share <= 0) return full;
   const double windowed = layer(CausalTileFraction(s, window, block));

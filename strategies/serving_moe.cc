@@ -216,7 +216,8 @@ void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) co
     // GPU that receives the most routed rows and reads the weights of the
     // experts they touch. Both all-to-alls are sized by its rows.
     const int64_t f = m.expert_ffn_size();
-    r.busiest = ExpectedMaxRankRows(m.num_experts, m.moe_top_k, t.tokens, ep_, m.moe_expert_load_cv);
+    r.busiest =
+        ExpectedMaxRankRows(m.num_experts, m.moe_top_k, t.tokens, ep_, m.moe_expert_load_cv);
     const int per_gpu = m.num_experts / static_cast<int>(ep_);
     const double experts = ExpectedRankExpertsTouched(per_gpu, r.busiest);
     const int64_t busiest = static_cast<int64_t>(std::ceil(r.busiest));
