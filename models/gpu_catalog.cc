@@ -95,10 +95,13 @@ absl::StatusOr<GpuSpec> FromProto(const config::GpuCatalogEntry& e, int index) {
                         "ratios in (0.5, 1] and query-tile ratios in (0, 1]");
     }
     if (t.source().empty()) return EntryError(index, g.name, "attention_tiles.source must be set");
-    g.attention_tiles = AttentionTiles{t.fwd_query_tile_overhead(),     t.bwd_query_tile_overhead(),
-                                       t.fwd_head_dim64_tile(),         t.fwd_head_dim64_query_tile(),
-                                       t.bwd_head_dim64_tile(),         t.bwd_head_dim64_query_tile(),
-                                       t.source()};
+    g.attention_tiles = {.fwd_query_tile_overhead = t.fwd_query_tile_overhead(),
+                         .bwd_query_tile_overhead = t.bwd_query_tile_overhead(),
+                         .fwd_head_dim64_tile = t.fwd_head_dim64_tile(),
+                         .fwd_head_dim64_query_tile = t.fwd_head_dim64_query_tile(),
+                         .bwd_head_dim64_tile = t.bwd_head_dim64_tile(),
+                         .bwd_head_dim64_query_tile = t.bwd_head_dim64_query_tile(),
+                         .source = t.source()};
   }
   // The default ceiling: BF16's, or FP16's on a device without BF16.
   const Dtype base = g.Supports(Dtype::kBf16) ? Dtype::kBf16 : Dtype::kFp16;

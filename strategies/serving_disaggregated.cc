@@ -1,7 +1,6 @@
 #include "strategies/serving_disaggregated.h"
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <string>
 
@@ -14,12 +13,6 @@ namespace clustersim::strategies {
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// The blocks admission keeps free, in the cache's units (models/kv_footprint.h).
-int64_t Watermark(const SchedulerConfig& c) {
-  return static_cast<int64_t>(std::ceil(c.watermark * static_cast<double>(c.kv_blocks))) *
-         c.KvFootprint().UnitsPerBlock();
-}
 
 struct PrefillInstance {
   std::deque<int64_t> queue;
@@ -66,8 +59,10 @@ class Deployment {
         decode_(config.decode.instances),
         prefill_footprint_(config.prefill.scheduler.KvFootprint()),
         decode_footprint_(config.decode.scheduler.KvFootprint()),
-        prefill_watermark_(Watermark(config.prefill.scheduler)),
-        decode_watermark_(Watermark(config.decode.scheduler)) {
+        prefill_watermark_(config.prefill.scheduler.WatermarkBlocks() *
+                           prefill_footprint_.UnitsPerBlock()),
+        decode_watermark_(config.decode.scheduler.WatermarkBlocks() *
+                          decode_footprint_.UnitsPerBlock()) {
     for (PrefillInstance& p : prefill_) {
       p.free_blocks = config.prefill.scheduler.kv_blocks * prefill_footprint_.UnitsPerBlock();
     }
@@ -324,7 +319,7 @@ class Deployment {
   std::vector<PrefillInstance> prefill_;
   std::vector<DecodeInstance> decode_;
   const models::KvFootprint prefill_footprint_, decode_footprint_;
-  const int64_t prefill_watermark_, decode_watermark_;
+  const int64_t prefill_watermark_, decode_watermark_;  // in the footprints' units
   uint64_t next_prefill_ = 0, next_decode_ = 0;
   std::vector<SequenceWork> work_;
   DisaggRun run_;
@@ -378,7 +373,7 @@ absl::StatusOr<DisaggRun> SimulateDisaggregated(const std::vector<ServingRequest
           ".max_tokens_per_step=", ps.max_tokens_per_step, "; raise it"));
     }
     const int64_t prompt_blocks = CeilDiv(r.prompt_tokens, ps.kv_block_size);
-    if (prompt_blocks + Watermark(ps) > ps.kv_blocks) {
+    if (prompt_blocks + ps.WatermarkBlocks() > ps.kv_blocks) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", i, ": a prompt of ", r.prompt_tokens, " tokens needs ", prompt_blocks,
           " KV blocks but a prefill instance holds ", ps.kv_blocks, "; raise ", prefill_field,
@@ -387,7 +382,7 @@ absl::StatusOr<DisaggRun> SimulateDisaggregated(const std::vector<ServingRequest
     const models::KvFootprint decode_footprint = ds.KvFootprint();
     const int64_t whole =
         decode_footprint.Blocks(decode_footprint.Units(r.prompt_tokens + r.output_tokens, 1));
-    if (r.output_tokens > 1 && whole + Watermark(ds) > ds.kv_blocks) {
+    if (r.output_tokens > 1 && whole + ds.WatermarkBlocks() > ds.kv_blocks) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", i, ": ", r.prompt_tokens, " prompt + ", r.output_tokens,
           " output tokens need ", whole, " KV blocks but a decode instance holds ", ds.kv_blocks,

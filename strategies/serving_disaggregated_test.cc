@@ -186,5 +186,20 @@ TEST(DisaggregatedTest, ErrorsNameTheField) {
               HasSubstr("inference.disaggregated.prefill.max_tokens_per_step=64"));
 }
 
+// The up-front check counts the watermark in whole blocks with sliding-window
+// layers too: a request that fits a pool with a 1% watermark runs.
+TEST(DisaggregatedTest, WindowedPoolsCheckRequestsInWholeBlocks) {
+  DisaggConfig c = Simple();
+  for (SchedulerConfig* s : {&c.prefill.scheduler, &c.decode.scheduler}) {
+    s->watermark = 0.01;
+    s->sliding_window = 128;
+    s->kv_full_weight = 4096;
+    s->kv_window_weight = 4096;
+  }
+  absl::StatusOr<DisaggRun> run = SimulateDisaggregated({At(0, 1000, 100)}, c);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->requests[0].output_tokens, 100);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

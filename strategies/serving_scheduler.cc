@@ -1,7 +1,6 @@
 #include "strategies/serving_scheduler.h"
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <optional>
 
@@ -38,9 +37,7 @@ class Server {
         sim_(sim),
         seqs_(requests.size()),
         free_blocks_(config.kv_blocks * footprint_.UnitsPerBlock()),
-        watermark_blocks_(static_cast<int64_t>(std::ceil(
-                              config.watermark * static_cast<double>(config.kv_blocks))) *
-                          footprint_.UnitsPerBlock()),
+        watermark_blocks_(config.WatermarkBlocks() * footprint_.UnitsPerBlock()),
         placement_(config.attention_dp_ranks, config.max_tokens_per_step),
         balancer_(config.attention_dp_ranks, config.adp_batching_wait_iters,
                   config.adp_timeout_iters) {
@@ -332,8 +329,7 @@ absl::StatusOr<ServingRun> SimulateServing(const std::vector<ServingRequest>& re
   if (config.frontend_delay < sim::Duration::Zero()) {
     return absl::InvalidArgumentError("inference.frontend.request_overhead_ms must be >= 0");
   }
-  const int64_t watermark =
-      static_cast<int64_t>(std::ceil(config.watermark * static_cast<double>(config.kv_blocks)));
+  const int64_t watermark = config.WatermarkBlocks();
   for (size_t i = 0; i < requests.size(); ++i) {
     const ServingRequest& r = requests[i];
     if (r.prompt_tokens < 1 || r.output_tokens < 1) {

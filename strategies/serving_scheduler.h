@@ -59,6 +59,7 @@
 #define CLUSTERSIM_STRATEGIES_SERVING_SCHEDULER_H_
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -104,6 +105,10 @@ struct SchedulerConfig {
     kv_window_weight = f.window_weight;
   }
   double watermark = 0.01;
+  // The whole blocks admission keeps free: watermark x kv_blocks, rounded up.
+  int64_t WatermarkBlocks() const {
+    return static_cast<int64_t>(std::ceil(watermark * static_cast<double>(kv_blocks)));
+  }
   // Closed loop: > 0 clients send requests when their previous one finishes
   // (after think_time); 0: every request arrives at its own time.
   int closed_loop_clients = 0;
