@@ -22,6 +22,12 @@ int64_t KvFootprint::Units(int64_t tokens, int64_t new_tokens) const {
 
 int64_t KvFootprint::Blocks(int64_t units) const { return CeilDiv(units, UnitsPerBlock()); }
 
+int64_t KvFootprint::PrefixTokenUnits(int64_t tokens) const {
+  if (!windowed()) return tokens * full_weight;
+  const int64_t tail = CeilDiv(window - 1, block_size) * block_size;
+  return tokens * full_weight + std::min(tokens, tail) * window_weight;
+}
+
 KvFootprint KvFootprintOf(const TransformerConfig& model, int block_size,
                           sim::Bytes kv_bytes_per_token, sim::Bytes drafter_bytes_per_token) {
   SIM_CHECK(block_size >= 1) << "KvFootprintOf: block_size " << block_size;

@@ -43,6 +43,13 @@ struct KvFootprint {
   int64_t Units(int64_t tokens, int64_t new_tokens) const;
   // Whole-model blocks that hold `units`, rounded up.
   int64_t Blocks(int64_t units) const;
+  // Token-units (tokens x weight, unrounded) that a cached prefix segment of
+  // `tokens` tokens keeps so that a later request can hit its end: every token
+  // of the full layers and, of the windowed ones, only the ceil((window - 1) /
+  // block_size) blocks before that end, as vLLM's SlidingWindowManager.
+  // find_longest_cache_hit requires (the blocks before them may be gone).
+  // Without windowed layers, tokens x full_weight.
+  int64_t PrefixTokenUnits(int64_t tokens) const;
 };
 
 // The footprint of `model` whose KV bytes per token (every layer on one GPU,

@@ -18,6 +18,7 @@ TEST(KvFootprintTest, WithoutWindowsAUnitIsABlock) {
   EXPECT_EQ(f.Units(8192, 1), 512);
   EXPECT_EQ(f.Units(8193, 8193), 513);
   EXPECT_EQ(f.Blocks(513), 513);
+  EXPECT_EQ(f.PrefixTokenUnits(512), 512);
 }
 
 // gpt-oss-20b: 12 of its 24 layers attend to 128 tokens. A decode step at 8k
@@ -38,6 +39,15 @@ TEST(KvFootprintTest, WindowedLayersKeepTheBlocksTheWindowReaches) {
   // A decode step at 8k holds a little over half the blocks it would hold
   // without the window.
   EXPECT_EQ(f.Blocks(f.Units(8192, 1)), 261);
+}
+
+// A cached 512-token prefix keeps all 512 tokens of the full layers and the
+// 8 blocks (ceil(127 / 16), 128 tokens) before its end of the windowed ones;
+// a prefix shorter than that tail keeps every token of both.
+TEST(KvFootprintTest, CachedPrefixKeepsTheWindowedLayersTail) {
+  const KvFootprint f = KvFootprintOf(GptOss20b(), 16, sim::Bytes(24 * 2048), sim::Bytes(0));
+  EXPECT_EQ(f.PrefixTokenUnits(512), 512 * f.full_weight + 128 * f.window_weight);
+  EXPECT_EQ(f.PrefixTokenUnits(100), 100 * f.UnitsPerBlock());
 }
 
 // A drafter's KV (its layers attend to everything) counts with the full layers.

@@ -36,6 +36,13 @@ int64_t PrefixBlockCache::LookupAndTouch(std::span<const int64_t> ids) {
   return hits;
 }
 
+int64_t PrefixCacheCapacity(const SchedulerConfig& scheduler, int64_t block_tokens) {
+  SIM_CHECK(block_tokens >= 1) << "PrefixCacheCapacity: block_tokens " << block_tokens;
+  const models::KvFootprint f = scheduler.KvFootprint();
+  return scheduler.kv_blocks * scheduler.kv_block_size * f.UnitsPerBlock() /
+         f.PrefixTokenUnits(block_tokens);
+}
+
 void ApplyPrefixBlockCache(const std::vector<std::vector<int64_t>>& hash_ids, int64_t block_tokens,
                            int64_t capacity_blocks, std::vector<ServingRequest>* requests) {
   SIM_CHECK(hash_ids.size() == requests->size()) << "one hash-id list per request";

@@ -21,9 +21,13 @@
 //   prompt's tail blocks are evicted before its head (vLLM v1's
 //   KVCacheManager frees a request's blocks in reverse order for this
 //   reason). The capacity is the replica's KV pool in hash blocks
-//   (kv_blocks x kv_block_size / block_tokens): cached blocks live in the
-//   same pool as the running sequences, and a running sequence's blocks are
-//   themselves cached, so the pool bounds what can be reused. The lookup
+//   (PrefixCacheCapacity: kv_blocks x kv_block_size / block_tokens without
+//   sliding-window layers): cached blocks live in the same pool as the
+//   running sequences, and a running sequence's blocks are themselves cached,
+//   so the pool bounds what can be reused. A windowed layer keeps of each
+//   cached hash block only the window's tail (KvFootprint::PrefixTokenUnits),
+//   so a model with such layers caches more hash blocks in the same pool. The
+//   lookup
 //   happens in arrival order rather than at admission, an approximation that
 //   is exact when each request is admitted before the next arrives.
 //
@@ -72,6 +76,11 @@ class PrefixBlockCache {
   std::list<int64_t> lru_;  // front: most recently used
   absl::flat_hash_map<int64_t, std::list<int64_t>::iterator> where_;
 };
+
+// The hash blocks of `block_tokens` tokens that `scheduler`'s KV pool
+// (kv_blocks whole-model blocks) holds, weighed by its KvFootprint.
+// REQUIRES: block_tokens >= 1.
+int64_t PrefixCacheCapacity(const SchedulerConfig& scheduler, int64_t block_tokens);
 
 // Replays `hash_ids[i]` (request i's blocks) through an LRU of
 // `capacity_blocks` in request order and sets cached_tokens =

@@ -52,6 +52,20 @@ TEST(PrefixBlockCacheTest, LruHitsWorkedByHand) {
 // What the scheduler sees of the cached tokens: with a hit rate of 0.5 the
 // prefill computes half the tokens, over the same context (Σ context + new =
 // the prompt) and in the same KV blocks.
+// 3,200 blocks of 16 tokens hold 100 hash blocks of 512 tokens. With half
+// the KV bytes in 128-token windowed layers, a cached hash block keeps 512
+// tokens of the full layers and 128 of the windowed ones (640 of 1,024
+// token-units), so the same pool holds 160.
+TEST(PrefixCacheCapacityTest, WindowedLayersKeepOnlyTheirTail) {
+  SchedulerConfig config;
+  config.kv_blocks = 3'200;
+  EXPECT_EQ(PrefixCacheCapacity(config, 512), 100);
+  config.sliding_window = 128;
+  config.kv_full_weight = 1;
+  config.kv_window_weight = 1;
+  EXPECT_EQ(PrefixCacheCapacity(config, 512), 160);
+}
+
 TEST(PrefixHitRateTest, HalfTheHitsHalveThePrefillTokens) {
   IterationTotals seen;
   const IterationCostFn cost = [&seen](const IterationTotals& t) {

@@ -19,6 +19,13 @@ using serve_mode_testing::Base;
 using serve_mode_testing::Serve;
 using serve_mode_testing::WriteTemp;
 
+// A KV pool of 2^16 blocks of 16 tokens (2^20 tokens), no windowed layers.
+strategies::SchedulerConfig Pool() {
+  strategies::SchedulerConfig c;
+  c.kv_blocks = 1 << 16;
+  return c;
+}
+
 // An offline run of `requests` requests whose lengths come from `path`.
 config::Scenario OfflineFromLengthsFile(const std::string& path, int requests) {
   config::Scenario s = Base("offline");
@@ -40,7 +47,7 @@ TEST(ServeModeTest, LengthsFileGivesEveryRequestASamplesLengths) {
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   // Memory is sized for the longest prompt plus the longest output (700 + 30).
   EXPECT_EQ(resolved->memory.sequence_length, 730);
-  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, 1 << 20).Asked();
+  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, Pool()).Asked();
   ASSERT_EQ(asked.size(), 4u);
   std::sort(asked.begin(), asked.end(),
             [](const auto& a, const auto& b) { return a.prompt_tokens < b.prompt_tokens; });
@@ -78,7 +85,7 @@ TEST(ServeModeTest, OutputTokensMeanScalesALengthsFilesOutputs) {
   absl::StatusOr<ResolvedServe> resolved = ResolveServe(s);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   EXPECT_EQ(resolved->memory.sequence_length, 200 + 60);
-  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, 1 << 20).Asked();
+  std::vector<strategies::ServingRequest> asked = ReplicaRequests(*resolved, Pool()).Asked();
   ASSERT_EQ(asked.size(), 2u);
   std::sort(asked.begin(), asked.end(),
             [](const auto& a, const auto& b) { return a.prompt_tokens < b.prompt_tokens; });
@@ -115,7 +122,7 @@ TEST(ServeModeTest, TraceReplaysTheFilesArrivals) {
   absl::StatusOr<ResolvedServe> resolved = ResolveServe(s);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   const std::vector<strategies::ServingRequest> asked =
-      ReplicaRequests(*resolved, 1 << 20).Asked();
+      ReplicaRequests(*resolved, Pool()).Asked();
   ASSERT_EQ(asked.size(), 4u);
   const double expected_ms[] = {0, 250, 250, 1000};
   for (int i = 0; i < 4; ++i) {
@@ -126,7 +133,7 @@ TEST(ServeModeTest, TraceReplaysTheFilesArrivals) {
   // The longest request (600 + 50) sizes memory.
   EXPECT_EQ(resolved->memory.sequence_length, 650);
   // Re-timed for the curve: the same order at a mean rate of 2 req/s.
-  const std::vector<strategies::ServingRequest> slow = ReplicaRequests(*resolved, 1 << 20).At(2);
+  const std::vector<strategies::ServingRequest> slow = ReplicaRequests(*resolved, Pool()).At(2);
   EXPECT_NEAR(slow[3].arrival.ToSeconds(), 2.0, 1e-9);
   absl::StatusOr<config::ServeResult> r = RunServe(*resolved, {.curve = false});
   ASSERT_TRUE(r.ok()) << r.status();
@@ -137,7 +144,7 @@ TEST(ServeModeTest, TraceReplaysTheFilesArrivals) {
   resolved = ResolveServe(s);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   const std::vector<strategies::ServingRequest> share =
-      ReplicaRequests(*resolved, 1 << 20).Asked();
+      ReplicaRequests(*resolved, Pool()).Asked();
   ASSERT_EQ(share.size(), 2u);
   EXPECT_EQ(share[1].prompt_tokens, 500);
   EXPECT_NEAR(share[1].arrival.ToSeconds(), 0.25, 1e-9);
@@ -176,6 +183,32 @@ TEST(ServeModeTest, LruPrefixCacheHitsComeFromTheTraceHistory) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_DOUBLE_EQ(r->prefix_cache_hit_rate(), 2559.0 / 4096.0);
   EXPECT_EQ(r->scenario().inference().prefix_hash_block_tokens(), 512);
+  std::filesystem::remove(path);
+}
+
+// The LRU's capacity is the pool in hash blocks: 64 blocks of 16 tokens hold
+// two of 512 tokens, so the second [1 2 3] finds 1 and 2 (3 was evicted by
+// 1, touched last). With half the KV bytes in 128-token windowed layers a
+// hash block keeps 640 of 1,024 token-units and the pool holds three: the
+// second prompt is cached whole, less its last token.
+TEST(ServeModeTest, LruCapacityCountsWindowedLayersTailOnly) {
+  const std::string path = WriteTemp(
+      "lru-window.jsonl",
+      "{\"timestamp\": 0, \"input_length\": 1536, \"output_length\": 8, \"hash_ids\": [1, 2, "
+      "3]}\n"
+      "{\"timestamp\": 500, \"input_length\": 1536, \"output_length\": 8, \"hash_ids\": [1, 2, "
+      "3]}\n");
+  config::Scenario s = Base("trace");
+  s.mutable_inference()->mutable_workload()->set_trace_file(path);
+  s.mutable_inference()->set_enable_prefix_caching(true);
+  absl::StatusOr<ResolvedServe> resolved = ResolveServe(s);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  strategies::SchedulerConfig pool;
+  pool.kv_blocks = 64;
+  EXPECT_EQ(ReplicaRequests(*resolved, pool).Asked()[1].cached_tokens, 1024);
+  pool.sliding_window = 128;
+  pool.kv_window_weight = 1;
+  EXPECT_EQ(ReplicaRequests(*resolved, pool).Asked()[1].cached_tokens, 1535);
   std::filesystem::remove(path);
 }
 

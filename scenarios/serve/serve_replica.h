@@ -43,7 +43,7 @@ class Replica {
  public:
   Replica(const ResolvedServe& s, strategies::IterationCostFn cost,
           strategies::SchedulerConfig scheduler)
-      : requests_(s, scheduler.kv_blocks * scheduler.kv_block_size),
+      : requests_(s, scheduler),
         server_(s.mode.kind == "server"),
         duration_s_(s.mode.duration_s),
         think_time_(s.mode.think_time),

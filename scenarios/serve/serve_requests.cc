@@ -9,7 +9,9 @@ namespace clustersim::scenarios {
 
 using strategies::ServingRequest;
 
-ReplicaRequests::ReplicaRequests(const ResolvedServe& s, int64_t kv_pool_tokens) : s_(s) {
+ReplicaRequests::ReplicaRequests(const ResolvedServe& s,
+                                 const strategies::SchedulerConfig& scheduler)
+    : s_(s) {
   workload_ = s.workload;
   if (workload_.poisson) {
     workload_.num_requests = (s.workload.num_requests + s.replicas - 1) / s.replicas;
@@ -34,8 +36,9 @@ ReplicaRequests::ReplicaRequests(const ResolvedServe& s, int64_t kv_pool_tokens)
     hash_ids.push_back(t.hash_ids[i]);
   }
   if (s.mode.prefix_lru) {
-    strategies::ApplyPrefixBlockCache(hash_ids, s.mode.prefix_block_tokens,
-                                      kv_pool_tokens / s.mode.prefix_block_tokens, &trace_);
+    strategies::ApplyPrefixBlockCache(
+        hash_ids, s.mode.prefix_block_tokens,
+        strategies::PrefixCacheCapacity(scheduler, s.mode.prefix_block_tokens), &trace_);
   }
   ApplyHitRate(&trace_);
 }

@@ -37,11 +37,11 @@
 // Prefix caching: a hit rate sets every request's cached tokens; the LRU
 // cache over a trace's hash ids is replayed once over the replica's share in
 // arrival order, with the replica's KV pool as its capacity
-// (kv_pool_tokens / prefix_block_tokens hash blocks), so every re-timing of
-// the trace keeps the same hits.
+// (strategies::PrefixCacheCapacity), so every re-timing of the trace keeps
+// the same hits.
 //
 // Example:
-//   ReplicaRequests requests(resolved, kv_blocks * kv_block_size);
+//   ReplicaRequests requests(resolved, scheduler);
 //   std::vector<strategies::ServingRequest> burst = requests.At(0);
 #ifndef CLUSTERSIM_SCENARIOS_SERVE_SERVE_REQUESTS_H_
 #define CLUSTERSIM_SCENARIOS_SERVE_SERVE_REQUESTS_H_
@@ -58,7 +58,7 @@ namespace clustersim::scenarios {
 class ReplicaRequests {
  public:
   // `s` must outlive this object.
-  ReplicaRequests(const ResolvedServe& s, int64_t kv_pool_tokens);
+  ReplicaRequests(const ResolvedServe& s, const strategies::SchedulerConfig& scheduler);
 
   // The asked run's requests, for the kinds that are not timed (a "server"
   // run, and an "offline" one with a duration, take Drawn).
