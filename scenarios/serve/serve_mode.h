@@ -10,8 +10,9 @@
 //   max(min_query_count, 1.1 x min_duration x expected QPS) samples, and a
 //   valid run lasts at least min_duration (600 s).
 // - "server" (MLPerf Inference Server): Poisson arrivals; the headline is
-//   the highest request rate whose p99 TTFT and p99 TPOT meet the targets,
-//   found by the runner's bisection (serve_runner.h), and the latencies are
+//   the highest request rate whose p99 TTFT and p99 TPOT meet the targets and
+//   pass LoadGen's early stopping (loadgen_early_stopping.h), found by the
+//   runner's bisection (serve_runner.h), and the latencies are
 //   reported at that rate. The targets may be stated as an MLPerf benchmark
 //   name (`inference.mlperf_benchmark`), whose limits come from
 //   mlcommons/inference loadgen/mlperf.conf (commit 001712e9, 2025):

@@ -8,14 +8,25 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "scenarios/serve/loadgen_early_stopping.h"
 #include "scenarios/serve/serve_goodput.h"
 
 namespace clustersim::scenarios {
 namespace {
 
-bool MeetsTargets(const ResolvedServe& s, const Measured& m) {
-  return (s.target_tpot_ms <= 0 || m.tpot.p99() <= s.target_tpot_ms) &&
-         (s.target_ttft_ms <= 0 || m.ttft.p99() <= s.target_ttft_ms);
+// p99 TPOT and TTFT within their targets; a "server" run (MLPerf's Server
+// scenario) must also pass LoadGen's early stopping on both
+// (loadgen_early_stopping.h), counted over the queries of all replicas.
+bool MeetsTargets(const ResolvedServe& s, const Measured& m, bool server) {
+  const int64_t replicas = std::max(1, s.replicas);
+  auto meets = [&](const config::LatencyStats& stats, const std::vector<double>& all,
+                   double target) {
+    if (target <= 0) return true;
+    if (stats.p99() > target) return false;
+    return !server ||
+           MeetsLoadgenEarlyStopping(all, target, static_cast<int64_t>(all.size()) * replicas);
+  };
+  return meets(m.tpot, m.tpot_ms, s.target_tpot_ms) && meets(m.ttft, m.ttft_ms, s.target_ttft_ms);
 }
 
 }  // namespace
@@ -40,8 +51,10 @@ Measured Measure(const strategies::ServingRun& run, int64_t first) {
     m.prompt_tokens += static_cast<double>(r.prompt_tokens);
   }
   m.requests = static_cast<double>(end - first);
-  m.ttft = LatencyOf(std::move(ttft));
-  m.tpot = LatencyOf(std::move(tpot));
+  m.ttft = LatencyOf(ttft);
+  m.tpot = LatencyOf(tpot);
+  m.ttft_ms = std::move(ttft);
+  m.tpot_ms = std::move(tpot);
   m.e2e = LatencyOf(std::move(e2e));
   if (end > first) m.duration_s = (run.end - run.requests[first].arrival).ToSeconds();
   return m;
@@ -54,8 +67,11 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
                                            double capacity, config::ServeSustainable* out) {
   out->set_target_tpot_ms(s.target_tpot_ms);
   out->set_target_ttft_ms(s.target_ttft_ms);
-  out->set_criterion(
-      "p99 TPOT <= target and p99 TTFT <= target (MLPerf Inference server scenario)");
+  out->set_criterion(replica.Server()
+                         ? "p99 TPOT <= target and p99 TTFT <= target, and LoadGen's early "
+                           "stopping on both (MLPerf Inference server scenario)"
+                         : "p99 TPOT <= target and p99 TTFT <= target (MLPerf Inference server "
+                           "scenario)");
   if (s.target_tpot_ms <= 0 && s.target_ttft_ms <= 0) {
     out->set_status("no target");
     out->set_detail(
@@ -71,7 +87,7 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
   double lo = 0.01 * capacity, hi = capacity;
   absl::StatusOr<Measured> at_lo = measure(lo);
   if (!at_lo.ok()) return at_lo.status();
-  if (!MeetsTargets(s, *at_lo)) {
+  if (!MeetsTargets(s, *at_lo, replica.Server())) {
     out->set_status("unreachable");
     out->set_detail(absl::StrFormat(
         "even at %.3g req/s (1%% of capacity) p99 TPOT is %.2f ms and p99 TTFT %.1f ms; "
@@ -86,14 +102,14 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
   // the steady state a run of duration_s can sustain: while the targets hold
   // at the bound, raise it by a quarter (at most 8 times; loadgen's peak
   // search likewise raises its rate until a run fails).
-  for (int i = 0; i < 8 && replica.Server() && MeetsTargets(s, *at_hi); ++i) {
+  for (int i = 0; i < 8 && replica.Server() && MeetsTargets(s, *at_hi, replica.Server()); ++i) {
     lo = hi;
     best = *at_hi;
     hi *= 1.25;
     at_hi = measure(hi);
     if (!at_hi.ok()) return at_hi.status();
   }
-  if (MeetsTargets(s, *at_hi)) {
+  if (MeetsTargets(s, *at_hi, replica.Server())) {
     out->set_status("capacity");
     out->set_detail(replica.Server()
                         ? "the targets hold up to 1.25^8 times the capacity"
@@ -106,7 +122,7 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
       const double mid = 0.5 * (lo + hi);
       absl::StatusOr<Measured> m = measure(mid);
       if (!m.ok()) return m.status();
-      if (MeetsTargets(s, *m)) {
+      if (MeetsTargets(s, *m, replica.Server())) {
         lo = mid;
         best = *m;
       } else {

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
@@ -28,6 +29,8 @@ namespace clustersim::scenarios {
 // What one simulated replica measured.
 struct Measured {
   config::LatencyStats ttft, tpot, e2e;
+  // Each request's TTFT and TPOT (ms), for LoadGen's early stopping.
+  std::vector<double> ttft_ms, tpot_ms;
   double duration_s = 0;  // first arrival to last finish
   double output_tokens = 0, prompt_tokens = 0, requests = 0;
   double OutputPerS() const { return duration_s > 0 ? output_tokens / duration_s : 0; }
