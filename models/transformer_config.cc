@@ -66,6 +66,7 @@ absl::StatusOr<TransformerConfig> FromProto(const config::ModelPreset& p) {
   c.moe_first_dense_layers = p.moe_first_dense_layers();
   c.moe_layer_step = p.moe_layer_step();
   c.moe_expert_load_cv = p.moe_expert_load_cv();
+  c.fp8_weight_block = p.fp8_weight_block();
   c.q_lora_rank = p.q_lora_rank();
   c.kv_lora_rank = p.kv_lora_rank();
   c.qk_nope_head_dim = p.qk_nope_head_dim();
@@ -309,6 +310,11 @@ absl::Status ValidateTransformer(const TransformerConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model.moe_expert_load_cv must be in [0, 100] (got ", c.moe_expert_load_cv,
         "); it is the std / mean of the rows each expert receives, 0 for uniform routing"));
+  }
+  if (c.fp8_weight_block < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.fp8_weight_block must be >= 0 (got ", c.fp8_weight_block,
+        "); it is the FP8 checkpoint's weight block (128 for DeepSeek-V3/R1), 0 for per-tensor"));
   }
   if (!(c.moe_capacity_factor > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(

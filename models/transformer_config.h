@@ -139,6 +139,13 @@ struct TransformerConfig {
   // rank under it (strategies/serving_moe_routing.h). DeepSeek-R1: 1.28
   // (models/data/models.textproto).
   double moe_expert_load_cv = 0;
+  // The weight block of the model's FP8 checkpoint (HF quantization_config
+  // weight_block_size: DeepSeek-V3/R1 scale their FP8 weights per 128 x 128
+  // block and their activations per 1 x 128 group, "activation_scheme":
+  // "dynamic"); 0 = a per-tensor FP8 checkpoint. On GPUs without
+  // block-scaled tensor cores serving quantizes each such GEMM's input in
+  // a kernel of its own (strategies/serving_moe.h).
+  int fp8_weight_block = 0;
   // Multi-head latent attention (DeepSeek-V2 §2.1, arXiv 2405.04434), on when
   // kv_lora_rank > 0: queries through a q_lora_rank bottleneck (0 = a plain
   // h -> a·(nope + rope) projection), keys and values through one shared

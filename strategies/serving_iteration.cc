@@ -139,6 +139,7 @@ ServingCostModel::ServingCostModel(ServingModelSpec spec, const models::KernelMo
                                    const topology::NetworkModel& network)
     : spec_(std::move(spec)), kernels_(&kernels), network_(&network) {
   gemm_dtype_ = models::ComputeDtype(spec_.replica.weight_format);
+  quantize_activations_ = BlockFp8ActivationQuant(spec_.replica, kernels.gpu());
   attention_dtype_ =
       kernels.gpu().Supports(models::Dtype::kBf16) ? models::Dtype::kBf16 : models::Dtype::kFp16;
 }
@@ -201,7 +202,7 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
 
 std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) const {
   const models::TransformerConfig& m = spec_.replica.model;
-  const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
+  const ServingOpBuilder b = Builder();
   const int64_t tp = b.AttentionTp();
   const int64_t T = b.RankRows(t), h = m.hidden_size, d = m.head_dim();
   const int64_t heads = b.Heads();
@@ -218,10 +219,12 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) c
   if (m.mla()) {
     b.LatentAttention(t, &ops);
   } else {
+    b.ActivationQuant("qkv_gemm_act_quant", T, h, &ops);
     ops.push_back(gemm("qkv_gemm", T, (heads + 2 * kv_heads) * d, h));
     ops.push_back(ServingMemoryOp("kv_cache_write", T * 2 * kv_heads * d * (2 + kv_bytes)));
     AppendAttention(t, &ops);
   }
+  b.ActivationQuant("o_proj_gemm_act_quant", T, heads * m.value_head_dim(), &ops);
   ops.push_back(b.AttentionGemm("o_proj_gemm", T, h, heads * m.value_head_dim()));
   if (tp > 1) {
     ops.push_back(ServingCollective("tp_allreduce_attn", models::CommKind::kAllReduce, T * h * 2));
@@ -230,8 +233,10 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) c
   if (m.num_experts > 0 && moe) {
     b.MoeMlp(t, &ops);
   } else {
+    b.ActivationQuant("gate_up_gemm_act_quant", T, h, &ops);
     ops.push_back(gemm("gate_up_gemm", T, gated ? 2 * f : f, h));
     ops.push_back(ServingMemoryOp("activation", T * f * (gated ? 3 : 2) * 2));
+    b.ActivationQuant("down_gemm_act_quant", T, f, &ops);
     ops.push_back(gemm("down_gemm", T, h, f));
   }
   if (tp > 1) {
@@ -245,7 +250,7 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) c
 // parallelism, its 1/ep of the sequences).
 void ServingCostModel::AppendAttention(const IterationTotals& t, std::vector<Op>* ops) const {
   const models::TransformerConfig& m = spec_.replica.model;
-  const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
+  const ServingOpBuilder b = Builder();
   const int64_t ep = spec_.replica.expert_parallel, d = m.head_dim(), heads = b.Heads();
   const int64_t kv_heads = std::max<int64_t>(1, m.num_query_groups / b.AttentionTp());
   const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
@@ -280,7 +285,7 @@ std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
   const models::TransformerConfig& m = spec_.replica.model;
   // Under expert parallelism every GPU embeds and samples its own 1/ep of the
   // batch with the whole (replicated) vocabulary.
-  const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
+  const ServingOpBuilder b = Builder();
   const int64_t tp = b.AttentionTp();
   const int64_t T = b.RankRows(t), S = b.Rows(t.sampled), h = m.hidden_size;
   const int64_t vocab = m.vocab_size / tp;
@@ -307,7 +312,7 @@ std::vector<Op> ServingCostModel::IterationOps(const IterationTotals& t) const {
 
 absl::Status ServingCostModel::Add(const std::vector<Op>& ops, const IterationTotals& t,
                                    int64_t times, Part* part) const {
-  const ServingOpBuilder builder(spec_.replica, gemm_dtype_, attention_dtype_);
+  const ServingOpBuilder builder = Builder();
   const int tp = spec_.replica.tensor_parallel;
   const std::vector<int> tp_group(spec_.gpus.begin(), spec_.gpus.begin() + tp);
   for (const Op& op : ops) {
@@ -336,6 +341,10 @@ absl::Status ServingCostModel::Add(const std::vector<Op>& ops, const IterationTo
     }
   }
   return absl::OkStatus();
+}
+
+ServingOpBuilder ServingCostModel::Builder() const {
+  return ServingOpBuilder(spec_.replica, gemm_dtype_, attention_dtype_, quantize_activations_);
 }
 
 sim::Duration ServingCostModel::DecodeArithmetic(const Op& op) const {

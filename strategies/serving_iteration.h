@@ -52,6 +52,10 @@
 // decode step samples each of its query rows), logits_allgather (S·V 16-bit
 // values, tp > 1) and sampling (memory-bound).
 //
+// A block-scaled FP8 checkpoint on Hopper or Ada also quantizes each such
+// GEMM's input in a kernel of its own, `<gemm>_act_quant` before the GEMM
+// (strategies/serving_moe.h).
+//
 // Weight bytes of every GEMM follow the weight format (models/quantization.h:
 // 4-bit weights stream 4.16 bits per weight), so decode, which is bound by
 // reading the weights, speeds up with quantisation; the GEMM runs in the
@@ -98,6 +102,8 @@
 #include "topology/network_model.h"
 
 namespace clustersim::strategies {
+
+class ServingOpBuilder;
 
 // One sequence's share of an iteration.
 struct SequenceWork {
@@ -263,11 +269,14 @@ class ServingCostModel {
   void AppendAttention(const IterationTotals& t, std::vector<models::Op>* ops) const;
   // Decode attention's CUDA-core arithmetic time (0 when the bound is off).
   sim::Duration DecodeArithmetic(const models::Op& op) const;
+  // The op builder of this replica on this GPU.
+  ServingOpBuilder Builder() const;
 
   ServingModelSpec spec_;
   const models::KernelModel* kernels_;
   const topology::NetworkModel* network_;
   models::Dtype gemm_dtype_, attention_dtype_;
+  bool quantize_activations_ = false;  // BlockFp8ActivationQuant (serving_moe.h)
   std::map<std::tuple<int64_t, int64_t, int64_t>, Part> linear_;  // by (T, S, rank tokens)
 };
 

@@ -53,7 +53,7 @@ std::vector<Op> ServingCostModel::HybridLayerOps(const IterationTotals& t,
     if (kind == models::LayerKind::kAttention) return std::vector<Op>(whole.begin(), mlp);
     return std::vector<Op>(mlp, whole.end());
   }
-  const ServingOpBuilder b(spec_.replica, gemm_dtype_, attention_dtype_);
+  const ServingOpBuilder b = Builder();
   const int64_t tp = spec_.replica.tensor_parallel;
   const int64_t T = b.RankRows(t), h = m.hidden_size;
   const int64_t d_inner = m.mamba_d_inner() / tp, conv = m.mamba_conv_dim() / tp;

@@ -94,13 +94,29 @@ absl::Status ValidateServingExpertParallel(const models::ReplicaModel& r) {
   return absl::OkStatus();
 }
 
+bool BlockFp8ActivationQuant(const models::ReplicaModel& replica, const models::GpuSpec& gpu) {
+  return replica.model.fp8_weight_block > 0 &&
+         replica.weight_format == models::WeightFormat::kFp8 &&
+         !gpu.Supports(models::Dtype::kFp4);
+}
+
 ServingOpBuilder::ServingOpBuilder(const models::ReplicaModel& replica, models::Dtype gemm_dtype,
-                                   models::Dtype attention_dtype)
+                                   models::Dtype attention_dtype, bool quantize_activations)
     : replica_(&replica),
       gemm_dtype_(gemm_dtype),
       attention_dtype_(attention_dtype),
       tp_(replica.tensor_parallel),
-      ep_(replica.expert_parallel) {}
+      ep_(replica.expert_parallel),
+      quantize_activations_(quantize_activations) {}
+
+void ServingOpBuilder::ActivationQuant(std::string name, int64_t rows, int64_t k,
+                                       std::vector<Op>* ops) const {
+  if (!quantize_activations_ || rows <= 0) return;
+  // 16-bit in, FP8 out, one FP32 scale per group of the block.
+  const int64_t block = replica_->model.fp8_weight_block;
+  ops->push_back(ServingMemoryOp(std::move(name), rows * k * (2 + 1) +
+                                                      rows * ((k + block - 1) / block) * 4));
+}
 
 int64_t ServingOpBuilder::Rows(int64_t tokens) const { return (tokens + ep_ - 1) / ep_; }
 
@@ -134,9 +150,13 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
   const int64_t d = m.head_dim(), v = m.v_head_dim, nope = m.qk_nope_head_dim;
   const int64_t c = m.kv_lora_rank, latent = m.kv_lora_rank + m.qk_rope_head_dim;
   const int64_t kv_bytes = models::BytesPerElement(replica_->kv_cache_dtype);
+  // One quantization of the layer input serves the q and kv down-projections
+  // (one fused Linear).
+  ActivationQuant(m.q_lora_rank > 0 ? "q_down_gemm_act_quant" : "q_gemm_act_quant", rows, h, ops);
   if (m.q_lora_rank > 0) {
     ops->push_back(AttentionGemm("q_down_gemm", rows, m.q_lora_rank, h));
     ops->push_back(ServingMemoryOp("q_latent_norm", rows * m.q_lora_rank * 2 * 2));
+    ActivationQuant("q_up_gemm_act_quant", rows, m.q_lora_rank, ops);
     ops->push_back(AttentionGemm("q_up_gemm", rows, heads * d, m.q_lora_rank));
   } else {
     ops->push_back(AttentionGemm("q_gemm", rows, heads * d, h));
@@ -153,6 +173,7 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
     const int64_t q_tokens = placed ? t.rank_prefill_tokens : ShareOf(t.prefill_tokens, ep_);
     const double pairs =
         placed ? t.rank_prefill_pairs : t.prefill_pairs / static_cast<double>(ep_);
+    ActivationQuant("attention_prefill_kv_up_act_quant", kv_tokens, c, ops);
     ops->push_back(AttentionGemm("attention_prefill_kv_up", kv_tokens, heads * (nope + v), c));
     ops->push_back(ServingAttentionOp(
         "attention_prefill", heads, q_tokens, kv_tokens, d, attention_dtype_,
@@ -163,12 +184,14 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
   if (t.decode_seqs > 0) {
     // One query per sequence, or 1 + k under speculative decoding.
     const int64_t seqs = ShareOf(t.decode_queries, ep_), cached = ShareOf(t.decode_kv_tokens, ep_);
+    ActivationQuant("attention_decode_q_absorb_act_quant", seqs * heads, nope, ops);
     ops->push_back(AttentionGemm("attention_decode_q_absorb", seqs, c, nope, heads));
     ops->push_back(
         ServingAttentionOp("attention_decode", heads, seqs, cached, latent, attention_dtype_,
                            2.0 * static_cast<double>(heads) * static_cast<double>(latent + c) *
                                t.decode_pairs / static_cast<double>(ep_),
                            cached * latent * kv_bytes + seqs * heads * (latent + c) * 2));
+    ActivationQuant("attention_decode_v_absorb_act_quant", seqs * heads, c, ops);
     ops->push_back(AttentionGemm("attention_decode_v_absorb", seqs, v, c, heads));
   }
 }
@@ -254,8 +277,10 @@ void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) co
   }
   if (m.moe_shared_expert_ffn_size > 0) {
     const int64_t fs = m.moe_shared_expert_ffn_size / AttentionTp();
+    ActivationQuant("shared_gate_up_gemm_act_quant", rows, h, ops);
     ops->push_back(Gemm("shared_gate_up_gemm", rows, gated ? 2 * fs : fs, h));
     ops->push_back(ServingMemoryOp("shared_activation", rows * fs * (gated ? 3 : 2) * 2));
+    ActivationQuant("shared_down_gemm_act_quant", rows, fs, ops);
     ops->push_back(Gemm("shared_down_gemm", rows, h, fs));
   }
 }

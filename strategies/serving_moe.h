@@ -87,6 +87,24 @@
 // both costed by the topology's NetworkModel over the replica's GPUs. There is
 // no tensor-parallel all-reduce (attention is not sharded).
 //
+// A block-scaled FP8 checkpoint (model.fp8_weight_block > 0: DeepSeek-V3/R1's
+// 128 x 128 weight blocks, activations scaled per 1 x 128 group) on a GPU
+// without block-scaled tensor cores (Hopper, Ada) quantizes the input of each
+// such GEMM in a kernel of its own, `<gemm>_act_quant`: it reads the rows x k
+// 16-bit activations and writes them in FP8 with one FP32 scale per group.
+// TensorRT-LLM's PyTorch runtime does so on sm 89 and 90 for every
+// block-scaled Linear (torch.ops.trtllm.fp8_quantize_1x128 before
+// fp8_block_scaling_gemm: FP8BlockScalesLinearMethod.apply in
+// tensorrt_llm/_torch/modules/linear.py @ 00bbf71e) and for MLA's absorbed
+// per-head products (fp8_batched_quantize_1x128_permute102 before
+// fp8_block_scaling_bmm_out, tensorrt_llm/_torch/modules/attention.py @
+// c6d3bb2a); DeepGEMM's Hopper kernels take the activations already quantized
+// ("For transposition or other FP8 casting operations, please implement or
+// fuse them into prior kernels", deepseek-ai/DeepGEMM README @ 55ab91f7).
+// The latent attention's q and kv down-projections share one input and one
+// fused Linear (kv_a_proj_with_mqa), so one quantization; the routed experts'
+// fused MoE is not given one (no source read here states where it quantizes).
+//
 // Example:
 //   ServingOpBuilder b(replica, gemm_dtype, attention_dtype);
 //   std::vector<models::Op> ops;
@@ -101,6 +119,7 @@
 
 #include "absl/status/status.h"
 #include "models/dtype.h"
+#include "models/gpu_catalog.h"
 #include "models/inference_memory.h"
 #include "models/workload.h"
 
@@ -137,9 +156,11 @@ absl::Status ValidateServingExpertParallel(const models::ReplicaModel& replica);
 
 class ServingOpBuilder {
  public:
-  // `replica` must outlive the builder.
+  // `replica` must outlive the builder. `quantize_activations`: the GEMMs of
+  // the replica's block-scaled FP8 checkpoint quantize their inputs in a
+  // kernel of their own (see the file comment; BlockFp8ActivationQuant).
   ServingOpBuilder(const models::ReplicaModel& replica, models::Dtype gemm_dtype,
-                   models::Dtype attention_dtype);
+                   models::Dtype attention_dtype, bool quantize_activations = false);
 
   // Expert parallelism in effect (ep > 1): attention data-parallel.
   bool data_parallel_attention() const { return ep_ > 1; }
@@ -157,6 +178,12 @@ class ServingOpBuilder {
   // A GEMM with weights of the replica's format.
   models::Op Gemm(std::string name, int64_t rows, int64_t n, int64_t k, double matrices = 1,
                   int64_t batch = 1) const;
+
+  // With quantize_activations, appends the quantization of a block-scaled
+  // FP8 GEMM's rows x k input to `ops` (`name`: "<gemm>_act_quant"); else
+  // nothing.
+  void ActivationQuant(std::string name, int64_t rows, int64_t k,
+                       std::vector<models::Op>* ops) const;
 
   // A latent-attention projection (the o projection included): 16-bit in an
   // MLA MoE model's NVFP4 checkpoint, which quantises only the FFNs
@@ -191,7 +218,14 @@ class ServingOpBuilder {
   const models::ReplicaModel* replica_;
   models::Dtype gemm_dtype_, attention_dtype_;
   int64_t tp_, ep_;
+  bool quantize_activations_;
 };
+
+// Whether the GEMMs of `replica` on `gpu` quantize their inputs in kernels of
+// their own: a block-scaled FP8 checkpoint (model.fp8_weight_block > 0) run
+// in FP8 on a GPU without FP4 tensor cores, whose FP8 tensor cores take no
+// per-group scales (Hopper, Ada; see ServingOpBuilder's file comment).
+bool BlockFp8ActivationQuant(const models::ReplicaModel& replica, const models::GpuSpec& gpu);
 
 }  // namespace clustersim::strategies
 

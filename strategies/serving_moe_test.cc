@@ -320,5 +320,54 @@ TEST_F(ServingMoeTest, ExpertParallelWeights) {
   EXPECT_LT(tp.weights, ep.weights);
 }
 
+// DeepSeek-V3's FP8 checkpoint scales its weights per 128 x 128 block. On an
+// H200 the input of each block-scaled GEMM is quantized in a kernel of its own
+// (one for the fused q and kv down-projections): 2 B read and 1 B written per
+// element plus a 4 B scale per 128. Not on a B200, and not for a per-tensor
+// FP8 checkpoint.
+TEST_F(ServingMoeTest, BlockScaledFp8QuantizesGemmInputsOnHopper) {
+  auto quants = [](const std::vector<models::Op>& ops) {
+    int n = 0;
+    for (const models::Op& op : ops) n += op.name.ends_with("_act_quant") ? 1 : 0;
+    return n;
+  };
+  const IterationTotals t = Decode(4, 1000);
+  ServingCostModel m = Model("deepseek-v3-671b", 8);
+  const std::vector<models::Op> ops = m.LayerOps(t);
+  const models::Op* q = FindOp(ops, "q_down_gemm_act_quant");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(q->kind, models::OpKind::kMemoryBound);
+  EXPECT_EQ(q->bytes.count(), 4 * 7168 * 3 + 4 * (7168 / 128) * 4);
+  EXPECT_EQ(FindOp(ops, "kv_down_gemm_act_quant"), nullptr);
+  for (std::string_view name :
+       {"q_up_gemm_act_quant", "attention_decode_q_absorb_act_quant",
+        "attention_decode_v_absorb_act_quant", "o_proj_gemm_act_quant",
+        "shared_gate_up_gemm_act_quant", "shared_down_gemm_act_quant"}) {
+    EXPECT_NE(FindOp(ops, name), nullptr) << name;
+  }
+  EXPECT_EQ(quants(ops), 7);
+  // The per-head absorbed products quantize every head's rows.
+  EXPECT_EQ(FindOp(ops, "attention_decode_q_absorb_act_quant")->bytes.count(),
+            4 * 16 * 128 * 3 + 4 * 16 * 4);
+  // A dense-first layer: q, q_up, the absorbed pair, o, the MLP's two.
+  EXPECT_EQ(quants(m.LayerOps(t, /*moe=*/false)), 7);
+
+  ServingModelSpec per_tensor = Spec("deepseek-v3-671b", 8);
+  per_tensor.replica.model.fp8_weight_block = 0;
+  absl::StatusOr<ServingCostModel> plain =
+      ServingCostModel::Create(per_tensor, *kernels_, *network_);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(quants(plain->LayerOps(t)), 0);
+  EXPECT_LT(plain->Cost(t).time, m.Cost(t).time);
+
+  const models::GpuSpec* b200 = *models::GpuCatalog::Default().Find("b200-sxm-180gb");
+  const models::KernelModel blackwell(*b200, models::KernelModelParams{},
+                                      models::Calibration::Shipped(b200->name));
+  absl::StatusOr<ServingCostModel> on_b200 =
+      ServingCostModel::Create(Spec("deepseek-v3-671b", 8), blackwell, *network_);
+  ASSERT_TRUE(on_b200.ok()) << on_b200.status();
+  EXPECT_EQ(quants(on_b200->LayerOps(t)), 0);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

@@ -109,6 +109,7 @@ absl::Status ResolveModel(const config::ModelConfig& in, models::TransformerConf
   if (in.has_v_head_dim()) out->v_head_dim = in.v_head_dim();
   if (in.has_mtp_num_layers()) out->mtp_num_layers = in.mtp_num_layers();
   if (in.has_moe_expert_load_cv()) out->moe_expert_load_cv = in.moe_expert_load_cv();
+  if (in.has_fp8_weight_block()) out->fp8_weight_block = in.fp8_weight_block();
   if (in.has_glu_clamp()) out->glu_clamp = in.glu_clamp();
   if (in.has_quick_gelu_glu()) out->quick_gelu_glu = in.quick_gelu_glu();
   if (in.has_yarn_rope_factor()) out->yarn_rope_factor = in.yarn_rope_factor();
@@ -150,6 +151,7 @@ void EchoModel(const models::TransformerConfig& m, config::ModelConfig* out) {
   if (m.moe_layer_step > 1) out->set_moe_layer_step(m.moe_layer_step);
   if (m.mtp_num_layers > 0) out->set_mtp_num_layers(m.mtp_num_layers);
   if (m.moe_expert_load_cv > 0) out->set_moe_expert_load_cv(m.moe_expert_load_cv);
+  if (m.fp8_weight_block > 0) out->set_fp8_weight_block(m.fp8_weight_block);
   if (m.glu_clamp > 0) out->set_glu_clamp(m.glu_clamp);
   if (m.quick_gelu_glu) out->set_quick_gelu_glu(true);
   if (m.yarn_rope_factor > 0) out->set_yarn_rope_factor(m.yarn_rope_factor);

@@ -54,6 +54,24 @@ TEST(ResolveModelTest, ExpertLoadSkew) {
   EXPECT_EQ(m.moe_expert_load_cv, 0);  // no source: uniform routing
 }
 
+// DeepSeek-V3/R1's FP8 checkpoint is block-scaled (128 x 128): the preset
+// carries the block, echoes it, takes 0 (per-tensor) and refuses a negative.
+TEST(ResolveModelTest, Fp8WeightBlock) {
+  config::ModelConfig in;
+  in.set_preset("deepseek-v3-671b");
+  models::TransformerConfig m;
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_EQ(m.fp8_weight_block, 128);
+  config::ModelConfig echo;
+  EchoModel(m, &echo);
+  EXPECT_EQ(echo.fp8_weight_block(), 128);
+  in.set_fp8_weight_block(0);
+  ASSERT_TRUE(ResolveModel(in, &m).ok());
+  EXPECT_EQ(m.fp8_weight_block, 0);
+  in.set_fp8_weight_block(-1);
+  EXPECT_THAT(ResolveModel(in, &m).message(), HasSubstr("model.fp8_weight_block"));
+}
+
 TEST(ResolveModelTest, ModelConfigFileErrorsNameTheField) {
   config::ModelConfig in;
   in.set_model_config_file("/nonexistent/config.json");
