@@ -309,6 +309,35 @@ absl::Status ReadSlidingWindow(const Reader& r, const std::string& model_type, i
   return absl::OkStatus();
 }
 
+// A block-scaled FP8 checkpoint: "quantization_config" with "quant_method"
+// "fp8" and "weight_block_size" [N, K] (DeepSeek-V3/R1: [128, 128]). The
+// activations are quantized in groups of the K block, which is what
+// fp8_weight_block records; per-tensor FP8 and other methods leave it 0.
+absl::Status ReadFp8WeightBlock(const Reader& r, TransformerConfig* c) {
+  const Value* q = r.Find("quantization_config");
+  if (q == nullptr || q->kind_case() != Value::kStructValue) return absl::OkStatus();
+  const auto& f = q->struct_value().fields();
+  auto method = f.find("quant_method");
+  auto block = f.find("weight_block_size");
+  if (method == f.end() || method->second.string_value() != "fp8" || block == f.end() ||
+      block->second.kind_case() == Value::kNullValue) {
+    return absl::OkStatus();
+  }
+  const Value& b = block->second;
+  const auto positive = [](const Value& v) {
+    return v.kind_case() == Value::kNumberValue && v.number_value() >= 1 &&
+           v.number_value() == std::floor(v.number_value()) && v.number_value() <= 65536;
+  };
+  if (b.kind_case() != Value::kListValue || b.list_value().values_size() != 2 ||
+      !positive(b.list_value().values(0)) || !positive(b.list_value().values(1))) {
+    return r.Error(
+        "\"quantization_config.weight_block_size\" must be two positive integers [N, K], "
+        "e.g. [128, 128]; or set model.fp8_weight_block");
+  }
+  c->fp8_weight_block = static_cast<int>(b.list_value().values(1).number_value());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::string_view origin) {
@@ -412,6 +441,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(std::string_view json, std::stri
   CLUSTERSIM_RETURN_IF_ERROR(ReadGluAndYarn(r, model_type, &c));
   CLUSTERSIM_RETURN_IF_ERROR(ReadSlidingWindow(r, model_type, *layers, &c));
   if (model_type == "nemotron_h") CLUSTERSIM_RETURN_IF_ERROR(ReadNemotronH(r, &c));
+  CLUSTERSIM_RETURN_IF_ERROR(ReadFp8WeightBlock(r, &c));
   if (absl::Status s = ValidateTransformer(c); !s.ok()) return r.Error(s.message());
   return c;
 }

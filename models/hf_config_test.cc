@@ -84,6 +84,31 @@ TEST(HfConfigTest, DeepSeekV3) {
   EXPECT_EQ(CountParameters(m).Total(m.num_layers), CountParameters(*p).Total(p->num_layers));
 }
 
+// A block-scaled FP8 checkpoint (DeepSeek-V3/R1's released quantization_config)
+// sets the activation group, the K block; per-tensor FP8 and MXFP4 leave it 0.
+TEST(HfConfigTest, Fp8WeightBlockFromQuantizationConfig) {
+  const std::string base =
+      R"("hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+         "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 512,
+         "hidden_act": "silu", "model_type": "llama", "rms_norm_eps": 1e-5)";
+  auto parse = [&](const std::string& quant) {
+    return ParseHfConfig("{" + base + R"(, "quantization_config": )" + quant + "}", "q");
+  };
+  absl::StatusOr<TransformerConfig> block = parse(
+      R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+          "weight_block_size": [128, 64]})");
+  ASSERT_TRUE(block.ok()) << block.status();
+  EXPECT_EQ(block->fp8_weight_block, 64);
+  absl::StatusOr<TransformerConfig> per_tensor = parse(R"({"quant_method": "fp8"})");
+  ASSERT_TRUE(per_tensor.ok()) << per_tensor.status();
+  EXPECT_EQ(per_tensor->fp8_weight_block, 0);
+  absl::StatusOr<TransformerConfig> mxfp4 = parse(R"({"quant_method": "mxfp4"})");
+  ASSERT_TRUE(mxfp4.ok()) << mxfp4.status();
+  EXPECT_EQ(mxfp4->fp8_weight_block, 0);
+  EXPECT_THAT(parse(R"({"quant_method": "fp8", "weight_block_size": [128]})").status().message(),
+              HasSubstr("\"quantization_config.weight_block_size\" must be two positive"));
+}
+
 // Qwen3: head_dim 128 with hidden/heads 64 (MoE) or 80 (32B dense).
 TEST(HfConfigTest, Qwen3HeadDimAndExperts) {
   TransformerConfig moe = Load("Qwen3-235B-A22B.config.json");
