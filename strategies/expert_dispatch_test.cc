@@ -52,5 +52,36 @@ TEST(ExpertDispatchTest, ParsesTheDispatchersAndRefusesOthers) {
   EXPECT_NE(bad.status().message().find("alltoall, deepep or hybridep"), std::string::npos);
 }
 
+// AutoModel's FakeBalancedGate (arange(tokens·k) % E): a token's k experts
+// are neighbours. Qwen3-30B-A3B (128 experts, top-8) on 8 ranks of 16 and
+// gpt-oss-20b (32, top-4) on 8 ranks of 4: every token on one rank;
+// gpt-oss-120b (128, top-4) on 64 ranks of 2: two ranks, on one node of 8.
+TEST(ExpertDispatchTest, RoundRobinRoutingKeepsATokensExpertsTogether) {
+  EXPECT_DOUBLE_EQ(RoundRobinDistinct(128, 8, 8), 1);
+  EXPECT_DOUBLE_EQ(RoundRobinDistinct(32, 8, 4), 1);
+  EXPECT_DOUBLE_EQ(RoundRobinDistinct(128, 64, 4), 2);
+  EXPECT_DOUBLE_EQ(RoundRobinDistinct(128, 8, 4), 1);
+  // Picks that straddle a bin edge: 3 neighbours in bins of 2 start at
+  // 0, 3, 6, 1, 4, 7, 2, 5 (mod 8) and span 2, 2, 2, 2, 2, 2, 2, 2 bins.
+  EXPECT_DOUBLE_EQ(RoundRobinDistinct(8, 4, 3), 2);
+  // Bins of 3 with k = 2 over 6 experts: starts 0, 2, 4 span 1, 2, 1.
+  EXPECT_NEAR(RoundRobinDistinct(6, 2, 2), 4.0 / 3, 1e-12);
+  // Far fewer bins than the uniform draw reaches.
+  EXPECT_GT(ExpectedDistinct(128, 8, 8), 5);
+  EXPECT_DOUBLE_EQ(DistinctBins(MoeRouting::kUniform, 128, 8, 8), ExpectedDistinct(128, 8, 8));
+  EXPECT_DOUBLE_EQ(DistinctBins(MoeRouting::kRoundRobin, 128, 8, 8), 1);
+}
+
+TEST(ExpertDispatchTest, ParsesTheRoutingsAndRefusesOthers) {
+  for (MoeRouting r : {MoeRouting::kUniform, MoeRouting::kRoundRobin}) {
+    absl::StatusOr<MoeRouting> parsed = ParseMoeRouting(MoeRoutingName(r));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, r);
+  }
+  const absl::StatusOr<MoeRouting> bad = ParseMoeRouting("balanced");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("uniform or round-robin"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

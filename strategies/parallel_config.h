@@ -122,6 +122,9 @@ struct ParallelConfig {
   // all-to-all dispatcher, or DeepEP / HybridEP (once per destination node,
   // then NVLink inside it; strategies/expert_dispatch.h).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // Which experts each token picks, for DeepEP / HybridEP's bytes
+  // (strategies/expert_dispatch.h DistinctBins).
+  MoeRouting moe_routing = MoeRouting::kUniform;
   // Pipeline schedule; interleaved when virtual_pipeline > 1.
   Schedule schedule = Schedule::k1F1B;
   // Megatron-Core's activation offload to host memory

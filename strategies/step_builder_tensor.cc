@@ -88,7 +88,8 @@ std::vector<std::vector<int>> Builder::NodeParts(const std::vector<int>& group) 
 // each rail of the expert group (the members at the same index on each of
 // its N nodes) carrying one copy per other node the token's experts are on,
 // then one over the group's G members on each node carrying one copy per
-// rank holding its experts (the NVLink fan-out), both on the expert lane.
+// rank holding its experts (the NVLink fan-out), both on the expert lane;
+// the distinct nodes and ranks follow parallelism.moe_routing.
 // Nodes holding unequal shares of the group, or experts that do not split
 // evenly over the nodes: the plain all-to-all.
 absl::Status Builder::AddHierarchicalDispatch(const models::Op& op, const Ctx& ctx, int layer) {
@@ -124,11 +125,13 @@ absl::Status Builder::AddHierarchicalDispatch(const models::Op& op, const Ctx& c
       // A token reaches E[distinct nodes] of the N nodes, itself included:
       // the (N - 1) / N the rail all-to-all sends off the rank is the
       // expected copies to other nodes.
-      ops.rail = part_op("_internode", copy_bytes * ExpectedDistinct(experts, nodes, k));
+      ops.rail =
+          part_op("_internode", copy_bytes * DistinctBins(p_.moe_routing, experts, nodes, k));
     }
     if (per_node > 1) {
       // One copy per rank holding one of its experts.
-      ops.node = part_op("_nvlink", copy_bytes * ExpectedDistinct(experts, nodes * per_node, k));
+      ops.node = part_op("_nvlink",
+                         copy_bytes * DistinctBins(p_.moe_routing, experts, nodes * per_node, k));
     }
   }
   // On every GPU of the stage the rail part, then the node part, each added

@@ -171,6 +171,13 @@ void StackTraining(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
                     " (stated; MoE): parameters gathered once per step and gradients "
                     "reduce-scattered once, in the last micro-batch's backward (ZeRO-2); ");
   }
+  if (!a.round_robin_routing_setting.empty() &&
+      absl::StrContains(notes, a.round_robin_routing_setting) && MixtureOfExperts(s->model())) {
+    p->set_moe_routing("round-robin");
+    absl::StrAppend(assumptions, a.round_robin_routing_setting,
+                    " (stated; MoE): token t routed to experts t·k ... t·k + k - 1 mod E, so "
+                    "DeepEP sends it to the one or two ranks holding them; ");
+  }
   config::TrainingConfig* tr = s->mutable_training();
   tr->set_framework(a.framework);
   if (!a.te_attention_setting.empty() && absl::StrContains(notes, a.te_attention_setting)) {

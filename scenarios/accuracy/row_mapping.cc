@@ -210,6 +210,11 @@ absl::StatusOr<RowAssumptions> AssumptionsForStack(const std::string& cell) {
       // DotProductAttention (nemo_automodel/components/attention/utils.py at
       // e458120124); "sdpa" and "flex" stay with PyTorch's kernels.
       a.te_attention_setting = "attn: te";
+      // BackendConfig fake_balanced_gate builds FakeBalancedGate, whose
+      // indices are torch.arange(tokens·k).view(-1, k) % n_experts
+      // (nemo_automodel/components/moe/layers.py at 89e3a9fdd and e458120124):
+      // each token's k experts are neighbours, on one or two expert ranks.
+      a.round_robin_routing_setting = "fake_balanced_gate: true";
     }
     return a;
   }

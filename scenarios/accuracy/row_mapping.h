@@ -48,6 +48,11 @@ struct RowAssumptions {
   // Hopper), as Megatron-Core does: the row takes the megatron-core profile's
   // attention factor, fitted on training steps, at its clock. "": none.
   std::string te_attention_setting;
+  // A setting that, stated in a row's notes for a mixture-of-experts model,
+  // routes every token to k neighbouring experts (NeMo AutoModel's
+  // fake_balanced_gate): the row runs parallelism.moe_routing "round-robin".
+  // "": none.
+  std::string round_robin_routing_setting;
   int grad_reduce_bytes = 0;  // training.grad_reduce_bytes; 0: the profile's
   // The stack runs eager PyTorch unless the row says it compiled the model
   // (training.elementwise "eager" where StatesCompile is false).

@@ -135,6 +135,10 @@ TEST(RowMappingTest, EveryStackMapsOntoAShippedProfile) {
   // AutoModel rows stating attn: te run Transformer Engine's attention.
   EXPECT_EQ(AssumptionsForStack("nemo-automodel (x)")->te_attention_setting, "attn: te");
   EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->te_attention_setting.empty());
+  // AutoModel rows stating its fake balanced gate route round-robin.
+  EXPECT_EQ(AssumptionsForStack("nemo-automodel (x)")->round_robin_routing_setting,
+            "fake_balanced_gate: true");
+  EXPECT_TRUE(AssumptionsForStack("torchtitan 9dec370")->round_robin_routing_setting.empty());
   EXPECT_EQ(AssumptionsForStack("mxnet 1.2").status().code(), absl::StatusCode::kNotFound);
   // The published sources run Megatron-Core, each with its own recipe.
   EXPECT_EQ(AssumptionsForSource("MCORE24").framework, "megatron-core");

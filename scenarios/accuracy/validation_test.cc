@@ -283,6 +283,30 @@ TEST(ValidationTest, AutomodelMoeWithFsdpOptimizationsSyncsOncePerStep) {
   EXPECT_LT(r->rows[0].predicted, r->rows[1].predicted);
 }
 
+// NeMo AutoModel's fake balanced gate hands each token k neighbouring
+// experts: with DeepEP over 8 ranks a Qwen3-30B-A3B token goes to one rank,
+// not about five, so the row stating it runs faster; a dense model ignores it.
+TEST(ValidationTest, AutomodelFakeBalancedGateRoutesRoundRobin) {
+  const std::string moe =
+      ",x,Qwen3 MoE 30B,48,2048,32,4096,151936,H100-SXM-80GB (DGX-H100),8,1,1,1,,4,256,full,"
+      "iteration_time_s,1,";
+  const std::string kernels = "kernel optimizations 'TE + DeepEP'";
+  absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
+      std::string(kStackHeader) + "M-01" + moe + "\"" + kernels +
+          ", fake_balanced_gate: true\",nemo-automodel (FSDP2),bf16,8\n" + "M-02" + moe +
+          kernels + ",nemo-automodel (FSDP2),bf16,8\n",
+      "automodel.csv");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<ValidationReport> r = ValidateTable(*t, "automodel.csv", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 2u);
+  for (const ValidationRow& row : r->rows) ASSERT_TRUE(row.supported) << row.id << row.reason;
+  EXPECT_NE(r->rows[0].assumptions.find("fake_balanced_gate"), std::string::npos)
+      << r->rows[0].assumptions;
+  EXPECT_EQ(r->rows[1].assumptions.find("fake_balanced_gate"), std::string::npos);
+  EXPECT_LT(r->rows[0].predicted, 0.95 * r->rows[1].predicted);
+}
+
 TEST(ValidationTest, StopFlagCancelsBetweenRows) {
   absl::StatusOr<sim::CsvTable> t = sim::ParseCsv(
       std::string(kStackHeader) +

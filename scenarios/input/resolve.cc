@@ -155,6 +155,11 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
     if (!d.ok()) return WithField(d.status(), "parallelism.moe_token_dispatcher");
     pc.moe_dispatcher = *d;
   }
+  if (p.has_moe_routing()) {
+    absl::StatusOr<strategies::MoeRouting> r = strategies::ParseMoeRouting(p.moe_routing());
+    if (!r.ok()) return WithField(r.status(), "parallelism.moe_routing");
+    pc.moe_routing = *r;
+  }
   pc.moe_pad_to_capacity = p.moe_pad_expert_input_to_capacity();
   if (p.has_pipeline_schedule()) {
     absl::StatusOr<strategies::Schedule> sched = strategies::ParseSchedule(p.pipeline_schedule());
@@ -339,6 +344,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   ep->set_pipeline_schedule(std::string(strategies::ScheduleName(pc.schedule)));
   if (pc.moe_dispatcher != strategies::MoeDispatcher::kAllToAll) {
     ep->set_moe_token_dispatcher(std::string(strategies::MoeDispatcherName(pc.moe_dispatcher)));
+  }
+  if (pc.moe_routing != strategies::MoeRouting::kUniform) {
+    ep->set_moe_routing(std::string(strategies::MoeRoutingName(pc.moe_routing)));
   }
   ep->set_data_parallel_size(pc.data_parallel);
   config::TrainingConfig* et = e.mutable_training();

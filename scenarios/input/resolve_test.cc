@@ -54,6 +54,34 @@ TEST(ResolveTest, AttentionDefaultsToFlashAndNamesTheFieldWhenUnknown) {
   EXPECT_NE(r.status().message().find("use flash"), std::string::npos) << r.status();
 }
 
+// parallelism.moe_routing: uniform by default, round-robin echoed back, an
+// unknown name refused with the field and the valid values.
+TEST(ResolveTest, MoeRoutingDefaultsToUniformAndNamesTheFieldWhenUnknown) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "h100-sxm5-80gb" num_gpus: 8 }
+    model { preset: "qwen3-30b-a3b" }
+    parallelism { expert_model_parallel_size: 8 moe_token_dispatcher: "deepep" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.moe_routing, strategies::MoeRouting::kUniform);
+  EXPECT_FALSE(r->echo.parallelism().has_moe_routing());
+
+  s.mutable_parallelism()->set_moe_routing("round-robin");
+  r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.moe_routing, strategies::MoeRouting::kRoundRobin);
+  EXPECT_EQ(r->echo.parallelism().moe_routing(), "round-robin");
+
+  s.mutable_parallelism()->set_moe_routing("balanced");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("parallelism.moe_routing"), std::string::npos)
+      << r.status();
+  EXPECT_NE(r.status().message().find("uniform or round-robin"), std::string::npos)
+      << r.status();
+}
+
 // The layers run Megatron-Core's modules only under the megatron-core stack
 // (the default), not under another profile.
 TEST(ResolveTest, MegatronCoreModulesFollowTheStack) {
