@@ -62,7 +62,6 @@ double ExpectedDistinct(int experts, int bins, int top_k) {
   return bins * (1 - miss);
 }
 
-
 double RoundRobinDistinct(int experts, int bins, int top_k) {
   SIM_CHECK(bins >= 1 && experts % bins == 0 && top_k >= 1 && top_k <= experts)
       << "RoundRobinDistinct(" << experts << ", " << bins << ", " << top_k << ")";
