@@ -17,6 +17,14 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
+// `v` as an int when it is a whole number in [1, 2^31 - 1].
+std::optional<int> PositiveIntValue(const Value& v) {
+  if (v.kind_case() != Value::kNumberValue) return std::nullopt;
+  const double x = v.number_value();
+  if (!(x >= 1) || x != std::floor(x) || x > 2147483647.0) return std::nullopt;
+  return static_cast<int>(x);
+}
+
 class Reader {
  public:
   Reader(const Struct& root, std::string_view origin) : root_(root), origin_(origin) {}
@@ -42,11 +50,12 @@ class Reader {
     if (v->kind_case() != Value::kNumberValue) {
       return Error(absl::StrCat("\"", field, "\" must be a number"));
     }
-    const double x = v->number_value();
-    if (!(x >= 1) || x != std::floor(x) || x > 2147483647.0) {
-      return Error(absl::StrCat("\"", field, "\" must be a positive integer (got ", x, ")"));
+    const std::optional<int> n = PositiveIntValue(*v);
+    if (!n) {
+      return Error(absl::StrCat("\"", field, "\" must be a positive integer (got ",
+                                v->number_value(), ")"));
     }
-    return std::optional<int>(static_cast<int>(x));
+    return n;
   }
 
   absl::StatusOr<bool> Bool(const char* field, bool fallback) const {
@@ -325,8 +334,8 @@ absl::Status ReadFp8WeightBlock(const Reader& r, TransformerConfig* c) {
   }
   const Value& b = block->second;
   const auto positive = [](const Value& v) {
-    return v.kind_case() == Value::kNumberValue && v.number_value() >= 1 &&
-           v.number_value() == std::floor(v.number_value()) && v.number_value() <= 65536;
+    const std::optional<int> n = PositiveIntValue(v);
+    return n && *n <= 65536;
   };
   if (b.kind_case() != Value::kListValue || b.list_value().values_size() != 2 ||
       !positive(b.list_value().values(0)) || !positive(b.list_value().values(1))) {

@@ -26,10 +26,10 @@
 //   running sequences, and a running sequence's blocks are themselves cached,
 //   so the pool bounds what can be reused. A windowed layer keeps of each
 //   cached hash block only the window's tail (KvFootprint::PrefixTokenUnits),
-//   so a model with such layers caches more hash blocks in the same pool. The
-//   lookup
-//   happens in arrival order rather than at admission, an approximation that
-//   is exact when each request is admitted before the next arrives.
+//   so a model with such layers caches more hash blocks in the same pool.
+//   The lookup happens in arrival order rather than at admission, an
+//   approximation that is exact when each request is admitted before the
+//   next arrives.
 //
 // In both, at least one prompt token is computed (cached <= prompt - 1), as
 // in vLLM, which recomputes the last token of a fully cached prompt to get
