@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "scenarios/serve/serve_mode_testing.h"
@@ -18,6 +19,13 @@ using ::testing::HasSubstr;
 using serve_mode_testing::Base;
 using serve_mode_testing::Serve;
 using serve_mode_testing::WriteTemp;
+
+// One Mooncake-style trace line: arrival (ms), prompt and output lengths, and
+// the prompt's hash blocks.
+std::string HashLine(int timestamp_ms, int input_length, const std::string& hash_ids) {
+  return absl::StrCat("{\"timestamp\": ", timestamp_ms, ", \"input_length\": ", input_length,
+                      ", \"output_length\": 8, \"hash_ids\": [", hash_ids, "]}\n");
+}
 
 // A KV pool of 2^16 blocks of 16 tokens (2^20 tokens), no windowed layers.
 strategies::SchedulerConfig Pool() {
@@ -169,13 +177,9 @@ TEST(ServeModeTest, PrefixHitRateIsReportedAndShortensPrefill) {
 // blocks [1 2], [1 2 3], [1 2 3] hit 0, 2 and 3 blocks of 512 tokens; the
 // last is capped at its prompt - 1: (0 + 1024 + 1535) / 4096.
 TEST(ServeModeTest, LruPrefixCacheHitsComeFromTheTraceHistory) {
-  const std::string path = WriteTemp(
-      "lru.jsonl",
-      "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 8, \"hash_ids\": [1, 2]}\n"
-      "{\"timestamp\": 500, \"input_length\": 1536, \"output_length\": 8, \"hash_ids\": [1, 2, "
-      "3]}\n"
-      "{\"timestamp\": 900, \"input_length\": 1536, \"output_length\": 8, \"hash_ids\": [1, 2, "
-      "3]}\n");
+  const std::string path =
+      WriteTemp("lru.jsonl", HashLine(0, 1024, "1, 2") + HashLine(500, 1536, "1, 2, 3") +
+                                 HashLine(900, 1536, "1, 2, 3"));
   config::Scenario s = Base("trace");
   s.mutable_inference()->mutable_workload()->set_trace_file(path);
   s.mutable_inference()->set_enable_prefix_caching(true);
@@ -193,11 +197,7 @@ TEST(ServeModeTest, LruPrefixCacheHitsComeFromTheTraceHistory) {
 // second prompt is cached whole, less its last token.
 TEST(ServeModeTest, LruCapacityCountsWindowedLayersTailOnly) {
   const std::string path = WriteTemp(
-      "lru-window.jsonl",
-      "{\"timestamp\": 0, \"input_length\": 1536, \"output_length\": 8, \"hash_ids\": [1, 2, "
-      "3]}\n"
-      "{\"timestamp\": 500, \"input_length\": 1536, \"output_length\": 8, \"hash_ids\": [1, 2, "
-      "3]}\n");
+      "lru-window.jsonl", HashLine(0, 1536, "1, 2, 3") + HashLine(500, 1536, "1, 2, 3"));
   config::Scenario s = Base("trace");
   s.mutable_inference()->mutable_workload()->set_trace_file(path);
   s.mutable_inference()->set_enable_prefix_caching(true);

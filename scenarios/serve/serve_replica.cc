@@ -17,7 +17,8 @@ namespace {
 // p99 TPOT and TTFT within their targets; a "server" run (MLPerf's Server
 // scenario) must also pass LoadGen's early stopping on both
 // (loadgen_early_stopping.h), counted over the queries of all replicas.
-bool MeetsTargets(const ResolvedServe& s, const Measured& m, bool server) {
+bool MeetsTargets(const ResolvedServe& s, const Measured& m) {
+  const bool server = s.mode.kind == "server";
   const int64_t replicas = std::max(1, s.replicas);
   auto meets = [&](const config::LatencyStats& stats, const std::vector<double>& all,
                    double target) {
@@ -87,7 +88,7 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
   double lo = 0.01 * capacity, hi = capacity;
   absl::StatusOr<Measured> at_lo = measure(lo);
   if (!at_lo.ok()) return at_lo.status();
-  if (!MeetsTargets(s, *at_lo, replica.Server())) {
+  if (!MeetsTargets(s, *at_lo)) {
     out->set_status("unreachable");
     out->set_detail(absl::StrFormat(
         "even at %.3g req/s (1%% of capacity) p99 TPOT is %.2f ms and p99 TTFT %.1f ms; "
@@ -102,14 +103,14 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
   // the steady state a run of duration_s can sustain: while the targets hold
   // at the bound, raise it by a quarter (at most 8 times; loadgen's peak
   // search likewise raises its rate until a run fails).
-  for (int i = 0; i < 8 && replica.Server() && MeetsTargets(s, *at_hi, replica.Server()); ++i) {
+  for (int i = 0; i < 8 && replica.Server() && MeetsTargets(s, *at_hi); ++i) {
     lo = hi;
     best = *at_hi;
     hi *= 1.25;
     at_hi = measure(hi);
     if (!at_hi.ok()) return at_hi.status();
   }
-  if (MeetsTargets(s, *at_hi, replica.Server())) {
+  if (MeetsTargets(s, *at_hi)) {
     out->set_status("capacity");
     out->set_detail(replica.Server()
                         ? "the targets hold up to 1.25^8 times the capacity"
@@ -122,7 +123,7 @@ absl::StatusOr<double> FindSustainableRate(const ResolvedServe& s, Replica& repl
       const double mid = 0.5 * (lo + hi);
       absl::StatusOr<Measured> m = measure(mid);
       if (!m.ok()) return m.status();
-      if (MeetsTargets(s, *m, replica.Server())) {
+      if (MeetsTargets(s, *m)) {
         lo = mid;
         best = *m;
       } else {
