@@ -198,19 +198,24 @@ void ServingOpBuilder::LatentAttention(const IterationTotals& t, std::vector<Op>
 
 Op ServingOpBuilder::GroupedGemm(std::string name, const ExpertRows& r, int64_t n, int64_t k,
                                  double matrices) const {
-  // Bytes of the busiest GPU's rows and expert weights; M and FLOPs of its
-  // rows in whole tiles, so the kernel model counts the tiles it runs.
+  // Bytes of the busiest GPU's rows and expert weights; M of its rows in
+  // whole 128-row tiles, so the kernel model's wave count sees at least one M
+  // tile per touched expert.
   Op op = Gemm(std::move(name), static_cast<int64_t>(std::ceil(r.busiest)), n, k, matrices);
   op.m = static_cast<int64_t>(std::ceil(r.padded));
-  op.flops = sim::Flops(2.0 * r.padded * static_cast<double>(n) * static_cast<double>(k));
-  // Each expert's weight tiles are reused only by its own rows, so its HBM
-  // time nears its tensor-core time and the two overlap imperfectly: where
-  // the experts it touches get whole M tiles on average (the measured shapes
-  // run 256 to 8,192 rows per expert). With fewer rows tuned kernels pick
-  // smaller M tiles and stream the weights (kGroupedGemmTileRows), and the
-  // padded tiles' compute is not what they run.
+  const double nk = static_cast<double>(n) * static_cast<double>(k);
   if (r.busiest >= kGroupedGemmTileRows * matrices) {
+    // The touched experts average whole 128-row tiles (the measured shapes
+    // run 256 to 8,192 rows per expert): the kernel computes those tiles,
+    // and as each expert's weight tiles are reused only by its own rows, the
+    // HBM and tensor-core times are close and overlap imperfectly.
+    op.flops = sim::Flops(2.0 * r.padded * nk);
     op.roofline_overlap = kGroupedGemmRooflineOverlap;
+  } else {
+    // Fewer rows: the kernel runs 16-row M tiles (kGroupedGemmSmallTileRows),
+    // so it computes each expert's rows padded to 16, not to 128, and mostly
+    // streams the touched experts' weights: max() of the two times.
+    op.flops = sim::Flops(2.0 * r.small_padded * nk);
   }
   return op;
 }
@@ -246,6 +251,7 @@ void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) co
     const int64_t busiest = static_cast<int64_t>(std::ceil(r.busiest));
     // Each of its rows goes to one of its E/ep experts.
     r.padded = ExpectedPaddedRows(per_gpu, 1, busiest, kGroupedGemmTileRows);
+    r.small_padded = ExpectedPaddedRows(per_gpu, 1, busiest, kGroupedGemmSmallTileRows);
     // The all-to-all waits for the GPU that receives or sends the most rows.
     const int64_t exchanged = std::max(busiest, (t.rank_tokens > 0 ? t.rank_tokens : 0) * k);
     ops->push_back(MoeRouting(rows));
@@ -268,6 +274,8 @@ void ServingOpBuilder::MoeMlp(const IterationTotals& t, std::vector<Op>* ops) co
     const double touched = ExpectedExpertsTouched(m.num_experts, m.moe_top_k, t.tokens);
     r.busiest = static_cast<double>(routed);
     r.padded = ExpectedPaddedRows(m.num_experts, m.moe_top_k, t.tokens, kGroupedGemmTileRows);
+    r.small_padded =
+        ExpectedPaddedRows(m.num_experts, m.moe_top_k, t.tokens, kGroupedGemmSmallTileRows);
     ops->push_back(MoeRouting(rows));
     ops->push_back(ServingMemoryOp("moe_permute", (rows + routed) * h * 2));
     ops->push_back(GroupedGemm("expert_gate_up_gemm", r, gated ? 2 * f : f, h, touched));

@@ -209,8 +209,10 @@ class ServingOpBuilder {
   // The routed rows of the busiest GPU's grouped expert GEMM, which the layer
   // waits for (every GPU's without EP), and the rows it computes in whole M
   // tiles (strategies/serving_moe_routing.h).
+  // The busiest GPU's routed rows, and its expected rows padded to whole
+  // kGroupedGemmTileRows and kGroupedGemmSmallTileRows tiles per expert.
   struct ExpertRows {
-    double busiest = 0, padded = 0;
+    double busiest = 0, padded = 0, small_padded = 0;
   };
   models::Op GroupedGemm(std::string name, const ExpertRows& r, int64_t n, int64_t k,
                          double matrices) const;

@@ -62,6 +62,17 @@ namespace clustersim::strategies {
 // small batches, where the GEMM streams its weights and the padding is hidden.
 inline constexpr int kGroupedGemmTileRows = 128;
 
+// M tile of a grouped expert GEMM whose experts get fewer rows than a whole
+// kGroupedGemmTileRows tile. vLLM's fused MoE picks BLOCK_SIZE_M 16 (with
+// BLOCK_SIZE_N 32) when the tokens are at most the experts
+// (vllm/model_executor/layers/fused_moe/fused_moe.py, get_default_config:
+// "if M <= E ..."), and moe_align_block_size pads each expert's rows to that
+// block, so the kernel computes each expert's rows in 16-row tiles and splits
+// the experts' columns over many small CTAs. 16 is also the M of one
+// mma.sync tensor-core instruction. DeepSeek-R1 at one decode token on tp 8:
+// 8 experts of 1 row each compute 8 x 16 rows, not 8 x 128.
+inline constexpr int kGroupedGemmSmallTileRows = 16;
+
 // Op::roofline_overlap of a grouped expert GEMM: its time is
 // (compute^p + memory^p)^(1/p), not the larger of the two. DeepGEMM's grouped
 // FP8 GEMM tables on H800 (deepseek-ai/DeepGEMM README.md @ 55ab91f7, "Grouped
@@ -76,7 +87,8 @@ inline constexpr int kGroupedGemmTileRows = 128;
 // against 7.9% for max() (p = 2.8 minimises it, 3 has the smallest mean bias,
 // -0.6%). Script: models/data/calibration/fit_grouped_gemm_overlap.py. Applied
 // where the touched experts average at least kGroupedGemmTileRows rows; below
-// that, kernels of smaller M tiles stream the weights and max() stays.
+// that, kernels of smaller M tiles (kGroupedGemmSmallTileRows) stream the
+// weights and max() stays.
 inline constexpr double kGroupedGemmRooflineOverlap = 3.0;
 
 // E[Σ_e ceil(m_e/tile)·tile] over the E experts, m_e ~ Binomial(T, k/E).

@@ -144,14 +144,16 @@ TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
   const IterationTotals t = Decode(4, 100);
   const std::vector<models::Op> moe = model.LayerOps(t);
   EXPECT_EQ(FindOp(moe, "expert_gate_up_gemm")->n, 2 * 2048 / 8);
-  // T·k = 32 routed rows, nearly one per expert touched, each run as a whole
-  // 128-row tile: M and the kernel's FLOPs are the padded rows', the model
-  // FLOPs the 32 routed rows'.
+  // T·k = 32 routed rows, nearly one per expert touched: M counts a whole
+  // 128-row tile per expert (the kernel model's wave count), the kernel's
+  // FLOPs the rows in 16-row tiles, the model FLOPs the 32 routed rows'.
   const models::Op& up = *FindOp(moe, "expert_gate_up_gemm");
   const double padded = ExpectedPaddedRows(256, 8, 4, kGroupedGemmTileRows);
+  const double small = ExpectedPaddedRows(256, 8, 4, kGroupedGemmSmallTileRows);
   EXPECT_GT(padded, 30 * 128.0);
+  EXPECT_NEAR(small, padded / 8, 1e-9 * padded);
   EXPECT_EQ(up.m, static_cast<int64_t>(std::ceil(padded)));
-  EXPECT_NEAR(up.flops.count(), 2 * padded * up.n * up.k, 1e-6 * up.flops.count());
+  EXPECT_NEAR(up.flops.count(), 2 * small * up.n * up.k, 1e-6 * up.flops.count());
   const ServingOpBuilder b(model.spec().replica, models::Dtype::kFp8, models::Dtype::kBf16);
   EXPECT_DOUBLE_EQ(b.ModelFlops(up, t), 2.0 * 32 * up.n * up.k);
   // Under a whole tile per touched expert the grouped GEMM streams its
@@ -172,6 +174,28 @@ TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
   // Iteration time covers 58 MoE and 3 dense layers: more than 61 dense
   // layers' worth of the dense ops alone would not be.
   EXPECT_GT(model.Cost(t).time, sim::Duration::Zero());
+}
+
+// Under a whole tile per expert the grouped GEMM computes 16-row tiles and
+// streams the touched experts' weights. DeepSeek-V3 at one decode token on tp
+// 8 (H200, FP8): 8 routed rows on 8 experts, 8 x 16 rows computed; reading
+// the 8 experts' 512 x 7168 FP8 gate/up weights (29 MB) takes about 7 us, and
+// the GEMM is memory-bound (about 9 us with the launch). Counting 8 x 128
+// padded rows on the kernel model's tile grid made it compute-bound at about
+// twice that.
+TEST_F(ServingMoeTest, GroupedGemmUnderATileStreamsItsWeights) {
+  ServingCostModel model = Model("deepseek-v3-671b", 8);
+  const std::vector<models::Op> ops = model.LayerOps(Decode(1, 1000));
+  const models::Op& up = *FindOp(ops, "expert_gate_up_gemm");
+  EXPECT_NEAR(ExpectedPaddedRows(256, 8, 1, kGroupedGemmSmallTileRows), 8 * 16.0, 1e-9);
+  EXPECT_NEAR(up.flops.count(), 2.0 * 8 * 16 * up.n * up.k, 1e-6 * up.flops.count());
+  EXPECT_EQ(up.roofline_overlap, 0);
+  const models::OpCost cost = kernels_->Cost(up);
+  EXPECT_THAT(std::string(cost.detail), HasSubstr("memory-bound"));
+  EXPECT_LT(cost.time, sim::Duration::FromSecondsDouble(12e-6));
+  models::Op whole_tiles = up;
+  whole_tiles.flops = sim::Flops(2.0 * 8 * 128 * up.n * up.k);
+  EXPECT_GT(kernels_->Cost(whole_tiles).time, cost.time * 1.8);
 }
 
 // The fused MoE's own kernels around the grouped GEMMs. Mixtral 8x7B (E 8,

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "sim/check.h"
 #include "topology/cluster.h"
+#include "topology/collective_calibration.h"
 
 namespace clustersim::topology {
 namespace {
@@ -97,6 +98,30 @@ TEST(AnalyticNetworkTest, NvlinkBeatsPcieAndNetwork) {
   // NVLink4 450 GB/s vs one NDR NIC 50 GB/s.
   EXPECT_GT(intra->busbw_gbs, 5 * inter->busbw_gbs);
   EXPECT_LT(inter->busbw_gbs, 50.0);
+}
+
+// On a PCIe node of 2 switches x 4 GPUs (pcie-l40s-8x) a ring of the 4 GPUs
+// under one switch keeps P2P, and a ring of all 8 crosses the host bridge
+// twice: NCCL runs those hops over its SHM transport (P2P level PXB for more
+// than 2 GPUs), which loads every link of the hop 1/shm_efficiency times per
+// byte and so slows the whole ring to shm_efficiency of its P2P bandwidth.
+// Two GPUs across the bridge keep P2P.
+TEST(AnalyticNetworkTest, PcieRingAcrossTheHostBridgeRunsOverShm) {
+  const Cluster c = Build("pcie-l40s-8x", 1);
+  AnalyticNetwork net(c);
+  const auto busbw = [&](std::vector<int> gpus) {
+    absl::StatusOr<CollectiveEstimate> e = net.Estimate(
+        {Collective::kAllReduce, gpus, sim::GiB(1), Algorithm::kRing, Protocol::kSimple});
+    SIM_CHECK(e.ok()) << e.status();
+    return e->busbw_gbs;
+  };
+  const double shm = DefaultCollectiveCalibration().shm_efficiency;
+  EXPECT_GT(shm, 0.5);
+  EXPECT_LT(shm, 1.0);
+  const double p2p = busbw(Range(4));
+  EXPECT_NEAR(p2p, 31.5 * 0.88, 0.5);
+  EXPECT_NEAR(busbw(Range(8)) / p2p, shm, 0.01);
+  EXPECT_NEAR(busbw({0, 4}) / p2p, 1.0, 0.01);
 }
 
 TEST(AnalyticNetworkTest, FewerThanTwoGpusCostNothing) {

@@ -100,7 +100,8 @@ absl::Status ParseScalars(const config::CollectiveCalibrationFile& f, Collective
   for (auto [where, source] : {std::pair{"call_overhead_source", &f.call_overhead_source()},
                                std::pair{"tree_efficiency_source", &f.tree_efficiency_source()},
                                std::pair{"nvls_latency_source", &f.nvls_latency_source()},
-                               std::pair{"nvls_scale_source", &f.nvls_scale_source()}}) {
+                               std::pair{"nvls_scale_source", &f.nvls_scale_source()},
+                               std::pair{"shm_efficiency_source", &f.shm_efficiency_source()}}) {
     CLUSTERSIM_RETURN_IF_ERROR(CheckSource(where, *source));
   }
   if (f.call_overhead_ns() < 0 || f.nvls_latency_ns() < 0) {
@@ -110,6 +111,9 @@ absl::Status ParseScalars(const config::CollectiveCalibrationFile& f, Collective
     return FileError("tree_efficiency", "must be in (0, 1]");
   }
   if (!(f.nvls_scale() > 0)) return FileError("nvls_scale", "must be > 0");
+  if (!(f.shm_efficiency() > 0 && f.shm_efficiency() <= 1)) {
+    return FileError("shm_efficiency", "must be in (0, 1]");
+  }
   c->call_overhead = Nanoseconds(f.call_overhead_ns());
   c->tree_efficiency = f.tree_efficiency();
   c->nvls_latency = Nanoseconds(f.nvls_latency_ns());
@@ -118,6 +122,8 @@ absl::Status ParseScalars(const config::CollectiveCalibrationFile& f, Collective
   c->tree_efficiency_source = f.tree_efficiency_source();
   c->nvls_latency_source = f.nvls_latency_source();
   c->nvls_scale_source = f.nvls_scale_source();
+  c->shm_efficiency = f.shm_efficiency();
+  c->shm_efficiency_source = f.shm_efficiency_source();
   for (int i = 0; i < f.nvls_size(); ++i) {
     const config::NvlsCalibrationEntry& e = f.nvls(i);
     const std::string where = absl::StrCat("nvls[", i, "] '", e.nvlink(), "'");

@@ -68,11 +68,17 @@ struct CollectiveCalibration {
   sim::Duration nvls_latency;   // one NVLS all-reduce, whole operation (Simple only)
   double nvls_scale;            // NVLS algbw = link bw x nvls_scale x efficiency(gen)
   std::vector<NvlsCalibration> nvls;
-  // Where call_overhead, tree_efficiency, nvls_latency and nvls_scale come from.
+  // Bandwidth of a hop over NCCL's SHM transport (through host memory) as a
+  // share of P2P over the same links: NCCL 2.23 and later do not use P2P
+  // across a CPU host bridge in a node with more than 2 of the group's GPUs.
+  double shm_efficiency;
+  // Where call_overhead, tree_efficiency, nvls_latency, nvls_scale and
+  // shm_efficiency come from.
   std::string_view call_overhead_source;
   std::string_view tree_efficiency_source;
   std::string_view nvls_latency_source;
   std::string_view nvls_scale_source;
+  std::string_view shm_efficiency_source;
 
   // REQUIRES: a row for `kind` exists (true for the default table).
   const LinkCalibration& ForLink(LinkKind kind) const;

@@ -135,6 +135,7 @@ std::vector<std::vector<int>> CollectivePlanner::Rings(const std::vector<int>& g
 
 CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gpus) const {
   Builder b(cluster_, calibration_, Algorithm::kRing);
+  b.ShmAcrossHostBridges(gpus);
   const double n = static_cast<double>(gpus.size());
   if (op == Collective::kAllToAll || op == Collective::kSendRecv) {
     const int pairs = op == Collective::kSendRecv ? 1 : static_cast<int>(gpus.size());
@@ -179,6 +180,7 @@ CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gp
 
 CollectivePlan CollectivePlanner::Tree(const std::vector<int>& gpus) const {
   Builder b(cluster_, calibration_, Algorithm::kTree);
+  b.ShmAcrossHostBridges(gpus);
   const auto nodes = ByNode(cluster_, gpus);
   int per_node = 0;
   for (const auto& [node, local] : nodes) {
@@ -244,6 +246,7 @@ absl::StatusOr<CollectivePlan> CollectivePlanner::Hierarchical(
     }
   }
   Builder b(cluster_, calibration_, Algorithm::kHierarchical);
+  b.ShmAcrossHostBridges(gpus);
   const double kk = k;
   const double m = static_cast<double>(nodes.size());
   const auto intra_phase = [&](bool base) {

@@ -53,11 +53,25 @@ class CollectivePlanner::Builder {
     SIM_CHECK(flow_touched_.empty()) << "BeginFlow inside a flow";
     flow_bytes_ = bytes_per_byte;
   }
-  // Adds the route of the hop src -> dst (GPU indices) to the current flow.
+  // Marks the nodes where more than 2 of `gpus` run: there NCCL (2.23 and
+  // later, ncclTopoCheckP2p: p2pLevel PATH_PXB) does not use P2P between GPUs
+  // whose PCIe path crosses a CPU host bridge, and a hop between them goes
+  // through host memory (the SHM transport). AMD hosts keep P2P for up to 2
+  // GPUs, so 2 or fewer keep it here whatever the host.
+  void ShmAcrossHostBridges(const std::vector<int>& gpus) {
+    std::vector<int> per_node(cluster_.num_nodes(), 0);
+    for (int g : gpus) ++per_node[cluster_.NodeOf(g)];
+    shm_node_.assign(per_node.size(), false);
+    for (size_t n = 0; n < per_node.size(); ++n) shm_node_[n] = per_node[n] > 2;
+  }
+  // Adds the route of the hop src -> dst (GPU indices) to the current flow. A
+  // hop over the SHM transport loads each link of its route 1/shm_efficiency
+  // times per byte.
   void AddHop(int src, int dst) {
     LinkKind slowest = LinkKind::kNvlink;
+    const double weight = IsShmHop(src, dst) ? 1.0 / cal_.shm_efficiency : 1.0;
     for (int e : cluster_.Route(src, dst)) {
-      AddLink(e, 1.0);
+      AddLink(e, weight);
       const LinkKind k = cluster_.link(e).kind;
       if (KindRank(k) > KindRank(slowest)) slowest = k;
     }
@@ -190,6 +204,24 @@ class CollectivePlanner::Builder {
   std::vector<int> flow_touched_;
   std::vector<double>& phase_load_;  // per link, bytes per request byte this phase
   std::vector<int> phase_touched_;
+  // An intra-node hop of a marked node whose route crosses a host bridge
+  // without NVLink (ShmAcrossHostBridges).
+  bool IsShmHop(int src, int dst) const {
+    const int node = cluster_.NodeOf(src);
+    if (node != cluster_.NodeOf(dst) || node >= static_cast<int>(shm_node_.size()) ||
+        !shm_node_[node]) {
+      return false;
+    }
+    bool host_bridge = false;
+    for (int e : cluster_.Route(src, dst)) {
+      const Link& l = cluster_.link(e);
+      if (l.kind == LinkKind::kNvlink) return false;
+      if (cluster_.vertex(l.dst).kind == VertexKind::kHostBridge) host_bridge = true;
+    }
+    return host_bridge;
+  }
+
+  std::vector<bool> shm_node_;  // by node: P2P off across host bridges
   double flow_bytes_ = 0;
   int phase_first_flow_ = 0;
   std::array<double, 4> hop_count_{};  // this phase's hops by slowest LinkKind
