@@ -60,6 +60,15 @@ struct NvlsCalibration {
   std::string_view source;
 };
 
+// NCCL over one scale-out NIC technology, where a measurement on that fabric
+// differs from its link kind's row.
+struct NicCalibration {
+  std::string_view nic_link;  // technology name of the NIC link
+  double efficiency;          // achieved / line-rate bandwidth; replaces the kind's
+  int ring_nics;              // NICs a multi-node ring crosses each node through; 0 = all
+  std::string_view source;
+};
+
 struct CollectiveCalibration {
   std::vector<LinkCalibration> links;          // one row per LinkKind
   std::vector<ProtocolCalibration> protocols;  // LL, LL128, Simple, in that order
@@ -68,6 +77,7 @@ struct CollectiveCalibration {
   sim::Duration nvls_latency;   // one NVLS all-reduce, whole operation (Simple only)
   double nvls_scale;            // NVLS algbw = link bw x nvls_scale x efficiency(gen)
   std::vector<NvlsCalibration> nvls;
+  std::vector<NicCalibration> nics;
   // Where call_overhead, tree_efficiency, nvls_latency and nvls_scale come from.
   std::string_view call_overhead_source;
   std::string_view tree_efficiency_source;
@@ -80,6 +90,11 @@ struct CollectiveCalibration {
   const ProtocolCalibration& ForProtocol(Protocol p) const;
   // NCCL's NVLS efficiency for an NVLink technology; nullptr when unknown.
   const NvlsCalibration* ForNvlink(std::string_view nvlink) const;
+  // The row for a NIC technology; nullptr when it has none.
+  const NicCalibration* ForNic(std::string_view nic_link) const;
+  // Achieved / line-rate bandwidth of a link: its technology's NIC row when
+  // there is one, else its kind's row.
+  double Efficiency(LinkKind kind, std::string_view technology) const;
 };
 
 const CollectiveCalibration& DefaultCollectiveCalibration();
