@@ -152,5 +152,42 @@ TEST(AnalyticNetworkTest, RejectsBadRequestsWithClearErrors) {
   EXPECT_THAT(message({Collective::kSendRecv, {0, 1, 2}, sim::MiB(1)}), HasSubstr("exactly 2"));
 }
 
+// Jean Zay's Omni-Path nodes (4 x opa-100 per 8 A100s): NCCL's measured rate
+// per link and one link per ring crossing a node (collective_calibration's
+// opa-100 row), where the InfiniBand row would give every NIC a channel at
+// 0.95 of line rate.
+Cluster JeanZay(int nodes, const std::string& nic_link) {
+  ClusterSpec spec;
+  spec.custom_node = CustomNodeSpec{.gpus_per_node = 8, .gpu_link = "nvlink3", .nvls = false,
+                                    .pcie = "pcie4-x16", .pcie_switches = 4, .nics = 4,
+                                    .nic_link = nic_link};
+  spec.num_nodes = nodes;
+  absl::StatusOr<Cluster> c = BuildCluster(spec);
+  SIM_CHECK(c.ok()) << c.status();
+  return *std::move(c);
+}
+
+TEST(AnalyticNetworkTest, OmniPathRunsAtNcclsMeasuredRateThroughOneLinkPerRing) {
+  const Cluster opa = JeanZay(4, "opa-100");
+  AnalyticNetwork net(opa);
+  const sim::Bytes bytes(4000000000);
+  absl::StatusOr<CollectiveEstimate> ring =
+      net.Estimate({Collective::kAllReduce, Range(32), bytes, Algorithm::kRing});
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_NEAR(ring->busbw_gbs, 12.5 * 0.405, 0.05);  // one 100 Gb/s link at 0.405
+  // A send between nodes keeps its GPU's own link, at the same rate.
+  absl::StatusOr<CollectiveEstimate> send =
+      net.Estimate({Collective::kSendRecv, {0, 8}, sim::MiB(256), Algorithm::kRing});
+  ASSERT_TRUE(send.ok()) << send.status();
+  EXPECT_NEAR(send->algbw_gbs, 12.5 * 0.405, 0.1);
+  // The same node with 100 Gb/s InfiniBand links: a channel per link at 0.95.
+  const Cluster ib = JeanZay(4, "roce-100g");
+  AnalyticNetwork ib_net(ib);
+  absl::StatusOr<CollectiveEstimate> ib_ring =
+      ib_net.Estimate({Collective::kAllReduce, Range(32), bytes, Algorithm::kRing});
+  ASSERT_TRUE(ib_ring.ok()) << ib_ring.status();
+  EXPECT_GT(ib_ring->busbw_gbs, 4 * 12.5 * 0.9);
+}
+
 }  // namespace
 }  // namespace clustersim::topology

@@ -53,6 +53,9 @@ std::vector<Row> Rows() {
        "prediction", k10, "[MLE-net]"},
       {"3x8 A100, 4x HDR/node", "dgx-a100", 3, 4, "ib-hdr", Algorithm::kAuto, sim::Bytes(128000000),
        84.8, 96, "prediction", k10, "[NCCL-119]"},
+      {"4x8 A100, 4x OPA-100/node", "dgx-a100", 4, 4, "opa-100", Algorithm::kRing,
+       sim::Bytes(4000000000), 5.07, 5.07, "calibrates opa-100 efficiency and ring_nics", k10,
+       "bigscience experiments/bandwidth/all_reduce_bench-a100-n4.txt"},
       {"4x8 B200, 8x 400G/node", "hgx-b200", 4, 8, "roce-400g", Algorithm::kAuto, sim::GiB(4),
        377.34, 381.80, "prediction", k10, "[MLE-net] (EFA v4)"},
       {"8x B200 all-reduce 32 KiB", "hgx-b200", 1, 0, "", Algorithm::kAuto, sim::KiB(32), 1.2,
@@ -101,7 +104,8 @@ TEST(CalibrationTest, ReproducesMeasuredBusBandwidths) {
             ? absl::StrFormat("%.1f", row.measured_lo)
             : absl::StrFormat("%.1f-%.1f", row.measured_lo, row.measured_hi);
     const int64_t b = row.bytes.count();
-    const std::string message = b >= (int64_t{1} << 30) ? absl::StrFormat("%d GiB", b >> 30)
+    const std::string message = b % 1000000000 == 0     ? absl::StrFormat("%d GB", b / 1000000000)
+                                : b >= (int64_t{1} << 30) ? absl::StrFormat("%d GiB", b >> 30)
                                 : b % (1 << 20) == 0    ? absl::StrFormat("%d MiB", b >> 20)
                                 : b % 1000000 == 0      ? absl::StrFormat("%d MB", b / 1000000)
                                                         : absl::StrFormat("%d KiB", b >> 10);

@@ -140,6 +140,29 @@ absl::Status ParseScalars(const config::CollectiveCalibrationFile& f, Collective
   return absl::OkStatus();
 }
 
+absl::Status ParseNics(const config::CollectiveCalibrationFile& f, CollectiveCalibration* c) {
+  for (int i = 0; i < f.nic_size(); ++i) {
+    const config::NicCalibrationEntry& e = f.nic(i);
+    const std::string where = absl::StrCat("nic[", i, "] '", e.nic_link(), "'");
+    absl::StatusOr<const LinkTechnology*> tech = FindLinkTechnology(e.nic_link());
+    if (!tech.ok() || ((*tech)->kind != LinkKind::kInfiniband &&
+                       (*tech)->kind != LinkKind::kEthernet)) {
+      return FileError(where, "nic_link must name an InfiniBand or Ethernet technology of "
+                              "links.textproto");
+    }
+    if (!(e.efficiency() > 0 && e.efficiency() <= 1)) {
+      return FileError(where, "efficiency must be in (0, 1]");
+    }
+    if (e.ring_nics() < 0) return FileError(where, "ring_nics must be >= 0 (0: every NIC)");
+    for (const NicCalibration& row : c->nics) {
+      if (row.nic_link == e.nic_link()) return FileError(where, "nic_link is listed twice");
+    }
+    CLUSTERSIM_RETURN_IF_ERROR(CheckSource(where, e.source()));
+    c->nics.push_back({e.nic_link(), e.efficiency(), e.ring_nics(), e.source()});
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<CalibrationTable>> Parse(std::string_view textproto) {
   auto table = std::make_unique<CalibrationTable>();
   if (!google::protobuf::TextFormat::ParseFromString(std::string(textproto), &table->file)) {
@@ -148,7 +171,8 @@ absl::StatusOr<std::unique_ptr<CalibrationTable>> Parse(std::string_view textpro
   }
   for (absl::Status s : {ParseLinks(table->file, &table->calibration),
                          ParseProtocols(table->file, &table->calibration),
-                         ParseScalars(table->file, &table->calibration)}) {
+                         ParseScalars(table->file, &table->calibration),
+                         ParseNics(table->file, &table->calibration)}) {
     if (!s.ok()) return s;
   }
   return table;
@@ -177,6 +201,20 @@ const NvlsCalibration* CollectiveCalibration::ForNvlink(std::string_view nvlink)
     if (row.nvlink == nvlink) return &row;
   }
   return nullptr;
+}
+
+const NicCalibration* CollectiveCalibration::ForNic(std::string_view nic_link) const {
+  for (const NicCalibration& row : nics) {
+    if (row.nic_link == nic_link) return &row;
+  }
+  return nullptr;
+}
+
+double CollectiveCalibration::Efficiency(LinkKind kind, std::string_view technology) const {
+  if (kind == LinkKind::kInfiniband || kind == LinkKind::kEthernet) {
+    if (const NicCalibration* row = ForNic(technology)) return row->efficiency;
+  }
+  return ForLink(kind).efficiency;
 }
 
 const CollectiveCalibration& DefaultCollectiveCalibration() {

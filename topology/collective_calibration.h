@@ -60,6 +60,15 @@ struct NvlsCalibration {
   std::string_view source;
 };
 
+// NCCL over one scale-out NIC technology, where a measurement on that fabric
+// differs from its link kind's row.
+struct NicCalibration {
+  std::string_view nic_link;  // technology name of the NIC link
+  double efficiency;          // achieved / line-rate bandwidth; replaces the kind's
+  int ring_nics;              // NICs a multi-node ring crosses each node through; 0 = all
+  std::string_view source;
+};
+
 struct CollectiveCalibration {
   std::vector<LinkCalibration> links;          // one row per LinkKind
   std::vector<ProtocolCalibration> protocols;  // LL, LL128, Simple, in that order
@@ -72,6 +81,7 @@ struct CollectiveCalibration {
   // share of P2P over the same links: NCCL 2.23 and later do not use P2P
   // across a CPU host bridge in a node with more than 2 of the group's GPUs.
   double shm_efficiency;
+  std::vector<NicCalibration> nics;
   // Where call_overhead, tree_efficiency, nvls_latency, nvls_scale and
   // shm_efficiency come from.
   std::string_view call_overhead_source;
@@ -86,6 +96,11 @@ struct CollectiveCalibration {
   const ProtocolCalibration& ForProtocol(Protocol p) const;
   // NCCL's NVLS efficiency for an NVLink technology; nullptr when unknown.
   const NvlsCalibration* ForNvlink(std::string_view nvlink) const;
+  // The row for a NIC technology; nullptr when it has none.
+  const NicCalibration* ForNic(std::string_view nic_link) const;
+  // Achieved / line-rate bandwidth of a link: its technology's NIC row when
+  // there is one, else its kind's row.
+  double Efficiency(LinkKind kind, std::string_view technology) const;
 };
 
 const CollectiveCalibration& DefaultCollectiveCalibration();

@@ -33,7 +33,7 @@ std::map<int, std::vector<int>> ByNode(const Cluster& c, const std::vector<int>&
 
 double LinkCapacity(const Cluster& cluster, const CollectiveCalibration& cal, int link) {
   const Link& l = cluster.link(link);
-  return l.bandwidth.BytesPerSecond() * cal.ForLink(l.kind).efficiency;
+  return l.bandwidth.BytesPerSecond() * cal.Efficiency(l.kind, l.technology);
 }
 
 absl::StatusOr<std::vector<int>> ValidateCollectiveRequest(const Cluster& cluster,
@@ -98,11 +98,26 @@ absl::StatusOr<PlanChoice> ChoosePlan(const std::vector<CollectivePlan>& candida
 
 CollectivePlanner::CollectivePlanner(const Cluster& cluster,
                                      const CollectiveCalibration& calibration)
-    : cluster_(cluster), calibration_(calibration), nics_per_node_(cluster.num_nodes(), 0) {
+    : cluster_(cluster), calibration_(calibration), ring_channels_(cluster.num_nodes(), 0) {
+  std::vector<int> ring_nics(cluster_.num_nodes(), 0);
   for (int v = 0; v < cluster_.num_vertices(); ++v) {
     const Vertex& vx = cluster_.vertex(v);
     if (vx.kind == VertexKind::kNic && vx.node >= 0 && vx.node < cluster_.num_nodes()) {
-      ++nics_per_node_[vx.node];
+      ++ring_channels_[vx.node];
+    }
+  }
+  // A NIC's scale-out link (not its PCIe uplink) names its technology.
+  for (int e = 0; e < cluster_.num_links(); ++e) {
+    const Link& l = cluster_.link(e);
+    const Vertex& from = cluster_.vertex(l.src);
+    if (from.kind != VertexKind::kNic || from.node < 0 || l.kind == LinkKind::kPcie) continue;
+    if (const NicCalibration* row = calibration_.ForNic(l.technology)) {
+      ring_nics[from.node] = row->ring_nics;
+    }
+  }
+  for (int node = 0; node < cluster_.num_nodes(); ++node) {
+    if (ring_nics[node] > 0) {
+      ring_channels_[node] = std::min(ring_channels_[node], ring_nics[node]);
     }
   }
 }
@@ -110,7 +125,7 @@ CollectivePlanner::CollectivePlanner(const Cluster& cluster,
 std::vector<std::vector<int>> CollectivePlanner::Rings(const std::vector<int>& gpus) const {
   const std::map<int, std::vector<int>> nodes = ByNode(cluster_, gpus);
   int channels = 1;
-  if (nodes.size() > 1) channels = std::max(1, nics_per_node_[nodes.begin()->first]);
+  if (nodes.size() > 1) channels = std::max(1, ring_channels_[nodes.begin()->first]);
   std::vector<std::vector<int>> rings(channels);
   for (int c = 0; c < channels; ++c) {
     // Channel c enters the first node at local position o = c*k/C and walks the

@@ -165,7 +165,8 @@ class CollectivePlanner {
   class Builder;
   absl::StatusOr<CollectivePlan> Plan(Collective op, Algorithm algorithm,
                                       const std::vector<int>& gpus) const;
-  // NCCL-style rings over `gpus` (sorted): one per channel.
+  // NCCL-style rings over `gpus` (sorted): one per channel, a channel per NIC
+  // of the first node (ring_channels_) when they span nodes.
   std::vector<std::vector<int>> Rings(const std::vector<int>& gpus) const;
   CollectivePlan Ring(Collective op, const std::vector<int>& gpus) const;
   CollectivePlan Tree(const std::vector<int>& gpus) const;
@@ -174,7 +175,9 @@ class CollectivePlanner {
 
   const Cluster& cluster_;
   const CollectiveCalibration& calibration_;
-  std::vector<int> nics_per_node_;
+  // Per node: its NICs, or fewer where the NIC technology's calibration row
+  // says NCCL's rings cross a node through fewer (NicCalibration::ring_nics).
+  std::vector<int> ring_channels_;
 };
 
 }  // namespace clustersim::topology

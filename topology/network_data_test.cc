@@ -67,6 +67,14 @@ TEST(NetworkDataTest, CollectiveCalibrationParsesWithSources) {
   EXPECT_NE(cal.ForNvlink("nvlink4"), nullptr);
   EXPECT_NE(cal.ForNvlink("nvlink5"), nullptr);
   EXPECT_EQ(cal.ForNvlink("nvlink3"), nullptr);  // A100 has no NVLS
+  const NicCalibration* opa = cal.ForNic("opa-100");
+  ASSERT_NE(opa, nullptr);
+  EXPECT_FALSE(opa->source.empty());
+  EXPECT_EQ(opa->ring_nics, 1);
+  EXPECT_DOUBLE_EQ(cal.Efficiency(LinkKind::kInfiniband, "opa-100"), opa->efficiency);
+  EXPECT_EQ(cal.ForNic("ib-hdr"), nullptr);
+  EXPECT_DOUBLE_EQ(cal.Efficiency(LinkKind::kInfiniband, "ib-hdr"),
+                   cal.ForLink(LinkKind::kInfiniband).efficiency);
   EXPECT_FALSE(cal.call_overhead_source.empty());
   EXPECT_FALSE(cal.tree_efficiency_source.empty());
   EXPECT_FALSE(cal.nvls_latency_source.empty());

@@ -82,7 +82,8 @@ void StatedCluster(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
   }
   // A stated Omni-Path fabric (BLOOM's Jean Zay A100 nodes: NVLink3 within
   // the node, 4 x 100 Gb/s OPA links to the NCCL subnet), one link per PCIe
-  // switch shared by the GPUs on it.
+  // switch shared by the GPUs on it. NCCL's rate over it is the one measured
+  // on those nodes (the opa-100 row of collective_calibration.textproto).
   if (const int links = StatedOmniPathLinks(t.Get(row, "gpu"));
       links > 0 && gpu == "a100-sxm4-80gb") {
     config::CustomNodeConfig* n = s->mutable_cluster()->mutable_custom_node();
@@ -93,7 +94,9 @@ void StatedCluster(const sim::CsvTable& t, const sim::CsvTable::Row& row, const 
     n->set_pcie_switches(links);
     n->set_nics(links);
     n->set_nic_link("opa-100");
-    absl::StrAppend(assumptions, links, " x Omni-Path 100 Gb/s per 8-GPU node (stated); ");
+    absl::StrAppend(assumptions, links,
+                    " x Omni-Path 100 Gb/s per 8-GPU node (stated), NCCL at the 5.07 GB/s per "
+                    "link and one link per ring measured on those nodes; ");
   }
   if (const int domain = NvlinkDomainGpus(t.Get(row, "framework"), gpu, s->cluster().num_gpus()); domain > 0) {
     GraceBlackwellDomain(domain, s->mutable_cluster()->mutable_custom_node());
