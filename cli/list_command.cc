@@ -59,7 +59,8 @@ void PrintFrameworks(std::ostream& out) {
         {"megatron_fsdp", &p.megatron_fsdp},
         {"tp_keeps_gathered_input", &p.tp_keeps_gathered_input},
         {"fp8_amax_reduction", &p.fp8_amax_reduction},
-        {"attention_sustained", &p.attention_at_sustained_clock}};
+        {"attention_sustained", &p.attention_at_sustained_clock},
+        {"fused_softmax_keys", &p.fused_softmax_max_keys}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,
                              v->kind == "prior" ? "(not fitted)" : v->training_split);

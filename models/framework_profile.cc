@@ -162,6 +162,18 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   } else {
     p.fp8_amax_reduction = {0, "prior", "", "", "no FP8 amax reduction"};
   }
+  if (in.has_fused_softmax_max_keys()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fused_softmax_max_keys(),
+                                         where + ".fused_softmax_max_keys", 0, 1 << 20, false,
+                                         &p.fused_softmax_max_keys));
+    if (p.fused_softmax_max_keys.value != std::floor(p.fused_softmax_max_keys.value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ".fused_softmax_max_keys.value=", p.fused_softmax_max_keys.value,
+          " must be a whole number of keys (0: the fused softmax always applies)"));
+    }
+  } else {
+    p.fused_softmax_max_keys = {0, "prior", "", "", "the fused softmax kernel always applies"};
+  }
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
                             "FlashAttention-2, or the kernel attention_factor describes"};

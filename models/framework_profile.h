@@ -66,6 +66,9 @@ struct FrameworkProfile {
   // and pass on FP8 steps (Transformer Engine delayed scaling in
   // Megatron-Core); 0: none.
   ProfileValue fp8_amax_reduction;
+  // Longest key sequence Megatron's fused scale-mask-softmax kernel takes
+  // (TransformerConfig::fused_softmax_max_keys); 0: the kernel always applies.
+  ProfileValue fused_softmax_max_keys;
   // The stack's attention kernel against FlashAttention-2 (1 when unset).
   ProfileValue attention_kernel_forward, attention_kernel_backward;
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures

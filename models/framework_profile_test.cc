@@ -198,5 +198,30 @@ TEST(FrameworkProfileTest, AttentionAtSustainedClockIsZeroOrOneAndOnlyFsdpHasIt)
   }
 }
 
+// The fused softmax's key limit is optional (unset: the kernel always
+// applies) and a whole number; only Megatron-DeepSpeed's profile states it.
+TEST(FrameworkProfileTest, FusedSoftmaxMaxKeysIsAWholeNumberAndOnlyMegatronDeepSpeedHasIt) {
+  absl::StatusOr<FrameworkCatalog> c = FrameworkCatalog::Parse(
+      Profile("megatron-core") +
+          Profile("b", "fused_softmax_max_keys { value: 2048 kind: \"prior\" source: \"s\" }"),
+      "f");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c->Find("megatron-core"))->fused_softmax_max_keys.value, 0);
+  EXPECT_EQ((*c->Find("b"))->fused_softmax_max_keys.value, 2048);
+  EXPECT_NE(Error(Profile("b", "fused_softmax_max_keys { value: 20.5 kind: \"prior\" source: "
+                               "\"s\" }"))
+                .find("fused_softmax_max_keys.value=20.5 must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(Error(Profile("b", "fused_softmax_max_keys { value: -1 kind: \"prior\" source: "
+                               "\"s\" }"))
+                .find("fused_softmax_max_keys.value=-1 must be in [0, "),
+            std::string::npos);
+  const FrameworkCatalog& shipped = FrameworkCatalog::Default();
+  EXPECT_EQ((*shipped.Find("megatron-deepspeed"))->fused_softmax_max_keys.value, 2048);
+  for (const char* other : {"megatron-core", "pytorch-fsdp", "pytorch-fsdp2", "jax-xla"}) {
+    EXPECT_EQ((*shipped.Find(other))->fused_softmax_max_keys.value, 0) << other;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -104,6 +104,11 @@ struct TransformerConfig {
   // all-gathered input of each column-parallel GEMM for its weight gradient,
   // so the backward does not gather it again.
   bool tp_keeps_gathered_input = false;
+  // Unfused attention's softmax (the framework profile's
+  // fused_softmax_max_keys): the longest key sequence Megatron's fused
+  // scale-mask-softmax kernel takes; shapes it does not take run PyTorch's
+  // fallback (models::Dims::torch_softmax). 0: the fused kernel always applies.
+  int fused_softmax_max_keys = 0;
   // FP8 steps all-gather the column-parallel GEMMs' inputs and the
   // row-parallel GEMMs' output gradients in float8 (training.fp8_tp_gather).
   bool fp8_tp_gather = false;

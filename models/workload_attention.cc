@@ -51,12 +51,52 @@ Op AttentionBackward(const Op& fwd) {
 // Elements of the b·(a/tp)·s_q·s_kv attention scores of the unfused path.
 int64_t ScoreElements(const Dims& d) { return d.b * d.a_local * d.s_local * d.s; }
 
+// The unfused path's softmax over `scores` elements. Megatron's fused
+// scale-mask-softmax kernel reads S and writes P in 16 bits. Where its
+// constraints fail (Dims::torch_softmax) FusedScaleMaskSoftmax runs PyTorch's
+// fallback with softmax_in_fp32 (set whenever query-key layer scaling is on,
+// Megatron's default): input.float(), input * scale, masked_fill_ with the
+// causal mask, torch.nn.Softmax and probs.half(), five kernels with fp32
+// intermediates (Megatron-DeepSpeed megatron/model/fused_softmax.py at
+// 0782d75; vTrain's profiled copy, src/model/fused_softmax.py at f8dda84).
+// The [s, s] boolean mask is small and read from cache, so not counted.
+void SoftmaxForward(const Dims& d, int64_t scores, std::vector<Op>* ops) {
+  if (!d.torch_softmax) {
+    ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * d.act));
+    return;
+  }
+  constexpr int64_t kFp32 = 4;
+  ops->push_back(MemoryBound(d, "attention_softmax_to_fp32", scores * (d.act + kFp32)));
+  ops->push_back(MemoryBound(d, "attention_softmax_scale", 2 * scores * kFp32));
+  ops->push_back(MemoryBound(d, "attention_softmax_mask", 2 * scores * kFp32));
+  ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * kFp32));
+  ops->push_back(MemoryBound(d, "attention_softmax_to_fp16", scores * (kFp32 + d.act)));
+}
+
+// Backward of SoftmaxForward. Fused: reads P and dP, writes dS. Fallback:
+// autograd runs each forward kernel's backward in reverse: the gradient cast
+// to fp32, the softmax backward (reads dP and the fp32 P, writes dS), the
+// masked_fill backward (zeroes the masked gradients), the scale's multiply and
+// the cast back to 16 bits.
+void SoftmaxBackward(const Dims& d, int64_t scores, std::vector<Op>* ops) {
+  if (!d.torch_softmax) {
+    ops->push_back(MemoryBound(d, "attention_softmax_bwd", 3 * scores * d.act));
+    return;
+  }
+  constexpr int64_t kFp32 = 4;
+  ops->push_back(MemoryBound(d, "attention_softmax_bwd_to_fp32", scores * (d.act + kFp32)));
+  ops->push_back(MemoryBound(d, "attention_softmax_bwd", 3 * scores * kFp32));
+  ops->push_back(MemoryBound(d, "attention_softmax_mask_bwd", 2 * scores * kFp32));
+  ops->push_back(MemoryBound(d, "attention_softmax_scale_bwd", 2 * scores * kFp32));
+  ops->push_back(MemoryBound(d, "attention_softmax_bwd_to_fp16", scores * (kFp32 + d.act)));
+}
+
 }  // namespace
 
 // The attention core's forward ops: one FlashAttention kernel, or Megatron's
 // unfused CoreAttention (K and V expanded to all a/tp heads, as Megatron's
-// repeat_interleave does for GQA): S = Q·K^T as a batched GEMM, the fused
-// scale-mask-softmax (reads S, writes P), dropout (reads P, writes P' and a
+// repeat_interleave does for GQA): S = Q·K^T as a batched GEMM, the
+// scale-mask-softmax (SoftmaxForward), dropout (reads P, writes P' and a
 // 1-byte mask) and O = P'·V. Every product is the full s_q x s_kv: no kernel
 // skips the causal half.
 //
@@ -76,7 +116,7 @@ void AttentionCoreForward(const Dims& d, std::vector<Op>* ops) {
   const int64_t batch = d.b * d.a_local, scores = ScoreElements(d);
   if (d.alibi) ops->push_back(MemoryBound(d, "attention_alibi_bias", 2 * scores * d.act));
   ops->push_back(Gemm(d, "attention_scores_gemm", d.s_local, d.s, d.d, batch));
-  ops->push_back(MemoryBound(d, "attention_softmax", 2 * scores * d.act));
+  SoftmaxForward(d, scores, ops);
   ops->push_back(MemoryBound(d, "attention_dropout", scores * (2 * d.act + 1)));
   ops->push_back(Gemm(d, "attention_context_gemm", d.s_local, d.d, d.s, batch));
 }
@@ -93,8 +133,12 @@ void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, bool repla
   if (replay) {
     std::vector<std::string_view> names = {"attention_fwd"};
     if (d.unfused_attention) {
-      names = {"attention_scores_gemm", "attention_softmax", "attention_dropout",
-               "attention_context_gemm"};
+      names = {"attention_scores_gemm"};
+      for (const Op& op : fwd) {
+        if (op.name.starts_with("attention_softmax")) names.push_back(op.name);
+      }
+      names.push_back("attention_dropout");
+      names.push_back("attention_context_gemm");
       if (d.alibi) names.insert(names.begin(), "attention_alibi_bias");
     }
     Replay(fwd, names, ops);
@@ -108,7 +152,7 @@ void AttentionCoreBackward(const Dims& d, const std::vector<Op>& fwd, bool repla
   ops->push_back(Gemm(d, "attention_dprobs_gemm", context.m, context.k, context.n, context.batch));
   ops->push_back(Gemm(d, "attention_dv_gemm", context.k, context.n, context.m, context.batch));
   ops->push_back(MemoryBound(d, "attention_dropout_bwd", scores * (2 * d.act + 1)));
-  ops->push_back(MemoryBound(d, "attention_softmax_bwd", 3 * scores * d.act));
+  SoftmaxBackward(d, scores, ops);
   const Op& qk = FindOp(fwd, "attention_scores_gemm");
   ops->push_back(Gemm(d, "attention_dq_gemm", qk.m, qk.k, qk.n, qk.batch));
   ops->push_back(Gemm(d, "attention_dk_gemm", qk.n, qk.k, qk.m, qk.batch));

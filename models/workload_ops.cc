@@ -41,6 +41,12 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   d.window = c.sliding_window;
   d.window_share = c.sliding_window_share();
   d.unfused_attention = c.attention_backend == AttentionBackend::kUnfused;
+  // FusedScaleMaskSoftmax.forward's custom_kernel_constraint (Megatron-
+  // DeepSpeed megatron/model/fused_softmax.py): 16 < sk <= the limit, sq % 4
+  // == 0 and the b·np attention batches % 4 == 0.
+  const bool fused_softmax_fits = d.s > 16 && d.s <= c.fused_softmax_max_keys &&
+                                  d.s_local % 4 == 0 && (d.b * d.a_local) % 4 == 0;
+  d.torch_softmax = d.unfused_attention && c.fused_softmax_max_keys > 0 && !fused_softmax_fits;
   d.eager = c.elementwise == ElementwiseKernels::kEager;
   d.rms_norm = c.norm == Norm::kRmsNorm;
   d.glu_clamp = c.megatron_core_modules && c.glu_clamp > 0;

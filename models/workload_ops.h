@@ -48,6 +48,11 @@ struct Dims {
   int64_t window;          // TransformerConfig::sliding_window (0: none)
   double window_share;     // TransformerConfig::sliding_window_share()
   bool unfused_attention;  // AttentionBackend::kUnfused
+  // Unfused attention whose shape Megatron's fused scale-mask-softmax kernel
+  // does not take (TransformerConfig::fused_softmax_max_keys): FusedScaleMask-
+  // Softmax falls back to PyTorch's fp32 cast, scale, masked_fill, softmax and
+  // 16-bit cast, five kernels each way instead of one.
+  bool torch_softmax;
   bool eager;              // ElementwiseKernels::kEager
   bool rms_norm;           // Norm::kRmsNorm
   // Megatron-Core's implementation of the layer variants (all false unless
