@@ -207,10 +207,9 @@ class ServingOpBuilder {
 
  private:
   // The routed rows of the busiest GPU's grouped expert GEMM, which the layer
-  // waits for (every GPU's without EP), and the rows it computes in whole M
-  // tiles (strategies/serving_moe_routing.h).
-  // The busiest GPU's routed rows, and its expected rows padded to whole
-  // kGroupedGemmTileRows and kGroupedGemmSmallTileRows tiles per expert.
+  // waits for (every GPU's without EP), and its expected rows padded to whole
+  // kGroupedGemmTileRows and kGroupedGemmSmallTileRows tiles per expert
+  // (strategies/serving_moe_routing.h).
   struct ExpertRows {
     double busiest = 0, padded = 0, small_padded = 0;
   };

@@ -81,7 +81,7 @@ struct CollectiveCalibration {
   // share of P2P over the same links: NCCL 2.23 and later do not use P2P
   // across a CPU host bridge in a node with more than 2 of the group's GPUs.
   double shm_efficiency;
-  std::vector<NicCalibration> nics;
+  std::vector<NicCalibration> nics;  // by NIC technology; most have none
   // Where call_overhead, tree_efficiency, nvls_latency, nvls_scale and
   // shm_efficiency come from.
   std::string_view call_overhead_source;
