@@ -149,8 +149,7 @@ std::vector<std::vector<int>> CollectivePlanner::Rings(const std::vector<int>& g
 }
 
 CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gpus) const {
-  Builder b(cluster_, calibration_, Algorithm::kRing);
-  b.ShmAcrossHostBridges(gpus);
+  Builder b(cluster_, calibration_, Algorithm::kRing, gpus);
   const double n = static_cast<double>(gpus.size());
   if (op == Collective::kAllToAll || op == Collective::kSendRecv) {
     const int pairs = op == Collective::kSendRecv ? 1 : static_cast<int>(gpus.size());
@@ -194,8 +193,7 @@ CollectivePlan CollectivePlanner::Ring(Collective op, const std::vector<int>& gp
 }
 
 CollectivePlan CollectivePlanner::Tree(const std::vector<int>& gpus) const {
-  Builder b(cluster_, calibration_, Algorithm::kTree);
-  b.ShmAcrossHostBridges(gpus);
+  Builder b(cluster_, calibration_, Algorithm::kTree, gpus);
   const auto nodes = ByNode(cluster_, gpus);
   int per_node = 0;
   for (const auto& [node, local] : nodes) {
@@ -224,7 +222,7 @@ absl::StatusOr<CollectivePlan> CollectivePlanner::Nvls(const std::vector<int>& g
   if (ByNode(cluster_, gpus).size() != 1) {
     return fail("NVLS is modelled within one node; use hierarchical or ring");
   }
-  Builder b(cluster_, calibration_, Algorithm::kNvls);
+  Builder b(cluster_, calibration_, Algorithm::kNvls, gpus);
   for (int g : gpus) {
     const std::optional<int> edge = cluster_.NvSwitchEdge(g);
     if (!edge) return fail(absl::StrCat("GPU ", g, " has no NVSwitch link"));
@@ -260,8 +258,7 @@ absl::StatusOr<CollectivePlan> CollectivePlanner::Hierarchical(
       return fail("hierarchical needs the same number of GPUs on every node");
     }
   }
-  Builder b(cluster_, calibration_, Algorithm::kHierarchical);
-  b.ShmAcrossHostBridges(gpus);
+  Builder b(cluster_, calibration_, Algorithm::kHierarchical, gpus);
   const double kk = k;
   const double m = static_cast<double>(nodes.size());
   const auto intra_phase = [&](bool base) {

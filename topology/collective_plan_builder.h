@@ -35,9 +35,13 @@ class CollectivePlanner::Builder {
     double fixed_seconds = 0;       // protocol-independent (NVLS)
   };
 
-  Builder(const Cluster& cluster, const CollectiveCalibration& cal, Algorithm algorithm)
+  // `gpus`: the collective's group, whose nodes with more than 2 of it run
+  // their host-bridge hops over SHM (IsShmHop).
+  Builder(const Cluster& cluster, const CollectiveCalibration& cal, Algorithm algorithm,
+          const std::vector<int>& gpus)
       : cluster_(cluster), cal_(cal), scratch_(Scratch::Acquire(cluster.num_links())),
-        flow_count_(scratch_->flow_count), phase_load_(scratch_->phase_load) {
+        flow_count_(scratch_->flow_count), phase_load_(scratch_->phase_load),
+        shm_nodes_(NodesHoldingMoreThanTwo(cluster, gpus)) {
     plan_.algorithm = algorithm;
   }
   Builder(const Builder&) = delete;
@@ -52,17 +56,6 @@ class CollectivePlanner::Builder {
   void BeginFlow(double bytes_per_byte) {
     SIM_CHECK(flow_touched_.empty()) << "BeginFlow inside a flow";
     flow_bytes_ = bytes_per_byte;
-  }
-  // Marks the nodes where more than 2 of `gpus` run: there NCCL (2.23 and
-  // later, ncclTopoCheckP2p: p2pLevel PATH_PXB) does not use P2P between GPUs
-  // whose PCIe path crosses a CPU host bridge, and a hop between them goes
-  // through host memory (the SHM transport). AMD hosts keep P2P for up to 2
-  // GPUs, so 2 or fewer keep it here whatever the host.
-  void ShmAcrossHostBridges(const std::vector<int>& gpus) {
-    std::vector<int> per_node(cluster_.num_nodes(), 0);
-    for (int g : gpus) ++per_node[cluster_.NodeOf(g)];
-    shm_node_.assign(per_node.size(), false);
-    for (size_t n = 0; n < per_node.size(); ++n) shm_node_[n] = per_node[n] > 2;
   }
   // Adds the route of the hop src -> dst (GPU indices) to the current flow. A
   // hop over the SHM transport loads each link of its route 1/shm_efficiency
@@ -204,12 +197,33 @@ class CollectivePlanner::Builder {
   std::vector<int> flow_touched_;
   std::vector<double>& phase_load_;  // per link, bytes per request byte this phase
   std::vector<int> phase_touched_;
-  // An intra-node hop of a marked node whose route crosses a host bridge
-  // without NVLink (ShmAcrossHostBridges).
+  // The nodes holding more than 2 of `gpus`, sorted: there NCCL (2.23 and
+  // later, ncclTopoCheckP2p: p2pLevel PATH_PXB) does not use P2P between GPUs
+  // whose PCIe path crosses a CPU host bridge, and a hop between them goes
+  // through host memory (the SHM transport). AMD hosts keep P2P for up to 2
+  // GPUs, so 2 or fewer keep it here whatever the host. Proportional to the
+  // group, not the cluster.
+  static std::vector<int> NodesHoldingMoreThanTwo(const Cluster& cluster,
+                                                  const std::vector<int>& gpus) {
+    std::vector<int> nodes;
+    nodes.reserve(gpus.size());
+    for (int g : gpus) nodes.push_back(cluster.NodeOf(g));
+    std::sort(nodes.begin(), nodes.end());
+    std::vector<int> marked;
+    for (size_t i = 0; i < nodes.size();) {
+      size_t j = i;
+      while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+      if (j - i > 2) marked.push_back(nodes[i]);
+      i = j;
+    }
+    return marked;
+  }
+  // An intra-node hop of a node of shm_nodes_ whose route crosses a host
+  // bridge without NVLink.
   bool IsShmHop(int src, int dst) const {
     const int node = cluster_.NodeOf(src);
-    if (node != cluster_.NodeOf(dst) || node >= static_cast<int>(shm_node_.size()) ||
-        !shm_node_[node]) {
+    if (node != cluster_.NodeOf(dst) ||
+        !std::binary_search(shm_nodes_.begin(), shm_nodes_.end(), node)) {
       return false;
     }
     bool host_bridge = false;
@@ -221,7 +235,7 @@ class CollectivePlanner::Builder {
     return host_bridge;
   }
 
-  std::vector<bool> shm_node_;  // by node: P2P off across host bridges
+  const std::vector<int> shm_nodes_;  // NodesHoldingMoreThanTwo of the group
   double flow_bytes_ = 0;
   int phase_first_flow_ = 0;
   std::array<double, 4> hop_count_{};  // this phase's hops by slowest LinkKind
