@@ -17,6 +17,7 @@ namespace clustersim::models {
 namespace {
 
 using testing::Build;
+using testing::Get;
 using testing::Names;
 using testing::Preset;
 using ::testing::Contains;
@@ -32,14 +33,6 @@ TransformerConfig SixteenHeads(int max_keys) {
   c.attention_backend = AttentionBackend::kUnfused;
   c.fused_softmax_max_keys = max_keys;
   return c;
-}
-
-const Op& Get(const std::vector<Op>& ops, std::string_view name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << "no op " << name;
-  return ops.front();
 }
 
 std::vector<std::string> SoftmaxNames(const std::vector<Op>& ops) {

@@ -16,6 +16,7 @@ namespace clustersim::models {
 namespace {
 
 using testing::Build;
+using testing::Get;
 using testing::Names;
 using ::testing::Contains;
 using ::testing::Not;
@@ -25,14 +26,6 @@ TransformerConfig GptOss(bool megatron_core) {
   EXPECT_TRUE(c.ok()) << c.status();
   c->megatron_core_modules = megatron_core;
   return *c;
-}
-
-const Op& Get(const std::vector<Op>& ops, std::string_view name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << "no op " << name;
-  return ops.front();
 }
 
 int IndexOf(const std::vector<Op>& ops, std::string_view name) {

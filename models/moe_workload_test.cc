@@ -15,6 +15,7 @@ namespace clustersim::models {
 namespace {
 
 using testing::Build;
+using testing::Get;
 using testing::Names;
 using ::testing::ElementsAre;
 
@@ -22,14 +23,6 @@ TransformerConfig Mixtral() {
   absl::StatusOr<TransformerConfig> c = ModelCatalog::Default().Find("mixtral-8x7b");
   EXPECT_TRUE(c.ok()) << c.status();
   return *c;
-}
-
-const Op& Get(const std::vector<Op>& ops, std::string_view name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << "no op " << name;
-  return ops.front();
 }
 
 double GemmFlops(const std::vector<Op>& ops, bool skip_router) {

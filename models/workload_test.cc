@@ -13,18 +13,11 @@ namespace clustersim::models {
 namespace {
 
 using testing::Build;
+using testing::Get;
 using testing::Names;
 using testing::Preset;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-const Op& Get(const std::vector<Op>& ops, std::string_view name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << "no op " << name;
-  return ops.front();
-}
 
 double SumFlops(const std::vector<Op>& ops, bool include_recompute = true) {
   double f = 0;

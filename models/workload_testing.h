@@ -2,8 +2,8 @@
 //
 // Helpers for models/ tests: a catalog preset and a built workload, each
 // failing the calling test (not crashing it) when the catalog or the builder
-// refuses; the names of a list of ops, for ElementsAre; how often an op occurs
-// in a list; a small hand-built dense model.
+// refuses; the names of a list of ops, for ElementsAre; an op of a list by
+// name; how often an op occurs in a list; a small hand-built dense model.
 #ifndef CLUSTERSIM_MODELS_WORKLOAD_TESTING_H_
 #define CLUSTERSIM_MODELS_WORKLOAD_TESTING_H_
 
@@ -34,6 +34,16 @@ inline std::vector<std::string> Names(const std::vector<Op>& ops) {
   std::vector<std::string> names;
   for (const Op& op : ops) names.push_back(op.name);
   return names;
+}
+
+// The first op `name` in `ops`; fails the calling test (and returns the first
+// op) when there is none. REQUIRES: `ops` is not empty.
+inline const Op& Get(const std::vector<Op>& ops, std::string_view name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return ops.front();
 }
 
 // Occurrences of the op `name` in `ops`.
