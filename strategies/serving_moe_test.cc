@@ -180,9 +180,9 @@ TEST_F(ServingMoeTest, SharedExpertsAndDenseFirstLayers) {
 // streams the touched experts' weights. DeepSeek-V3 at one decode token on tp
 // 8 (H200, FP8): 8 routed rows on 8 experts, 8 x 16 rows computed; reading
 // the 8 experts' 512 x 7168 FP8 gate/up weights (29 MB) takes about 7 us, and
-// the GEMM is memory-bound (about 9 us with the launch). Counting 8 x 128
-// padded rows on the kernel model's tile grid made it compute-bound at about
-// twice that.
+// the GEMM is memory-bound (about 9 us with the launch). Counted as 8 x 128
+// padded rows on the kernel model's tile grid it would be compute-bound at
+// about twice that (the last check).
 TEST_F(ServingMoeTest, GroupedGemmUnderATileStreamsItsWeights) {
   ServingCostModel model = Model("deepseek-v3-671b", 8);
   const std::vector<models::Op> ops = model.LayerOps(Decode(1, 1000));

@@ -154,8 +154,8 @@ TEST(AnalyticNetworkTest, RejectsBadRequestsWithClearErrors) {
 
 // Jean Zay's Omni-Path nodes (4 x opa-100 per 8 A100s): NCCL's measured rate
 // per link and one link per ring crossing a node (collective_calibration's
-// opa-100 row), where the InfiniBand row would give every NIC a channel at
-// 0.95 of line rate.
+// opa-100 row), where a NIC technology without a row of its own gets a
+// channel per NIC at its kind's 0.95 of line rate.
 Cluster JeanZay(int nodes, const std::string& nic_link) {
   ClusterSpec spec;
   spec.custom_node = CustomNodeSpec{.gpus_per_node = 8, .gpu_link = "nvlink3", .nvls = false,
@@ -180,7 +180,7 @@ TEST(AnalyticNetworkTest, OmniPathRunsAtNcclsMeasuredRateThroughOneLinkPerRing) 
       net.Estimate({Collective::kSendRecv, {0, 8}, sim::MiB(256), Algorithm::kRing});
   ASSERT_TRUE(send.ok()) << send.status();
   EXPECT_NEAR(send->algbw_gbs, 12.5 * 0.405, 0.1);
-  // The same node with 100 Gb/s InfiniBand links: a channel per link at 0.95.
+  // The same node with 100 Gb/s RoCE links (no row): a channel per link at 0.95.
   const Cluster ib = JeanZay(4, "roce-100g");
   AnalyticNetwork ib_net(ib);
   absl::StatusOr<CollectiveEstimate> ib_ring =
