@@ -424,7 +424,10 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   c.communication = linear.communication + attention.communication;
   const int64_t executor_seqs =
       ShareOf(t.decode_seqs + t.prefill_seqs, spec_.replica.expert_parallel);
-  if (t.eager) c.eager_dispatch = spec_.eager_dispatch_per_kernel * (linear.kernels + attention.kernels);
+  // An eager iteration's host dispatches each of its kernels.
+  if (t.eager) {
+    c.eager_dispatch = spec_.eager_dispatch_per_kernel * (linear.kernels + attention.kernels);
+  }
   c.host_work =
       spec_.host_per_iteration + spec_.host_per_sequence * executor_seqs + c.eager_dispatch;
   SetHostAndTime(spec_.host_overlapped, &c);
