@@ -76,7 +76,12 @@ bool AdpBalancer::AdmitsNow(int64_t startable, int64_t decodes) {
 }
 
 void PadToCudaGraph(const std::vector<int>& batch_sizes, int ranks, IterationTotals* t) {
-  if (batch_sizes.empty() || t->prefill_tokens > 0 || t->decode_queries != t->decode_seqs) return;
+  if (batch_sizes.empty()) return;
+  if (t->prefill_tokens > 0) {
+    t->eager = true;
+    return;
+  }
+  if (t->decode_queries != t->decode_seqs) return;
   const int64_t r = std::max(1, ranks);
   const int64_t per_rank = CeilDiv(t->decode_seqs, r);
   for (int size : batch_sizes) {
@@ -85,6 +90,7 @@ void PadToCudaGraph(const std::vector<int>& batch_sizes, int ranks, IterationTot
       return;
     }
   }
+  t->eager = true;
 }
 
 }  // namespace clustersim::strategies

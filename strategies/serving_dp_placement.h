@@ -78,6 +78,17 @@ class AdpBalancer {
 // captured CUDA graph `batch_sizes` (ascending, per rank) that holds the
 // busiest of `ranks` ranks' sequences: t->tokens grows to it x ranks. Above
 // the largest, or with none captured: unchanged.
+//
+// With graphs captured, an iteration with a prompt on any rank, or whose
+// busiest rank holds more sequences than the largest graph, runs eagerly on
+// every rank (t->eager). TensorRT-LLM's PyTorch runtime
+// (tensorrt_llm/_torch/pyexecutor/cuda_graph_runner.py, CUDAGraphRunner):
+// a batch with context requests cannot run a graph, and under attention DP
+// the ranks all-gather [can_run_cuda_graph, batch_size] and all go eager
+// unless every rank can and their sizes are equal; with padding every rank
+// first pads to the captured size over the largest rank's batch, so sizes
+// differ only above the largest captured graph. Verification steps of
+// speculative decoding keep their graphs.
 void PadToCudaGraph(const std::vector<int>& batch_sizes, int ranks, IterationTotals* t);
 
 }  // namespace clustersim::strategies

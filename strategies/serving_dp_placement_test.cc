@@ -78,5 +78,27 @@ TEST(PadToCudaGraphTest, PadsDecodeOnlyIterationsToTheCapturedBatch) {
   EXPECT_EQ(t.tokens, 3);
 }
 
+// TensorRT-LLM's PyTorch runtime replays a graph only for decode steps alone
+// within the largest captured batch; any prompt, or a larger batch, runs
+// eagerly. Without captured graphs nothing is marked.
+TEST(PadToCudaGraphTest, MarksIterationsThatCannotReplayAGraphEager) {
+  IterationTotals decode;
+  decode.tokens = decode.decode_seqs = decode.decode_queries = 3;
+  IterationTotals t = decode;
+  PadToCudaGraph({1, 4, 8}, 2, &t);
+  EXPECT_FALSE(t.eager);
+  t = decode;
+  PadToCudaGraph({1}, 2, &t);  // 2 sequences on the busiest rank, above 1
+  EXPECT_TRUE(t.eager);
+  t = decode;
+  t.prefill_tokens = 5;
+  PadToCudaGraph({1, 4, 8}, 2, &t);
+  EXPECT_TRUE(t.eager);
+  t = decode;
+  t.prefill_tokens = 5;
+  PadToCudaGraph({}, 2, &t);
+  EXPECT_FALSE(t.eager);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

@@ -44,7 +44,10 @@ double ExpectedExpertsTouched(int experts, int top_k, int64_t tokens) {
 
 void SetHostAndTime(bool overlapped, IterationCost* c) {
   const sim::Duration gpu = c->compute + c->communication;
-  c->host = overlapped ? std::max(sim::Duration::Zero(), c->host_work - gpu) : c->host_work;
+  const sim::Duration zero = sim::Duration::Zero();
+  c->host = overlapped ? std::max(zero, c->host_work - gpu)
+                       : c->host_work - c->eager_dispatch +
+                             std::max(zero, c->eager_dispatch - gpu);
   c->time = gpu + c->host;
 }
 
@@ -170,6 +173,9 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   if (spec.host_per_iteration < sim::Duration::Zero()) {
     return absl::InvalidArgumentError(
         "inference.host_overhead_us_per_iteration must be >= 0; 0 models an overlapped host");
+  }
+  if (spec.eager_dispatch_per_kernel < sim::Duration::Zero()) {
+    return absl::InvalidArgumentError("inference.eager_dispatch_us_per_kernel must be >= 0");
   }
   if (spec.host_per_sequence < sim::Duration::Zero()) {
     return absl::InvalidArgumentError("inference.host_overhead_us_per_sequence must be >= 0");
@@ -339,6 +345,7 @@ absl::Status ServingCostModel::Add(const std::vector<Op>& ops, const IterationTo
       part->compute += time * times;
       part->flops += builder.ModelFlops(op, t) * static_cast<double>(times * tp);
     }
+    part->kernels += times;
   }
   return absl::OkStatus();
 }
@@ -417,7 +424,12 @@ IterationCost ServingCostModel::Cost(const IterationTotals& t) {
   c.communication = linear.communication + attention.communication;
   const int64_t executor_seqs =
       ShareOf(t.decode_seqs + t.prefill_seqs, spec_.replica.expert_parallel);
-  c.host_work = spec_.host_per_iteration + spec_.host_per_sequence * executor_seqs;
+  // An eager iteration's host dispatches each of its kernels.
+  if (t.eager) {
+    c.eager_dispatch = spec_.eager_dispatch_per_kernel * (linear.kernels + attention.kernels);
+  }
+  c.host_work =
+      spec_.host_per_iteration + spec_.host_per_sequence * executor_seqs + c.eager_dispatch;
   SetHostAndTime(spec_.host_overlapped, &c);
   c.flops = linear.flops + attention.flops;
   return c;

@@ -148,6 +148,10 @@ struct IterationTotals {
   double window_decode_pairs = 0;
   int64_t rank_window_prefill_kv_tokens = 0;
   double rank_window_prefill_pairs = 0;
+  // The iteration runs eagerly, kernel by kernel, rather than replaying a
+  // captured CUDA graph (PadToCudaGraph, strategies/serving_dp_placement.h):
+  // its host dispatches every kernel (ServingModelSpec::eager_dispatch_per_kernel).
+  bool eager = false;
 
   // What a sliding-window layer sees: these totals with the windowed sums in
   // place of the plain KV-token and causal-pair sums.
@@ -201,6 +205,13 @@ struct ServingModelSpec {
   // (TensorRT-LLM's overlap scheduler): an iteration takes the longer of the
   // GPU work and the host work instead of their sum.
   bool host_overlapped = false;
+  // Host time to dispatch one kernel of an iteration that runs eagerly
+  // (IterationTotals::eager): Python and the launch for each op of every
+  // layer and of the iteration, collectives included. The kernels run while
+  // later ones are dispatched, so this time overlaps the iteration's own GPU
+  // work (IterationCost::eager_dispatch). Zero: eager iterations cost what
+  // graph replays do. >= 0.
+  sim::Duration eager_dispatch_per_kernel;
   // Decode attention's CUDA-core arithmetic rate in FLOPs per SM per clock
   // (models/data/fitted_constants.textproto); 0: decode attention is bound by
   // its bytes only. >= 0.
@@ -216,13 +227,17 @@ struct IterationCost {
   sim::Duration communication;  // all-reduces, logits gather, stage sends
   sim::Duration host;           // the host time the GPUs wait for (all of host_work
                                 // unless overlapped: what it exceeds the GPU work by)
-  sim::Duration host_work;      // the host's work for the iteration
+  sim::Duration host_work;      // the host's work for the iteration, eager dispatch included
+  sim::Duration eager_dispatch;  // of it, dispatching the kernels one by one (eager only)
   double flops = 0;             // model FLOPs of the replica (all its GPUs)
 };
 
 // Sets c->host to the host time the GPUs wait for and c->time to the GPU work
 // (compute + communication) plus it: all of c->host_work, or under an
-// overlapped host only what it exceeds the GPU work by.
+// overlapped host only what it exceeds the GPU work by. The eager dispatch
+// share of host_work runs beside the GPU work in either case: a host that
+// does not overlap iterations waits for the rest of host_work plus what the
+// dispatch exceeds the GPU work by.
 void SetHostAndTime(bool overlapped, IterationCost* c);
 
 class ServingCostModel {
@@ -260,6 +275,7 @@ class ServingCostModel {
   struct Part {
     sim::Duration compute, communication;
     double flops = 0;
+    int64_t kernels = 0;  // ops launched, collectives included
   };
   // Costs `ops` of the iteration `t` (x `times`) into `part`.
   absl::Status Add(const std::vector<models::Op>& ops, const IterationTotals& t, int64_t times,

@@ -110,6 +110,44 @@ TEST_F(ServingIterationTest, HostPerSequenceAndOverlap) {
   EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_sequence"));
 }
 
+// An iteration that cannot replay a CUDA graph dispatches every kernel from
+// the host (IterationTotals::eager): per-kernel time x the ops of every layer
+// and of the iteration. The kernels run while later ones are dispatched, so
+// an overlapped host costs max(GPU, host work) and a serial one adds only
+// what the dispatch exceeds the GPU work by; a graph replay pays none of it.
+TEST_F(ServingIterationTest, EagerIterationsDispatchEveryKernel) {
+  ServingModelSpec spec;
+  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
+  spec.gpus = {0};
+  spec.host_per_iteration = sim::Microseconds(1000);
+  spec.eager_dispatch_per_kernel = sim::Microseconds(35);
+  absl::StatusOr<ServingCostModel> serial = ServingCostModel::Create(spec, *kernels_, *network_);
+  spec.host_overlapped = true;
+  absl::StatusOr<ServingCostModel> overlapped =
+      ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_TRUE(serial.ok() && overlapped.ok());
+  IterationTotals graph = Decode(64, 512);
+  IterationTotals eager = graph;
+  eager.eager = true;
+  const int64_t kernels = 32 * static_cast<int64_t>(overlapped->LayerOps(eager).size()) +
+                          static_cast<int64_t>(overlapped->IterationOps(eager).size());
+  const IterationCost g = overlapped->Cost(graph), e = overlapped->Cost(eager);
+  EXPECT_EQ(g.eager_dispatch, sim::Duration::Zero());
+  EXPECT_EQ(e.eager_dispatch, sim::Microseconds(35) * kernels);
+  EXPECT_EQ(e.host_work, sim::Microseconds(1000) + e.eager_dispatch);
+  EXPECT_EQ(e.compute, g.compute);
+  // A 64-sequence Llama 3 8B step (~6 ms) is shorter than ~11 ms of dispatch.
+  EXPECT_EQ(e.time, std::max(e.compute + e.communication, e.host_work));
+  EXPECT_GT(e.time, g.time);
+  const IterationCost s = serial->Cost(eager);
+  EXPECT_EQ(s.host, sim::Microseconds(1000) + e.eager_dispatch - (s.compute + s.communication));
+  EXPECT_EQ(s.time, sim::Microseconds(1000) + e.eager_dispatch);
+  spec.eager_dispatch_per_kernel = sim::Microseconds(-1);
+  absl::StatusOr<ServingCostModel> bad = ServingCostModel::Create(spec, *kernels_, *network_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("inference.eager_dispatch_us_per_kernel"));
+}
+
 // Decode attention's CUDA-core arithmetic (models/data/fitted_constants.textproto) is the
 // slower of bytes and arithmetic, so it only ever adds time. Llama 2 7B (MHA)
 // at batch 896 with 192 cached tokens does 32 x 4·4096·192·896 = 90.2 GFLOP

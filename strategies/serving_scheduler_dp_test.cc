@@ -125,5 +125,31 @@ TEST(ServingSchedulerDpTest, DecodeStepsPadToTheCapturedCudaGraph) {
   EXPECT_EQ(Totals({At(0, 10, 3), At(0, 10, 3), At(0, 10, 3)}, c)[2].tokens, 3);
 }
 
+// TensorRT-LLM's attention-DP ranks all run eagerly when any one has a
+// prompt: with prompts mixed into decode steps, an iteration where a late
+// prompt joins one rank is eager for the whole replica, and the decode-only
+// iterations replay their graphs (at most 2 sequences per rank here).
+TEST(ServingSchedulerDpTest, AnIterationWithAPromptOnAnyRankRunsEager) {
+  SchedulerConfig c = DpConfig(2, 1000);
+  c.mixed_whole_prompts = true;
+  c.cuda_graph_batch_sizes = {1, 4, 8};
+  const std::vector<ServingRequest> r = {At(0, 10, 6), At(0, 10, 6), At(2, 10, 3)};
+  const std::vector<IterationTotals> t = Totals(r, c);
+  int mixed = 0, decode_only = 0;
+  for (const IterationTotals& u : t) {
+    EXPECT_EQ(u.eager, u.prefill_tokens > 0);
+    if (u.prefill_tokens > 0 && u.decode_seqs > 0) {
+      ++mixed;
+      EXPECT_LT(u.rank_prefill_tokens, u.prefill_tokens + 1);
+    }
+    decode_only += u.prefill_tokens == 0;
+  }
+  EXPECT_GE(mixed, 1);
+  EXPECT_GE(decode_only, 3);
+  // No graphs captured: nothing is marked.
+  c.cuda_graph_batch_sizes.clear();
+  for (const IterationTotals& u : Totals(r, c)) EXPECT_FALSE(u.eager);
+}
+
 }  // namespace
 }  // namespace clustersim::strategies

@@ -73,6 +73,11 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
     // The Python executor's per-sequence work, overlapped with the GPUs'.
     inf->set_host_overhead_us_per_sequence(kTrtllmPytorchHostUsPerSequence);
     inf->set_host_overlapped(true);
+    // An iteration that cannot replay a captured graph dispatches its kernels
+    // one by one.
+    if (inf->cuda_graph_batch_sizes_size() > 0) {
+      inf->set_eager_dispatch_us_per_kernel(kTrtllmPytorchEagerUsPerKernel);
+    }
   }
   // Limits the row states replace the ones trtllm-bench would pick.
   if (!m.trtllm_bench || m.max_batch_size > 0) return absl::OkStatus();
@@ -137,6 +142,7 @@ absl::Status ApplyServingMode(const ServingModeMapping& m, const sim::CsvTable& 
         m.cuda_graph_batch_sizes, limits->max_batch_size, max_tokens, /*padding=*/true);
     inf->clear_cuda_graph_batch_sizes();
     for (int size : kept) inf->add_cuda_graph_batch_sizes(size);
+    if (kept.empty()) inf->clear_eager_dispatch_us_per_kernel();
     graphs = absl::StrFormat("; CUDA graphs captured up to batch %d", kept.empty() ? 0 : kept.back());
   }
   assumptions->push_back(absl::StrFormat(

@@ -252,8 +252,13 @@ ServingModeMapping MapServingMode(const sim::CsvTable& t, const sim::CsvTable::R
   if (m.trtllm_pytorch_runtime) {
     m.assumptions.push_back(absl::StrFormat(
         "TensorRT-LLM PyTorch runtime: host work of %.1f us per sequence and iteration beside "
-        "the per-iteration part, overlapped with the GPUs (overlap scheduler, on by default)",
-        kTrtllmPytorchHostUsPerSequence));
+        "the per-iteration part, overlapped with the GPUs (overlap scheduler, on by default)%s",
+        kTrtllmPytorchHostUsPerSequence,
+        m.cuda_graph_batch_sizes.empty()
+            ? ""
+            : absl::StrFormat("; an iteration with a prompt on any rank, or above the largest "
+                              "CUDA graph, runs eagerly at %.0f us of host dispatch per kernel",
+                              kTrtllmPytorchEagerUsPerKernel)));
   }
   if ((absl::StrContains(framework, "tensorrtllm_backend") || nim) && m.max_batch_size == 0) {
     m.trtllm_engine_defaults = true;

@@ -68,6 +68,16 @@ TEST(ServingModesTest, TrtllmBenchPytorchRowsRunWholePromptsAndReserveRequests) 
   EXPECT_TRUE(inf.host_overlapped());
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("no chunked prefill")));
   EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("overlap scheduler")));
+  // With graphs captured, a step that cannot replay one runs eagerly at
+  // 35 us of dispatch per kernel (TensorRT-LLM PR #12653).
+  EXPECT_DOUBLE_EQ(inf.eager_dispatch_us_per_kernel(), 35);
+  EXPECT_THAT((*runs)[0].assumptions, testing::Contains(HasSubstr("runs eagerly at 35 us")));
+  // No graphs listed: no eager cost (every step is costed alike).
+  row = Set(row, "cuda_graph_batch_sizes", "");
+  runs = MapInferenceRuns(Parse(row));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_TRUE((*runs)[0].scenario) << (*runs)[0].not_supported;
+  EXPECT_FALSE((*runs)[0].scenario->inference().has_eager_dispatch_us_per_kernel());
 }
 
 TEST(ServingModesTest, TritonServedTensorrtLlmEnginesRunUnderTheBuildDefaults) {

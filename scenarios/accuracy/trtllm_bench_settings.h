@@ -102,4 +102,13 @@ std::vector<int> CapturedCudaGraphBatchSizes(const std::vector<int>& sizes, int 
 // for x86 hosts (the measurement is a later runtime on a Grace CPU).
 inline constexpr double kTrtllmPytorchHostUsPerSequence = (45110.0 - 1250.0) / 1536.0;
 
+// Host time per kernel when TensorRT-LLM's PyTorch runtime runs an iteration
+// eagerly (inference.eager_dispatch_us_per_kernel): a prompt on any attention
+// rank, or a batch above the largest captured CUDA graph. Measured:
+// github.com/NVIDIA/TensorRT-LLM PR #12653 (2026-04-01, CUDA graphs for the
+// LTX-2 transformer on 8 GPUs), "CPU dispatch interval (~35us)" between eager
+// kernels of the PyTorch flow. Taken for every model and GPU (the measurement
+// is one model's kernels on one host).
+inline constexpr double kTrtllmPytorchEagerUsPerKernel = 35.0;
+
 #endif  // CLUSTERSIM_SCENARIOS_ACCURACY_TRTLLM_BENCH_SETTINGS_H_

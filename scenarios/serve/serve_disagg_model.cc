@@ -28,6 +28,7 @@ absl::StatusOr<std::unique_ptr<DisaggModel>> DisaggModel::Create(const ResolvedD
         .host_per_iteration = d.base.host_per_iteration,
         .host_per_sequence = d.base.host_per_sequence,
         .host_overlapped = d.base.host_overlapped,
+      .eager_dispatch_per_kernel = d.base.eager_dispatch_per_kernel,
         .decode_attention_flops_per_sm_cycle = d.base.decode_attention_flops_per_sm_cycle,
         .decode_attention_grouped_gqa = d.base.decode_attention_grouped_gqa};
     for (int g = 0; g < p->GpusPerInstance(); ++g) spec.gpus.push_back(p->first_gpu + g);

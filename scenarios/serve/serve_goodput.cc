@@ -148,6 +148,7 @@ absl::StatusOr<GoodputFound> ColocatedGoodput(const ResolvedServe& s, const SloT
       .host_per_iteration = s.host_per_iteration,
       .host_per_sequence = s.host_per_sequence,
       .host_overlapped = s.host_overlapped,
+      .eager_dispatch_per_kernel = s.eager_dispatch_per_kernel,
       .decode_attention_flops_per_sm_cycle = s.decode_attention_flops_per_sm_cycle,
       .decode_attention_grouped_gqa = s.decode_attention_grouped_gqa};
   for (int g = 0; g < replica.tensor_parallel * replica.pipeline_parallel; ++g) {

@@ -247,6 +247,20 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   r.host_overlapped = inf.host_overlapped();
   if (host_seq_us > 0) ei->set_host_overhead_us_per_sequence(host_seq_us);
   if (r.host_overlapped) ei->set_host_overlapped(true);
+  const double eager_us = inf.eager_dispatch_us_per_kernel();
+  if (!(eager_us >= 0 && eager_us <= 1e4)) {
+    return Bad("inference.eager_dispatch_us_per_kernel", eager_us,
+               "must be between 0 and 10000 microseconds (0: eager iterations cost what graph "
+               "replays do)");
+  }
+  if (eager_us > 0 && sc.cuda_graph_batch_sizes.empty()) {
+    return absl::InvalidArgumentError(
+        "inference.eager_dispatch_us_per_kernel needs inference.cuda_graph_batch_sizes: "
+        "an iteration runs eagerly only when it cannot replay a captured graph; list the "
+        "captured sizes or set it to 0");
+  }
+  r.eager_dispatch_per_kernel = sim::Duration::FromSecondsDouble(eager_us * 1e-6);
+  if (eager_us > 0) ei->set_eager_dispatch_us_per_kernel(eager_us);
   // The request path outside the engine (models/data/serving_frontends.textproto).
   const config::ServingFrontendConfig& fc = inf.frontend();
   const std::string frontend_name = fc.has_name() ? fc.name() : std::string("none");

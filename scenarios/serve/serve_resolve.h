@@ -68,6 +68,7 @@ struct ResolvedServe {
   sim::Duration host_per_iteration;                // the host's time per iteration
   sim::Duration host_per_sequence;                 // and per sequence of an iteration
   bool host_overlapped = false;                    // host work beside the GPUs'
+  sim::Duration eager_dispatch_per_kernel;         // per kernel of an eager iteration
   double decode_attention_flops_per_sm_cycle = 0;  // 0: bound off
   bool decode_attention_grouped_gqa = true;
   ResolvedPricing pricing;

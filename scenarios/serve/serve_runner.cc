@@ -104,6 +104,7 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
       .host_per_iteration = s.host_per_iteration,
       .host_per_sequence = s.host_per_sequence,
       .host_overlapped = s.host_overlapped,
+      .eager_dispatch_per_kernel = s.eager_dispatch_per_kernel,
       .decode_attention_flops_per_sm_cycle = s.decode_attention_flops_per_sm_cycle,
       .decode_attention_grouped_gqa = s.decode_attention_grouped_gqa};
   for (int g = 0; g < gpus_per_replica; ++g) spec.gpus.push_back(g);
