@@ -37,6 +37,20 @@ class ServingIterationTest : public ::testing::Test {
     return *std::move(m);
   }
 
+  // Llama 3 8B on GPU 0 with `spec`'s host settings, once with a serial and
+  // once with an overlapped host.
+  struct HostPair {
+    absl::StatusOr<ServingCostModel> serial, overlapped;
+  };
+  HostPair SerialAndOverlapped(ServingModelSpec spec) {
+    spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
+    spec.gpus = {0};
+    spec.host_overlapped = false;
+    absl::StatusOr<ServingCostModel> serial = ServingCostModel::Create(spec, *kernels_, *network_);
+    spec.host_overlapped = true;
+    return {std::move(serial), ServingCostModel::Create(spec, *kernels_, *network_)};
+  }
+
   static IterationTotals Decode(int64_t seqs, int64_t context) {
     std::vector<SequenceWork> w(seqs, {.new_tokens = 1, .context = context, .decode = true});
     return Summarise(w);
@@ -76,14 +90,9 @@ TEST_F(ServingIterationTest, HostTimeAddsOncePerIteration) {
 // work instead of their sum, so it binds only when the host is the slower.
 TEST_F(ServingIterationTest, HostPerSequenceAndOverlap) {
   ServingModelSpec spec;
-  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
-  spec.gpus = {0};
   spec.host_per_iteration = sim::Microseconds(1000);
   spec.host_per_sequence = sim::Microseconds(30);
-  absl::StatusOr<ServingCostModel> serial = ServingCostModel::Create(spec, *kernels_, *network_);
-  spec.host_overlapped = true;
-  absl::StatusOr<ServingCostModel> overlapped =
-      ServingCostModel::Create(spec, *kernels_, *network_);
+  auto [serial, overlapped] = SerialAndOverlapped(spec);
   ASSERT_TRUE(serial.ok() && overlapped.ok());
   std::vector<SequenceWork> w(8, {.new_tokens = 1, .context = 512, .decode = true});
   w.push_back({.new_tokens = 100, .context = 0, .decode = false});
@@ -105,7 +114,7 @@ TEST_F(ServingIterationTest, HostPerSequenceAndOverlap) {
   EXPECT_EQ(c.time, c.host_work);
   EXPECT_EQ(c.time, c.compute + c.communication + c.host);
   spec.host_per_sequence = sim::Microseconds(-1);
-  absl::StatusOr<ServingCostModel> bad = ServingCostModel::Create(spec, *kernels_, *network_);
+  const absl::StatusOr<ServingCostModel> bad = SerialAndOverlapped(spec).serial;
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("inference.host_overhead_us_per_sequence"));
 }
@@ -117,14 +126,9 @@ TEST_F(ServingIterationTest, HostPerSequenceAndOverlap) {
 // what the dispatch exceeds the GPU work by; a graph replay pays none of it.
 TEST_F(ServingIterationTest, EagerIterationsDispatchEveryKernel) {
   ServingModelSpec spec;
-  spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
-  spec.gpus = {0};
   spec.host_per_iteration = sim::Microseconds(1000);
   spec.eager_dispatch_per_kernel = sim::Microseconds(35);
-  absl::StatusOr<ServingCostModel> serial = ServingCostModel::Create(spec, *kernels_, *network_);
-  spec.host_overlapped = true;
-  absl::StatusOr<ServingCostModel> overlapped =
-      ServingCostModel::Create(spec, *kernels_, *network_);
+  auto [serial, overlapped] = SerialAndOverlapped(spec);
   ASSERT_TRUE(serial.ok() && overlapped.ok());
   IterationTotals graph = Decode(64, 512);
   IterationTotals eager = graph;
@@ -143,7 +147,7 @@ TEST_F(ServingIterationTest, EagerIterationsDispatchEveryKernel) {
   EXPECT_EQ(s.host, sim::Microseconds(1000) + e.eager_dispatch - (s.compute + s.communication));
   EXPECT_EQ(s.time, sim::Microseconds(1000) + e.eager_dispatch);
   spec.eager_dispatch_per_kernel = sim::Microseconds(-1);
-  absl::StatusOr<ServingCostModel> bad = ServingCostModel::Create(spec, *kernels_, *network_);
+  const absl::StatusOr<ServingCostModel> bad = SerialAndOverlapped(spec).serial;
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("inference.eager_dispatch_us_per_kernel"));
 }
