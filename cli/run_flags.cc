@@ -115,7 +115,9 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   Opt(strategy, "cpu-offloading-num-layers", &v.offload_layers,
       "offload the saved activations of the first N layers to host memory (Megatron-Core's "
       "activation offload; pp 1, no recompute)");
-  Opt(strategy, "precision", &v.precision, "bf16|fp16|fp8");
+  Opt(strategy, "precision", &v.precision,
+      "bf16|fp16|fp8|nvfp4 (nvfp4: Transformer Engine's NVFP4 recipe, linear-layer GEMMs on "
+      "the FP4 tensor cores; Blackwell)");
   Opt(strategy, "fp8-recipe", &v.fp8_recipe,
       "with fp8: delayed (default; amax history, all-reduced each step) | current (per-tensor "
       "amax of each cast) | mxfp8 (1-byte scale per 32 elements; Blackwell) | rowwise "

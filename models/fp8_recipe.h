@@ -44,6 +44,12 @@ enum class Fp8Recipe {
   // (float8_ops.py addmm_float8_unwrapped: the rowwise CUTLASS kernel is too
   // slow without fast accumulation).
   kRowwise,
+  // NVFP4BlockScaling (Transformer Engine v2.8, Blackwell), set by
+  // training.precision "nvfp4" (not a training.fp8_recipe value): E2M1 values
+  // with an E4M3 scale per 16 elements and an FP32 per-tensor scale; the
+  // wgrad GEMM's inputs pass a 16x16 random Hadamard transform, the weights
+  // are scaled in 16x16 blocks.
+  kNvfp4,
 };
 
 inline constexpr std::string_view Fp8RecipeName(Fp8Recipe r) {
@@ -51,6 +57,7 @@ inline constexpr std::string_view Fp8RecipeName(Fp8Recipe r) {
     case Fp8Recipe::kCurrent: return "current";
     case Fp8Recipe::kMxfp8: return "mxfp8";
     case Fp8Recipe::kRowwise: return "rowwise";
+    case Fp8Recipe::kNvfp4: return "nvfp4";
     case Fp8Recipe::kDelayed: break;
   }
   return "delayed";
@@ -82,12 +89,21 @@ inline absl::StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s) {
 //     column-scaled copy (3 B) = 8 (torchao 6243040
 //     torchao/testing/float8/roofline_utils.py, get_tensor_memory_traffic_ovhd_s,
 //     input and grad_output: the two cannot fuse, each scale spanning a whole
-//     row of the other layout).
+//     row of the other layout);
+//   nvfp4: three 2 B reads (nvte_hadamard_transform_amax for the rowwise
+//     amax and the post-RHT columnwise amax, the rowwise nvte_quantize_v2,
+//     the fused nvte_hadamard_transform_cast_fusion_columnwise) and two
+//     writes of 4-bit values plus an E4M3 scale per 16 (0.5 + 1/16 B each)
+//     = 6 + 2 x 0.5625 = 7.125 (TE v2.8 pytorch/csrc/quantizer.cpp
+//     NVFP4Quantizer::quantize_impl; the forward input's rowwise copy skips
+//     the RHT but shares the amax pass, costed the same).
+inline constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16;
 inline constexpr double Fp8CastBytesPerElement(Fp8Recipe r) {
   switch (r) {
     case Fp8Recipe::kCurrent: return 6;
     case Fp8Recipe::kMxfp8: return 4 + 2.0 / 32;
     case Fp8Recipe::kRowwise: return 8;
+    case Fp8Recipe::kNvfp4: return 3 * 2 + 2 * kNvfp4BytesPerElement;
     case Fp8Recipe::kDelayed: break;
   }
   return 4;
@@ -105,10 +121,13 @@ inline constexpr double Fp8CastBytesPerElement(Fp8Recipe r) {
 //     quantizer.cpp Float8CurrentScalingQuantizer) = 3 x entries;
 //   mxfp8: per entry one nvte_quantize_v2 (MXFP8Quantizer::quantize) = entries;
 //   rowwise: torchao's two cast kernels over the whole tensor (no per-entry
-//     path is modelled for it) = 2.
+//     path is modelled for it) = 2;
+//   nvfp4: per entry the amax, rowwise and columnwise kernels
+//     (NVFP4Quantizer::quantize_impl) = 3 x entries.
 inline constexpr int64_t Fp8GroupedCastKernels(Fp8Recipe r, int64_t entries) {
   switch (r) {
-    case Fp8Recipe::kCurrent: return 3 * entries;
+    case Fp8Recipe::kCurrent:
+    case Fp8Recipe::kNvfp4: return 3 * entries;
     case Fp8Recipe::kMxfp8: return entries;
     case Fp8Recipe::kRowwise: return 2;
     case Fp8Recipe::kDelayed: break;
@@ -120,8 +139,12 @@ inline constexpr int64_t Fp8GroupedCastKernels(Fp8Recipe r, int64_t entries) {
 // the activations' count, except under rowwise scaling, where the weight's
 // second layout is a 16-bit transpose (read 2 B, write 2 B) and then its
 // cast (3 B) after the first layout's cast (3 B) = 10 (roofline_utils.py
-// above, weight).
+// above, weight), and under NVFP4, whose weights take no RHT and one 2D
+// 16x16-block quantize: an amax pass (2 B) and the quantize reading 2 B and
+// writing the rowwise and columnwise copies (2 x 0.5625 B) = 5.125 (TE v2.8
+// recipe NVFP4BlockScaling fp4_quant_fwd_weight: fp4_2d_quantization, no RHT).
 inline constexpr double Fp8WeightCastBytesPerElement(Fp8Recipe r) {
+  if (r == Fp8Recipe::kNvfp4) return 2 + 2 + 2 * kNvfp4BytesPerElement;
   return r == Fp8Recipe::kRowwise ? 10 : Fp8CastBytesPerElement(r);
 }
 
@@ -143,6 +166,8 @@ inline constexpr double Fp8BackwardRescaleBytesPerElement(Fp8Recipe r) {
 // docs/examples/gemm_profiling/gemm_profiling.rst at d0067d0; B300's FP8 dense
 // rate equals B200's, carried over to B200 and GB200: inferred). Delayed,
 // current and rowwise scaling run per-tensor or unit-scale kernels: 1.
+// NVFP4's block-scaled FP4 GEMMs are rated against the FP4 peak by
+// models::Nvfp4GemmRateFactor (models/nvfp4_rate.h), not here: 1.
 inline constexpr double Fp8GemmRateFactor(Fp8Recipe r) {
   return r == Fp8Recipe::kMxfp8 ? 6.812 / 7.161 : 1.0;
 }

@@ -6,6 +6,7 @@
 
 #include "models/attention_tiles.h"
 #include "models/attention_window.h"
+#include "models/fp8_recipe.h"
 #include "sim/check.h"
 
 namespace clustersim::models {
@@ -108,6 +109,16 @@ KernelModel::KernelModel(const GpuSpec& gpu, KernelModelParams params,
     r.attention_bwd_scale = in_framework * params_.attention_kernel_backward;
     r.attention_fwd_fitted = r.attention_fwd_fitted || !r.attention_fwd_curve.empty();
     r.attention_bwd_fitted = r.attention_bwd_fitted || !r.attention_bwd_curve.empty();
+  }
+  if (params_.fp4_gemm_as_mxfp8) {
+    const Resolved& fp8 = resolved_[DtypeIndex(Dtype::kFp8)];
+    Resolved& fp4 = resolved_[DtypeIndex(Dtype::kFp4)];
+    // FP8's scale without the run's own FP8 recipe factor, times MXFP8's.
+    const double block = Fp8GemmRateFactor(Fp8Recipe::kMxfp8) / params_.fp8_recipe_gemm_factor;
+    fp4.gemm_scale = fp8.gemm_scale * block;
+    fp4.gemm_ceiling = fp8.gemm_ceiling * block;
+    fp4.small_tile_efficiency = fp8.small_tile_efficiency;
+    fp4.unaligned_efficiency = fp8.unaligned_efficiency;
   }
 }
 

@@ -145,6 +145,14 @@ struct KernelModelParams {
   // kernels against per-tensor-scaled FP8 ones (Fp8GemmRateFactor,
   // models/fp8_recipe.h). 1: per-tensor scaling.
   double fp8_recipe_gemm_factor = 1.0;
+  // true (training under NVFP4): FP4 GEMMs reach the fraction of the FP4 peak
+  // that MXFP8's block-scaled GEMMs reach of the FP8 peak: FP8's ceiling
+  // (calibrated or catalog), FP8's sustained-clock ratio and MXFP8's kernel
+  // rate (Fp8GemmRateFactor). Inferred: no sustained or ceiling measurement
+  // of an NVFP4 GEMM is in our sources, and FP4 tensor cores, twice FP8's
+  // math per clock, settle at least as low as FP8's under the same limit.
+  // false (serving's W4A4 GEMMs): the catalog's FP4 fallback.
+  bool fp4_gemm_as_mxfp8 = false;
   // Multiplies the tensor-core rate of GEMM and attention kernels (not their
   // HBM roofline): the SM clock under a board power cap over the clock held
   // at the default limit (models/power_model.h). 1: no cap.

@@ -61,12 +61,15 @@ double ZeroThreeGatherBytes(const MemoryInputs& in, const ParameterCounts& count
 // is cast from that shard (torchtitan's float8 all-gather, XLA's sharded
 // weights), so it shrinks with the shard group like the weights do; the
 // gathered layer's full copy is transient and counted with the gather buffers.
+// NVFP4 keeps the same two copies at 4 bits plus an E4M3 scale per 16
+// elements (TE v2.8 NVFP4Tensor rowwise and columnwise data): 2 x 0.5625 B.
 double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int layers,
                           int dense_shards, int expert_shards) {
-  if (s.dtype != Dtype::kFp8) return 0;
+  if (s.dtype != Dtype::kFp8 && s.dtype != Dtype::kFp4) return 0;
   const ParameterCounts counts = CountParameters(c);
   const double dense = counts.linear_per_layer - counts.expert_per_layer;
-  return 2.0 * layers *
+  const double per_copy = s.dtype == Dtype::kFp4 ? kNvfp4BytesPerElement : 1.0;
+  return 2.0 * per_copy * layers *
          (dense / (static_cast<double>(s.tensor_parallel) * dense_shards) +
           counts.expert_per_layer /
               (static_cast<double>(s.ExpertTp()) * s.expert_parallel * expert_shards));

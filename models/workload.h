@@ -198,9 +198,11 @@ struct Op {
   bool host_sync_before = false;
   GraphScope graph_scope = GraphScope::kNone;
 
-  // A GEMM whose operands Transformer Engine casts to FP8 (and whose amaxes
-  // the delayed-scaling recipe reduces).
-  bool IsFp8Gemm() const { return kind == OpKind::kGemm && dtype == Dtype::kFp8; }
+  // A GEMM whose operands Transformer Engine quantizes: to FP8 (whose amaxes
+  // the delayed-scaling recipe reduces) or, under NVFP4, to FP4.
+  bool IsFp8Gemm() const {
+    return kind == OpKind::kGemm && (dtype == Dtype::kFp8 || dtype == Dtype::kFp4);
+  }
 };
 
 // Megatron-Core's selective recompute modules (megatron/core/transformer/

@@ -27,7 +27,8 @@ constexpr int64_t kAmaxBytes = 4;
 // first micro-batch only; TE v2.9 module/linear.py refreshes the cached
 // workspace only then, under every recipe): the recipe's cast bytes
 // (models::Fp8WeightCastBytesPerElement: 4 delayed, 6 current, 4 + 2/32 MXFP8,
-// 10 torchao rowwise, which recasts every micro-batch, costed once too) per
+// 10 torchao rowwise, which recasts every micro-batch, costed once too, 5.125
+// NVFP4's 2D-block quantize) per
 // parameter of the transformer layers this GPU holds (the head and embedding
 // stay 16-bit). The cast of the next step's first
 // micro-batch is placed after this step's optimizer update on the compute
@@ -35,7 +36,7 @@ constexpr int64_t kAmaxBytes = 4;
 // (`gathered`) it reads; one per step either way. (MoE: the expert parameter
 // gather is not waited for.)
 void Builder::AddFp8WeightCast(int gpu, sim::TaskId gathered) {
-  if (p_.precision != models::Dtype::kFp8) return;
+  if (p_.precision != models::Dtype::kFp8 && p_.precision != models::Dtype::kFp4) return;
   const RankCoords c = placement_.CoordsOf(plan_.simulated_gpus[gpu]);
   int layers = 0;
   for (int chunk = 0; chunk < p_.virtual_pipeline; ++chunk) {

@@ -38,12 +38,13 @@ struct StepRun {
   double step_s = 0;
 };
 
-// GPT-3 1.3B cut to 4 layers, on H100s, unfolded.
-StepRun Simulate(ParallelConfig p, int world, bool amax, const LatencyNetwork& net) {
+// GPT-3 1.3B cut to 4 layers, on H100s (or `gpu_name`), unfolded.
+StepRun Simulate(ParallelConfig p, int world, bool amax, const LatencyNetwork& net,
+                 const char* gpu_name = "h100-sxm5-80gb") {
   models::TransformerConfig model = models::ModelCatalog::Default().Find("gpt3-1.3b").value();
   model.num_layers = 4;
   EXPECT_TRUE(ValidateParallelConfig(model, world, &p).ok());
-  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find("h100-sxm5-80gb");
+  const models::GpuSpec* gpu = *models::GpuCatalog::Default().Find(gpu_name);
   const models::KernelModel kernels(*gpu);
   StepInputs in{.model = &model, .parallel = &p, .kernels = &kernels, .network = &net};
   in.fp8_amax_reduction = amax;
@@ -151,6 +152,30 @@ TEST(Fp8WeightCastTest, BytesFollowTheRecipe) {
   EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kCurrent) / delayed, 1.5, 1e-6);
   EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kMxfp8) / delayed, 4.0625 / 4, 1e-6);
   EXPECT_NEAR(cast_bytes(models::Fp8Recipe::kRowwise) / delayed, 10.0 / 4, 1e-6);
+}
+
+// NVFP4 (on a B200): the weights' once-per-step 2D quantize moves 5.125 B per
+// parameter, 5.125/4 of delayed FP8's, and no amax all-reduce runs.
+TEST(Fp8WeightCastTest, Nvfp4QuantizesTheWeightsOnceWithoutAmaxReduction) {
+  const LatencyNetwork net(sim::Microseconds(50));
+  auto run = [&](models::Dtype precision, models::Fp8Recipe recipe) {
+    ParallelConfig p = Interleaved(precision);
+    p.fp8_recipe = recipe;
+    return Simulate(p, 8, true, net, "b200-sxm-180gb");
+  };
+  auto cast_bytes = [](const StepRun& r) {
+    int64_t bytes = 0;
+    for (const TaskInfo& info : r.plan.infos) {
+      if (info.op != nullptr && info.op->name == "fp8_weight_cast") bytes = info.op->bytes.count();
+    }
+    return static_cast<double>(bytes);
+  };
+  const StepRun delayed = run(models::Dtype::kFp8, models::Fp8Recipe::kDelayed);
+  const StepRun nvfp4 = run(models::Dtype::kFp4, models::Fp8Recipe::kNvfp4);
+  ASSERT_GT(cast_bytes(delayed), 0);
+  EXPECT_NEAR(cast_bytes(nvfp4) / cast_bytes(delayed), 5.125 / 4, 1e-6);
+  EXPECT_EQ(Find(nvfp4.plan, "fp8_amax_allreduce_fwd").first, 0);
+  EXPECT_EQ(Find(nvfp4.plan, "fp8_amax_allreduce_bwd").first, 0);
 }
 
 }  // namespace

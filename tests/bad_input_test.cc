@@ -88,6 +88,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Mxfp8OffBlackwell",
              std::string(kGpt22b) + " --gpu h100-sxm5-80gb --precision fp8 --fp8-recipe mxfp8", "",
              {"training.fp8_recipe=\"mxfp8\"", "Blackwell"}},
+        // NVFP4 training needs FP4 tensor cores, which an H100 lacks.
+        Case{"Nvfp4OffBlackwell",
+             std::string(kGpt22b) + " --gpu h100-sxm5-80gb --precision nvfp4", "",
+             {"training.precision=\"nvfp4\"", "use fp8 or bf16"}},
         // Hybrid sharding's group must divide the 8 data-parallel ranks.
         Case{"ShardGroupNotDividingDataParallel", "FILE",
              "cluster { gpu: \"h100-sxm5-80gb\" num_gpus: 8 }\nmodel { preset: \"llama2-7b\" }\n"

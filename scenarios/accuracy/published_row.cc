@@ -329,6 +329,18 @@ ValidationRow PublishedRow(const sim::CsvTable& t, const sim::CsvTable::Row& row
   if (recipe.no_tp_comm_overlap) p->set_tp_comm_overlap(false);
   if (recipe.no_param_gather_overlap) p->set_overlap_param_gather(false);
   config::TrainingConfig* tr = s.mutable_training();
+  // Megatron-Bridge's NVFP4 presets switch TP communication overlap off
+  // (v0.4.0 scripts/performance/configs/llama/llama3_llm_pretrain.py and
+  // llama31_llm_pretrain.py: tp_comm_overlap = False if precision == "nvfp4")
+  // and gather parameters in BF16 (mixed_precision.py bf16_with_nvfp4_mixed:
+  // fp8_param_gather False, the simulator's only parameter gather).
+  if (tr->precision() == "nvfp4" &&
+      absl::StrContains(absl::AsciiStrToLower(t.Get(row, "framework")), "megatron-bridge") &&
+      p->tp_comm_overlap()) {
+    p->set_tp_comm_overlap(false);
+    absl::StrAppend(&assumptions,
+                    "no TP communication overlap (the Megatron-Bridge NVFP4 presets'); ");
+  }
   if (const int offload = BridgeCpuOffloadLayers(t.Get(row, "framework"), preset, gpu,
                                                  tr->precision(), tr->fp8_recipe(), pp);
       offload > 0 && recompute == "none") {

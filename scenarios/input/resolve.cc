@@ -55,7 +55,8 @@ absl::Status CheckStackFeatures(const models::FrameworkProfile& stack,
       {"overlap_param_gather", pc.overlap_param_gather, "parallelism.overlap_param_gather=true"},
       {"moe_a2a_overlap", pc.overlap_moe_expert_parallel_comm,
        "parallelism.overlap_moe_expert_parallel_comm=true"},
-      {"fp8", pc.precision == models::Dtype::kFp8, "training.precision=fp8"},
+      {"fp8", pc.precision == models::Dtype::kFp8 || pc.precision == models::Dtype::kFp4,
+       pc.precision == models::Dtype::kFp4 ? "training.precision=nvfp4" : "training.precision=fp8"},
   };
   for (const Use& u : uses) {
     if (!u.used || stack.Supports(u.feature)) continue;
@@ -170,25 +171,44 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   pc.data_parallel = p.has_data_parallel_size() ? p.data_parallel_size() : 0;
   pc.micro_batch_size = t.has_micro_batch_size() ? t.micro_batch_size() : 1;
   const std::string precision = t.has_precision() ? t.precision() : "bf16";
-  absl::StatusOr<models::Dtype> dtype = models::ParseDtype(precision);
-  if (!dtype.ok()) return WithField(dtype.status(), "training.precision");
+  // "nvfp4": Transformer Engine's NVFP4BlockScaling recipe, whose linear-layer
+  // GEMMs run on the FP4 tensor cores (models/fp8_recipe.h Fp8Recipe::kNvfp4).
+  const bool nvfp4 = precision == "nvfp4";
+  absl::StatusOr<models::Dtype> dtype =
+      nvfp4 ? absl::StatusOr<models::Dtype>(models::Dtype::kFp4) : models::ParseDtype(precision);
+  if (!dtype.ok()) {
+    return WithField(absl::InvalidArgumentError(
+                         absl::StrCat(dtype.status().message(), ", or nvfp4 (training)")),
+                     "training.precision");
+  }
+  if (nvfp4 && !r.gpu->Supports(models::Dtype::kFp4)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "training.precision=\"nvfp4\" needs FP4 tensor cores (Blackwell), which ", r.gpu->name,
+        " lacks; use fp8 or bf16"));
+  }
   // What the GPU cannot run at all (FP8 on an A100) is said before what the
   // simulator does not run yet.
   if (auto s = models::CheckDtypeSupported(*r.gpu, *dtype); !s.ok()) {
     return WithField(s, "training.precision");
   }
-  if (*dtype != models::Dtype::kBf16 && *dtype != models::Dtype::kFp16 &&
+  if (!nvfp4 && *dtype != models::Dtype::kBf16 && *dtype != models::Dtype::kFp16 &&
       *dtype != models::Dtype::kFp8) {
-    return absl::UnimplementedError(absl::StrCat("training.precision=\"", precision,
-                                                 "\" is not supported yet; use bf16, fp16 or fp8"));
+    return absl::UnimplementedError(absl::StrCat(
+        "training.precision=\"", precision, "\" is not supported yet; use bf16, fp16, fp8 or nvfp4"));
   }
   pc.precision = *dtype;
+  if (nvfp4) pc.fp8_recipe = models::Fp8Recipe::kNvfp4;
   if (t.fp8_tp_gather() && (pc.precision != models::Dtype::kFp8 || !pc.sequence_parallel)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "training.fp8_tp_gather=true gathers the sequence-parallel inputs in float8, so it needs "
         "training.precision=\"fp8\" and parallelism.sequence_parallel=true (got precision \"",
         precision, "\", sequence_parallel ", pc.sequence_parallel ? "true" : "false",
         "); set both or drop it"));
+  }
+  if (t.has_fp8_recipe() && nvfp4) {
+    return absl::InvalidArgumentError(
+        "training.fp8_recipe sets an FP8 recipe, but training.precision=\"nvfp4\" runs NVFP4 "
+        "block scaling; drop training.fp8_recipe or set training.precision=\"fp8\"");
   }
   if (t.has_fp8_recipe()) {
     absl::StatusOr<models::Fp8Recipe> recipe = models::ParseFp8Recipe(t.fp8_recipe());
@@ -353,7 +373,9 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   config::TrainingConfig* et = e.mutable_training();
   et->set_micro_batch_size(pc.micro_batch_size);
   et->set_global_batch_size(pc.global_batch_size);
-  et->set_precision(std::string(models::DtypeName(pc.precision)));
+  et->set_precision(pc.fp8_recipe == models::Fp8Recipe::kNvfp4
+                        ? "nvfp4"
+                        : std::string(models::DtypeName(pc.precision)));
   if (pc.precision == models::Dtype::kFp8) {
     et->set_fp8_recipe(std::string(models::Fp8RecipeName(pc.fp8_recipe)));
   }

@@ -165,6 +165,36 @@ TEST(ResolveTest, Fp8TpGatherNeedsFp8AndSequenceParallel) {
   EXPECT_NE(r.status().message().find("sequence_parallel"), std::string::npos) << r.status();
 }
 
+// "nvfp4" runs FP4 GEMMs under the NVFP4 recipe on Blackwell and is refused,
+// naming the field and a fix, where there are no FP4 tensor cores or with an
+// FP8 recipe.
+TEST(ResolveTest, Nvfp4RunsOnBlackwellOnly) {
+  config::Scenario s = Parse(R"pb(
+    cluster { gpu: "gb200-186gb" }
+    model { preset: "gpt-22b" }
+    training { precision: "nvfp4" }
+  )pb");
+  absl::StatusOr<ResolvedScenario> r = Resolve(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parallel.precision, models::Dtype::kFp4);
+  EXPECT_EQ(r->parallel.fp8_recipe, models::Fp8Recipe::kNvfp4);
+  EXPECT_EQ(r->echo.training().precision(), "nvfp4");
+  EXPECT_FALSE(r->echo.training().has_fp8_recipe());
+  s.mutable_training()->set_fp8_recipe("mxfp8");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("training.fp8_recipe"), std::string::npos) << r.status();
+  s.mutable_training()->clear_fp8_recipe();
+  s.mutable_cluster()->set_gpu("h100-sxm5-80gb");
+  r = Resolve(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("training.precision=\"nvfp4\""), std::string::npos)
+      << r.status();
+  EXPECT_NE(r.status().message().find("use fp8 or bf16"), std::string::npos) << r.status();
+}
+
 TEST(ResolveTest, Fp8RecipeDefaultsToDelayedAndNamesTheFieldWhenBad) {
   config::Scenario s = Parse(R"pb(
     cluster { gpu: "h100-sxm5-80gb" }

@@ -127,6 +127,7 @@ absl::Status ScenarioRun::Build() {
   const models::PowerModel& power = models::PowerModel::Default();
   power.SetSustainedGemmRatios(*s_.gpu, &kernel_params);
   kernel_params.fp8_recipe_gemm_factor = models::Fp8GemmRateFactor(s_.parallel.fp8_recipe);
+  kernel_params.fp4_gemm_as_mxfp8 = s_.parallel.fp8_recipe == models::Fp8Recipe::kNvfp4;
   kernel_params.compute_clock_ratio = power.ClockRatio(power.For(*s_.gpu), s_.power_cap_w);
   kernels_.emplace(*s_.gpu, kernel_params, models::Calibration::Shipped(s_.gpu->name));
   strategies::StepInputs in;
