@@ -1,11 +1,8 @@
 #include "models/calibration.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <tuple>
-#include <vector>
 
 #include "gtest/gtest.h"
 #include "models/kernel_model.h"
@@ -215,46 +212,6 @@ TEST(CalibrationTest, B200GemmsAgreeWithTheXlaTable) {
   EXPECT_FALSE(gb200->params().For(Dtype::kBf16).gemm_ceiling.has_value());
   EXPECT_NE(gb200->params().For(Dtype::kBf16).attention_fwd_efficiency,
             cal->params().For(Dtype::kBf16).attention_fwd_efficiency);
-}
-
-// The H100 SXM and H200 SXM are the same GH100 die at the same clocks and
-// power limit; only their HBM differs. Both calibration files hold the same
-// FP8 GEMM point (the H100's best MAMF shape), so a compute-bound FP8 GEMM
-// costs the same on both, within the 1% that their differently fitted kernel
-// overheads leave.
-TEST(CalibrationTest, GH100BoardsShareOneFp8GemmCeiling) {
-  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
-  const GpuSpec& h200 = Gpu("h200-sxm-141gb");
-  auto fp8_gemms = [](const std::string& gpu) {
-    const std::string path =
-        std::string("models/data/calibration/") + gpu + ".measurements.textproto";
-    absl::StatusOr<config::MeasurementFile> file = ParseMeasurementFile(SourceFile(path), path);
-    EXPECT_TRUE(file.ok()) << file.status();
-    std::vector<std::tuple<int64_t, int64_t, int64_t, double>> shapes;
-    if (!file.ok()) return shapes;
-    for (const config::KernelMeasurement& m : file->measurement()) {
-      if (m.kind() == config::KERNEL_GEMM && m.dtype() == "fp8") {
-        shapes.emplace_back(m.m(), m.n(), m.k(), m.median_us());
-      }
-    }
-    std::sort(shapes.begin(), shapes.end());
-    return shapes;
-  };
-  const auto h100_points = fp8_gemms(h100.name);
-  EXPECT_EQ(h100_points.size(), 1u);
-  EXPECT_EQ(h100_points, fp8_gemms(h200.name));
-
-  const KernelModel h100_model(h100, {}, Calibration::Shipped(h100.name));
-  const KernelModel h200_model(h200, {}, Calibration::Shipped(h200.name));
-  for (const Op& op : {Gemm(Dtype::kFp8, 8192, 8192, 8192), Gemm(Dtype::kFp8, 4096, 14336, 4096)}) {
-    const OpCost on_h100 = h100_model.Cost(op);
-    const OpCost on_h200 = h200_model.Cost(op);
-    EXPECT_EQ(on_h100.source, CostSource::kFitted);
-    EXPECT_EQ(on_h100.detail, on_h200.detail);
-    EXPECT_NEAR(on_h200.time.ToSeconds() / on_h100.time.ToSeconds(), 1.0, 0.01)
-        << op.m << "x" << op.n << "x" << op.k << ": H100 " << on_h100.time.ToMicroseconds()
-        << " us, H200 " << on_h200.time.ToMicroseconds() << " us";
-  }
 }
 
 TEST(CalibrationDeathTest, CalibrationMustMatchTheGpu) {

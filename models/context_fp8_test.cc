@@ -8,9 +8,12 @@
 #include "models/memory_model.h"
 #include "models/transformer_config.h"
 #include "models/workload.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
+
+using testing::Get;
 
 // Llama 2 7B with GQA (8 groups), 8 layers, 16k tokens.
 TransformerConfig Llama() {
@@ -19,14 +22,6 @@ TransformerConfig Llama() {
   c.num_query_groups = 8;
   c.seq_length = 16384;
   return c;
-}
-
-const Op& Find(const std::vector<Op>& ops, const std::string& name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << name << " missing";
-  return ops.front();
 }
 
 TEST(ContextRingTest, StepsComputeHalfOfTheUnmaskedAttention) {
@@ -44,7 +39,7 @@ TEST(ContextRingTest, StepsComputeHalfOfTheUnmaskedAttention) {
   EXPECT_FALSE(r.forward_step.causal);
   // Computed work: half the causal diagonal block plus cp - 1 half blocks is
   // half of the whole attention (queries s/cp against all s keys, unmasked).
-  const Op& whole = Find(w->layer_forward, "attention_fwd");
+  const Op& whole = Get(w->layer_forward, "attention_fwd");
   const double computed =
       0.5 * r.forward_diagonal.flops.count() + (cp - 1) * r.forward_step.flops.count();
   EXPECT_DOUBLE_EQ(computed, 0.5 * whole.flops.count());
@@ -59,18 +54,18 @@ TEST(Fp8WorkloadTest, LayerGemmsInFp8AttentionAndHeadInBf16) {
   absl::StatusOr<Workload> w = BuildWorkload(Llama(), {.dtype = Dtype::kFp8});
   ASSERT_TRUE(w.ok()) << w.status();
   for (const char* name : {"qkv_gemm", "out_proj_gemm", "fc1_gemm", "fc2_gemm"}) {
-    EXPECT_EQ(Find(w->layer_forward, name).dtype, Dtype::kFp8) << name;
+    EXPECT_EQ(Get(w->layer_forward, name).dtype, Dtype::kFp8) << name;
   }
-  EXPECT_EQ(Find(w->layer_backward, "fc1_gemm_wgrad").dtype, Dtype::kFp8);
-  EXPECT_EQ(Find(w->layer_backward, "qkv_gemm_dgrad").dtype, Dtype::kFp8);
-  EXPECT_EQ(Find(w->layer_forward, "attention_fwd").dtype, Dtype::kBf16);
-  EXPECT_EQ(Find(w->layer_backward, "attention_bwd").dtype, Dtype::kBf16);
-  EXPECT_EQ(Find(w->head_forward, "lm_head_gemm").dtype, Dtype::kBf16);
+  EXPECT_EQ(Get(w->layer_backward, "fc1_gemm_wgrad").dtype, Dtype::kFp8);
+  EXPECT_EQ(Get(w->layer_backward, "qkv_gemm_dgrad").dtype, Dtype::kFp8);
+  EXPECT_EQ(Get(w->layer_forward, "attention_fwd").dtype, Dtype::kBf16);
+  EXPECT_EQ(Get(w->layer_backward, "attention_bwd").dtype, Dtype::kBf16);
+  EXPECT_EQ(Get(w->head_forward, "lm_head_gemm").dtype, Dtype::kBf16);
   // cast_transpose of the four GEMM inputs: tokens x (h + a·d + h + f) x 4 B.
   const int64_t tokens = 16384;
-  EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").bytes.count(),
+  EXPECT_EQ(Get(w->layer_forward, "fp8_cast_fwd").bytes.count(),
             tokens * (4096 + 4096 + 4096 + 11008) * 4);
-  EXPECT_GT(Find(w->layer_backward, "fp8_cast_bwd").bytes.count(), 0);
+  EXPECT_GT(Get(w->layer_backward, "fp8_cast_bwd").bytes.count(), 0);
   absl::StatusOr<Workload> bf16 = BuildWorkload(Llama(), {});
   for (const Op& op : bf16->layer_forward) EXPECT_NE(op.name, "fp8_cast_fwd");
 }
@@ -88,18 +83,18 @@ TEST(Fp8WorkloadTest, CastBytesFollowTheRecipe) {
     absl::StatusOr<Workload> w =
         BuildWorkload(Llama(), {.dtype = Dtype::kFp8, .fp8_recipe = recipe});
     ASSERT_TRUE(w.ok()) << w.status();
-    EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").bytes.count(),
+    EXPECT_EQ(Get(w->layer_forward, "fp8_cast_fwd").bytes.count(),
               static_cast<int64_t>(elements * per_element))
         << Fp8RecipeName(recipe);
     // A dense layer's casts stay one kernel and one host launch.
-    EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").kernels, 1) << Fp8RecipeName(recipe);
-    EXPECT_EQ(Find(w->layer_backward, "fp8_cast_bwd").HostLaunches(), 1);
+    EXPECT_EQ(Get(w->layer_forward, "fp8_cast_fwd").kernels, 1) << Fp8RecipeName(recipe);
+    EXPECT_EQ(Get(w->layer_backward, "fp8_cast_bwd").HostLaunches(), 1);
   }
   absl::StatusOr<Workload> delayed = BuildWorkload(Llama(), {.dtype = Dtype::kFp8});
   absl::StatusOr<Workload> current =
       BuildWorkload(Llama(), {.dtype = Dtype::kFp8, .fp8_recipe = Fp8Recipe::kCurrent});
-  EXPECT_EQ(Find(current->layer_backward, "fp8_cast_bwd").bytes.count(),
-            Find(delayed->layer_backward, "fp8_cast_bwd").bytes.count() / 4 * 6);
+  EXPECT_EQ(Get(current->layer_backward, "fp8_cast_bwd").bytes.count(),
+            Get(delayed->layer_backward, "fp8_cast_bwd").bytes.count() / 4 * 6);
 }
 
 // Rowwise scaling rescales both backward outputs of each FP8 GEMM, the input
@@ -114,7 +109,7 @@ TEST(Fp8WorkloadTest, RowwiseRescalesTheBackwardGemmOutputs) {
     if (op.IsFp8Gemm()) elements += op.batch * (op.m * op.k + op.k * op.n);
   }
   EXPECT_GT(elements, 0);
-  EXPECT_EQ(Find(w->layer_backward, "fp8_rescale_bwd").bytes.count(), elements * 4);
+  EXPECT_EQ(Get(w->layer_backward, "fp8_rescale_bwd").bytes.count(), elements * 4);
   absl::StatusOr<Workload> delayed = BuildWorkload(Llama(), {.dtype = Dtype::kFp8});
   for (const Op& op : delayed->layer_backward) EXPECT_NE(op.name, "fp8_rescale_bwd");
 }

@@ -166,8 +166,8 @@ inline constexpr double Fp8BackwardRescaleBytesPerElement(Fp8Recipe r) {
 // docs/examples/gemm_profiling/gemm_profiling.rst at d0067d0; B300's FP8 dense
 // rate equals B200's, carried over to B200 and GB200: inferred). Delayed,
 // current and rowwise scaling run per-tensor or unit-scale kernels: 1.
-// NVFP4's block-scaled FP4 GEMMs are rated against the FP4 peak by
-// models::Nvfp4GemmRateFactor (models/nvfp4_rate.h), not here: 1.
+// NVFP4's block-scaled FP4 GEMMs take MXFP8's fraction of the FP4 peak
+// (KernelModelParams::fp4_gemm_as_mxfp8, models/kernel_model.h), not here: 1.
 inline constexpr double Fp8GemmRateFactor(Fp8Recipe r) {
   return r == Fp8Recipe::kMxfp8 ? 6.812 / 7.161 : 1.0;
 }

@@ -12,9 +12,12 @@
 #include "models/kernel_model.h"
 #include "models/transformer_config.h"
 #include "models/workload.h"
+#include "models/workload_testing.h"
 
 namespace clustersim::models {
 namespace {
+
+using testing::Get;
 
 // Llama 2 7B with GQA (8 groups), 8 layers, 16k tokens.
 TransformerConfig Llama() {
@@ -25,14 +28,6 @@ TransformerConfig Llama() {
   return c;
 }
 
-const Op& Find(const std::vector<Op>& ops, const std::string& name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << name << " missing";
-  return ops.front();
-}
-
 const ShardSpec kNvfp4{.dtype = Dtype::kFp4, .fp8_recipe = Fp8Recipe::kNvfp4};
 
 // fprop, dgrad and wgrad of every linear run in FP4; attention and the output
@@ -41,13 +36,13 @@ TEST(Nvfp4WorkloadTest, LinearsRunInFp4AndTheRestInBf16) {
   absl::StatusOr<Workload> w = BuildWorkload(Llama(), kNvfp4);
   ASSERT_TRUE(w.ok()) << w.status();
   for (const char* name : {"qkv_gemm", "out_proj_gemm", "fc1_gemm", "fc2_gemm"}) {
-    EXPECT_EQ(Find(w->layer_forward, name).dtype, Dtype::kFp4) << name;
-    EXPECT_EQ(Find(w->layer_backward, std::string(name) + "_dgrad").dtype, Dtype::kFp4) << name;
-    EXPECT_EQ(Find(w->layer_backward, std::string(name) + "_wgrad").dtype, Dtype::kFp4) << name;
+    EXPECT_EQ(Get(w->layer_forward, name).dtype, Dtype::kFp4) << name;
+    EXPECT_EQ(Get(w->layer_backward, std::string(name) + "_dgrad").dtype, Dtype::kFp4) << name;
+    EXPECT_EQ(Get(w->layer_backward, std::string(name) + "_wgrad").dtype, Dtype::kFp4) << name;
   }
-  EXPECT_EQ(Find(w->layer_forward, "attention_fwd").dtype, Dtype::kBf16);
-  EXPECT_EQ(Find(w->layer_backward, "attention_bwd").dtype, Dtype::kBf16);
-  EXPECT_EQ(Find(w->head_forward, "lm_head_gemm").dtype, Dtype::kBf16);
+  EXPECT_EQ(Get(w->layer_forward, "attention_fwd").dtype, Dtype::kBf16);
+  EXPECT_EQ(Get(w->layer_backward, "attention_bwd").dtype, Dtype::kBf16);
+  EXPECT_EQ(Get(w->head_forward, "lm_head_gemm").dtype, Dtype::kBf16);
 }
 
 // Each activation and gradient quantize moves three 2 B reads (amax, rowwise
@@ -59,9 +54,9 @@ TEST(Nvfp4WorkloadTest, QuantizeMovesTheRecipesBytes) {
   absl::StatusOr<Workload> w = BuildWorkload(Llama(), kNvfp4);
   ASSERT_TRUE(w.ok()) << w.status();
   const int64_t elements = int64_t{16384} * (4096 + 4096 + 4096 + 11008);
-  EXPECT_EQ(Find(w->layer_forward, "fp8_cast_fwd").bytes.count(),
+  EXPECT_EQ(Get(w->layer_forward, "fp8_cast_fwd").bytes.count(),
             static_cast<int64_t>(elements * 7.125));
-  EXPECT_GT(Find(w->layer_backward, "fp8_cast_bwd").bytes.count(), 0);
+  EXPECT_GT(Get(w->layer_backward, "fp8_cast_bwd").bytes.count(), 0);
 }
 
 // Under KernelModelParams::fp4_gemm_as_mxfp8 a compute-bound FP4 GEMM reaches
