@@ -18,7 +18,7 @@
 namespace clustersim::models {
 
 // kFp4 is Blackwell's FP4 (E2M1) tensor-core input, as NVFP4 weights use it
-// (models/quantization.h); serving only.
+// (models/quantization.h) and NVFP4 training's linear layers compute in it.
 enum class Dtype { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8, kFp4 };
 
 // Every dtype, in declaration order (for tables indexed by dtype).
@@ -41,6 +41,11 @@ int BytesPerElement(Dtype d);
 
 // Index of `d` in kAllDtypes.
 constexpr int DtypeIndex(Dtype d) { return static_cast<int>(d); }
+
+// A training precision whose linear-layer GEMMs Transformer Engine quantizes
+// (training.precision "fp8", or "nvfp4" as kFp4): attention, the output layer
+// and adapters stay BF16, and the weights keep quantized copies.
+constexpr bool IsQuantizedGemmDtype(Dtype d) { return d == Dtype::kFp8 || d == Dtype::kFp4; }
 
 }  // namespace clustersim::models
 

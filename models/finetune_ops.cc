@@ -66,7 +66,7 @@ std::vector<Module> ModulesOf(const TransformerConfig& c, const FinetuneSpec& f,
 
 // Adapter ops run in 16 bits under FP8 (Transformer Engine does not cover them).
 Dtype AdapterDtype(const Op& base) {
-  return base.dtype == Dtype::kFp8 || base.dtype == Dtype::kFp4 ? Dtype::kBf16 : base.dtype;
+  return IsQuantizedGemmDtype(base.dtype) ? Dtype::kBf16 : base.dtype;
 }
 
 Op MemoryBound(std::string name, double bytes, Dtype dtype, bool recompute) {

@@ -65,7 +65,7 @@ double ZeroThreeGatherBytes(const MemoryInputs& in, const ParameterCounts& count
 // elements (TE v2.8 NVFP4Tensor rowwise and columnwise data): 2 x 0.5625 B.
 double Fp8WeightCopyBytes(const TransformerConfig& c, const ShardSpec& s, int layers,
                           int dense_shards, int expert_shards) {
-  if (s.dtype != Dtype::kFp8 && s.dtype != Dtype::kFp4) return 0;
+  if (!IsQuantizedGemmDtype(s.dtype)) return 0;
   const ParameterCounts counts = CountParameters(c);
   const double dense = counts.linear_per_layer - counts.expert_per_layer;
   const double per_copy = s.dtype == Dtype::kFp4 ? kNvfp4BytesPerElement : 1.0;

@@ -201,7 +201,7 @@ struct Op {
   // A GEMM whose operands Transformer Engine quantizes: to FP8 (whose amaxes
   // the delayed-scaling recipe reduces) or, under NVFP4, to FP4.
   bool IsFp8Gemm() const {
-    return kind == OpKind::kGemm && (dtype == Dtype::kFp8 || dtype == Dtype::kFp4);
+    return kind == OpKind::kGemm && IsQuantizedGemmDtype(dtype);
   }
 };
 

@@ -63,7 +63,7 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   // Transformer Engine quantizes the linear layers only: attention, and under
   // NVFP4 too (TE v2.8 NVFP4BlockScaling: fp8_dpa and fp8_mha False), runs in
   // BF16.
-  d.attn_dtype = s.dtype == Dtype::kFp8 || s.dtype == Dtype::kFp4 ? Dtype::kBf16 : s.dtype;
+  d.attn_dtype = IsQuantizedGemmDtype(s.dtype) ? Dtype::kBf16 : s.dtype;
   d.moe = c.num_experts > 0;
   d.ep = s.expert_parallel;
   d.experts = c.num_experts;

@@ -52,7 +52,7 @@ void MlpReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) 
 // reduce-scatters) left out. bf16 replays wk and w3 as slices of the fused
 // QKV and FC1 GEMMs; fp8 replays both whole and casts their inputs again.
 void OpSacReplay(const Dims& d, const std::vector<Op>& fwd, std::vector<Op>* ops) {
-  const bool fp8 = d.dtype == Dtype::kFp8 || d.dtype == Dtype::kFp4;
+  const bool fp8 = IsQuantizedGemmDtype(d.dtype);
   std::vector<Op> replay;
   auto again = [&](std::string_view name) { replay.push_back(FindOp(fwd, name)); };
   // A slice of a fused forward GEMM: the same rows and inner size, n columns.

@@ -55,7 +55,7 @@ absl::Status CheckStackFeatures(const models::FrameworkProfile& stack,
       {"overlap_param_gather", pc.overlap_param_gather, "parallelism.overlap_param_gather=true"},
       {"moe_a2a_overlap", pc.overlap_moe_expert_parallel_comm,
        "parallelism.overlap_moe_expert_parallel_comm=true"},
-      {"fp8", pc.precision == models::Dtype::kFp8 || pc.precision == models::Dtype::kFp4,
+      {"fp8", models::IsQuantizedGemmDtype(pc.precision),
        pc.precision == models::Dtype::kFp4 ? "training.precision=nvfp4" : "training.precision=fp8"},
   };
   for (const Use& u : uses) {
