@@ -15,14 +15,7 @@ namespace {
 
 using testing::Get;
 
-// Llama 2 7B with GQA (8 groups), 8 layers, 16k tokens.
-TransformerConfig Llama() {
-  TransformerConfig c = ModelCatalog::Default().Find("llama2-7b").value();
-  c.num_layers = 8;
-  c.num_query_groups = 8;
-  c.seq_length = 16384;
-  return c;
-}
+TransformerConfig Llama() { return testing::SmallGqaLlama(); }
 
 TEST(ContextRingTest, StepsComputeHalfOfTheUnmaskedAttention) {
   const int cp = 4;

@@ -69,6 +69,16 @@ inline TransformerConfig SmallDense() {
   return c;
 }
 
+// Llama 2 7B cut to 8 layers, with GQA (8 groups) and 16K tokens: the
+// shapes the FP8 and NVFP4 workload tests check cast bytes on.
+inline TransformerConfig SmallGqaLlama() {
+  TransformerConfig c = Preset("llama2-7b");
+  c.num_layers = 8;
+  c.num_query_groups = 8;
+  c.seq_length = 16384;
+  return c;
+}
+
 }  // namespace clustersim::models::testing
 
 #endif  // CLUSTERSIM_MODELS_WORKLOAD_TESTING_H_
