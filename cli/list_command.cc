@@ -60,7 +60,8 @@ void PrintFrameworks(std::ostream& out) {
         {"tp_keeps_gathered_input", &p.tp_keeps_gathered_input},
         {"fp8_amax_reduction", &p.fp8_amax_reduction},
         {"attention_sustained", &p.attention_at_sustained_clock},
-        {"fused_softmax_keys", &p.fused_softmax_max_keys}};
+        {"fused_softmax_keys", &p.fused_softmax_max_keys},
+        {"data_broadcast_sync", &p.data_broadcast_host_sync}};
     for (const auto& [name, v] : values) {
       out << absl::StrFormat("  %-21s %8g  %-8s %s\n", name, v->value, v->kind,
                              v->kind == "prior" ? "(not fitted)" : v->training_split);

@@ -174,6 +174,19 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   } else {
     p.fused_softmax_max_keys = {0, "prior", "", "", "the fused softmax kernel always applies"};
   }
+  if (in.has_data_broadcast_host_sync()) {
+    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.data_broadcast_host_sync(),
+                                         where + ".data_broadcast_host_sync", 0, 1, false,
+                                         &p.data_broadcast_host_sync));
+    if (p.data_broadcast_host_sync.value != 0 && p.data_broadcast_host_sync.value != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ".data_broadcast_host_sync.value=", p.data_broadcast_host_sync.value,
+          " must be 0 (no sync) or 1 (a host sync per micro-batch's data loading)"));
+    }
+  } else {
+    p.data_broadcast_host_sync = {0, "prior", "", "",
+                                  "no host sync when a micro-batch's data is loaded"};
+  }
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
                             "FlashAttention-2, or the kernel attention_factor describes"};

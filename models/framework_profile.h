@@ -69,6 +69,9 @@ struct FrameworkProfile {
   // Longest key sequence Megatron's fused scale-mask-softmax kernel takes
   // (TransformerConfig::fused_softmax_max_keys); 0: the kernel always applies.
   ProfileValue fused_softmax_max_keys;
+  // 1: each micro-batch's data loading is a host sync
+  // (TransformerConfig::data_broadcast_host_sync); 0: none.
+  ProfileValue data_broadcast_host_sync;
   // The stack's attention kernel against FlashAttention-2 (1 when unset).
   ProfileValue attention_kernel_forward, attention_kernel_backward;
   std::vector<std::string> supports;  // feature names, see kFrameworkFeatures

@@ -198,6 +198,27 @@ TEST(FrameworkProfileTest, AttentionAtSustainedClockIsZeroOrOneAndOnlyFsdpHasIt)
   }
 }
 
+// The data-loading host sync is 0 or 1 (unset: 0); only Megatron-DeepSpeed's
+// profile, whose broadcast_data reads the batch sizes back to the host, has it.
+TEST(FrameworkProfileTest, DataBroadcastHostSyncIsZeroOrOneAndOnlyMegatronDeepSpeedHasIt) {
+  absl::StatusOr<FrameworkCatalog> c = FrameworkCatalog::Parse(
+      Profile("megatron-core") +
+          Profile("b", "data_broadcast_host_sync { value: 1 kind: \"prior\" source: \"s\" }"),
+      "f");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c->Find("megatron-core"))->data_broadcast_host_sync.value, 0);
+  EXPECT_EQ((*c->Find("b"))->data_broadcast_host_sync.value, 1);
+  EXPECT_NE(Error(Profile("b", "data_broadcast_host_sync { value: 0.5 kind: \"prior\" source: "
+                               "\"s\" }"))
+                .find("data_broadcast_host_sync.value=0.5 must be 0 (no sync) or 1"),
+            std::string::npos);
+  const FrameworkCatalog& shipped = FrameworkCatalog::Default();
+  EXPECT_EQ((*shipped.Find("megatron-deepspeed"))->data_broadcast_host_sync.value, 1);
+  for (const char* other : {"megatron-core", "pytorch-fsdp", "pytorch-fsdp2", "jax-xla"}) {
+    EXPECT_EQ((*shipped.Find(other))->data_broadcast_host_sync.value, 0) << other;
+  }
+}
+
 // The fused softmax's key limit is optional (unset: the kernel always
 // applies) and a whole number; only Megatron-DeepSpeed's profile states it.
 TEST(FrameworkProfileTest, FusedSoftmaxMaxKeysIsAWholeNumberAndOnlyMegatronDeepSpeedHasIt) {

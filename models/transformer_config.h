@@ -109,6 +109,10 @@ struct TransformerConfig {
   // scale-mask-softmax kernel takes; shapes it does not take run PyTorch's
   // fallback (models::Dims::torch_softmax). 0: the fused kernel always applies.
   int fused_softmax_max_keys = 0;
+  // Loading each micro-batch's data synchronises the host with the GPU (the
+  // framework profile's data_broadcast_host_sync): the embedding's forward
+  // launches only once the GPU has finished the work queued before it.
+  bool data_broadcast_host_sync = false;
   // FP8 steps all-gather the column-parallel GEMMs' inputs and the
   // row-parallel GEMMs' output gradients in float8 (training.fp8_tp_gather).
   bool fp8_tp_gather = false;

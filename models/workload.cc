@@ -275,6 +275,7 @@ void Embedding(const Dims& d, Workload* w) {
                                 d.tokens * d.h * d.act * (d.learned_positions ? 4 : 2));
   const Op dropout = MemoryBound(d, "embedding_dropout", d.ln_tokens * d.h * (2 * d.act + 1));
   w->embedding_forward.push_back(lookup);
+  w->embedding_forward.back().host_sync_before = d.data_sync;
   if (d.sp) {
     w->embedding_forward.push_back(Collective(d, "tp_reducescatter_embedding",
                                               CommKind::kReduceScatter, BoundaryBytes(d)));

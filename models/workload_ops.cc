@@ -47,6 +47,7 @@ Dims MakeDims(const TransformerConfig& c, const ShardSpec& s) {
   const bool fused_softmax_fits = d.s > 16 && d.s <= c.fused_softmax_max_keys &&
                                   d.s_local % 4 == 0 && (d.b * d.a_local) % 4 == 0;
   d.torch_softmax = d.unfused_attention && c.fused_softmax_max_keys > 0 && !fused_softmax_fits;
+  d.data_sync = c.data_broadcast_host_sync;
   d.eager = c.elementwise == ElementwiseKernels::kEager;
   d.rms_norm = c.norm == Norm::kRmsNorm;
   d.glu_clamp = c.megatron_core_modules && c.glu_clamp > 0;

@@ -53,6 +53,9 @@ struct Dims {
   // Softmax falls back to PyTorch's fp32 cast, scale, masked_fill, softmax and
   // 16-bit cast, five kernels each way instead of one.
   bool torch_softmax;
+  // The embedding's forward waits for a host sync (TransformerConfig::
+  // data_broadcast_host_sync).
+  bool data_sync;
   bool eager;              // ElementwiseKernels::kEager
   bool rms_norm;           // Norm::kRmsNorm
   // Megatron-Core's implementation of the layer variants (all false unless

@@ -127,6 +127,7 @@ absl::StatusOr<ResolvedScenario> Resolve(const config::Scenario& in) {
   }
   r.model.tp_keeps_gathered_input = r.framework->tp_keeps_gathered_input.value > 0;
   r.model.fused_softmax_max_keys = static_cast<int>(r.framework->fused_softmax_max_keys.value);
+  r.model.data_broadcast_host_sync = r.framework->data_broadcast_host_sync.value > 0;
   r.model.fp8_tp_gather = t.fp8_tp_gather();
   const config::ParallelismConfig& p = in.parallelism();
   strategies::ParallelConfig& pc = r.parallel;
