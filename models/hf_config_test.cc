@@ -136,7 +136,8 @@ TEST(HfConfigTest, FbgemmFp8CheckpointFormat) {
   }
   absl::StrAppend(&meta, "\"lm_head\"");
   const std::string mixed = absl::StrCat(
-      R"({"activation_scale_ub": 1200.0, "quant_method": "fbgemm_fp8", "modules_to_not_convert": [)",
+      R"({"activation_scale_ub": 1200.0, "quant_method": "fbgemm_fp8", )",
+      R"("modules_to_not_convert": [)",
       meta, "]}");
   absl::StatusOr<std::string> m = parse(mixed);
   ASSERT_TRUE(m.ok()) << m.status();
@@ -147,8 +148,8 @@ TEST(HfConfigTest, FbgemmFp8CheckpointFormat) {
   EXPECT_EQ(*all, "fp8");
   EXPECT_EQ(*parse(R"({"quant_method": "fbgemm_fp8"})"), "fp8");
   // Only layer 0's MLP kept: neither format.
-  absl::StatusOr<std::string> other = parse(
-      R"({"quant_method": "fbgemm_fp8", "modules_to_not_convert": ["model.layers.0.mlp.up_proj"]})");
+  absl::StatusOr<std::string> other = parse(R"({"quant_method": "fbgemm_fp8",
+      "modules_to_not_convert": ["model.layers.0.mlp.up_proj"]})");
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_EQ(*other, "");
   // A mixture-of-experts model (Meta's Llama 4 FP8 quantizes routed experts only).
@@ -168,7 +169,8 @@ TEST(HfConfigTest, FbgemmFp8CheckpointFormat) {
   // The architecture's own errors pass through.
   EXPECT_FALSE(ParseHfCheckpointWeightDtype("{}", "q").ok());
   // A file without quantization_config states none; a missing file is NotFound.
-  absl::StatusOr<std::string> plain = LoadHfCheckpointWeightDtype(TestData("Meta-Llama-3-8B.config.json"));
+  absl::StatusOr<std::string> plain =
+      LoadHfCheckpointWeightDtype(TestData("Meta-Llama-3-8B.config.json"));
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(*plain, "");
   EXPECT_EQ(LoadHfCheckpointWeightDtype(TestData("no-such.config.json")).status().code(),

@@ -28,7 +28,9 @@ bool SplitLayerName(std::string_view name, int* layer, std::string_view* rest) {
   if (!name.starts_with(kPrefix)) return false;
   name.remove_prefix(kPrefix.size());
   const size_t dot = name.find('.');
-  if (dot == std::string_view::npos || !absl::SimpleAtoi(std::string(name.substr(0, dot)), layer)) return false;
+  if (dot == std::string_view::npos || !absl::SimpleAtoi(std::string(name.substr(0, dot)), layer)) {
+    return false;
+  }
   *rest = name.substr(dot + 1);
   return true;
 }

@@ -42,8 +42,8 @@ namespace clustersim::models {
 // architecture read from the same file. InvalidArgument naming
 // "quantization_config.modules_to_not_convert" when it is not a list of
 // strings.
-absl::StatusOr<std::string> CheckpointWeightDtype(const google::protobuf::Value& quantization_config,
-                                                  const TransformerConfig& model);
+absl::StatusOr<std::string> CheckpointWeightDtype(
+    const google::protobuf::Value& quantization_config, const TransformerConfig& model);
 
 // The same from the text of a config.json (ParseHfConfig reads the
 // architecture; its errors pass through, prefixed with `origin`), or from the

@@ -65,8 +65,9 @@
 // fp8-mixed checkpoints (models/quantization.h) run qkv_gemm and o_proj_gemm
 // as 16-bit BF16 GEMMs in every layer, and gate_up_gemm and down_gemm as FP8
 // GEMMs in layers 1..L-2 and BF16 ones in layers 0 and L-1: the iteration
-// costs L - 2 layers of the one kind and 2 of the other. A decode step of Llama 3 8B in BF16 on one H100
-// streams ~15 GB: ~5.2 ms at 86% of 3.35 TB/s, plus kernel overheads.
+// costs L - 2 layers of the one kind and 2 of the other. A decode step of
+// Llama 3 8B in BF16 on one H100 streams ~15 GB: ~5.2 ms at 86% of 3.35
+// TB/s, plus kernel overheads.
 //
 // Iteration time = L x (layer ops + all-reduces) + once-per-iteration ops +
 // (pp - 1) stage-to-stage sends + the host's per-iteration time
