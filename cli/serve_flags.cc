@@ -171,7 +171,8 @@ absl::StatusOr<ServeFlags> ParseServeFlags(const std::vector<std::string>& args)
   Opt(deploy, "pp", &f.values.pp, "pipeline-parallel size of a replica");
   Opt(deploy, "ep", &f.values.ep,
       "MoE: expert-parallel size, = tp (data-parallel attention, experts over the GPUs)");
-  Opt(deploy, "weight-dtype", &f.values.weight_dtype, "bf16|fp16|fp8|int8|int4-gptq|int4-awq|nvfp4");
+  Opt(deploy, "weight-dtype", &f.values.weight_dtype,
+      "bf16|fp16|fp8|int8|int4-gptq|int4-awq|nvfp4|fp8-mixed");
   Opt(deploy, "quant-group-size", &f.values.group_size, "4-bit group size (default 128)");
   Opt(deploy, "kv-cache-dtype", &f.values.kv_dtype, "bf16|fp16|fp8|int8");
   Opt(deploy, "memory-utilization", &f.values.memory_utilization, "fraction of GPU memory (default 0.9)");

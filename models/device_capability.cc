@@ -60,6 +60,16 @@ absl::StatusOr<DtypeExecution> DeviceSupports(const GpuSpec& gpu, std::string_vi
     return Unsupported(gpu, field, dtype, Lacks(gpu, Dtype::kFp4),
                        gpu.Supports(Dtype::kFp8) ? "fp8 or int4-awq" : "int8 or int4-awq");
   }
+  if (dtype == "fp8-mixed") {
+    if (kv) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(field), ": fp8-mixed is a weight format, not a KV-cache dtype; use fp8 or ",
+          wide_name));
+    }
+    if (gpu.Supports(Dtype::kFp8)) return DtypeExecution{Dtype::kFp8, 8, false};
+    return Unsupported(gpu, field, dtype, Lacks(gpu, Dtype::kFp8),
+                       absl::StrCat("int8 or ", gpu.Supports(Dtype::kBf16) ? "bf16" : "fp16"));
+  }
   if (dtype == "int8") {
     // W8A8 where the device has INT8 matrix units; weight-only (and KV) otherwise.
     if (!kv && gpu.Supports(Dtype::kInt8)) return DtypeExecution{Dtype::kInt8, 8, false};

@@ -4,6 +4,9 @@
 // answer comes from the device's peak table (models/data/gpus.textproto):
 //   - bf16, fp16, fp8: native when the device has a peak for that dtype;
 //     otherwise not supported (FP8 needs Ada, Hopper or Blackwell tensor cores).
+//   - fp8-mixed weights (Meta's Llama 3 FP8 checkpoints: inner layers' FFN
+//     FP8, the rest BF16): as fp8 (its FP8 GEMMs need FP8 tensor cores). Not
+//     a KV-cache dtype.
 //   - nvfp4 weights: native W4A4 where the device has an FP4 peak (Blackwell);
 //     otherwise not supported. Not a KV-cache dtype.
 //   - int8 weights: native W8A8 (SmoothQuant-style) where the device has an INT8
@@ -37,8 +40,8 @@
 namespace clustersim::models {
 
 // The serving dtype names accepted in scenarios (inference.proto).
-inline constexpr std::array<std::string_view, 7> kServingWeightDtypes = {
-    "bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq", "nvfp4"};
+inline constexpr std::array<std::string_view, 8> kServingWeightDtypes = {
+    "bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq", "nvfp4", "fp8-mixed"};
 inline constexpr std::array<std::string_view, 4> kServingKvDtypes = {"bf16", "fp16", "fp8",
                                                                      "int8"};
 

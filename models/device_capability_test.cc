@@ -77,6 +77,20 @@ TEST(DeviceCapabilityTest, FourBitWeightsDequantiseEverywhereButNotForKv) {
   EXPECT_THAT(kv.status().message(), HasSubstr("not a KV-cache dtype"));
 }
 
+TEST(DeviceCapabilityTest, Fp8MixedNeedsFp8TensorCoresAndIsNoKvDtype) {
+  absl::StatusOr<DtypeExecution> h100 = Weights("h100-sxm5-80gb", "fp8-mixed");
+  ASSERT_TRUE(h100.ok()) << h100.status();
+  EXPECT_EQ(h100->compute, Dtype::kFp8);
+  absl::StatusOr<DtypeExecution> a100 = Weights("a100-sxm4-80gb", "fp8-mixed");
+  ASSERT_FALSE(a100.ok());
+  EXPECT_THAT(a100.status().message(), HasSubstr("inference.weight_dtype: fp8-mixed"));
+  EXPECT_THAT(a100.status().message(), HasSubstr("no FP8 tensor cores"));
+  EXPECT_THAT(DeviceSupports(Gpu("h100-sxm5-80gb"), "fp8-mixed", ServingTensor::kKvCache, "kv")
+                  .status()
+                  .message(),
+              HasSubstr("not a KV-cache dtype"));
+}
+
 TEST(DeviceCapabilityTest, Nvfp4IsNativeW4A4OnBlackwellOnly) {
   for (const char* g : {"b200-sxm-180gb", "gb200-186gb"}) {
     absl::StatusOr<DtypeExecution> e = Weights(g, "nvfp4");

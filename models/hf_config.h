@@ -58,6 +58,9 @@
 //     "sliding_attention" (gpt-oss: 18 of 36), else all but every
 //     sliding_window_pattern-th layer (Gemma 3), else the even layers
 //     (gemma2), else every layer (Mistral 7B v0.1) → sliding_window_layers.
+//   quantization_config → fp8_weight_block (quant_method "fp8" with
+//     weight_block_size); the serving weight format it states (quant_method
+//     "fbgemm_fp8") is read by models/hf_quantization.h.
 // Not modelled, and ignored: gpt-oss's attention sinks (the per-head softmax
 // offsets),
 // Qwen3's per-head q/k RMSNorms (2·head_dim weights per layer), DeepSeek-V3's

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "models/hf_quantization.h"
 
 namespace clustersim::models {
 namespace {
@@ -107,6 +108,73 @@ TEST(HfConfigTest, Fp8WeightBlockFromQuantizationConfig) {
   EXPECT_EQ(mxfp4->fp8_weight_block, 0);
   EXPECT_THAT(parse(R"({"quant_method": "fp8", "weight_block_size": [128]})").status().message(),
               HasSubstr("\"quantization_config.weight_block_size\" must be two positive"));
+}
+
+// fbgemm_fp8 (transformers' FbgemmFp8Config): Meta's own release lists the
+// attention of every layer and the MLP of the first and last layers in
+// modules_to_not_convert (fp8-mixed); with no layer listed every block linear
+// is FP8; any other pattern, and MoE models, state no format.
+TEST(HfConfigTest, FbgemmFp8CheckpointFormat) {
+  const std::string base =
+      R"("hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+         "intermediate_size": 4096, "vocab_size": 1000, "max_position_embeddings": 512,
+         "hidden_act": "silu", "model_type": "llama", "rms_norm_eps": 1e-5)";
+  auto parse = [&](const std::string& quant, const std::string& extra = "") {
+    return ParseHfCheckpointWeightDtype(
+        "{" + base + extra + R"(, "quantization_config": )" + quant + "}", "q");
+  };
+  std::string meta;
+  for (int l = 0; l < 4; ++l) {
+    for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+      absl::StrAppend(&meta, "\"model.layers.", l, ".self_attn.", p, "\", ");
+    }
+  }
+  for (int l : {0, 3}) {
+    for (const char* p : {"gate_proj", "up_proj", "down_proj"}) {
+      absl::StrAppend(&meta, "\"model.layers.", l, ".mlp.", p, "\", ");
+    }
+  }
+  absl::StrAppend(&meta, "\"lm_head\"");
+  const std::string mixed = absl::StrCat(
+      R"({"activation_scale_ub": 1200.0, "quant_method": "fbgemm_fp8", )",
+      R"("modules_to_not_convert": [)",
+      meta, "]}");
+  absl::StatusOr<std::string> m = parse(mixed);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(*m, "fp8-mixed");
+  absl::StatusOr<std::string> all =
+      parse(R"({"quant_method": "fbgemm_fp8", "modules_to_not_convert": ["lm_head"]})");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(*all, "fp8");
+  EXPECT_EQ(*parse(R"({"quant_method": "fbgemm_fp8"})"), "fp8");
+  // Only layer 0's MLP kept: neither format.
+  absl::StatusOr<std::string> other = parse(R"({"quant_method": "fbgemm_fp8",
+      "modules_to_not_convert": ["model.layers.0.mlp.up_proj"]})");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(*other, "");
+  // A mixture-of-experts model (Meta's Llama 4 FP8 quantizes routed experts only).
+  absl::StatusOr<std::string> moe =
+      parse(mixed, R"(, "num_local_experts": 8, "num_experts_per_tok": 2)");
+  ASSERT_TRUE(moe.ok()) << moe.status();
+  EXPECT_EQ(*moe, "");
+  EXPECT_EQ(*parse(R"({"quant_method": "fp8"})"), "");
+  EXPECT_THAT(
+      parse(R"({"quant_method": "fbgemm_fp8", "modules_to_not_convert": "lm_head"})")
+          .status()
+          .message(),
+      HasSubstr("\"quantization_config.modules_to_not_convert\" must be a list"));
+  EXPECT_THAT(
+      parse(R"({"quant_method": "fbgemm_fp8", "modules_to_not_convert": [3]})").status().message(),
+      HasSubstr("entries must be strings"));
+  // The architecture's own errors pass through.
+  EXPECT_FALSE(ParseHfCheckpointWeightDtype("{}", "q").ok());
+  // A file without quantization_config states none; a missing file is NotFound.
+  absl::StatusOr<std::string> plain =
+      LoadHfCheckpointWeightDtype(TestData("Meta-Llama-3-8B.config.json"));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(*plain, "");
+  EXPECT_EQ(LoadHfCheckpointWeightDtype(TestData("no-such.config.json")).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 // Qwen3: head_dim 128 with hidden/heads 64 (MoE) or 80 (32B dense).

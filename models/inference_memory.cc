@@ -12,9 +12,10 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Weights of one GPU on a stage of `layers` layers, with the embedding and/or
-// the LM head when the stage holds them.
-double StageWeightBytes(const InferenceMemoryInputs& in, int layers, bool embedding, bool head) {
+// Weights of one GPU on a stage of `layers` layers from layer `first`, with
+// the embedding and/or the LM head when the stage holds them.
+double StageWeightBytes(const InferenceMemoryInputs& in, int first, int layers, bool embedding,
+                        bool head) {
   const TransformerConfig& m = in.replica.model;
   const ParameterCounts p = CountParameters(m);
   const int tp = in.replica.tensor_parallel;
@@ -33,9 +34,19 @@ double StageWeightBytes(const InferenceMemoryInputs& in, int layers, bool embedd
     if (head) total += (p.lm_head + p.final_norm) * 2.0;
     return total;
   }
-  const double linear = p.linear_per_layer / tp * bits / 8.0;
   const double other16 = (p.per_layer - p.linear_per_layer) / tp * 2.0;  // norms, biases, router
-  double total = layers * (linear + other16);
+  double total = layers * other16;
+  if (AttentionKeeps16Bit(in.replica.weight_format)) {
+    // fp8-mixed (a dense model): attention 16-bit, the FFN quantised except
+    // in the first and last layers.
+    const double ffn = (m.activation == Activation::kSwiglu ? 3.0 : 2.0) * m.hidden_size *
+                       static_cast<double>(m.ffn_hidden_size) / tp;
+    const double attention = p.linear_per_layer / tp - ffn;
+    const int ffn16 = Ffn16BitLayers(in.replica.weight_format, first, layers, m.num_layers);
+    total += layers * attention * 2.0 + ffn16 * ffn * 2.0 + (layers - ffn16) * ffn * bits / 8.0;
+  } else {
+    total += layers * p.linear_per_layer / tp * bits / 8.0;
+  }
   if (embedding) total += p.embedding / tp * 2.0;
   if (head) total += (p.lm_head + p.final_norm) / tp * 2.0;
   return total;
@@ -44,6 +55,19 @@ double StageWeightBytes(const InferenceMemoryInputs& in, int layers, bool embedd
 std::string GiB(sim::Bytes b) { return absl::StrFormat("%.2f GiB", b.ToGiB()); }
 
 }  // namespace
+
+absl::Status CheckWeightFormatFitsModel(const ReplicaModel& replica) {
+  const TransformerConfig& m = replica.model;
+  if (replica.weight_format != WeightFormat::kFp8Mixed || (m.num_experts == 0 && !m.hybrid())) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "inference.weight_dtype=fp8-mixed is Meta's FP8 recipe for dense Llama 3 models (FFN of "
+      "the inner layers in FP8); ",
+      m.name, " is ", m.hybrid() ? "a hybrid (Mamba) model" : "a mixture-of-experts model",
+      ", which it does not cover (Meta's Llama 4 FP8 releases quantize the routed experts only, "
+      "which is not modelled); use fp8 or bf16"));
+}
 
 sim::Bytes KvBytesPerToken(const TransformerConfig& model, int tensor_parallel,
                            int pipeline_parallel, Dtype kv_cache_dtype,
@@ -88,9 +112,10 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
                                  static_cast<double>(capacity.count()) * in.memory_utilization));
   const int pp = in.replica.pipeline_parallel;
   const int layers = static_cast<int>(CeilDiv(m.num_layers, pp));
-  const double weights = pp == 1 ? StageWeightBytes(in, layers, true, true)
-                                 : std::max(StageWeightBytes(in, layers, true, false),
-                                            StageWeightBytes(in, layers, false, true));
+  const double weights = pp == 1 ? StageWeightBytes(in, 0, layers, true, true)
+                                 : std::max(StageWeightBytes(in, 0, layers, true, false),
+                                            StageWeightBytes(in, m.num_layers - layers, layers,
+                                                             false, true));
   r.weights = sim::Bytes(static_cast<int64_t>(std::ceil(weights))) + in.drafter_weights;
 
   const int tp = in.replica.tensor_parallel;

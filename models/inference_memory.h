@@ -11,6 +11,9 @@
 //                layers / pp and linear weights / tp; embeddings, LM head and
 //                norms 16-bit, vocabulary-parallel / tp; the most loaded stage
 //                (the first holds the embedding, the last the LM head).
+//                fp8-mixed: attention projections 16-bit, the FFN at
+//                BitsPerWeight except in layers 0 and n-1 (16-bit), which the
+//                first and last stages hold.
 //   KV per token layers_per_stage x 2 (K and V) x kv_heads_per_gpu x head_dim x
 //                bytes(kv dtype); kv_heads_per_gpu = max(1, g / tp): GQA-aware,
 //                and a KV head is replicated when tp exceeds the query groups,
@@ -55,6 +58,8 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
+
 #include "models/dtype.h"
 #include "models/gpu_catalog.h"
 #include "models/kv_footprint.h"
@@ -77,6 +82,12 @@ struct ReplicaModel {
   // attention (strategies/serving_moe.h).
   int expert_parallel = 1;
 };
+
+// InvalidArgument naming inference.weight_dtype when the replica's format does
+// not apply to its model: fp8-mixed (Meta's dense Llama 3 FP8 recipe,
+// models/quantization.h) on a mixture-of-experts or hybrid model, whose
+// Meta FP8 release quantizes the routed experts only, which is not modelled.
+absl::Status CheckWeightFormatFitsModel(const ReplicaModel& replica);
 
 struct InferenceMemoryInputs {
   ReplicaModel replica;

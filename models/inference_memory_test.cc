@@ -1,5 +1,7 @@
 #include "models/inference_memory.h"
 
+#include <algorithm>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/workload_testing.h"
@@ -49,6 +51,55 @@ TEST(InferenceMemoryTest, WeightsFollowTheFormat) {
   in.replica.tensor_parallel = 2;
   EXPECT_NEAR(static_cast<double>(EstimateInferenceMemory(in, GiB(80)).weights.count()),
               expected / 2, 1e-3 * expected);
+}
+
+// fp8-mixed (Meta's Llama 3.1 405B FP8 release) on 8 GPUs: per layer the
+// attention (16384 x (128 + 2 x 8) x 128 + 128 x 128 x 16384 = 570M weights)
+// in BF16, the FFN (3 x 16384 x 53248 = 2.617B) in FP8 plus row scales except
+// in layers 0 and 125 (BF16); embeddings and LM head BF16.
+TEST(InferenceMemoryTest, Fp8MixedKeepsAttentionAndEndFfnsInBf16) {
+  InferenceMemoryInputs in;
+  in.replica.model = Preset("llama3.1-405b");
+  in.replica.tensor_parallel = 8;
+  in.replica.weight_format = WeightFormat::kFp8Mixed;
+  const TransformerConfig& m = in.replica.model;
+  const ParameterCounts p = CountParameters(m);
+  const double ffn = 3.0 * 16384 * 53248, attention = 16384.0 * 144 * 128 + 16384.0 * 16384;
+  ASSERT_DOUBLE_EQ(p.linear_per_layer, ffn + attention);
+  const double fp8_bits = 8 + 32.0 / 16384;
+  const double expected = (126 * attention * 2 + 2 * ffn * 2 + 124 * ffn * fp8_bits / 8 +
+                           126 * (p.per_layer - p.linear_per_layer) * 2 +
+                           (p.embedding + p.lm_head + p.final_norm) * 2) /
+                          8;
+  const double got = static_cast<double>(EstimateInferenceMemory(in, GiB(80)).weights.count());
+  EXPECT_NEAR(got, expected, 1.0);
+  EXPECT_NEAR(got / (1 << 30), 56.7, 0.1);
+  // All-FP8 (per-tensor) weights of the same model are ~9 GiB lighter.
+  in.replica.weight_format = WeightFormat::kFp8;
+  EXPECT_LT(static_cast<double>(EstimateInferenceMemory(in, GiB(80)).weights.count()),
+            got - 8.5 * (1 << 30));
+  // Two pipeline stages: each holds one of the 16-bit FFN layers.
+  in.replica.weight_format = WeightFormat::kFp8Mixed;
+  in.replica.pipeline_parallel = 2;
+  const double stage = static_cast<double>(EstimateInferenceMemory(in, GiB(80)).weights.count());
+  EXPECT_NEAR(stage,
+              (63 * attention * 2 + ffn * 2 + 62 * ffn * fp8_bits / 8 +
+               63 * (p.per_layer - p.linear_per_layer) * 2 +
+               std::max(p.embedding, p.lm_head + p.final_norm) * 2) /
+                  8,
+              1.0);
+}
+
+TEST(InferenceMemoryTest, Fp8MixedIsRefusedForMoeModels) {
+  ReplicaModel r{.model = Preset("llama3.1-405b"), .weight_format = WeightFormat::kFp8Mixed};
+  EXPECT_TRUE(CheckWeightFormatFitsModel(r).ok());
+  r.model = Preset("mixtral-8x7b");
+  const absl::Status s = CheckWeightFormatFitsModel(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("inference.weight_dtype=fp8-mixed"));
+  EXPECT_THAT(s.message(), HasSubstr("use fp8 or bf16"));
+  r.weight_format = WeightFormat::kFp8;
+  EXPECT_TRUE(CheckWeightFormatFitsModel(r).ok());
 }
 
 // DeepSeek-V3's MLA caches one latent of kv_lora_rank 512 plus a RoPE key of

@@ -11,7 +11,8 @@ using ::testing::HasSubstr;
 const GpuSpec& Gpu(std::string_view name) { return **GpuCatalog::Default().Find(name); }
 
 TEST(QuantizationTest, ParsesEveryFormatAndRejectsUnknownNamingTheField) {
-  for (std::string_view n : {"bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq", "nvfp4"}) {
+  for (std::string_view n :
+       {"bf16", "fp16", "fp8", "int8", "int4-gptq", "int4-awq", "nvfp4", "fp8-mixed"}) {
     absl::StatusOr<WeightFormat> f = ParseWeightFormat(n, "inference.weight_dtype");
     ASSERT_TRUE(f.ok()) << n;
     EXPECT_EQ(WeightFormatName(*f), n);
@@ -67,6 +68,30 @@ TEST(QuantizationTest, Fp8WeightsOnA100AreRejectedWithAlternatives) {
   EXPECT_THAT(s.message(), HasSubstr("int4-awq"));
   EXPECT_TRUE(CheckWeightFormatSupported(Gpu("h100-sxm5-80gb"), WeightFormat::kFp8, "f").ok());
   EXPECT_TRUE(CheckWeightFormatSupported(Gpu("a100-sxm4-80gb"), WeightFormat::kInt4Gptq, "f").ok());
+}
+
+// fp8-mixed: inner layers' FFN weights at 8 bits plus one fp32 scale per
+// output row; attention and the first and last layers' FFN 16-bit; its FP8
+// GEMMs need FP8 tensor cores like fp8.
+TEST(QuantizationTest, Fp8MixedQuantisesOnlyInnerFfns) {
+  EXPECT_DOUBLE_EQ(BitsPerWeight(WeightFormat::kFp8Mixed, 128, 16384), 8 + 32.0 / 16384);
+  EXPECT_EQ(ComputeDtype(WeightFormat::kFp8Mixed), Dtype::kFp8);
+  EXPECT_TRUE(AttentionKeeps16Bit(WeightFormat::kFp8Mixed));
+  EXPECT_FALSE(AttentionKeeps16Bit(WeightFormat::kFp8));
+  EXPECT_TRUE(FfnKeeps16Bit(WeightFormat::kFp8Mixed, 0, 126));
+  EXPECT_FALSE(FfnKeeps16Bit(WeightFormat::kFp8Mixed, 1, 126));
+  EXPECT_TRUE(FfnKeeps16Bit(WeightFormat::kFp8Mixed, 125, 126));
+  EXPECT_FALSE(FfnKeeps16Bit(WeightFormat::kFp8, 0, 126));
+  EXPECT_EQ(Ffn16BitLayers(WeightFormat::kFp8Mixed, 0, 126, 126), 2);
+  EXPECT_EQ(Ffn16BitLayers(WeightFormat::kFp8Mixed, 0, 63, 126), 1);   // first pp stage
+  EXPECT_EQ(Ffn16BitLayers(WeightFormat::kFp8Mixed, 63, 63, 126), 1);  // last
+  EXPECT_EQ(Ffn16BitLayers(WeightFormat::kFp8Mixed, 1, 2, 4), 0);
+  EXPECT_EQ(Ffn16BitLayers(WeightFormat::kBf16, 0, 126, 126), 0);
+  EXPECT_TRUE(CheckWeightFormatSupported(Gpu("h100-sxm5-80gb"), WeightFormat::kFp8Mixed, "f").ok());
+  const absl::Status s = CheckWeightFormatSupported(Gpu("a100-sxm4-80gb"), WeightFormat::kFp8Mixed,
+                                                    "inference.weight_dtype");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("inference.weight_dtype=fp8-mixed"));
 }
 
 TEST(QuantizationTest, KvCacheDtypes) {

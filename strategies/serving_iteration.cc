@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/attention_window.h"
+#include "models/quantization.h"
 #include "sim/check.h"
 #include "sim/status_macros.h"
 #include "strategies/serving_mamba.h"
@@ -181,6 +182,7 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
     return absl::InvalidArgumentError("inference.host_overhead_us_per_sequence must be >= 0");
   }
   CLUSTERSIM_RETURN_IF_ERROR(ValidateServingExpertParallel(spec.replica));
+  CLUSTERSIM_RETURN_IF_ERROR(models::CheckWeightFormatFitsModel(spec.replica));
   if (auto s = models::CheckWeightFormatSupported(kernels.gpu(), spec.replica.weight_format,
                                                   "inference.weight_dtype");
       !s.ok()) {
@@ -206,7 +208,8 @@ absl::StatusOr<ServingCostModel> ServingCostModel::Create(ServingModelSpec spec,
   return model;
 }
 
-std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) const {
+std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe,
+                                           bool ffn_16bit) const {
   const models::TransformerConfig& m = spec_.replica.model;
   const ServingOpBuilder b = Builder();
   const int64_t tp = b.AttentionTp();
@@ -217,7 +220,8 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) c
   const bool gated = m.activation == models::Activation::kSwiglu;
   const int64_t kv_bytes = models::BytesPerElement(spec_.replica.kv_cache_dtype);
   auto gemm = [&](std::string name, int64_t rows, int64_t n, int64_t k) {
-    return b.Gemm(std::move(name), rows, n, k);
+    return ffn_16bit ? ServingGemm(std::move(name), rows, n, k, attention_dtype_, 16.0)
+                     : b.Gemm(std::move(name), rows, n, k);
   };
 
   std::vector<Op> ops;
@@ -226,7 +230,7 @@ std::vector<Op> ServingCostModel::LayerOps(const IterationTotals& t, bool moe) c
     b.LatentAttention(t, &ops);
   } else {
     b.ActivationQuant("qkv_gemm_act_quant", T, h, &ops);
-    ops.push_back(gemm("qkv_gemm", T, (heads + 2 * kv_heads) * d, h));
+    ops.push_back(b.AttentionGemm("qkv_gemm", T, (heads + 2 * kv_heads) * d, h));
     ops.push_back(ServingMemoryOp("kv_cache_write", T * 2 * kv_heads * d * (2 + kv_bytes)));
     AppendAttention(t, &ops);
   }
@@ -387,9 +391,16 @@ ServingCostModel::Part& ServingCostModel::Linear(int64_t tokens, int64_t sampled
     }
   } else {
     // The MoE layers, then the dense ones (TransformerConfig::IsMoeLayer).
+    // Under fp8-mixed (dense models only) the first and last layers' MLPs
+    // stay 16-bit.
     const int dense = m.num_experts > 0 ? m.num_dense_layers() : 0;
-    s = Add(LayerOps(t), t, m.num_layers - dense, &part);
+    const int ffn16 =
+        models::Ffn16BitLayers(spec_.replica.weight_format, 0, m.num_layers, m.num_layers);
+    s = Add(LayerOps(t), t, m.num_layers - dense - ffn16, &part);
     if (s.ok() && dense > 0) s = Add(LayerOps(t, /*moe=*/false), t, dense, &part);
+    if (s.ok() && ffn16 > 0) {
+      s = Add(LayerOps(t, /*moe=*/false, /*ffn_16bit=*/true), t, ffn16, &part);
+    }
   }
   if (s.ok()) s = Add(IterationOps(t), t, 1, &part);
   SIM_CHECK(s.ok()) << "serving iteration cost: " << s.message();

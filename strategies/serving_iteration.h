@@ -61,8 +61,13 @@
 // reading the weights, speeds up with quantisation; the GEMM runs in the
 // format's compute dtype. DeepSeek's NVFP4 checkpoint (an MLA MoE model)
 // quantises only its FFNs: its attention projections stay 16-bit
-// (ServingOpBuilder::AttentionGemm, strategies/serving_moe.h). A decode step of Llama 3 8B in BF16 on one H100
-// streams ~15 GB: ~5.2 ms at 86% of 3.35 TB/s, plus kernel overheads.
+// (ServingOpBuilder::AttentionGemm, strategies/serving_moe.h). Meta's
+// fp8-mixed checkpoints (models/quantization.h) run qkv_gemm and o_proj_gemm
+// as 16-bit BF16 GEMMs in every layer, and gate_up_gemm and down_gemm as FP8
+// GEMMs in layers 1..L-2 and BF16 ones in layers 0 and L-1: the iteration
+// costs L - 2 layers of the one kind and 2 of the other. A decode step of
+// Llama 3 8B in BF16 on one H100 streams ~15 GB: ~5.2 ms at 86% of 3.35
+// TB/s, plus kernel overheads.
 //
 // Iteration time = L x (layer ops + all-reduces) + once-per-iteration ops +
 // (pp - 1) stage-to-stage sends + the host's per-iteration time
@@ -257,7 +262,10 @@ class ServingCostModel {
   // One layer's ops on one tensor-parallel shard, in execution order (the
   // collectives included, OpKind::kCollective), and the once-per-iteration ops.
   // `moe` false: a dense-first layer of an MoE model (the dense MLP).
-  std::vector<models::Op> LayerOps(const IterationTotals& t, bool moe = true) const;
+  // `ffn_16bit`: the dense MLP's GEMMs read 16-bit weights and run in BF16
+  // (the first and last layers under fp8-mixed).
+  std::vector<models::Op> LayerOps(const IterationTotals& t, bool moe = true,
+                                   bool ffn_16bit = false) const;
   std::vector<models::Op> IterationOps(const IterationTotals& t) const;
   // A hybrid model's layer of `kind` (models::LayerKind; serving_mamba.cc):
   // attention's or the MLP's half of LayerOps, or the Mamba-2 mixer's

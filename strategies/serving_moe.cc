@@ -138,7 +138,8 @@ Op ServingOpBuilder::Gemm(std::string name, int64_t rows, int64_t n, int64_t k, 
 Op ServingOpBuilder::AttentionGemm(std::string name, int64_t rows, int64_t n, int64_t k,
                                    int64_t batch) const {
   const models::TransformerConfig& m = replica_->model;
-  if (m.mla() && m.num_experts > 0 && replica_->weight_format == models::WeightFormat::kNvfp4) {
+  if ((m.mla() && m.num_experts > 0 && replica_->weight_format == models::WeightFormat::kNvfp4) ||
+      models::AttentionKeeps16Bit(replica_->weight_format)) {
     return ServingGemm(std::move(name), rows, n, k, attention_dtype_, 16.0, 1, batch);
   }
   return Gemm(std::move(name), rows, n, k, 1, batch);

@@ -189,8 +189,11 @@ class ServingOpBuilder {
   // MLA MoE model's NVFP4 checkpoint, which quantises only the FFNs
   // (nvidia/DeepSeek-R1-FP4: "The MoE layers inside this checkpoint have been
   // quantized into FP4", TensorRT-LLM tech blog 3; tech blog 1's precision
-  // table: attention modules bf16, dense FFN and MoE layers nvfp4); else Gemm
-  // (other models' checkpoints: no source states which layers they keep).
+  // table: attention modules bf16, dense FFN and MoE layers nvfp4) and under
+  // fp8-mixed (Meta's Llama 3 FP8 checkpoints keep attention BF16,
+  // models/quantization.h); else Gemm (other models' checkpoints: no source
+  // states which layers they keep). Under fp8-mixed it also serves the
+  // qkv and o projections of standard attention.
   models::Op AttentionGemm(std::string name, int64_t rows, int64_t n, int64_t k,
                            int64_t batch = 1) const;
   // MLA: projections, cache write and the prefill/decode attention (see the file comment).

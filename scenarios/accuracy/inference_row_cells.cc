@@ -81,6 +81,18 @@ DtypeMatch MatchDtype(const std::string& text, bool kv, std::vector<std::string>
   if (absl::StrContains(d, "mxfp4")) {
     return {"", 0, "MXFP4 weights (no such format in the simulator)"};
   }
+  // Meta's own FP8 release (a checkpoint of the meta-llama organisation named
+  // *-FP8) quantizes only the inner layers' FFNs (fp8-mixed,
+  // models/quantization.h); other FP8 checkpoints and engines (NVIDIA
+  // ModelOpt, MLPerf, NIM, TensorRT-LLM) quantize every block linear.
+  if (!kv && absl::StartsWith(d, "fp8") && absl::StrContains(d, "meta-llama/") &&
+      absl::StrContains(d, "-fp8")) {
+    assumptions->push_back(absl::StrCat(
+        "weights '", text,
+        "' as fp8-mixed: Meta's FP8 release keeps attention and the first and last layers' "
+        "FFN in BF16 (llama-models fp8_mixed)"));
+    return {"fp8-mixed", 0, ""};
+  }
   if (absl::StartsWith(d, "fp8")) return {"fp8", 0, ""};
   if (!kv && absl::StartsWith(d, "nvfp4")) return {"nvfp4", 0, ""};
   if (!kv && absl::StartsWith(d, "fp4")) {

@@ -36,6 +36,22 @@ TEST(MatchDtype, WeightAndKvFormats) {
   EXPECT_FALSE(MatchDtype("", false, &notes).reason.empty());  // weights must be stated
 }
 
+// Meta's own FP8 checkpoints keep attention and the end layers' FFN in BF16
+// (fp8-mixed), with the assumption written down; NVIDIA's stay all-FP8.
+TEST(MatchDtype, MetaFp8CheckpointsAreFp8Mixed) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(MatchDtype("fp8 (meta-llama/Meta-Llama-3.1-405B-Instruct-FP8)", false, &notes).name,
+            "fp8-mixed");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("fp8-mixed"), std::string::npos);
+  notes.clear();
+  EXPECT_EQ(MatchDtype("fp8 (nvidia/Llama-3.1-405B-Instruct-FP8)", false, &notes).name, "fp8");
+  EXPECT_EQ(MatchDtype("fp8", false, &notes).name, "fp8");
+  EXPECT_EQ(MatchDtype("fp8 (meta-llama/Meta-Llama-3.1-405B-Instruct-FP8)", true, &notes).name,
+            "fp8");  // a KV-cache cell
+  EXPECT_TRUE(notes.empty());
+}
+
 TEST(MatchLength, BoundsZeroAndUnstatedLengths) {
   std::vector<std::string> notes;
   std::string reason;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "models/inference_memory.h"
 #include "models/pricing.h"
 #include "models/quantization.h"
 #include "scenarios/serve/serve_resolve.h"
@@ -258,6 +259,8 @@ std::vector<Shape> EnumerateShapes(const SearchSpace& space) {
       // fp8 and the 4-bit formats need the GPU's support (models/quantization.h).
       absl::StatusOr<models::WeightFormat> f = models::ParseWeightFormat(wd, "");
       if (!f.ok() || !models::CheckWeightFormatSupported(*gpu.spec, *f, "").ok()) continue;
+      // fp8-mixed applies to dense models only.
+      if (!models::CheckWeightFormatFitsModel({.model = m, .weight_format = *f}).ok()) continue;
       for (const std::string& kv : space.kv_cache_dtypes) {
         if (kv == "fp8" && !HasFp8(*gpu.spec)) continue;
         for (int tp : tps) {

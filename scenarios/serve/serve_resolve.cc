@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/fitted_constants.h"
+#include "models/hf_quantization.h"
 #include "models/power_model.h"
 #include "models/serving_frontend.h"
 #include "scenarios/input/resolve_cluster.h"
@@ -113,11 +114,24 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
     ei->set_expert_parallel_size(rep.expert_parallel);
   }
 
-  // Formats.
-  absl::StatusOr<models::WeightFormat> wf = models::ParseWeightFormat(
-      inf.has_weight_dtype() ? inf.weight_dtype() : "bf16", "inference.weight_dtype");
+  // Formats: unset, the checkpoint's own when its config.json states one
+  // (models/hf_quantization.h), else bf16.
+  std::string weight_dtype = inf.has_weight_dtype() ? inf.weight_dtype() : "";
+  if (weight_dtype.empty() && in.model().has_model_config_file()) {
+    absl::StatusOr<std::string> stated =
+        models::LoadHfCheckpointWeightDtype(in.model().model_config_file());
+    if (!stated.ok()) {
+      return absl::Status(stated.status().code(),
+                          absl::StrCat("model.model_config_file: ", stated.status().message()));
+    }
+    weight_dtype = *stated;
+  }
+  if (weight_dtype.empty()) weight_dtype = "bf16";
+  absl::StatusOr<models::WeightFormat> wf =
+      models::ParseWeightFormat(weight_dtype, "inference.weight_dtype");
   if (!wf.ok()) return wf.status();
   rep.weight_format = *wf;
+  CLUSTERSIM_RETURN_IF_ERROR(models::CheckWeightFormatFitsModel(rep));
   if (auto s =
           models::CheckWeightFormatSupported(*r.gpu, rep.weight_format, "inference.weight_dtype");
       !s.ok()) {
