@@ -83,9 +83,12 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   InferenceMemory r;
   r.capacity = capacity;
   const bool free_fraction = in.kv_free_memory_fraction > 0;
+  const bool sglang = in.accounting == KvCacheAccounting::kSglang;
+  // SGLang's fraction applies to the memory free after the CUDA context.
+  const sim::Bytes base = sglang ? capacity - in.overheads.cuda_context : capacity;
   r.budget = free_fraction ? capacity
                            : sim::Bytes(static_cast<int64_t>(
-                                 static_cast<double>(capacity.count()) * in.memory_utilization));
+                                 static_cast<double>(base.count()) * in.memory_utilization));
   const int pp = in.replica.pipeline_parallel;
   const int layers = static_cast<int>(CeilDiv(m.num_layers, pp));
   const double weights = pp == 1 ? StageWeightBytes(in, layers, true, true)
@@ -107,6 +110,14 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   r.activations = sim::Bytes(tokens * std::max({attention, mlp, mamba}) * 2 +
                              sampled * static_cast<int64_t>(m.vocab_size) * 4);
   r.overheads = in.overheads.cuda_context + in.overheads.gemm_workspace;
+  if (in.accounting == KvCacheAccounting::kVllmV1) {
+    r.activations = sim::Bytes(VllmV1ProfilePeakBytes(m, tp, tokens, in.max_batch_size));
+    r.overheads = in.overheads.gemm_workspace;
+  } else if (sglang) {
+    // Inside the (1 - mem_fraction_static) reserve, not taken from the cache.
+    r.activations = sim::Bytes(0);
+    r.overheads = sim::Bytes(0);
+  }
 
   r.kv_bytes_per_token =
       KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype, in.replica.expert_parallel) +
