@@ -80,7 +80,10 @@ int64_t VllmSamplerPeakBytes(int64_t rows, int64_t vocab);
 
 // Peak torch memory of vLLM V1's profile run on one GPU: the larger of the
 // forward pass's largest layer at `tokens` tokens and the sampler on
-// min(max_num_seqs, tokens) rows beside the forward's output hidden states.
+// min(max_num_seqs, tokens) rows beside the forward's output hidden states
+// (every TP rank gathers the whole vocabulary's logits and samples; under
+// pipeline parallelism only the last stage samples, and the estimate, for the
+// most loaded GPU, counts it on every stage).
 // The forward's layers, in 16-bit values per token: attention 2h + (a + 2g)d
 // / tp, a dense MLP 2h + 3f / tp (gated; 2f otherwise), a MoE layer
 // (vllm/model_executor/layers/fused_moe/fused_moe.py, fused_experts_impl)

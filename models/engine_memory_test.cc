@@ -81,5 +81,17 @@ TEST(EngineMemoryTest, EstimateFollowsTheAccounting) {
   EXPECT_EQ(sglang.activations.count(), 0);
 }
 
+// A replica that does not fit says which memory SGLang's fraction applies to.
+TEST(EngineMemoryTest, SglangVerdictNamesTheMemoryItsFractionTakes) {
+  InferenceMemoryInputs in;
+  in.replica.model = Preset("llama3-70b");
+  in.sequence_length = 2048;
+  in.accounting = KvCacheAccounting::kSglang;
+  in.memory_utilization = 0.88;
+  const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("h100-sxm5-80gb"));
+  EXPECT_FALSE(v.fits);
+  EXPECT_THAT(v.summary, HasSubstr("(80.00 GiB less the CUDA context 0.49 GiB x 0.88)"));
+}
+
 }  // namespace
 }  // namespace clustersim::models

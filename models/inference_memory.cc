@@ -175,7 +175,11 @@ InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const Gpu
       in.replica.tensor_parallel, ", activations ", GiB(m.activations), ", overheads ",
       GiB(m.overheads), ", KV of one ", in.sequence_length, "-token sequence ",
       GiB(m.kv_block_bytes * m.blocks_per_sequence), ") but ", gpu.name, " gives ", GiB(m.budget),
-      " (", GiB(m.capacity), " x ", absl::StrFormat("%.2f", in.memory_utilization), ")");
+      " (", GiB(m.capacity),
+      in.accounting == KvCacheAccounting::kSglang
+          ? absl::StrCat(" less the CUDA context ", GiB(in.overheads.cuda_context))
+          : "",
+      " x ", absl::StrFormat("%.2f", in.memory_utilization), ")");
 
   std::vector<std::string> remedies;
   // 1. Quantise.
