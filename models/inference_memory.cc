@@ -107,9 +107,12 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   InferenceMemory r;
   r.capacity = capacity;
   const bool free_fraction = in.kv_free_memory_fraction > 0;
+  const bool sglang = in.accounting == KvCacheAccounting::kSglang;
+  // SGLang's fraction applies to the memory free after the CUDA context.
+  const sim::Bytes base = sglang ? capacity - in.overheads.cuda_context : capacity;
   r.budget = free_fraction ? capacity
                            : sim::Bytes(static_cast<int64_t>(
-                                 static_cast<double>(capacity.count()) * in.memory_utilization));
+                                 static_cast<double>(base.count()) * in.memory_utilization));
   const int pp = in.replica.pipeline_parallel;
   const int layers = static_cast<int>(CeilDiv(m.num_layers, pp));
   const double weights = pp == 1 ? StageWeightBytes(in, 0, layers, true, true)
@@ -132,6 +135,14 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
   r.activations = sim::Bytes(tokens * std::max({attention, mlp, mamba}) * 2 +
                              sampled * static_cast<int64_t>(m.vocab_size) * 4);
   r.overheads = in.overheads.cuda_context + in.overheads.gemm_workspace;
+  if (in.accounting == KvCacheAccounting::kVllmV1) {
+    r.activations = sim::Bytes(VllmV1ProfilePeakBytes(m, tp, tokens, in.max_batch_size));
+    r.overheads = in.overheads.gemm_workspace;
+  } else if (sglang) {
+    // Inside the (1 - mem_fraction_static) reserve, not taken from the cache.
+    r.activations = sim::Bytes(0);
+    r.overheads = sim::Bytes(0);
+  }
 
   r.kv_bytes_per_token =
       KvBytesPerToken(m, tp, pp, in.replica.kv_cache_dtype, in.replica.expert_parallel) +
@@ -189,7 +200,11 @@ InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const Gpu
       in.replica.tensor_parallel, ", activations ", GiB(m.activations), ", overheads ",
       GiB(m.overheads), ", KV of one ", in.sequence_length, "-token sequence ",
       GiB(m.kv_block_bytes * m.blocks_per_sequence), ") but ", gpu.name, " gives ", GiB(m.budget),
-      " (", GiB(m.capacity), " x ", absl::StrFormat("%.2f", in.memory_utilization), ")");
+      " (", GiB(m.capacity),
+      in.accounting == KvCacheAccounting::kSglang
+          ? absl::StrCat(" less the CUDA context ", GiB(in.overheads.cuda_context))
+          : "",
+      " x ", absl::StrFormat("%.2f", in.memory_utilization), ")");
 
   std::vector<std::string> remedies;
   // 1. Quantise.

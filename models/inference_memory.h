@@ -44,6 +44,13 @@
 //                (drafter_weights, drafter_kv_bytes_per_token).
 //   overheads    MemoryOverheads (CUDA context, cuBLAS workspace; assumptions
 //                stated in models/memory_model.h).
+//   engines      kv_cache_accounting "vllm-v1" replaces the activations by
+//                vLLM V1's profile-run peak (the sampler's sort of the logits
+//                included) and drops the CUDA context, which vLLM measures
+//                before its baseline; "sglang" makes the KV cache
+//                memory_utilization x (memory - CUDA context) - weights, with
+//                activations and overheads inside SGLang's reserve
+//                (models/engine_memory.h).
 //   blocks       floor(kv_cache / (kv_block_size x KV per token));
 //                a sequence of n tokens holds ceil(n / kv_block_size) blocks.
 //
@@ -61,6 +68,7 @@
 #include "absl/status/status.h"
 
 #include "models/dtype.h"
+#include "models/engine_memory.h"
 #include "models/gpu_catalog.h"
 #include "models/kv_footprint.h"
 #include "models/memory_model.h"
@@ -91,6 +99,9 @@ absl::Status CheckWeightFormatFitsModel(const ReplicaModel& replica);
 
 struct InferenceMemoryInputs {
   ReplicaModel replica;
+  // Whose rule sizes the KV cache (models/engine_memory.h). Under kSglang,
+  // memory_utilization is SGLang's mem_fraction_static.
+  KvCacheAccounting accounting = KvCacheAccounting::kBudget;
   double memory_utilization = 0.9;
   // > 0: TensorRT-LLM's accounting instead (KvCacheConfig
   // free_gpu_memory_fraction, trtllm-bench's --kv_cache_free_gpu_mem_fraction):
@@ -112,7 +123,8 @@ struct InferenceMemoryInputs {
 
 struct InferenceMemory {
   sim::Bytes capacity, budget;  // device memory; x memory_utilization (all of it under
-                                // kv_free_memory_fraction)
+                                // kv_free_memory_fraction; less the CUDA context
+                                // under SGLang's accounting)
   sim::Bytes weights, activations, overheads;
   sim::Bytes kv_cache;  // budget minus the above; 0 when nothing is left
   sim::Bytes kv_bytes_per_token;

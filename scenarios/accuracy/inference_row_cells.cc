@@ -154,4 +154,60 @@ int MatchLength(const std::string& text, const std::string& what, const std::str
   return n;
 }
 
+namespace {
+
+// The first YYYY-MM-DD in `text`, or "".
+std::string FirstDate(const std::string& text) {
+  auto digits = [&](size_t at, size_t n) {
+    for (size_t i = at; i < at + n; ++i) {
+      if (!absl::ascii_isdigit(text[i])) return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i + 10 <= text.size(); ++i) {
+    if (digits(i, 4) && text[i + 4] == '-' && digits(i + 5, 2) && text[i + 7] == '-' &&
+        digits(i + 8, 2)) {
+      return text.substr(i, 10);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+KvAccountingMatch MatchKvAccounting(const std::string& framework, const std::string& source,
+                                    std::vector<std::string>* assumptions) {
+  KvAccountingMatch m;
+  const std::string f = Lower(framework);
+  if (absl::StrContains(f, "sglang")) {
+    m.accounting = "sglang";
+    constexpr std::string_view kFlag = "--mem-fraction-static";
+    const size_t at = f.find(kFlag);
+    if (at == std::string::npos) {
+      assumptions->push_back(
+          "SGLang's KV accounting with its default mem_fraction_static for the tp");
+      return m;
+    }
+    const size_t begin = f.find_first_not_of(" =", at + kFlag.size());
+    const size_t end = begin == std::string::npos ? begin : f.find_first_of(" )", begin);
+    const std::string value =
+        begin == std::string::npos ? "" : f.substr(begin, end == std::string::npos ? end : end - begin);
+    if (!absl::SimpleAtod(value, &m.mem_fraction_static) || m.mem_fraction_static <= 0 ||
+        m.mem_fraction_static > 1) {
+      m.reason = absl::StrCat("framework '", framework,
+                              "': --mem-fraction-static is not a fraction in (0, 1]");
+      return m;
+    }
+    assumptions->push_back(absl::StrCat("SGLang's KV accounting at mem_fraction_static ", value));
+    return m;
+  }
+  if (!absl::StrContains(f, "vllm")) return m;
+  const std::string date = FirstDate(source);
+  if (date.empty() || date < "2025-05-15") return m;
+  m.accounting = "vllm-v1";
+  assumptions->push_back(absl::StrCat("vLLM V1's KV accounting as of v0.9-v0.10 (source dated ",
+                                      date, "): `vllm serve` limits, profile run with the sampler"));
+  return m;
+}
+
 }  // namespace clustersim::scenarios

@@ -51,6 +51,21 @@ DtypeMatch MatchDtype(const std::string& text, bool kv, std::vector<std::string>
 int MatchLength(const std::string& text, const std::string& what, const std::string& metric,
                 int unstated_decode, std::vector<std::string>* assumptions, std::string* reason);
 
+// The engine KV accounting a framework cell implies
+// (inference.kv_cache_accounting, models/engine_memory.h): "sglang" for
+// SGLang, with the cell's --mem-fraction-static when it names one; "vllm-v1"
+// for vLLM when the first date (YYYY-MM-DD) in `source` is on or after
+// v0.9.0's release, 2025-05-15 (the V1 profile run the accounting reads is
+// v0.9-v0.10's; earlier versions profiled differently); else "" (the
+// generic budget).
+struct KvAccountingMatch {
+  std::string accounting;
+  double mem_fraction_static = 0;  // 0 = not stated
+  std::string reason;              // not supported
+};
+KvAccountingMatch MatchKvAccounting(const std::string& framework, const std::string& source,
+                                    std::vector<std::string>* assumptions);
+
 }  // namespace clustersim::scenarios
 
 #endif  // CLUSTERSIM_SCENARIOS_ACCURACY_INFERENCE_ROW_CELLS_H_

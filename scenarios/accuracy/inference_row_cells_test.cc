@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace clustersim::scenarios {
@@ -66,6 +67,30 @@ TEST(MatchLength, BoundsZeroAndUnstatedLengths) {
   reason.clear();
   MatchLength("many", "prompt", "ttft_ms", 1, &notes, &reason);
   EXPECT_NE(reason.find("'many'"), std::string::npos);
+}
+
+// The framework cell picks the engine's KV accounting; vLLM's V1 profile
+// only for sources dated from v0.9.0's release on.
+TEST(MatchKvAccounting, SglangFractionAndDatedVllm) {
+  std::vector<std::string> notes;
+  const KvAccountingMatch sglang = MatchKvAccounting(
+      "SGLang (--tp 4 --mem-fraction-static 0.93)", "issue (2025-07-22)", &notes);
+  EXPECT_EQ(sglang.accounting, "sglang");
+  EXPECT_DOUBLE_EQ(sglang.mem_fraction_static, 0.93);
+  EXPECT_EQ(notes.back(), "SGLang's KV accounting at mem_fraction_static 0.93");
+  const KvAccountingMatch sglang_default = MatchKvAccounting("SGLang + EAGLE3", "docs", &notes);
+  EXPECT_EQ(sglang_default.accounting, "sglang");
+  EXPECT_EQ(sglang_default.mem_fraction_static, 0);
+  EXPECT_FALSE(
+      MatchKvAccounting("SGLang (--mem-fraction-static 1.5)", "", &notes).reason.empty());
+  EXPECT_EQ(MatchKvAccounting("vLLM (TP4)", "https://x/issues/21348 (2025-07-22)", &notes)
+                .accounting,
+            "vllm-v1");
+  EXPECT_THAT(notes.back(), ::testing::HasSubstr("source dated 2025-07-22"));
+  EXPECT_EQ(MatchKvAccounting("vLLM V1", "PR 12569 (mgoin log, 2025-01-30)", &notes).accounting,
+            "");
+  EXPECT_EQ(MatchKvAccounting("vLLM (CI build 9515)", "buildkite", &notes).accounting, "");
+  EXPECT_EQ(MatchKvAccounting("TensorRT-LLM 0.8.0", "2025-09-01", &notes).accounting, "");
 }
 
 }  // namespace

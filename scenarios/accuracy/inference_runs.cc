@@ -220,6 +220,13 @@ void MapRow(const sim::CsvTable& t, const sim::CsvTable::Row& row, InferenceRun*
           "GQA decode by the per-query-head masked MHA kernel (TensorRT-LLM <= 0.8 without XQA)");
     }
   }
+  KvAccountingMatch accounting =
+      MatchKvAccounting(t.Get(row, "framework"), t.Get(row, "source"), &run->assumptions);
+  if (!accounting.reason.empty()) return fail(accounting.reason);
+  if (!accounting.accounting.empty()) inf->set_kv_cache_accounting(accounting.accounting);
+  if (accounting.mem_fraction_static > 0) {
+    inf->set_memory_utilization(accounting.mem_fraction_static);
+  }
   if (!sampled) m->set_seq_length(prompt + output);
   config::InferenceWorkload* wl = inf->mutable_workload();
   if (mode.workload_kind == "poisson") {

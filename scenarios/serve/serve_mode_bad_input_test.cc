@@ -126,6 +126,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"LruWithoutHashIds", "offline",
                 [](config::InferenceConfig* i) { i->set_enable_prefix_caching(true); },
                 "inference.enable_prefix_caching needs requests with hash_ids"},
+        BadCase{"UnknownKvAccounting", "offline",
+                [](config::InferenceConfig* i) { i->set_kv_cache_accounting("vllm-v0"); },
+                "inference.kv_cache_accounting='vllm-v0' is not an engine accounting: use "
+                "\"vllm-v1\""},
+        BadCase{"KvAccountingWithTrtllmFraction", "offline",
+                [](config::InferenceConfig* i) {
+                  i->set_kv_cache_accounting("sglang");
+                  i->set_kv_cache_free_memory_fraction(0.9);
+                },
+                "kv_cache_free_memory_fraction (TensorRT-LLM's accounting) both size the KV "
+                "cache; keep one"},
         BadCase{"UnknownKind", "closed-loop", [](config::InferenceConfig*) {},
                 "use poisson, fixed-batch, offline, server, concurrency or trace"}),
     [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });

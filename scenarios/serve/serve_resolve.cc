@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "models/engine_memory.h"
 #include "models/fitted_constants.h"
 #include "models/hf_quantization.h"
 #include "models/power_model.h"
@@ -205,14 +206,34 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
     *ei->mutable_attention_dp_balance() = b;
   }
   const int64_t longest = sw.prompt.Longest() + sw.output.Longest();
-  sc.max_batch_size = inf.has_max_batch_size() ? inf.max_batch_size()
-                                               : std::max(256, sw.poisson ? 0 : sw.batch_size);
+  absl::StatusOr<models::KvCacheAccounting> accounting =
+      models::ParseKvCacheAccounting(inf.kv_cache_accounting());
+  if (!accounting.ok()) return accounting.status();
+  r.memory.accounting = *accounting;
+  if (r.memory.accounting != models::KvCacheAccounting::kBudget &&
+      inf.has_kv_cache_free_memory_fraction()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inference.kv_cache_accounting='", inf.kv_cache_accounting(),
+        "' and inference.kv_cache_free_memory_fraction (TensorRT-LLM's accounting) both "
+        "size the KV cache; keep one"));
+  }
+  // vLLM V1 profiles and schedules with `vllm serve`'s limits for the GPU.
+  const bool vllm_v1 = r.memory.accounting == models::KvCacheAccounting::kVllmV1;
+  const models::VllmBatchDefaults vllm = models::VllmServeDefaults(*r.gpu);
+  sc.max_batch_size = inf.has_max_batch_size()
+                          ? inf.max_batch_size()
+                          : std::max(vllm_v1 ? vllm.max_num_seqs : 256,
+                                     sw.poisson ? 0 : sw.batch_size);
   if (sc.max_batch_size < 1 || sc.max_batch_size > 100'000) {
     return Bad("inference.max_batch_size", sc.max_batch_size, "must be between 1 and 100000");
   }
   sc.max_tokens_per_step = inf.has_max_tokens_per_step()
                                ? inf.max_tokens_per_step()
-                               : (sc.chunked_prefill ? 2048 : std::max<int64_t>(2048, longest));
+                               : (sc.chunked_prefill
+                                      ? (vllm_v1 ? vllm.max_num_batched_tokens : 2048)
+                                      : std::max<int64_t>(
+                                            vllm_v1 ? vllm.max_num_batched_tokens : 2048,
+                                            longest));
   if (sc.max_tokens_per_step < 1 || sc.max_tokens_per_step > kMaxTokens) {
     return Bad("inference.max_tokens_per_step", sc.max_tokens_per_step,
                "must be between 1 and 10000000");
@@ -226,7 +247,11 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   if (sc.kv_block_size < 1 || sc.kv_block_size > 4096) {
     return Bad("inference.kv_block_size", sc.kv_block_size, "must be between 1 and 4096 tokens");
   }
-  r.memory.memory_utilization = inf.has_memory_utilization() ? inf.memory_utilization() : 0.9;
+  r.memory.memory_utilization =
+      inf.has_memory_utilization() ? inf.memory_utilization()
+      : r.memory.accounting == models::KvCacheAccounting::kSglang
+          ? models::SglangDefaultMemFractionStatic(rep.tensor_parallel)
+          : 0.9;
   if (!(r.memory.memory_utilization > 0 && r.memory.memory_utilization <= 1)) {
     return Bad("inference.memory_utilization", r.memory.memory_utilization, "must be in (0, 1]");
   }
@@ -235,6 +260,9 @@ absl::StatusOr<ResolvedServe> ResolveServe(const config::Scenario& in) {
   ei->set_chunked_prefill(sc.chunked_prefill);
   ei->set_kv_block_size(sc.kv_block_size);
   ei->set_memory_utilization(r.memory.memory_utilization);
+  if (r.memory.accounting != models::KvCacheAccounting::kBudget) {
+    ei->set_kv_cache_accounting(std::string(models::KvCacheAccountingName(r.memory.accounting)));
+  }
   if (inf.has_kv_cache_free_memory_fraction()) {
     r.memory.kv_free_memory_fraction = inf.kv_cache_free_memory_fraction();
     if (!(r.memory.kv_free_memory_fraction > 0 && r.memory.kv_free_memory_fraction <= 1)) {
