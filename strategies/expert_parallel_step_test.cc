@@ -147,14 +147,7 @@ TEST(ExpertParallelStepTest, ParallelFoldingSpansTensorRanks) {
 TEST(ExpertParallelStepTest, DispatcherSyncHoldsTheHostUntilTheGpuReachesIt) {
   const FlatNetwork net;
   StepRun r = Step(Sixteen(4), 16, net, {.host_per_op = sim::Microseconds(20)});
-  const sim::TaskGraph& g = r.plan.graph;
-  auto name = [&](sim::TaskId t) -> const std::string& {
-    return r.plan.infos[g.task(t).tag].op->name;
-  };
-  int synced = 0;
-  for (const auto& [before, after] : g.edges()) {
-    if (name(after) == "host_launch" && name(before) != "host_launch") ++synced;
-  }
+  const int synced = HostWaits(r.plan);
   // Simulated: 2 tp ranks x 2 stages; each stage runs 2 MoE layers x 2
   // micro-batches forward (no recompute).
   EXPECT_EQ(synced, 2 * 2 * 2 * 2);
@@ -171,17 +164,7 @@ TEST(ExpertParallelStepTest, DispatcherSyncHoldsTheHostUntilTheGpuReachesIt) {
 // where the host waits for the GPU in each MoE forward, and it costs time.
 TEST(ExpertParallelStepTest, ASecondHostSyncBeforeTheExpertActivation) {
   const FlatNetwork net;
-  auto synced = [&](const StepRun& r) {
-    const sim::TaskGraph& g = r.plan.graph;
-    auto name = [&](sim::TaskId t) -> const std::string& {
-      return r.plan.infos[g.task(t).tag].op->name;
-    };
-    int n = 0;
-    for (const auto& [before, after] : g.edges()) {
-      if (name(after) == "host_launch" && name(before) != "host_launch") ++n;
-    }
-    return n;
-  };
+  auto synced = [](const StepRun& r) { return HostWaits(r.plan); };
   const RunOptions plain{.host_per_op = sim::Microseconds(20)};
   RunOptions glu = plain;
   glu.quick_gelu_glu = true;

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "models/calibration.h"
 #include "models/gpu_catalog.h"
+#include "strategies/serving_cost_testing.h"
 #include "strategies/serving_iteration.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
@@ -17,17 +18,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class ServingFp8MixedTest : public ::testing::Test {
+class ServingFp8MixedTest : public testing::DgxH100Test {
  protected:
-  void SetUp() override {
-    gpu_ = *models::GpuCatalog::Default().Find("h100-sxm5-80gb");
-    kernels_.emplace(*gpu_, models::KernelModelParams{}, models::Calibration::Shipped(gpu_->name));
-    absl::StatusOr<topology::Cluster> c = topology::BuildCluster({.node_preset = "dgx-h100"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    cluster_.emplace(*std::move(c));
-    network_.emplace(*cluster_);
-  }
-
   absl::StatusOr<ServingCostModel> Create(models::WeightFormat f,
                                           std::string_view preset = "llama3-8b") {
     ServingModelSpec spec;
@@ -50,10 +42,6 @@ class ServingFp8MixedTest : public ::testing::Test {
     return ops.front();
   }
 
-  const models::GpuSpec* gpu_ = nullptr;
-  std::optional<models::KernelModel> kernels_;
-  std::optional<topology::Cluster> cluster_;
-  std::optional<topology::AnalyticNetwork> network_;
 };
 
 // A batch-1 decode step of Llama 3 8B (h 4096, 32 heads, 8 KV heads of 128,

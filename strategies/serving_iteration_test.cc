@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "models/calibration.h"
 #include "models/gpu_catalog.h"
+#include "strategies/serving_cost_testing.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
 
@@ -14,17 +15,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class ServingIterationTest : public ::testing::Test {
+class ServingIterationTest : public testing::DgxH100Test {
  protected:
-  void SetUp() override {
-    gpu_ = *models::GpuCatalog::Default().Find("h100-sxm5-80gb");
-    kernels_.emplace(*gpu_, models::KernelModelParams{}, models::Calibration::Shipped(gpu_->name));
-    absl::StatusOr<topology::Cluster> c = topology::BuildCluster({.node_preset = "dgx-h100"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    cluster_.emplace(*std::move(c));
-    network_.emplace(*cluster_);
-  }
-
   ServingCostModel Model(int tp, models::WeightFormat f = models::WeightFormat::kBf16,
                          std::string_view preset = "llama3-8b") {
     ServingModelSpec spec;
@@ -56,10 +48,6 @@ class ServingIterationTest : public ::testing::Test {
     return Summarise(w);
   }
 
-  const models::GpuSpec* gpu_ = nullptr;
-  std::optional<models::KernelModel> kernels_;
-  std::optional<topology::Cluster> cluster_;
-  std::optional<topology::AnalyticNetwork> network_;
 };
 
 // First principles: a batch-1 decode step of Llama 3 8B in BF16 reads its

@@ -13,6 +13,7 @@
 #include "models/calibration.h"
 #include "models/gpu_catalog.h"
 #include "models/inference_memory.h"
+#include "strategies/serving_cost_testing.h"
 #include "strategies/serving_iteration.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
@@ -29,17 +30,8 @@ bool HasOp(const std::vector<models::Op>& ops, const std::string& name) {
   return false;
 }
 
-class ServingMambaTest : public ::testing::Test {
+class ServingMambaTest : public testing::DgxH100Test {
  protected:
-  void SetUp() override {
-    gpu_ = *models::GpuCatalog::Default().Find("h100-sxm5-80gb");
-    kernels_.emplace(*gpu_, models::KernelModelParams{}, models::Calibration::Shipped(gpu_->name));
-    absl::StatusOr<topology::Cluster> c = topology::BuildCluster({.node_preset = "dgx-h100"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    cluster_.emplace(*std::move(c));
-    network_.emplace(*cluster_);
-  }
-
   absl::StatusOr<ServingCostModel> Model(int tp) {
     ServingModelSpec spec;
     spec.replica.model = *models::ModelCatalog::Default().Find("nemotron-h-56b");
@@ -48,10 +40,6 @@ class ServingMambaTest : public ::testing::Test {
     return ServingCostModel::Create(spec, *kernels_, *network_);
   }
 
-  const models::GpuSpec* gpu_ = nullptr;
-  std::optional<models::KernelModel> kernels_;
-  std::optional<topology::Cluster> cluster_;
-  std::optional<topology::AnalyticNetwork> network_;
 };
 
 TEST_F(ServingMambaTest, LayersRunOneBlockEachAndDecodeReadsTheState) {

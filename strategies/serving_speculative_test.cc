@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "models/calibration.h"
 #include "models/gpu_catalog.h"
+#include "strategies/serving_cost_testing.h"
 #include "strategies/serving_scheduler.h"
 #include "topology/analytic_network.h"
 #include "topology/cluster.h"
@@ -144,15 +145,11 @@ TEST(SpeculativeTest, PreemptionUnderSpeculationStillFinishesEveryRequest) {
   EXPECT_EQ(run->decode_tokens + 8 + run->preemptions, 8 * 64);
 }
 
-class SpeculativeCostTest : public ::testing::Test {
+class SpeculativeCostTest : public testing::DgxH100Test {
  protected:
   void SetUp() override {
-    gpu_ = *models::GpuCatalog::Default().Find("h100-sxm5-80gb");
-    kernels_.emplace(*gpu_, models::KernelModelParams{}, models::Calibration::Shipped(gpu_->name));
-    absl::StatusOr<topology::Cluster> c = topology::BuildCluster({.node_preset = "dgx-h100"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    cluster_.emplace(*std::move(c));
-    network_.emplace(*cluster_);
+    testing::DgxH100Test::SetUp();
+    if (HasFatalFailure()) return;
     ServingModelSpec spec;
     spec.replica.model = *models::ModelCatalog::Default().Find("llama3-8b");
     spec.gpus = {0};
@@ -168,10 +165,6 @@ class SpeculativeCostTest : public ::testing::Test {
     return Summarise(w);
   }
 
-  const models::GpuSpec* gpu_ = nullptr;
-  std::optional<models::KernelModel> kernels_;
-  std::optional<topology::Cluster> cluster_;
-  std::optional<topology::AnalyticNetwork> network_;
   std::optional<ServingCostModel> target_;
 };
 

@@ -1,10 +1,12 @@
 // File: strategies/step_builder_test_util.h
 //
 // Shared by the step builder's tests: a network whose collectives cost a
-// fixed formula, a small GPT, and a helper that builds and simulates a step.
+// fixed formula, a small GPT, a helper that builds and simulates a step, and
+// one that counts where a step's host waits for the GPU.
 #ifndef CLUSTERSIM_STRATEGIES_STEP_BUILDER_TEST_UTIL_H_
 #define CLUSTERSIM_STRATEGIES_STEP_BUILDER_TEST_UTIL_H_
 
+#include <string>
 #include <utility>
 
 #include "gtest/gtest.h"
@@ -58,6 +60,18 @@ inline models::TransformerConfig SmallMoe(int experts = 8, int top_k = 2) {
   m.num_experts = experts;
   m.moe_top_k = top_k;
   return m;
+}
+
+// Edges from a GPU task into a host launch in `plan`: the points where the
+// host waits for the GPU (a host sync) before it launches more.
+inline int HostWaits(const StepPlan& plan) {
+  const sim::TaskGraph& g = plan.graph;
+  auto name = [&](sim::TaskId t) -> const std::string& { return plan.infos[g.task(t).tag].op->name; };
+  int n = 0;
+  for (const auto& [before, after] : g.edges()) {
+    if (name(after) == "host_launch" && name(before) != "host_launch") ++n;
+  }
+  return n;
 }
 
 struct SimRun {
