@@ -41,7 +41,6 @@ class ServingFp8MixedTest : public testing::DgxH100Test {
     ADD_FAILURE() << "no op " << name;
     return ops.front();
   }
-
 };
 
 // A batch-1 decode step of Llama 3 8B (h 4096, 32 heads, 8 KV heads of 128,
@@ -75,7 +74,8 @@ TEST_F(ServingFp8MixedTest, DecodeReadsAttentionAt16BitAndInnerFfnAt8Bit) {
   // Plain fp8 reads every projection at 1 B per weight.
   absl::StatusOr<ServingCostModel> fp8 = Create(models::WeightFormat::kFp8);
   ASSERT_TRUE(fp8.ok());
-  const models::Op& q8 = Find(fp8->LayerOps(Decode(1, 512)), "qkv_gemm");
+  const std::vector<models::Op> fp8_ops = fp8->LayerOps(Decode(1, 512));
+  const models::Op& q8 = Find(fp8_ops, "qkv_gemm");
   EXPECT_EQ(q8.dtype, models::Dtype::kFp8);
   EXPECT_EQ(q8.bytes.count(), h * 2 + qkv * 2 + h * qkv);
 }

@@ -47,7 +47,6 @@ class ServingIterationTest : public testing::DgxH100Test {
     std::vector<SequenceWork> w(seqs, {.new_tokens = 1, .context = context, .decode = true});
     return Summarise(w);
   }
-
 };
 
 // First principles: a batch-1 decode step of Llama 3 8B in BF16 reads its

@@ -39,7 +39,6 @@ class ServingMambaTest : public testing::DgxH100Test {
     for (int i = 0; i < tp; ++i) spec.gpus.push_back(i);
     return ServingCostModel::Create(spec, *kernels_, *network_);
   }
-
 };
 
 TEST_F(ServingMambaTest, LayersRunOneBlockEachAndDecodeReadsTheState) {
