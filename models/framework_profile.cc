@@ -42,6 +42,25 @@ absl::Status ReadValue(const config::ProfileValue& in, std::string_view where, d
   return absl::OkStatus();
 }
 
+// A profile switch, 0 or 1: `off` and `on` say what each means in the error;
+// unset, it is 0 with `unset_source`.
+absl::Status ReadSwitch(bool has, const config::ProfileValue& in, const std::string& where,
+                        std::string_view off, std::string_view on, std::string_view unset_source,
+                        ProfileValue* out) {
+  if (!has) {
+    *out = {0, "prior", "", "", std::string(unset_source)};
+    return absl::OkStatus();
+  }
+  CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in, where, 0, 1, false, out));
+  if (out->value != 0 && out->value != 1) {
+    const std::string meanings =
+        "0 (" + std::string(off) + ") or 1 (" + std::string(on) + ")";
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ".value=", out->value, " must be ", meanings));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
                                              const std::string& where) {
   FrameworkProfile p;
@@ -100,57 +119,26 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   } else {
     p.flat_parameter = {0, "prior", "", "", "no FlatParameter gradient passes"};
   }
-  if (in.has_per_parameter_sharding()) {
-    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.per_parameter_sharding(),
-                                         where + ".per_parameter_sharding", 0, 1, false,
-                                         &p.per_parameter_sharding));
-    if (p.per_parameter_sharding.value != 0 && p.per_parameter_sharding.value != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ".per_parameter_sharding.value=",
-                                                     p.per_parameter_sharding.value,
-                                                     " must be 0 (none) or 1 (FSDP2)"));
-    }
-  } else {
-    p.per_parameter_sharding = {0, "prior", "", "", "no per-parameter copy passes"};
-  }
-  if (in.has_megatron_fsdp()) {
-    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.megatron_fsdp(),
-                                         where + ".megatron_fsdp", 0, 1, false,
-                                         &p.megatron_fsdp));
-    if (p.megatron_fsdp.value != 0 && p.megatron_fsdp.value != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ".megatron_fsdp.value=", p.megatron_fsdp.value,
-                       " must be 0 (none) or 1 (Megatron-FSDP)"));
-    }
-  } else {
-    p.megatron_fsdp = {0, "prior", "", "",
-                                 "ZeRO-3 gathers every piece before each forward and backward"};
-  }
-  if (in.has_tp_keeps_gathered_input()) {
-    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.tp_keeps_gathered_input(),
-                                         where + ".tp_keeps_gathered_input", 0, 1, false,
-                                         &p.tp_keeps_gathered_input));
-    if (p.tp_keeps_gathered_input.value != 0 && p.tp_keeps_gathered_input.value != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ".tp_keeps_gathered_input.value=",
-                       p.tp_keeps_gathered_input.value, " must be 0 (re-gathered) or 1 (kept)"));
-    }
-  } else {
-    p.tp_keeps_gathered_input = {0, "prior", "", "",
-                                 "the backward re-gathers each column-parallel GEMM's input"};
-  }
-  if (in.has_attention_at_sustained_clock()) {
-    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.attention_at_sustained_clock(),
-                                         where + ".attention_at_sustained_clock", 0, 1, false,
-                                         &p.attention_at_sustained_clock));
-    if (p.attention_at_sustained_clock.value != 0 && p.attention_at_sustained_clock.value != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ".attention_at_sustained_clock.value=", p.attention_at_sustained_clock.value,
-          " must be 0 (factor fitted on training steps) or 1 (burst kernel benchmarks)"));
-    }
-  } else {
-    p.attention_at_sustained_clock = {0, "prior", "", "",
-                                      "attention factor fitted on training steps"};
-  }
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadSwitch(in.has_per_parameter_sharding(), in.per_parameter_sharding(),
+                 where + ".per_parameter_sharding",
+                 "none", "FSDP2",
+                 "no per-parameter copy passes", &p.per_parameter_sharding));
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadSwitch(in.has_megatron_fsdp(), in.megatron_fsdp(),
+                 where + ".megatron_fsdp",
+                 "none", "Megatron-FSDP",
+                 "ZeRO-3 gathers every piece before each forward and backward", &p.megatron_fsdp));
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadSwitch(in.has_tp_keeps_gathered_input(), in.tp_keeps_gathered_input(),
+                 where + ".tp_keeps_gathered_input",
+                 "re-gathered", "kept",
+      "the backward re-gathers each column-parallel GEMM's input", &p.tp_keeps_gathered_input));
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadSwitch(in.has_attention_at_sustained_clock(), in.attention_at_sustained_clock(),
+                 where + ".attention_at_sustained_clock",
+                 "factor fitted on training steps", "burst kernel benchmarks",
+                 "attention factor fitted on training steps", &p.attention_at_sustained_clock));
   if (in.has_fp8_amax_reduction()) {
     CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fp8_amax_reduction(), where + ".fp8_amax_reduction",
                                          0, 1, false, &p.fp8_amax_reduction));
@@ -174,19 +162,11 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   } else {
     p.fused_softmax_max_keys = {0, "prior", "", "", "the fused softmax kernel always applies"};
   }
-  if (in.has_data_broadcast_host_sync()) {
-    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.data_broadcast_host_sync(),
-                                         where + ".data_broadcast_host_sync", 0, 1, false,
-                                         &p.data_broadcast_host_sync));
-    if (p.data_broadcast_host_sync.value != 0 && p.data_broadcast_host_sync.value != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ".data_broadcast_host_sync.value=", p.data_broadcast_host_sync.value,
-          " must be 0 (no sync) or 1 (a host sync per micro-batch's data loading)"));
-    }
-  } else {
-    p.data_broadcast_host_sync = {0, "prior", "", "",
-                                  "no host sync when a micro-batch's data is loaded"};
-  }
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadSwitch(in.has_data_broadcast_host_sync(), in.data_broadcast_host_sync(),
+                 where + ".data_broadcast_host_sync",
+                 "no sync", "a host sync per micro-batch's data loading",
+                 "no host sync when a micro-batch's data is loaded", &p.data_broadcast_host_sync));
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
                             "FlashAttention-2, or the kernel attention_factor describes"};
