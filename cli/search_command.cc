@@ -74,10 +74,11 @@ absl::Status SearchCommand(const Args& args, CommandIo& io) {
       "global-batch-size", po::value<int>()->notifier([&](int v) { gbs = v; }),
       "sequences per step (default: the scenario's, else one per GPU)")(
       "seq-length", po::value<int>()->notifier([&](int v) { seq = v; }), "sequence length")(
-      "precision", po::value(&precision), "bf16|fp16|fp8: the scenario's training precision")(
+      "precision", po::value(&precision),
+      "bf16|fp16|fp8|nvfp4: the scenario's training precision")(
       "search-precisions", po::value(&search_precisions),
-      "precisions to try, e.g. bf16,fp8; auto: the scenario's plus fp8 where the GPU has it "
-      "(default: the scenario's only)")(
+      "precisions to try, e.g. bf16,fp8,nvfp4; auto: the scenario's plus fp8 and nvfp4 where "
+      "the GPU has them (default: the scenario's only)")(
       "price-source", po::value(&price_source), "price catalog entry (clustersim list prices)")(
       "usd-per-gpu-hour", po::value<double>()->notifier([&](double v) { price = v; }),
       "price per GPU-hour")(

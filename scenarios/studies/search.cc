@@ -112,8 +112,8 @@ config::Scenario WithPrecision(const config::Scenario& base, const std::string& 
 }
 
 // The precisions to enumerate: request.precisions expanded ("auto": the
-// scenario's, plus fp8 where the GPU has an FP8 peak, models::CheckDtypeSupported)
-// without repeats. A requested precision other than the scenario's that the
+// scenario's, plus fp8 where the GPU has an FP8 peak, models::CheckDtypeSupported,
+// and nvfp4 where it has FP4 tensor cores) without repeats. A requested precision other than the scenario's that the
 // GPU or the training stack cannot run (its trivial strategy does not resolve
 // on `num_gpus`) is dropped with a note saying why.
 std::vector<std::string> PrecisionsToSearch(const SearchRequest& request, int num_gpus,
@@ -125,6 +125,7 @@ std::vector<std::string> PrecisionsToSearch(const SearchRequest& request, int nu
   if (wanted.size() == 1 && wanted[0] == "auto") {
     wanted = {own};
     if (models::CheckDtypeSupported(*base.gpu, models::Dtype::kFp8).ok()) wanted.push_back("fp8");
+    if (base.gpu->Supports(models::Dtype::kFp4)) wanted.push_back("nvfp4");
   }
   std::vector<std::string> out;
   for (const std::string& p : wanted) {
@@ -227,11 +228,11 @@ absl::Status CheckRequest(const SearchRequest& r) {
   }
   for (const std::string& p : r.precisions) {
     if (p == "auto" && r.precisions.size() == 1) continue;
-    if (p != "bf16" && p != "fp16" && p != "fp8") {
+    if (p != "bf16" && p != "fp16" && p != "fp8" && p != "nvfp4") {
       return absl::InvalidArgumentError(absl::StrCat(
           "--search-precisions=", absl::StrJoin(r.precisions, ","), ": \"", p,
-          "\" is not a training precision; use a list of bf16, fp16 and fp8 (e.g. bf16,fp8), "
-          "or auto (the scenario's, plus fp8 where the GPU has it)"));
+          "\" is not a training precision; use a list of bf16, fp16, fp8 and nvfp4 (e.g. "
+          "bf16,fp8), or auto (the scenario's, plus fp8 and nvfp4 where the GPU has them)"));
     }
   }
   if (r.budget_usd < 0) return absl::InvalidArgumentError("--budget-usd must be >= 0");
@@ -268,7 +269,9 @@ absl::StatusOr<SearchReport> RunSearch(const SearchRequest& request) {
       space.num_gpus = num_gpus;
       space.global_batch_size = SearchBatch(request.base, num_gpus);
       space.gpus_per_node = base->echo.cluster().gpus_per_node();
-      absl::StatusOr<models::Dtype> dtype = models::ParseDtype(precision);
+      // nvfp4 trains on the FP4 tensor cores, as Resolve maps it.
+      absl::StatusOr<models::Dtype> dtype =
+          precision == "nvfp4" ? models::Dtype::kFp4 : models::ParseDtype(precision);
       if (!dtype.ok()) return dtype.status();
       space.precision = *dtype;
       for (strategies::ParallelConfig& c : strategies::EnumerateStrategies(base->model, space)) {
