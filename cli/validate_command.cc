@@ -55,8 +55,10 @@ absl::StatusOr<std::map<std::string, double>> ParseSourceBounds(
 absl::Status CrossValidate(CommandIo& io, const std::vector<std::string>& files, int threads,
                            int stride, int offset, double target, double source_target,
                            double max_mape, bool check_band,
-                           const std::map<std::string, double>& per_source) {
+                           const std::map<std::string, double>& per_source,
+                           const std::string& network_tier) {
   scenarios::CrossValidationOptions options{.threads = threads, .stride = stride, .offset = offset};
+  options.network_tier = network_tier;
   if (io.control != nullptr) {
     io.control->Report(0, 1);  // running: a caller may stop it from now on
     options.cancel = &io.control->cancel;
@@ -151,7 +153,7 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
   std::vector<std::string> source_bounds;
   bool help = false, loso = false, check_band = false;
   int threads = 1;
-  std::string format = "text", scenario_dir;
+  std::string format = "text", scenario_dir, network_tier;
   double source_target = 12;
   po::options_description d("usage: clustersim validate FILE.csv... [flags]");
   d.add_options()("target", po::value(&target)->default_value(10),
@@ -174,6 +176,8 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
       "in (0, 1]")(
       "framework-gemm-factor", po::value(&gemm_factor),
       "override every training row's fraction of the sustained GEMM rate, in (0, 1]")(
+      "network-tier", po::value(&network_tier),
+      "training rows: analytic (alpha-beta, the default) | flow (link contention)")(
       "leave-one-source-out", po::bool_switch(&loso),
       "training tables: refit each stack's GEMM factor without each source, predict it, and "
       "print out-of-source MAPE (--target is then the overall target, default 8)")(
@@ -219,6 +223,10 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
         absl::StrCat("--framework-gemm-factor=", gemm_factor,
                      " must be in (0, 1] (1 = the GEMM ceiling's benchmark rate)"));
   }
+  if (vm.count("network-tier") && network_tier != "analytic" && network_tier != "flow") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--network-tier=", network_tier, " is not known; use analytic or flow"));
+  }
   absl::StatusOr<std::map<std::string, double>> per_source = ParseSourceBounds(source_bounds);
   if (!per_source.ok()) return per_source.status();
   if (format != "text" && format != "json") {
@@ -241,7 +249,7 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
   if (loso) {
     if (vm["target"].defaulted()) target = 8;
     return CrossValidate(io, files, threads, stride, offset, target, source_target, max_mape,
-                         check_band, *per_source);
+                         check_band, *per_source, network_tier);
   }
   bool exceeded = false;
   std::string rows;  // --format json
@@ -297,6 +305,7 @@ absl::Status ValidateCommand(const Args& args, CommandIo& io) {
                                   .pipeline_p2p_host_us = pipeline_p2p_host,
                                   .framework_attention_factor = attention_factor,
                                   .framework_gemm_factor = gemm_factor,
+                                  .network_tier = network_tier,
                                   .keep_scenarios = !scenario_dir.empty(),
                                   .cancel = io.control != nullptr ? &io.control->cancel : nullptr});
     if (!report.ok()) return report.status();

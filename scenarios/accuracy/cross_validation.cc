@@ -43,6 +43,7 @@ absl::StatusOr<std::vector<std::vector<ValidationReport>>> SimulateGrid(
       v.framework_gemm_factor = grid[g];
       v.stride = options.stride;
       v.offset = options.offset;
+      v.network_tier = options.network_tier;
       v.cancel = options.cancel;
       absl::StatusOr<ValidationReport> r = ValidateTable(tables[t].table, tables[t].origin, v);
       if (r.ok()) {

@@ -51,6 +51,7 @@ struct CrossValidationOptions {
   int threads = 1;  // tables simulated in parallel; the report does not depend on it
   int stride = 1;   // every n-th row of each table (ValidationOptions)
   int offset = 0;
+  std::string network_tier;  // every row's network tier (ValidationOptions); empty: analytic
   // Called after each (grid value, table) pass, serialised; may be empty.
   std::function<void(int done, int total)> progress;
   // Stops every table between rows once set (ValidationOptions::cancel).

@@ -69,6 +69,7 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   if (options.framework_attention_factor > 0) {
     s.mutable_training()->set_framework_attention_factor(options.framework_attention_factor);
   }
+  if (!options.network_tier.empty()) s.mutable_network()->set_tier(options.network_tier);
   if (options.keep_scenarios && kept != nullptr) {
     google::protobuf::TextFormat::PrintToString(s, kept);
   }

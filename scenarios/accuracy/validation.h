@@ -125,6 +125,9 @@ struct ValidationOptions {
   double framework_attention_factor = -1;
   // Overrides every row's training.framework_gemm_factor (<= 0: default).
   double framework_gemm_factor = -1;
+  // Sets every row's network.tier ("analytic" or "flow"; empty: the row's own,
+  // analytic). Resolve refuses any other value.
+  std::string network_tier;
   // Resolve each row's scenario but simulate none (tests/fuzz): every row is
   // kept unsupported, with Resolve's error or "not simulated (resolve only)".
   bool resolve_only = false;
