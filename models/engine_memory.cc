@@ -31,7 +31,7 @@ std::string_view KvCacheAccountingName(KvCacheAccounting accounting) {
 }
 
 VllmBatchDefaults VllmServeDefaults(const GpuSpec& gpu) {
-  const bool large = gpu.memory.count() >= sim::GiB(70).count() &&
+  const bool large = gpu.cuda_total_memory.count() >= sim::GiB(70).count() &&
                      !absl::StrContains(absl::AsciiStrToLower(gpu.name), "a100");
   return large ? VllmBatchDefaults{.max_num_seqs = 1024, .max_num_batched_tokens = 8192}
                : VllmBatchDefaults{.max_num_seqs = 256, .max_num_batched_tokens = 2048};

@@ -24,6 +24,14 @@
 //            weights; activations, CUDA graphs and other buffers live in the
 //            (1 - f) reserve. memory_utilization is mem_fraction_static.
 //
+// Every accounting starts from the memory the CUDA runtime reports
+// (GpuSpec::cuda_total_memory, cudaMemGetInfo's total), not the marketed
+// capacity: vLLM (V0's Worker.determine_num_available_blocks, which the budget
+// follows, and V1's) takes torch.cuda.mem_get_info's total, and SGLang
+// (get_available_gpu_memory) its free memory, which is that total less what
+// is in use (the CUDA context before the weights load). It is below the
+// marketed capacity by the driver's reservation (H100 SXM: 79.20 of 80 GiB).
+//
 // What vLLM's non-torch increase holds at tp > 1 (NCCL and custom all-reduce
 // buffers, the kernel images of the compiled model) is not modelled: no
 // public source sizes it, so the vllm-v1 estimate overstates the cache by it.
@@ -55,7 +63,8 @@ std::string_view KvCacheAccountingName(KvCacheAccounting accounting);
 // `vllm serve`'s scheduler limits when none are given
 // (vllm/engine/arg_utils.py, EngineArgs._set_default_args_v1, v0.9-v0.10):
 // 1024 sequences and 8192 tokens per step on GPUs of at least 70 GiB other
-// than the A100, else 256 and 2048.
+// than the A100, else 256 and 2048. The memory compared is the CUDA total
+// (current_platform.get_device_total_memory, torch's total_memory).
 struct VllmBatchDefaults {
   int max_num_seqs = 256;
   int max_num_batched_tokens = 2048;

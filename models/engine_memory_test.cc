@@ -1,5 +1,6 @@
 #include "models/engine_memory.h"
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/inference_memory.h"
@@ -81,7 +82,8 @@ TEST(EngineMemoryTest, EstimateFollowsTheAccounting) {
   EXPECT_EQ(sglang.activations.count(), 0);
 }
 
-// A replica that does not fit says which memory SGLang's fraction applies to.
+// A replica that does not fit says which memory SGLang's fraction applies to:
+// the H100's CUDA total (79.20 GiB), not its marketed 80 GiB.
 TEST(EngineMemoryTest, SglangVerdictNamesTheMemoryItsFractionTakes) {
   InferenceMemoryInputs in;
   in.replica.model = Preset("llama3-70b");
@@ -90,7 +92,29 @@ TEST(EngineMemoryTest, SglangVerdictNamesTheMemoryItsFractionTakes) {
   in.memory_utilization = 0.88;
   const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("h100-sxm5-80gb"));
   EXPECT_FALSE(v.fits);
-  EXPECT_THAT(v.summary, HasSubstr("(80.00 GiB less the CUDA context 0.49 GiB x 0.88)"));
+  EXPECT_THAT(v.summary, HasSubstr("(79.20 GiB less the CUDA context 0.49 GiB x 0.88)"));
+}
+
+// The engines size the cache from the CUDA runtime's total: on an H100 SXM
+// (85,045,477,376 B, 0.80 GiB under 80 GiB) vLLM V1 at utilisation 0.9 keeps
+// 0.9 x that difference less cache than the marketed capacity would give.
+TEST(EngineMemoryTest, CacheComesFromTheCudaTotal) {
+  const GpuSpec& h100 = Gpu("h100-sxm5-80gb");
+  InferenceMemoryInputs in;
+  in.replica.model = Preset("llama3-8b");
+  in.accounting = KvCacheAccounting::kVllmV1;
+  in.max_batch_size = 1024;
+  in.max_tokens_per_step = 8192;
+  in.sequence_length = 2048;
+  const InferenceMemory cuda = EstimateInferenceMemory(in, h100.cuda_total_memory);
+  const InferenceMemory marketed = EstimateInferenceMemory(in, h100.memory);
+  EXPECT_NEAR(static_cast<double>((marketed.kv_cache - cuda.kv_cache).count()),
+              0.9 * static_cast<double>((h100.memory - h100.cuda_total_memory).count()), 2.0);
+  // The verdict judges the same cache.
+  const InferenceVerdict v = JudgeInferenceMemory(in, h100);
+  EXPECT_THAT(v.summary, HasSubstr(absl::StrFormat("KV cache %.2f GiB", cuda.kv_cache.ToGiB())));
+  // vLLM's batch defaults compare the CUDA total with 70 GiB: unchanged for the H100.
+  EXPECT_EQ(VllmServeDefaults(h100).max_num_batched_tokens, 8192);
 }
 
 }  // namespace

@@ -66,6 +66,26 @@ absl::StatusOr<GpuSpec> FromProto(const config::GpuCatalogEntry& e, int index) {
   }
   if (e.source().empty()) return EntryError(index, g.name, "source must name where the numbers come from");
   g.memory = sim::Bytes(std::llround(e.memory_gib() * 1024.0 * 1024.0 * 1024.0));
+  g.cuda_total_memory = g.memory;
+  if (e.cuda_total_memory_bytes() != 0) {
+    if (e.cuda_total_memory_bytes() < 0 || e.cuda_total_memory_bytes() > g.memory.count()) {
+      return EntryError(index, g.name,
+                        absl::StrCat("cuda_total_memory_bytes ", e.cuda_total_memory_bytes(),
+                                     " must be in (0, memory_gib] (the driver reserves part of "
+                                     "the framebuffer; use the total cudaMemGetInfo reports, or "
+                                     "omit it to use memory_gib)"));
+    }
+    if (e.cuda_total_memory_source().empty()) {
+      return EntryError(index, g.name,
+                        "cuda_total_memory_source must name where cuda_total_memory_bytes "
+                        "comes from (a deviceQuery, torch or engine log line)");
+    }
+    g.cuda_total_memory = sim::Bytes(e.cuda_total_memory_bytes());
+    g.cuda_total_memory_source = e.cuda_total_memory_source();
+  } else if (!e.cuda_total_memory_source().empty()) {
+    return EntryError(index, g.name,
+                      "cuda_total_memory_source is set without cuda_total_memory_bytes");
+  }
   g.memory_bandwidth_gbs = e.memory_bandwidth_gbs();
   g.sm_count = e.sm_count();
   g.boost_clock_mhz = e.boost_clock_mhz();

@@ -55,7 +55,13 @@ struct GpuSpec {
     return f > 0 ? f : gemm_ceiling_fraction;
   }
 
-  sim::Bytes memory;
+  sim::Bytes memory;                // marketed capacity read as GiB (80 for an H100 80GB)
+  // The total the CUDA runtime reports (cudaMemGetInfo), which serving engines
+  // size their KV cache from: memory less the driver's reservation. Equal to
+  // memory where the catalog has no source for it (cuda_total_memory_source
+  // empty).
+  sim::Bytes cuda_total_memory;
+  std::string cuda_total_memory_source;
   double memory_bandwidth_gbs = 0;  // 1e9 B/s
   int sm_count = 0;
   double boost_clock_mhz = 0;

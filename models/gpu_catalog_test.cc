@@ -230,5 +230,57 @@ TEST(GpuCatalogTest, ParseRejectsUnknownDeviceKind) {
   EXPECT_THAT(c.status().message(), HasSubstr("gpu, soc-gpu or cpu"));
 }
 
+// The CUDA runtime's total (cudaMemGetInfo) is the framebuffer less the
+// driver's reservation: just under the marketed capacity on HBM parts (H100
+// SXM 81106 of 81920 MiB), about 92% of it on GDDR parts sold as "48 GB" or
+// "24 GB" (L40S 45589 MiB of a 46068 MiB framebuffer). Where no source gives
+// it, the marketed capacity stands in.
+TEST(GpuCatalogTest, CudaTotalIsJustBelowTheMarketedCapacity) {
+  for (const std::string& name : GpuCatalog::Default().Names()) {
+    const GpuSpec& g = Gpu(name);
+    if (g.cuda_total_memory_source.empty()) {
+      EXPECT_EQ(g.cuda_total_memory, g.memory) << name;
+      continue;
+    }
+    const double share =
+        static_cast<double>(g.cuda_total_memory.count()) / static_cast<double>(g.memory.count());
+    EXPECT_LT(share, 1.0) << name;
+    EXPECT_GT(share, 0.9) << name;
+  }
+  for (const char* hbm : {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb",
+                          "h100-pcie-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-186gb"}) {
+    const GpuSpec& g = Gpu(hbm);
+    EXPECT_FALSE(g.cuda_total_memory_source.empty()) << hbm;
+    EXPECT_GT(g.cuda_total_memory.ToGiB(), 0.985 * g.memory.ToGiB()) << hbm;
+  }
+  EXPECT_EQ(Gpu("h100-sxm5-80gb").cuda_total_memory.count(), int64_t{85045477376});
+  EXPECT_NEAR(Gpu("h200-sxm-141gb").cuda_total_memory.ToGiB(), 139.80, 0.005);
+  EXPECT_EQ(Gpu("jetson-agx-orin-64gb").cuda_total_memory, Gpu("jetson-agx-orin-64gb").memory);
+}
+
+TEST(GpuCatalogTest, ParseRejectsACudaTotalAboveTheCapacityOrWithoutSource) {
+  const std::string entry = R"pb(
+    gpu { name: "x"
+          peak { dtype: "bf16" dense_tflops: 1 }
+          memory_gib: 1
+          memory_bandwidth_gbs: 1
+          sm_count: 1
+          source: "s"
+          gemm_ceiling { dtype: "bf16" fraction: 0.5 source: "s" }
+  )pb";
+  absl::StatusOr<GpuCatalog> c = GpuCatalog::Parse(
+      entry + "cuda_total_memory_bytes: 2000000000 cuda_total_memory_source: \"s\" }");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("gpu[0] 'x': cuda_total_memory_bytes 2000000000"));
+  EXPECT_THAT(c.status().message(), HasSubstr("omit it to use memory_gib"));
+  c = GpuCatalog::Parse(entry + "cuda_total_memory_bytes: 1000000000 }");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("cuda_total_memory_source must name"));
+  c = GpuCatalog::Parse(entry +
+                        "cuda_total_memory_bytes: 1000000000 cuda_total_memory_source: \"s\" }");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c->Find("x"))->cuda_total_memory.count(), 1000000000);
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -182,7 +182,7 @@ InferenceMemory EstimateInferenceMemory(const InferenceMemoryInputs& in, sim::By
 
 InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const GpuSpec& gpu) {
   InferenceVerdict v;
-  const InferenceMemory m = EstimateInferenceMemory(in, gpu.memory);
+  const InferenceMemory m = EstimateInferenceMemory(in, gpu.cuda_total_memory);
   if (m.fits) {
     v.fits = true;
     v.some_remedy_fits = true;
@@ -217,7 +217,7 @@ InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const Gpu
     if (!CheckDtypeSupported(gpu, ComputeDtype(f)).ok()) continue;
     InferenceMemoryInputs q = in;
     q.replica.weight_format = f;
-    if (EstimateInferenceMemory(q, gpu.memory).fits) {
+    if (EstimateInferenceMemory(q, gpu.cuda_total_memory).fits) {
       remedies.push_back(
           absl::StrCat("quantise: inference.weight_dtype=", std::string(WeightFormatName(f))));
       break;
@@ -231,7 +231,7 @@ InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const Gpu
       InferenceMemoryInputs t = in;
       t.replica.tensor_parallel = tp;
       t.replica.weight_format = f;
-      if (EstimateInferenceMemory(t, gpu.memory).fits) {
+      if (EstimateInferenceMemory(t, gpu.cuda_total_memory).fits) {
         remedies.push_back(absl::StrCat(
             "raise inference.tensor_parallel_size to ", tp, " (", tp * in.replica.pipeline_parallel,
             " GPUs per replica)",

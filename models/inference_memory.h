@@ -1,9 +1,11 @@
 // File: models/inference_memory.h
 //
 // Memory of one GPU of a serving replica (vLLM's accounting): the budget is
-// memory x memory_utilization (vLLM's gpu_memory_utilization, default 0.9);
-// from it go the weights, the peak activations of one step and fixed
-// overheads; what remains is the paged KV cache, cut into blocks of
+// memory x memory_utilization (vLLM's gpu_memory_utilization, default 0.9),
+// where memory is the total the CUDA runtime reports (GpuSpec::
+// cuda_total_memory, read through torch.cuda.mem_get_info), not the marketed
+// capacity; from it go the weights, the peak activations of one step and
+// fixed overheads; what remains is the paged KV cache, cut into blocks of
 // kv_block_size tokens. The number of blocks decides how many sequences of a
 // given length run at once.
 //
@@ -57,7 +59,7 @@
 // Example:
 //   models::InferenceMemoryInputs in{.replica = {.model = llama3_8b}};
 //   in.sequence_length = 2048;
-//   models::InferenceMemory m = models::EstimateInferenceMemory(in, gpu.memory);
+//   models::InferenceMemory m = models::EstimateInferenceMemory(in, gpu.cuda_total_memory);
 //   // m.weights ~ 14.96 GiB, m.kv_bytes_per_token = 131072, m.max_concurrent_sequences
 #ifndef CLUSTERSIM_MODELS_INFERENCE_MEMORY_H_
 #define CLUSTERSIM_MODELS_INFERENCE_MEMORY_H_

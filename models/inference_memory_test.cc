@@ -199,6 +199,7 @@ TEST(InferenceMemoryTest, TooSmallEvenAtFourBitSaysSo) {
   GpuSpec tiny = Gpu("rtx-4090");
   tiny.name = "tiny";
   tiny.memory = MiB(512);
+  tiny.cuda_total_memory = MiB(512);
   const InferenceVerdict v = JudgeInferenceMemory(Llama8b(), tiny);
   EXPECT_FALSE(v.fits);
   EXPECT_FALSE(v.some_remedy_fits);

@@ -111,7 +111,7 @@ absl::Status Searcher::Aggregated(const Shape& shape) {
     *out_->add_candidate() = std::move(first);
     return absl::OkStatus();
   }
-  if (!models::EstimateInferenceMemory(probe->memory, probe->gpu->memory).fits) {
+  if (!models::EstimateInferenceMemory(probe->memory, probe->gpu->cuda_total_memory).fits) {
     out_->set_pruned_memory(out_->pruned_memory() + most);
     first.set_reason(models::JudgeInferenceMemory(probe->memory, *probe->gpu).summary);
     *out_->add_candidate() = std::move(first);

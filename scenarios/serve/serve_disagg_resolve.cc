@@ -66,7 +66,7 @@ int TpThatFits(models::InferenceMemoryInputs in, const models::GpuSpec& gpu, int
   for (int tp = from * 2; tp <= 64; tp *= 2) {
     if (!TensorParallelSplits(m, tp)) continue;
     in.replica.tensor_parallel = tp;
-    if (models::EstimateInferenceMemory(in, gpu.memory).fits) return tp;
+    if (models::EstimateInferenceMemory(in, gpu.cuda_total_memory).fits) return tp;
   }
   return 0;
 }
@@ -127,7 +127,8 @@ absl::Status ResolvePool(const ResolvedServe& base, const PoolShape& shape, std:
   mem.max_batch_size = sc.max_batch_size;
   mem.max_tokens_per_step = static_cast<int>(sc.max_tokens_per_step);
   mem.sequence_length = prefill ? w.prompt.Longest() : w.prompt.Longest() + w.output.Longest();
-  const models::InferenceMemory memory = models::EstimateInferenceMemory(mem, shape.gpu->memory);
+  const models::InferenceMemory memory =
+      models::EstimateInferenceMemory(mem, shape.gpu->cuda_total_memory);
   if (!memory.fits) {
     const models::InferenceVerdict v = models::JudgeInferenceMemory(mem, *shape.gpu);
     const int tp = TpThatFits(mem, *shape.gpu, shape.tp);

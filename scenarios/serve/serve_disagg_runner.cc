@@ -30,7 +30,8 @@ void FillPool(const ResolvedPool& p, const strategies::DisaggPoolRun& run, doubl
   out->set_pipeline_parallel(r.pipeline_parallel);
   out->set_num_gpus(p.NumGpus());
   out->set_gpu_indices(GpuRange(p.first_gpu, p.NumGpus()));
-  const models::InferenceMemory m = models::EstimateInferenceMemory(p.memory, p.gpu->memory);
+  const models::InferenceMemory m =
+      models::EstimateInferenceMemory(p.memory, p.gpu->cuda_total_memory);
   config::ServeMemory* mem = out->mutable_memory();
   mem->set_capacity_gib(m.capacity.ToGiB());
   mem->set_budget_gib(m.budget.ToGiB());

@@ -132,7 +132,8 @@ absl::StatusOr<GoodputFound> FindGoodput(const SloTargets& t, double capacity,
 absl::StatusOr<GoodputFound> ColocatedGoodput(const ResolvedServe& s, const SloTargets& t,
                                               int steps) {
   const models::ReplicaModel& replica = s.memory.replica;
-  const models::InferenceMemory memory = models::EstimateInferenceMemory(s.memory, s.gpu->memory);
+  const models::InferenceMemory memory =
+      models::EstimateInferenceMemory(s.memory, s.gpu->cuda_total_memory);
   if (!memory.fits) {
     return absl::InvalidArgumentError(absl::StrCat("colocated ", replica.model.name, " at tp ",
                                                    replica.tensor_parallel, " does not fit on ",

@@ -64,7 +64,8 @@ TEST(ServeKvAccountingTest, SglangFractionDefaultsByTp) {
 // The reported memory: vLLM V1's profile peak (the sampler's sort over 1024
 // rows of Llama 3's 128,256-token vocabulary, 38 B each, beside 8192 tokens'
 // hidden states) leaves a smaller cache than the generic budget; SGLang's
-// cache is 0.88 x (80 GiB - 500 MiB context) - weights.
+// cache is 0.88 x (the H100's CUDA total, 85,045,477,376 B, - 500 MiB
+// context) - weights.
 TEST(ServeKvAccountingTest, ServeReportsEachEnginesCache) {
   absl::StatusOr<config::ServeResult> plain = Serve(With(""));
   absl::StatusOr<config::ServeResult> vllm = Serve(With("vllm-v1"));
@@ -76,7 +77,10 @@ TEST(ServeKvAccountingTest, ServeReportsEachEnginesCache) {
   EXPECT_NEAR(vllm->memory().activations_gib(), sampler, 1e-6);
   EXPECT_LT(vllm->memory().kv_cache_gib(), plain->memory().kv_cache_gib() - 3.5);
   const double weights = sglang->memory().weights_gib();
-  EXPECT_NEAR(sglang->memory().kv_cache_gib(), 0.88 * (80 - 500.0 / 1024) - weights, 1e-6);
+  const double cuda_total_gib = 85045477376.0 / (1 << 30);
+  EXPECT_NEAR(sglang->memory().kv_cache_gib(), 0.88 * (cuda_total_gib - 500.0 / 1024) - weights,
+              1e-6);
+  EXPECT_NEAR(sglang->memory().capacity_gib(), cuda_total_gib, 1e-9);
   EXPECT_EQ(sglang->memory().activations_gib(), 0);
 }
 

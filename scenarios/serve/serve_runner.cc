@@ -85,7 +85,8 @@ absl::StatusOr<config::ServeResult> RunServe(const ResolvedServe& s, const Serve
 
   // Memory.
   const int64_t longest = s.memory.sequence_length;
-  const models::InferenceMemory memory = models::EstimateInferenceMemory(s.memory, s.gpu->memory);
+  const models::InferenceMemory memory =
+      models::EstimateInferenceMemory(s.memory, s.gpu->cuda_total_memory);
   const models::InferenceVerdict verdict = models::JudgeInferenceMemory(s.memory, *s.gpu);
   FillMemory(memory, verdict, s.scheduler.kv_block_size, longest, result.mutable_memory());
   if (!verdict.fits) {
