@@ -3,8 +3,8 @@
 // tensor-parallel ranks the folds leave out that still share links with the
 // simulated traffic, which decide whether a fold is exact.
 #include <algorithm>
-#include <set>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -74,20 +74,21 @@ sim::TaskId Builder::AddCollectiveTask(const std::vector<sim::ResourceId>& lanes
 // The copies of a collective over `gpus` on the data-parallel replicas and
 // tensor-parallel ranks the folds left out that can share a link with the
 // simulated traffic (StepPlan::fold_copies), built once per group: every shift
-// of the folded coordinates, less those that map the group onto itself or
-// onto a copy already listed, and those confined to one server that holds no
-// simulated GPU (such a copy shares no link with anything simulated, and that
-// server's own traffic is the simulated servers' over again). A kept copy on
-// another data-parallel replica makes the data-parallel fold inexact
-// (data_fold_exact). -1 when no copy is kept.
+// of the folded coordinates that lands on GPUs no earlier shift (nor the group
+// itself) took, less those confined to one server that holds no simulated GPU
+// (such a copy shares no link with anything simulated, and that server's own
+// traffic is the simulated servers' over again). Groups of one kind partition
+// their GPUs, so a shift that lands partly on taken GPUs maps the group onto
+// itself or onto GPUs of two real groups: a sharded data-parallel group of
+// ranks 0-7 shifted by 1 would span ranks 1-8, a collective nobody issues.
+// A kept copy on another data-parallel replica makes the data-parallel fold
+// inexact (data_fold_exact). -1 when no copy is kept.
 int32_t Builder::FoldCopiesOf(const std::vector<int>& gpus) {
   if (!plan_.folded_data_parallel && !plan_.folded_tensor_parallel) return -1;
   if (!data_fold_exact_) return -1;  // BuildStep builds the graph again without it
   auto [it, added] = fold_copy_index_.try_emplace(gpus, -1);
   if (!added) return it->second;
-  std::vector<int> sorted = gpus;
-  std::sort(sorted.begin(), sorted.end());
-  std::set<std::vector<int>> seen = {sorted};
+  std::unordered_set<int> taken(gpus.begin(), gpus.end());
   std::vector<std::vector<int>> copies;
   const int dp_shifts = plan_.folded_data_parallel ? p_.data_parallel : 1;
   const int tp_shifts = plan_.folded_tensor_parallel ? p_.tensor_parallel : 1;
@@ -101,9 +102,11 @@ int32_t Builder::FoldCopiesOf(const std::vector<int>& gpus) {
         c.tp = (c.tp + t) % p_.tensor_parallel;
         copy[j] = placement_.GpuOf(c);
       }
-      sorted = copy;
-      std::sort(sorted.begin(), sorted.end());
-      if (!seen.insert(sorted).second || !MayShareLinks(copy)) continue;
+      if (std::any_of(copy.begin(), copy.end(), [&](int g) { return taken.count(g) > 0; })) {
+        continue;
+      }
+      taken.insert(copy.begin(), copy.end());
+      if (!MayShareLinks(copy)) continue;
       if (d != 0) data_fold_exact_ = false;
       copies.push_back(copy);
     }

@@ -195,18 +195,40 @@ absl::Status Builder::ReduceGradients(const Ctx& ctx, int layer) {
   return absl::OkStatus();
 }
 
-// A collective of simulated GPU i over its `group` (unfolded, every member
-// adds its own) on its data-parallel lane.
+// A collective of simulated GPU i over its `group` on its data-parallel
+// lane. With fixed-duration (analytic) collectives every member adds its own
+// task. With external (flow) timing the group's simulated members share the
+// first member's task, so the network carries the collective once, not once
+// per member; each caller adds its member's dependencies to it. It occupies
+// the first member's lane only: a shared task on every member's lane would
+// sit there in the first member's issue order, and a member whose hybrid
+// shard and replica groups were first built by different GPUs would wait on
+// itself.
 absl::StatusOr<sim::TaskId> Builder::AddDataCollective(const models::Op& op, int i,
                                                        const std::vector<int>& group,
                                                        const Ctx& ctx, int layer) {
+  const bool shared = in_.mode.collectives != CollectiveTiming::kAnalytic;
+  const SharedCollectiveKey key{&op, group.front(), static_cast<int>(ctx.phase),
+                                ctx.microbatch, layer};
+  if (shared) {
+    auto it = shared_data_collectives_.find(key);
+    if (it != shared_data_collectives_.end()) {
+      std::vector<int>& took = it->second.second;
+      if (std::find(took.begin(), took.end(), i) == took.end()) {
+        took.push_back(i);
+        return it->second.first;
+      }
+    }
+  }
   absl::StatusOr<topology::CollectiveEstimate> est = Estimate(op, ToCollective(op.comm), group);
   if (!est.ok()) return est.status();
   TaskInfo info{.op = &op, .phase = ctx.phase, .microbatch = ctx.microbatch, .layer = layer,
                 .stage = ctx.stage, .is_collective = true, .algorithm = est->algorithm,
                 .busbw_gbs = est->busbw_gbs, .group_size = static_cast<int>(group.size())};
-  return AddCollectiveTask({gpu_[i].lane.data}, *est, info, ToCollective(op.comm), group,
-                           op.comm_bytes);
+  const sim::TaskId t = AddCollectiveTask({gpu_[i].lane.data}, *est, info,
+                                          ToCollective(op.comm), group, op.comm_bytes);
+  if (shared) shared_data_collectives_[key] = {t, {i}};
+  return t;
 }
 
 // Distributed optimizer: all-gather the updated 16-bit parameters (`params`
