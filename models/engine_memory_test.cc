@@ -92,7 +92,7 @@ TEST(EngineMemoryTest, SglangVerdictNamesTheMemoryItsFractionTakes) {
   in.memory_utilization = 0.88;
   const InferenceVerdict v = JudgeInferenceMemory(in, Gpu("h100-sxm5-80gb"));
   EXPECT_FALSE(v.fits);
-  EXPECT_THAT(v.summary, HasSubstr("(79.20 GiB less the CUDA context 0.49 GiB x 0.88)"));
+  EXPECT_THAT(v.summary, HasSubstr("(79.20 GiB reported by CUDA less the CUDA context 0.49 GiB x 0.88)"));
 }
 
 // The engines size the cache from the CUDA runtime's total: on an H100 SXM

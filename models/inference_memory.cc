@@ -200,7 +200,7 @@ InferenceVerdict JudgeInferenceMemory(const InferenceMemoryInputs& in, const Gpu
       in.replica.tensor_parallel, ", activations ", GiB(m.activations), ", overheads ",
       GiB(m.overheads), ", KV of one ", in.sequence_length, "-token sequence ",
       GiB(m.kv_block_bytes * m.blocks_per_sequence), ") but ", gpu.name, " gives ", GiB(m.budget),
-      " (", GiB(m.capacity),
+      " (", GiB(m.capacity), " reported by CUDA",
       in.accounting == KvCacheAccounting::kSglang
           ? absl::StrCat(" less the CUDA context ", GiB(in.overheads.cuda_context))
           : "",
