@@ -108,48 +108,33 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
                                     "no separate pass: gradients accumulate in the weight-gradient "
                                     "GEMMs or in 16 bits"};
   }
-  if (in.has_flat_parameter()) {
-    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.flat_parameter(), where + ".flat_parameter", 0, 1,
-                                         false, &p.flat_parameter));
-    if (p.flat_parameter.value != 0 && p.flat_parameter.value != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ".flat_parameter.value=",
-                                                     p.flat_parameter.value,
-                                                     " must be 0 (none) or 1 (FSDP1)"));
-    }
-  } else {
-    p.flat_parameter = {0, "prior", "", "", "no FlatParameter gradient passes"};
-  }
+  CLUSTERSIM_RETURN_IF_ERROR(ReadSwitch(in.has_flat_parameter(), in.flat_parameter(),
+                                        where + ".flat_parameter", "none", "FSDP1",
+                                        "no FlatParameter gradient passes", &p.flat_parameter));
+  CLUSTERSIM_RETURN_IF_ERROR(ReadSwitch(in.has_per_parameter_sharding(),
+                                        in.per_parameter_sharding(),
+                                        where + ".per_parameter_sharding", "none", "FSDP2",
+                                        "no per-parameter copy passes",
+                                        &p.per_parameter_sharding));
   CLUSTERSIM_RETURN_IF_ERROR(
-      ReadSwitch(in.has_per_parameter_sharding(), in.per_parameter_sharding(),
-                 where + ".per_parameter_sharding",
-                 "none", "FSDP2",
-                 "no per-parameter copy passes", &p.per_parameter_sharding));
-  CLUSTERSIM_RETURN_IF_ERROR(
-      ReadSwitch(in.has_megatron_fsdp(), in.megatron_fsdp(),
-                 where + ".megatron_fsdp",
-                 "none", "Megatron-FSDP",
-                 "ZeRO-3 gathers every piece before each forward and backward", &p.megatron_fsdp));
+      ReadSwitch(in.has_megatron_fsdp(), in.megatron_fsdp(), where + ".megatron_fsdp", "none",
+                 "Megatron-FSDP", "ZeRO-3 gathers every piece before each forward and backward",
+                 &p.megatron_fsdp));
   CLUSTERSIM_RETURN_IF_ERROR(
       ReadSwitch(in.has_tp_keeps_gathered_input(), in.tp_keeps_gathered_input(),
-                 where + ".tp_keeps_gathered_input",
-                 "re-gathered", "kept",
-      "the backward re-gathers each column-parallel GEMM's input", &p.tp_keeps_gathered_input));
+                 where + ".tp_keeps_gathered_input", "re-gathered", "kept",
+                 "the backward re-gathers each column-parallel GEMM's input",
+                 &p.tp_keeps_gathered_input));
   CLUSTERSIM_RETURN_IF_ERROR(
       ReadSwitch(in.has_attention_at_sustained_clock(), in.attention_at_sustained_clock(),
-                 where + ".attention_at_sustained_clock",
-                 "factor fitted on training steps", "burst kernel benchmarks",
-                 "attention factor fitted on training steps", &p.attention_at_sustained_clock));
-  if (in.has_fp8_amax_reduction()) {
-    CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fp8_amax_reduction(), where + ".fp8_amax_reduction",
-                                         0, 1, false, &p.fp8_amax_reduction));
-    if (p.fp8_amax_reduction.value != 0 && p.fp8_amax_reduction.value != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ".fp8_amax_reduction.value=", p.fp8_amax_reduction.value,
-          " must be 0 (none) or 1 (Megatron-Core's amax all-reduce per model chunk)"));
-    }
-  } else {
-    p.fp8_amax_reduction = {0, "prior", "", "", "no FP8 amax reduction"};
-  }
+                 where + ".attention_at_sustained_clock", "factor fitted on training steps",
+                 "burst kernel benchmarks", "attention factor fitted on training steps",
+                 &p.attention_at_sustained_clock));
+  CLUSTERSIM_RETURN_IF_ERROR(
+      ReadSwitch(in.has_fp8_amax_reduction(), in.fp8_amax_reduction(),
+                 where + ".fp8_amax_reduction", "none",
+                 "Megatron-Core's amax all-reduce per model chunk", "no FP8 amax reduction",
+                 &p.fp8_amax_reduction));
   if (in.has_fused_softmax_max_keys()) {
     CLUSTERSIM_RETURN_IF_ERROR(ReadValue(in.fused_softmax_max_keys(),
                                          where + ".fused_softmax_max_keys", 0, 1 << 20, false,
@@ -164,8 +149,8 @@ absl::StatusOr<FrameworkProfile> ReadProfile(const config::FrameworkProfile& in,
   }
   CLUSTERSIM_RETURN_IF_ERROR(
       ReadSwitch(in.has_data_broadcast_host_sync(), in.data_broadcast_host_sync(),
-                 where + ".data_broadcast_host_sync",
-                 "no sync", "a host sync per micro-batch's data loading",
+                 where + ".data_broadcast_host_sync", "no sync",
+                 "a host sync per micro-batch's data loading",
                  "no host sync when a micro-batch's data is loaded", &p.data_broadcast_host_sync));
   // Unset: FlashAttention-2 (or a kernel attention_factor describes), ratio 1.
   const ProfileValue flash2{1, "prior", "", "",
