@@ -26,6 +26,33 @@ SearchRequest Small(int threads) {
   return r;
 }
 
+// The first-ranked candidate of `r` in `precision` and the label and step
+// time of the same layout in `other` (labels end in the precision); best is
+// null when no candidate has that precision, other_step_s -1 when the layout
+// was not ranked in `other`.
+struct SameLayout {
+  const StudyRow* best = nullptr;
+  std::string other_label;
+  double other_step_s = -1;
+};
+SameLayout BestAndSameLayout(const SearchReport& r, const std::string& precision,
+                             const std::string& other) {
+  std::map<std::string, double> step_by_label;
+  SameLayout out;
+  for (const StudyRow& row : r.top) {
+    const std::string label = StrategyLabel(row.result.scenario(), true);
+    step_by_label[label] = row.result.step_time_s();
+    if (out.best == nullptr && label.ends_with(" " + precision)) out.best = &row;
+  }
+  if (out.best == nullptr) return out;
+  out.other_label = StrategyLabel(out.best->result.scenario(), true);
+  out.other_label.replace(out.other_label.size() - precision.size(), precision.size(), other);
+  if (auto it = step_by_label.find(out.other_label); it != step_by_label.end()) {
+    out.other_step_s = it->second;
+  }
+  return out;
+}
+
 TEST(SearchTest, RanksFeasibleStrategiesAndCountsRejections) {
   absl::StatusOr<SearchReport> r = RunSearch(Small(1));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -263,21 +290,13 @@ TEST(SearchTest, AutoPrecisionsTryFp8WhereTheGpuHasIt) {
   EXPECT_EQ(r->enumerated, 2 * bf16->enumerated);
   // Every candidate names its precision; the best fp8 one beats its own
   // layout in bf16.
-  std::map<std::string, double> step_by_label;
-  const StudyRow* best_fp8 = nullptr;
-  for (const StudyRow& row : r->top) {
-    EXPECT_TRUE(row.show_precision);
-    const std::string label = StrategyLabel(row.result.scenario(), true);
-    step_by_label[label] = row.result.step_time_s();
-    if (best_fp8 == nullptr && label.ends_with(" fp8")) best_fp8 = &row;
-  }
-  ASSERT_NE(best_fp8, nullptr);
-  std::string layout = StrategyLabel(best_fp8->result.scenario(), true);
-  layout.replace(layout.size() - 3, 3, "bf16");
-  ASSERT_TRUE(step_by_label.count(layout)) << layout;
-  EXPECT_LT(best_fp8->result.step_time_s(), step_by_label[layout]) << layout;
-  RecordProperty("best_fp8_step_s", std::to_string(best_fp8->result.step_time_s()));
-  RecordProperty("same_layout_bf16_step_s", std::to_string(step_by_label[layout]));
+  for (const StudyRow& row : r->top) EXPECT_TRUE(row.show_precision);
+  const SameLayout fp8 = BestAndSameLayout(*r, "fp8", "bf16");
+  ASSERT_NE(fp8.best, nullptr);
+  ASSERT_GE(fp8.other_step_s, 0) << fp8.other_label;
+  EXPECT_LT(fp8.best->result.step_time_s(), fp8.other_step_s) << fp8.other_label;
+  RecordProperty("best_fp8_step_s", std::to_string(fp8.best->result.step_time_s()));
+  RecordProperty("same_layout_bf16_step_s", std::to_string(fp8.other_step_s));
   EXPECT_THAT(*FormatSearchReport(*r, "text"), HasSubstr("precisions searched: bf16, fp8"));
   EXPECT_THAT(*FormatSearchReport(*r, "json"), HasSubstr(" fp8\""));
 }
@@ -317,18 +336,10 @@ TEST(SearchTest, AutoPrecisionsTryNvfp4OnBlackwell) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->precisions, (std::vector<std::string>{"bf16", "fp8", "nvfp4"}));
   EXPECT_TRUE(r->notes.empty());
-  std::map<std::string, double> step_by_label;
-  const StudyRow* best_fp4 = nullptr;
-  for (const StudyRow& row : r->top) {
-    const std::string label = StrategyLabel(row.result.scenario(), true);
-    step_by_label[label] = row.result.step_time_s();
-    if (best_fp4 == nullptr && label.ends_with(" nvfp4")) best_fp4 = &row;
-  }
-  ASSERT_NE(best_fp4, nullptr);
-  std::string layout = StrategyLabel(best_fp4->result.scenario(), true);
-  layout.replace(layout.size() - 5, 5, "bf16");
-  ASSERT_TRUE(step_by_label.count(layout)) << layout;
-  EXPECT_LT(best_fp4->result.step_time_s(), step_by_label[layout]) << layout;
+  const SameLayout fp4 = BestAndSameLayout(*r, "nvfp4", "bf16");
+  ASSERT_NE(fp4.best, nullptr);
+  ASSERT_GE(fp4.other_step_s, 0) << fp4.other_label;
+  EXPECT_LT(fp4.best->result.step_time_s(), fp4.other_step_s) << fp4.other_label;
   EXPECT_THAT(*FormatSearchReport(*r, "text"), HasSubstr("precisions searched: bf16, fp8, nvfp4"));
 
   req.base.mutable_cluster()->set_gpu("h100-sxm5-80gb");
