@@ -295,8 +295,9 @@ class Builder {
   std::map<std::vector<int>, int32_t> fold_copy_index_;  // group -> StepPlan::fold_copies
   // External (flow) timing: the one task of a data-parallel collective that
   // its group's simulated members share (AddDataCollective), keyed by op,
-  // group, phase, micro-batch and layer, with the members that took it.
-  using SharedCollectiveKey = std::tuple<const models::Op*, int, int, int, int>;
+  // group (its first and last GPU, as comm_costs_), phase, micro-batch and
+  // layer, with the members that took it.
+  using SharedCollectiveKey = std::tuple<const models::Op*, int, int, int, int, int>;
   std::map<SharedCollectiveKey, std::pair<sim::TaskId, std::vector<int>>> shared_data_collectives_;
   // group -> StepPlan::request_groups
   absl::flat_hash_map<std::vector<int>, int32_t> request_group_index_;

@@ -208,7 +208,7 @@ absl::StatusOr<sim::TaskId> Builder::AddDataCollective(const models::Op& op, int
                                                        const std::vector<int>& group,
                                                        const Ctx& ctx, int layer) {
   const bool shared = in_.mode.collectives != CollectiveTiming::kAnalytic;
-  const SharedCollectiveKey key{&op, group.front(), static_cast<int>(ctx.phase),
+  const SharedCollectiveKey key{&op, group.front(), group.back(), static_cast<int>(ctx.phase),
                                 ctx.microbatch, layer};
   if (shared) {
     auto it = shared_data_collectives_.find(key);
