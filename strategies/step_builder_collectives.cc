@@ -27,7 +27,38 @@ absl::StatusOr<topology::CollectiveEstimate> Builder::Estimate(const models::Op&
   if (e.ok() && plan_.folded_context_parallel && context_fold_exact_) {
     context_fold_exact_ = SameOnEveryContextRank(req, e->time);
   }
+  if (e.ok() && plan_.folded_data_parallel && data_fold_exact_ &&
+      in_.mode.collectives == CollectiveTiming::kAnalytic) {
+    data_fold_exact_ = SameOnEveryReplica(req, e->time);
+  }
   return e;
+}
+
+// Whether each copy of `req` on the other data-parallel replicas takes `time`
+// too: on a cluster whose servers do not divide the replicas evenly (128 GPUs
+// on 72-GPU NVLink racks), some replicas' groups span two servers where the
+// simulated one's do not. The copies are the shifts of the group's dp
+// coordinates that land on GPUs no earlier shift (nor the group) took, as in
+// FoldCopiesOf: a shift that lands partly on taken GPUs maps the group onto
+// itself or across two real groups.
+bool Builder::SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration time) const {
+  const std::vector<int> gpus = req.gpus;
+  std::unordered_set<int> taken(gpus.begin(), gpus.end());
+  for (int k = 1; k < p_.data_parallel; ++k) {
+    for (size_t j = 0; j < gpus.size(); ++j) {
+      RankCoords c = placement_.CoordsOf(gpus[j]);
+      c.dp = (c.dp + k) % p_.data_parallel;
+      req.gpus[j] = placement_.GpuOf(c);
+    }
+    if (std::any_of(req.gpus.begin(), req.gpus.end(),
+                    [&](int g) { return taken.count(g) > 0; })) {
+      continue;
+    }
+    taken.insert(req.gpus.begin(), req.gpus.end());
+    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+    if (!e.ok() || e->time != time) return false;
+  }
+  return true;
 }
 
 // Whether each copy of `req` on the other context-parallel ranks (its GPUs'

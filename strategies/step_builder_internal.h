@@ -57,9 +57,10 @@ class Builder {
   // With context-parallel folding: false once a collective of the simulated
   // cp rank costs differently on another cp rank (the fold would not be exact).
   bool context_fold_exact() const { return context_fold_exact_; }
-  // With kExternal collectives and data-parallel folding: false once a
-  // collective of another replica can share a link with simulated traffic
-  // (FoldCopiesOf), so that the flow tier needs every replica's flows.
+  // With data-parallel folding: false once a collective of another replica
+  // costs differently from the simulated replica's (analytic timing,
+  // SameOnEveryReplica) or can share a link with simulated traffic (kExternal
+  // timing, FoldCopiesOf), so that the step needs every replica.
   bool data_fold_exact() const { return data_fold_exact_; }
 
  private:
@@ -139,6 +140,7 @@ class Builder {
                                                         topology::Collective kind,
                                                         const std::vector<int>& gpus);
   bool SameOnEveryContextRank(topology::CollectiveRequest req, sim::Duration time) const;
+  bool SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration time) const;
   sim::TaskId AddCollectiveTask(const std::vector<sim::ResourceId>& lanes,
                                 const topology::CollectiveEstimate& est, TaskInfo info,
                                 topology::Collective kind, const std::vector<int>& gpus,

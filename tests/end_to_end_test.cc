@@ -85,21 +85,34 @@ TEST(EndToEndTest, SameScenarioGivesByteIdenticalTraceAndResult) {
   EXPECT_EQ(traces[0], traces[1]);
 }
 
+// Runs `s` folded and with every data-parallel replica simulated, expects the
+// same step from both, and returns their simulated task counts (0 when a run
+// fails).
+struct TaskCounts {
+  double folded = 0, full = 0;
+};
+TaskCounts ExpectSameStepFoldedAndUnfolded(const config::Scenario& s) {
+  absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(s);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return {};
+  absl::StatusOr<config::Result> folded = scenarios::RunScenario(*r, {});
+  absl::StatusOr<config::Result> full =
+      scenarios::RunScenario(*r, {.trace_path = "", .fold_data_parallel = false});
+  EXPECT_TRUE(folded.ok() && full.ok());
+  if (!folded.ok() || !full.ok()) return {};
+  EXPECT_EQ(folded->step_time_s(), full->step_time_s());
+  EXPECT_EQ(folded->exposed_comm_s(), full->exposed_comm_s());
+  return {folded->simulated_tasks(), full->simulated_tasks()};
+}
+
 TEST(EndToEndTest, DataParallelFoldingIsExactOnASymmetricCluster) {
   absl::StatusOr<config::Scenario> s =
       scenarios::LoadScenarioFile(SourceDir() + "/scenarios/examples/llama2-7b-h100.json");
   ASSERT_TRUE(s.ok()) << s.status();
   s->mutable_training()->set_global_batch_size(16);
   s->mutable_model()->set_num_layers(4);
-  absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
-  ASSERT_TRUE(r.ok()) << r.status();
-  absl::StatusOr<config::Result> folded = scenarios::RunScenario(*r, {});
-  absl::StatusOr<config::Result> full =
-      scenarios::RunScenario(*r, {.trace_path = "", .fold_data_parallel = false});
-  ASSERT_TRUE(folded.ok() && full.ok());
-  EXPECT_EQ(folded->step_time_s(), full->step_time_s());
-  EXPECT_EQ(folded->exposed_comm_s(), full->exposed_comm_s());
-  EXPECT_LT(folded->simulated_tasks(), full->simulated_tasks());
+  const TaskCounts tasks = ExpectSameStepFoldedAndUnfolded(*s);
+  EXPECT_LT(tasks.folded, tasks.full);
 }
 
 }  // namespace
@@ -223,6 +236,35 @@ TEST(EndToEndTest, MixtralScenarioRunsWithExpertParallelism) {
   }
   // Uncontended (one all-to-all group per node): the two tiers agree within 5%.
   EXPECT_NEAR(flow->step_time_s() / analytic->step_time_s(), 1.0, 0.05);
+}
+
+// 128 GPUs on 72-GPU NVLink racks: the simulated replica's expert-parallel
+// groups sit inside the first rack, some other replicas' span both racks
+// over InfiniBand. The fold notices and simulates every replica, so the
+// folded step is the unfolded one (one folded replica would step 11% faster).
+TEST(EndToEndTest, DataParallelFoldingGivesWayWhereRacksSplitTheReplicasUnevenly) {
+  absl::StatusOr<config::Scenario> s = scenarios::ParseScenarioJson(
+      R"({"cluster": {"gpu": "gb200-186gb", "num_gpus": 128},
+          "model": {"preset": "mixtral-8x7b", "num_layers": 4},
+          "parallelism": {"tensor_model_parallel_size": 4, "expert_model_parallel_size": 8,
+                          "sequence_parallel": true, "use_distributed_optimizer": true,
+                          "overlap_grad_reduce": true},
+          "training": {"micro_batch_size": 1, "global_batch_size": 64}})",
+      "end_to_end_test");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ExpectSameStepFoldedAndUnfolded(*s);
+
+  // On racks of 64 (the GPUs a --segment 16 job gets) every replica's groups
+  // sit alike, and the fold stands.
+  s->mutable_cluster()->mutable_custom_node()->set_gpus_per_node(64);
+  s->mutable_cluster()->mutable_custom_node()->set_gpu_link("nvlink5");
+  s->mutable_cluster()->mutable_custom_node()->set_nvls(true);
+  s->mutable_cluster()->mutable_custom_node()->set_pcie("pcie5-x16");
+  s->mutable_cluster()->mutable_custom_node()->set_pcie_switches(64);
+  s->mutable_cluster()->mutable_custom_node()->set_nics(64);
+  s->mutable_cluster()->mutable_custom_node()->set_nic_link("ib-ndr");
+  const TaskCounts tasks = ExpectSameStepFoldedAndUnfolded(*s);
+  EXPECT_LT(tasks.folded, tasks.full);
 }
 
 }  // namespace

@@ -136,8 +136,10 @@ void NemotronNanoRecipe(const std::string& release, const std::string& gpu,
 }  // namespace
 
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus) {
-  if (!absl::StrContains(absl::AsciiStrToLower(stack), "megatron-bridge") ||
-      !absl::StartsWith(gpu, "gb200") || num_gpus % 4 != 0) {
+  const std::string lower = absl::AsciiStrToLower(stack);
+  const bool segment_launcher =
+      absl::StrContains(lower, "megatron-bridge") || absl::StartsWith(lower, "nemo-25.04");
+  if (!segment_launcher || !absl::StartsWith(gpu, "gb200") || num_gpus % 4 != 0) {
     return 0;
   }
   const int trays = num_gpus / 4;

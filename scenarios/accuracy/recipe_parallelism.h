@@ -120,7 +120,10 @@ struct RecipeParallelism {
 // model's layers, pp, vp the row's pipeline sizes and ep its expert
 // parallelism, `global_batch` its global batch (0: unstated).
 // GPUs per NVLink domain the stack's launcher gives a GB200 job of
-// `num_gpus` (Megatron-Bridge's --segment), or 0 when it states none.
+// `num_gpus`, or 0 when it states none. Megatron-Bridge's and NeMo 25.04's
+// scripts/performance launchers (the latter at the NeMo commits that
+// dgxc-benchmarking 25.05 pins) pass Slurm --segment = the largest divisor of
+// the tray count up to 18 for jobs beyond one rack.
 int NvlinkDomainGpus(const std::string& stack, const std::string& gpu, int num_gpus);
 
 // Layers whose activations a Megatron-Bridge performance preset offloads to

@@ -152,7 +152,15 @@ TEST(RecipeParallelismTest, GB200JobsGetTheLaunchersSegments) {
   EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 8), 8);
   EXPECT_EQ(NvlinkDomainGpus(kBridge, "gb200-186gb", 288), 72);  // 72 trays: segment 18
   EXPECT_EQ(NvlinkDomainGpus(kBridge, "b200-sxm-180gb", 256), 0);
-  EXPECT_EQ(NvlinkDomainGpus("nemo-25.04 (dgxc)", "gb200-186gb", 256), 0);
+  // NeMo 25.04's scripts/performance launcher (dgxc-benchmarking 25.05) asks
+  // for the same segments; other stacks state none.
+  EXPECT_EQ(NvlinkDomainGpus("nemo-25.04 (dgxc-benchmarking 25.05 release)", "gb200-186gb", 128),
+            64);
+  EXPECT_EQ(NvlinkDomainGpus("nemo-25.04.01 (setup imports nvcr.io/nvidia/nemo:25.04.01)",
+                             "gb200-186gb", 512),
+            64);
+  EXPECT_EQ(NvlinkDomainGpus("megatron-core", "gb200-186gb", 256), 0);
+  EXPECT_EQ(NvlinkDomainGpus("nemo-24.09", "gb200-186gb", 256), 0);
 }
 
 TEST(RecipeParallelismTest, OtherStacksFoldOnlyWhereTheNotesSayETP1) {
