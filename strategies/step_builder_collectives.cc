@@ -1,7 +1,9 @@
 // The builder's collectives: each collective's cost (once per op and group),
-// its task (fixed-duration or external), and the copies on the data- and
-// tensor-parallel ranks the folds leave out that still share links with the
-// simulated traffic, which decide whether a fold is exact.
+// its task (fixed-duration or external), and the copies on the data-,
+// tensor- and context-parallel ranks the folds leave out: whether they cost
+// the same (analytic timing) or share links with the simulated traffic
+// (external timing) decides whether the data- and context-parallel folds are
+// exact.
 #include <algorithm>
 #include <tuple>
 #include <unordered_set>
@@ -34,50 +36,80 @@ absl::StatusOr<topology::CollectiveEstimate> Builder::Estimate(const models::Op&
   return e;
 }
 
-// Whether each copy of `req` on the other data-parallel replicas takes `time`
-// too: on a cluster whose servers do not divide the replicas evenly (128 GPUs
-// on 72-GPU NVLink racks), some replicas' groups span two servers where the
-// simulated one's do not. The copies are the shifts of the group's dp
-// coordinates that land on GPUs no earlier shift (nor the group) took, as in
-// FoldCopiesOf: a shift that lands partly on taken GPUs maps the group onto
-// itself or across two real groups.
-bool Builder::SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration time) const {
-  const std::vector<int> gpus = req.gpus;
-  std::unordered_set<int> taken(gpus.begin(), gpus.end());
-  for (int k = 1; k < p_.data_parallel; ++k) {
-    for (size_t j = 0; j < gpus.size(); ++j) {
-      RankCoords c = placement_.CoordsOf(gpus[j]);
-      c.dp = (c.dp + k) % p_.data_parallel;
-      req.gpus[j] = placement_.GpuOf(c);
-    }
-    if (std::any_of(req.gpus.begin(), req.gpus.end(),
-                    [&](int g) { return taken.count(g) > 0; })) {
-      continue;
-    }
-    taken.insert(req.gpus.begin(), req.gpus.end());
-    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
-    if (!e.ok() || e->time != time) return false;
+// `gpus` with each member's dp, tp and cp coordinates shifted by d, t and c.
+std::vector<int> Builder::Shifted(const std::vector<int>& gpus, int d, int t, int c) const {
+  std::vector<int> copy(gpus.size());
+  for (size_t j = 0; j < gpus.size(); ++j) {
+    RankCoords r = placement_.CoordsOf(gpus[j]);
+    r.dp = (r.dp + d) % p_.data_parallel;
+    r.tp = (r.tp + t) % p_.tensor_parallel;
+    r.cp = (r.cp + c) % p_.context_parallel;
+    copy[j] = placement_.GpuOf(r);
   }
-  return true;
+  return copy;
+}
+
+// The copies of a group over `gpus` on the other data-parallel replicas and
+// tensor-parallel ranks: its dp and tp coordinates shifted by every (d, t)
+// below (dp_shifts, tp_shifts) other than (0, 0), in that order, that land on
+// GPUs neither the group nor an earlier copy took. Groups of one kind
+// partition their GPUs, so a shift that lands partly on taken GPUs maps the
+// group onto itself or onto GPUs of two real groups: a sharded data-parallel
+// group of ranks 0-7 shifted by 1 would span ranks 1-8, a collective nobody
+// issues.
+std::vector<Builder::ShiftedCopy> Builder::ShiftedCopies(const std::vector<int>& gpus,
+                                                         int dp_shifts, int tp_shifts) const {
+  std::unordered_set<int> taken(gpus.begin(), gpus.end());
+  std::vector<ShiftedCopy> copies;
+  for (int d = 0; d < dp_shifts; ++d) {
+    for (int t = 0; t < tp_shifts; ++t) {
+      if (d == 0 && t == 0) continue;
+      std::vector<int> copy = Shifted(gpus, d, t, 0);
+      if (std::any_of(copy.begin(), copy.end(), [&](int g) { return taken.count(g) > 0; })) {
+        continue;
+      }
+      taken.insert(copy.begin(), copy.end());
+      copies.push_back({std::move(copy), d});
+    }
+  }
+  return copies;
 }
 
 // Whether each copy of `req` on the other context-parallel ranks (its GPUs'
 // cp coordinates shifted by 1..cp-1) takes `time` too. A group that the
-// shift maps onto itself (the data x context group) is one shared task.
+// shift maps onto itself (the data x context group) is one shared task; a
+// ring's neighbour pair shifted by one overlaps the pair yet is another
+// transfer, so every other shift is costed.
 bool Builder::SameOnEveryContextRank(topology::CollectiveRequest req,
                                      sim::Duration time) const {
   std::vector<int> original = req.gpus;
   std::sort(original.begin(), original.end());
   const std::vector<int> gpus = req.gpus;
   for (int k = 1; k < p_.context_parallel; ++k) {
-    for (size_t j = 0; j < gpus.size(); ++j) {
-      RankCoords c = placement_.CoordsOf(gpus[j]);
-      c.cp = (c.cp + k) % p_.context_parallel;
-      req.gpus[j] = placement_.GpuOf(c);
-    }
+    req.gpus = Shifted(gpus, 0, 0, k);
     std::vector<int> shifted = req.gpus;
     std::sort(shifted.begin(), shifted.end());
     if (shifted == original) continue;
+    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+    if (!e.ok() || e->time != time) return false;
+  }
+  return true;
+}
+
+// Whether each copy of `req` on the other data-parallel replicas
+// (ShiftedCopies) takes `time` too: on a cluster whose servers do not divide
+// the replicas evenly (128 GPUs on 72-GPU NVLink racks), some replicas' groups
+// span two servers where the simulated one's do not. Each collective is
+// checked once per kind, group and size: layers repeat the same few.
+bool Builder::SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration time) {
+  const std::vector<int> gpus = req.gpus;
+  if (!replica_checked_.emplace(static_cast<int>(req.op), gpus.front(), gpus.back(),
+                                req.bytes.count())
+           .second) {
+    return true;
+  }
+  for (ShiftedCopy& c : ShiftedCopies(gpus, p_.data_parallel, 1)) {
+    req.gpus = std::move(c.gpus);
     absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
     if (!e.ok() || e->time != time) return false;
   }
@@ -104,43 +136,24 @@ sim::TaskId Builder::AddCollectiveTask(const std::vector<sim::ResourceId>& lanes
 
 // The copies of a collective over `gpus` on the data-parallel replicas and
 // tensor-parallel ranks the folds left out that can share a link with the
-// simulated traffic (StepPlan::fold_copies), built once per group: every shift
-// of the folded coordinates that lands on GPUs no earlier shift (nor the group
-// itself) took, less those confined to one server that holds no simulated GPU
-// (such a copy shares no link with anything simulated, and that server's own
-// traffic is the simulated servers' over again). Groups of one kind partition
-// their GPUs, so a shift that lands partly on taken GPUs maps the group onto
-// itself or onto GPUs of two real groups: a sharded data-parallel group of
-// ranks 0-7 shifted by 1 would span ranks 1-8, a collective nobody issues.
-// A kept copy on another data-parallel replica makes the data-parallel fold
-// inexact (data_fold_exact). -1 when no copy is kept.
+// simulated traffic (StepPlan::fold_copies), built once per group: the
+// ShiftedCopies of the folded coordinates, less those confined to one server
+// that holds no simulated GPU (such a copy shares no link with anything
+// simulated, and that server's own traffic is the simulated servers' over
+// again). A kept copy on another data-parallel replica makes the data-parallel
+// fold inexact (data_fold_exact). -1 when no copy is kept.
 int32_t Builder::FoldCopiesOf(const std::vector<int>& gpus) {
   if (!plan_.folded_data_parallel && !plan_.folded_tensor_parallel) return -1;
   if (!data_fold_exact_) return -1;  // BuildStep builds the graph again without it
   auto [it, added] = fold_copy_index_.try_emplace(gpus, -1);
   if (!added) return it->second;
-  std::unordered_set<int> taken(gpus.begin(), gpus.end());
   std::vector<std::vector<int>> copies;
   const int dp_shifts = plan_.folded_data_parallel ? p_.data_parallel : 1;
   const int tp_shifts = plan_.folded_tensor_parallel ? p_.tensor_parallel : 1;
-  std::vector<int> copy(gpus.size());
-  for (int d = 0; d < dp_shifts; ++d) {
-    for (int t = 0; t < tp_shifts; ++t) {
-      if (d == 0 && t == 0) continue;
-      for (size_t j = 0; j < gpus.size(); ++j) {
-        RankCoords c = placement_.CoordsOf(gpus[j]);
-        c.dp = (c.dp + d) % p_.data_parallel;
-        c.tp = (c.tp + t) % p_.tensor_parallel;
-        copy[j] = placement_.GpuOf(c);
-      }
-      if (std::any_of(copy.begin(), copy.end(), [&](int g) { return taken.count(g) > 0; })) {
-        continue;
-      }
-      taken.insert(copy.begin(), copy.end());
-      if (!MayShareLinks(copy)) continue;
-      if (d != 0) data_fold_exact_ = false;
-      copies.push_back(copy);
-    }
+  for (ShiftedCopy& c : ShiftedCopies(gpus, dp_shifts, tp_shifts)) {
+    if (!MayShareLinks(c.gpus)) continue;
+    if (c.dp_shift != 0) data_fold_exact_ = false;
+    copies.push_back(std::move(c.gpus));
   }
   if (copies.empty()) return -1;
   it->second = static_cast<int32_t>(plan_.fold_copies.size());

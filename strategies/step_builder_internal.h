@@ -29,6 +29,7 @@
 #include <compare>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -139,8 +140,17 @@ class Builder {
   absl::StatusOr<topology::CollectiveEstimate> Estimate(const models::Op& op,
                                                         topology::Collective kind,
                                                         const std::vector<int>& gpus);
+  // A copy of a group of GPUs on another data-parallel replica (dp_shift > 0)
+  // or tensor-parallel rank.
+  struct ShiftedCopy {
+    std::vector<int> gpus;
+    int dp_shift = 0;
+  };
+  std::vector<int> Shifted(const std::vector<int>& gpus, int d, int t, int c) const;
+  std::vector<ShiftedCopy> ShiftedCopies(const std::vector<int>& gpus, int dp_shifts,
+                                         int tp_shifts) const;
   bool SameOnEveryContextRank(topology::CollectiveRequest req, sim::Duration time) const;
-  bool SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration time) const;
+  bool SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration time);
   sim::TaskId AddCollectiveTask(const std::vector<sim::ResourceId>& lanes,
                                 const topology::CollectiveEstimate& est, TaskInfo info,
                                 topology::Collective kind, const std::vector<int>& gpus,
@@ -295,6 +305,9 @@ class Builder {
   std::map<std::pair<const models::Op*, int>, models::OpCost> op_costs_;
   std::map<std::tuple<const models::Op*, int, int>, topology::CollectiveEstimate> comm_costs_;
   std::map<std::vector<int>, int32_t> fold_copy_index_;  // group -> StepPlan::fold_copies
+  // The collectives whose copies on other replicas SameOnEveryReplica costed:
+  // kind, group (first and last GPU), size in bytes.
+  std::set<std::tuple<int, int, int, int64_t>> replica_checked_;
   // External (flow) timing: the one task of a data-parallel collective that
   // its group's simulated members share (AddDataCollective), keyed by op,
   // group (its first and last GPU, as comm_costs_), phase, micro-batch and
