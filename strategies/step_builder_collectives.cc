@@ -1,9 +1,10 @@
 // The builder's collectives: each collective's cost (once per op and group),
 // its task (fixed-duration or external), and the copies on the data-,
-// tensor- and context-parallel ranks the folds leave out: whether they cost
-// the same (analytic timing) or share links with the simulated traffic
-// (external timing) decides whether the data- and context-parallel folds are
-// exact.
+// tensor- and context-parallel ranks the folds leave out. Under analytic
+// timing a folded collective costs its slowest tensor-rank copy, and whether
+// the data- and context-parallel copies cost the same decides whether those
+// folds are exact; under external timing the copies that share links with
+// the simulated traffic run beside it.
 #include <algorithm>
 #include <tuple>
 #include <unordered_set>
@@ -24,7 +25,7 @@ absl::StatusOr<topology::CollectiveEstimate> Builder::Estimate(const models::Op&
   auto it = comm_costs_.find(key);
   if (it != comm_costs_.end()) return it->second;
   topology::CollectiveRequest req{kind, gpus, op.comm_bytes, in_.algorithm, in_.protocol};
-  absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+  absl::StatusOr<topology::CollectiveEstimate> e = SlowestTensorCopy(req);
   if (e.ok()) comm_costs_.emplace(key, *e);
   if (e.ok() && plan_.folded_context_parallel && context_fold_exact_) {
     context_fold_exact_ = SameOnEveryContextRank(req, e->time);
@@ -76,7 +77,8 @@ std::vector<Builder::ShiftedCopy> Builder::ShiftedCopies(const std::vector<int>&
 }
 
 // Whether each copy of `req` on the other context-parallel ranks (its GPUs'
-// cp coordinates shifted by 1..cp-1) takes `time` too. A group that the
+// cp coordinates shifted by 1..cp-1) takes `time` too, each costed as
+// SlowestTensorCopy costs the simulated one. A group that the
 // shift maps onto itself (the data x context group) is one shared task; a
 // ring's neighbour pair shifted by one overlaps the pair yet is another
 // transfer, so every other shift is costed.
@@ -90,14 +92,15 @@ bool Builder::SameOnEveryContextRank(topology::CollectiveRequest req,
     std::vector<int> shifted = req.gpus;
     std::sort(shifted.begin(), shifted.end());
     if (shifted == original) continue;
-    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+    absl::StatusOr<topology::CollectiveEstimate> e = SlowestTensorCopy(req);
     if (!e.ok() || e->time != time) return false;
   }
   return true;
 }
 
 // Whether each copy of `req` on the other data-parallel replicas
-// (ShiftedCopies) takes `time` too: on a cluster whose servers do not divide
+// (ShiftedCopies) takes `time` too, each costed as SlowestTensorCopy costs
+// the simulated one: on a cluster whose servers do not divide
 // the replicas evenly (128 GPUs on 72-GPU NVLink racks), some replicas' groups
 // span two servers where the simulated one's do not. Each collective is
 // checked once per kind, group and size: layers repeat the same few.
@@ -110,10 +113,37 @@ bool Builder::SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration 
   }
   for (ShiftedCopy& c : ShiftedCopies(gpus, p_.data_parallel, 1)) {
     req.gpus = std::move(c.gpus);
-    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+    absl::StatusOr<topology::CollectiveEstimate> e = SlowestTensorCopy(req);
     if (!e.ok() || e->time != time) return false;
   }
   return true;
+}
+
+// The cost of a collective over `req.gpus` where the analytic tier's
+// tensor-parallel fold simulates tensor rank 0 alone: the slowest of the
+// group's copies on the other tensor ranks (ShiftedCopies; a group that spans
+// the tensor ranks, such as the tensor group itself, has none). Ranks of a
+// tensor group run the same ops and meet at every tensor-parallel collective,
+// so the group waits for its slowest rank's copy: a pipeline send from a rank
+// whose neighbour stage sits on another server, or an all-to-all that route
+// hashing puts on a busier path. Exact where at most one collective whose
+// copies differ falls between two tensor collectives; where two do, the
+// slowest copies of each may belong to different ranks, and the sum of the
+// maxima bounds the slowest rank's time from above.
+absl::StatusOr<topology::CollectiveEstimate> Builder::SlowestTensorCopy(
+    topology::CollectiveRequest req) const {
+  absl::StatusOr<topology::CollectiveEstimate> slowest = in_.network->Estimate(req);
+  if (!slowest.ok() || !plan_.folded_tensor_parallel ||
+      in_.mode.collectives != CollectiveTiming::kAnalytic) {
+    return slowest;
+  }
+  for (ShiftedCopy& c : ShiftedCopies(req.gpus, 1, p_.tensor_parallel)) {
+    req.gpus = std::move(c.gpus);
+    absl::StatusOr<topology::CollectiveEstimate> e = in_.network->Estimate(req);
+    if (!e.ok()) return e;
+    if (e->time > slowest->time) slowest = std::move(e);
+  }
+  return slowest;
 }
 
 // Adds a collective task over `lanes`: fixed-duration from the estimate, or

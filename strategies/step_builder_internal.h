@@ -149,6 +149,8 @@ class Builder {
   std::vector<int> Shifted(const std::vector<int>& gpus, int d, int t, int c) const;
   std::vector<ShiftedCopy> ShiftedCopies(const std::vector<int>& gpus, int dp_shifts,
                                          int tp_shifts) const;
+  absl::StatusOr<topology::CollectiveEstimate> SlowestTensorCopy(
+      topology::CollectiveRequest req) const;
   bool SameOnEveryContextRank(topology::CollectiveRequest req, sim::Duration time) const;
   bool SameOnEveryReplica(topology::CollectiveRequest req, sim::Duration time);
   sim::TaskId AddCollectiveTask(const std::vector<sim::ResourceId>& lanes,

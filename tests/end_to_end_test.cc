@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -265,6 +266,37 @@ TEST(EndToEndTest, DataParallelFoldingGivesWayWhereRacksSplitTheReplicasUnevenly
   s->mutable_cluster()->mutable_custom_node()->set_nic_link("ib-ndr");
   const TaskCounts tasks = ExpectSameStepFoldedAndUnfolded(*s);
   EXPECT_LT(tasks.folded, tasks.full);
+}
+
+// Six GPUs a server and tensor-parallel groups of four: stage 1 holds GPUs
+// 4-7, stage 2 GPUs 8-11, so rank 0's pipeline send (4 to 8) crosses the
+// fabric while rank 2's (6 to 10) stays inside a server. The folded step
+// simulates rank 0 alone but costs each collective at its slowest rank's
+// copy, and reads the step every rank simulated gives (rank 0's own copies
+// would read 1.5% fast).
+TEST(EndToEndTest, TensorParallelFoldCostsEachCollectiveAtItsSlowestRank) {
+  absl::StatusOr<config::Scenario> s = scenarios::ParseScenarioJson(
+      R"({"cluster": {"gpu": "h100-sxm5-80gb", "num_gpus": 96,
+                      "custom_node": {"gpus_per_node": 6, "gpu_link": "nvlink4",
+                                      "pcie": "pcie5-x16", "pcie_switches": 6, "nics": 6,
+                                      "nic_link": "ib-ndr"}},
+          "model": {"preset": "llama2-7b", "num_layers": 24},
+          "parallelism": {"tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 24,
+                          "sequence_parallel": true, "use_distributed_optimizer": true},
+          "training": {"micro_batch_size": 1, "global_batch_size": 32}})",
+      "end_to_end_test");
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<scenarios::ResolvedScenario> r = scenarios::Resolve(*s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<config::Result> folded = scenarios::RunScenario(*r, {});
+  scenarios::RunOptions every_rank;
+  every_rank.fold_data_parallel = false;
+  every_rank.fold_tensor_parallel_above_gpus = std::numeric_limits<int>::max();
+  absl::StatusOr<config::Result> full = scenarios::RunScenario(*r, every_rank);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_LT(folded->simulated_tasks(), full->simulated_tasks() / 2);
+  EXPECT_NEAR(folded->step_time_s() / full->step_time_s(), 1.0, 0.002);
 }
 
 }  // namespace
