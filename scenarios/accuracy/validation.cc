@@ -76,9 +76,10 @@ absl::StatusOr<config::Result> Simulate(config::Scenario s, const ValidationOpti
   absl::StatusOr<ResolvedScenario> r = Resolve(s);
   if (!r.ok()) return r.status();
   if (options.resolve_only) return absl::CancelledError("not simulated (resolve only)");
-  // A row reads the step time and the memory model's peak, neither of which
-  // the memory timeline or unmerged compute chains change (RunOptions): both
-  // off, a run keeps no per-task details and a fraction of the tasks.
+  // A row reads the step time and the memory model's peak, and neither
+  // depends on the memory timeline or on merging compute chains (RunOptions):
+  // with the timeline off and the chains merged, a run keeps no per-task
+  // details and a fraction of the tasks.
   RunOptions run;
   run.memory_timeline = false;
   run.merge_compute_chains = true;
